@@ -1,0 +1,98 @@
+"""Keep the local stack's S3 data across restarts (moto holds state in memory only).
+
+Every object version, delete marker and its metadata is written to a data folder
+(content-addressed blobs plus one manifest per bucket) and replayed, oldest first,
+into a fresh moto server on start.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+MANIFEST = "manifest.json"
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+    os.replace(tmp, path)
+
+
+class BucketSnapshot:
+    """Mirror of one bucket in `folder`; `save()` fetches only versions it has not seen."""
+
+    def __init__(self, s3: Any, bucket: str, folder: Path):
+        self._s3, self.bucket, self.folder = s3, bucket, folder
+        self._seen: dict[tuple[str, str, str], dict] = {}  # (key, version id, etag) -> entry
+        self._last: bytes = b""
+
+    # -------------------------------------------------------------- save
+    def save(self) -> bool:
+        """Write the manifest if anything changed; True when it did."""
+        keys: dict[str, list[tuple[datetime, int, dict]]] = {}
+        sequence = 0
+        paginator = self._s3.get_paginator("list_object_versions")
+        for page in paginator.paginate(Bucket=self.bucket):
+            for kind in ("Versions", "DeleteMarkers"):
+                for item in page.get(kind, []):
+                    sequence += 1
+                    entry = self._entry(item, kind == "DeleteMarkers")
+                    # S3 lists each key's versions newest first: a falling sequence within a key.
+                    keys.setdefault(item["Key"], []).append((item["LastModified"], -sequence, entry, item.get("IsLatest")))
+        manifest = {}
+        for key, entries in sorted(keys.items()):
+            ordered = sorted(entries, key=lambda e: (bool(e[3]), e[0], e[1]))
+            manifest[key] = [entry for *_, entry, _latest in ordered]
+        data = json.dumps({"bucket": self.bucket, "keys": manifest}, indent=1, sort_keys=True).encode()
+        if data == self._last:
+            return False
+        _write_atomic(self.folder / MANIFEST, data)
+        self._last = data
+        return True
+
+    def _entry(self, item: dict, marker: bool) -> dict:
+        if marker:
+            return {"marker": True}
+        cache_key = (item["Key"], item.get("VersionId") or "null", item.get("ETag", ""))
+        if cache_key not in self._seen:
+            kwargs = {"VersionId": item["VersionId"]} if item.get("VersionId") not in (None, "null") else {}
+            answer = self._s3.get_object(Bucket=self.bucket, Key=item["Key"], **kwargs)
+            body = answer["Body"].read()
+            digest = hashlib.sha256(body).hexdigest()
+            blob = self.folder / "blobs" / digest
+            if not blob.exists():
+                _write_atomic(blob, body)
+            self._seen[cache_key] = {
+                "blob": digest,
+                "metadata": answer.get("Metadata", {}),
+                "content_type": answer.get("ContentType", "binary/octet-stream"),
+            }
+        return self._seen[cache_key]
+
+    # -------------------------------------------------------------- load
+    def load(self) -> int:
+        """Replay a saved manifest into the (empty) bucket; returns the number of entries."""
+        path = self.folder / MANIFEST
+        if not path.exists():
+            return 0
+        manifest = json.loads(path.read_text())
+        count = 0
+        for key, entries in manifest.get("keys", {}).items():
+            for entry in entries:
+                count += 1
+                if entry.get("marker"):
+                    self._s3.delete_object(Bucket=self.bucket, Key=key)
+                    continue
+                body = (self.folder / "blobs" / entry["blob"]).read_bytes()
+                self._s3.put_object(Bucket=self.bucket, Key=key, Body=body,
+                                    Metadata=entry.get("metadata", {}), ContentType=entry["content_type"])
+        self.save()  # remember the new version ids so the next save fetches nothing
+        return count

@@ -1,0 +1,22 @@
+"""boto3 clients, created once per container; they honour AWS_ENDPOINT_URL like any boto3 client."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import boto3
+from botocore.config import Config
+
+_CONFIG = Config(
+    retries={"mode": "standard", "max_attempts": 4},
+    connect_timeout=3,
+    read_timeout=15,
+    max_pool_connections=32,
+)
+
+
+@functools.lru_cache(maxsize=None)
+def client(service: str) -> Any:
+    """One client per service per process; boto3 clients are thread-safe."""
+    return boto3.session.Session().client(service, config=_CONFIG)

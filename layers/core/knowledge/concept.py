@@ -1,0 +1,430 @@
+"""The concept format: one markdown document with a YAML frontmatter block.
+
+Parsing is strict (every problem names its field and, when known, its line) and rendering
+is canonical: the same concept always renders to the same bytes, and a canonical document
+parses and re-renders byte for byte.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import unicodedata
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Iterable, Optional
+
+import yaml
+
+from .errors import FieldError, InvalidConcept
+from .names import is_session_id, slug_problem
+
+TYPES = ("fact", "entity", "procedure", "policy", "objection")
+PROVENANCES = ("observed", "policy")
+FIELDS = (
+    "name",
+    "description",
+    "type",
+    "provenance",
+    "confidence",
+    "sources",
+    "occurrences",
+    "created_at",
+    "updated_at",
+)
+DESCRIPTION_MAX = 300
+BODY_MAX_BYTES = 16 * 1024
+SOURCES_MAX = 5000
+# Guards the YAML parser against oversized input before it does any work.
+DOCUMENT_MAX_BYTES = BODY_MAX_BYTES + SOURCES_MAX * (128 + 4) + 4096
+
+FIRST_SIGHTING_CONFIDENCE = 0.6
+CONTRADICTION_CONFIDENCE = 0.4
+MAX_CONFIDENCE = 0.95
+CONFLICT_HEADING = "## Contradiction"
+
+_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
+_LINK = re.compile(r"\[\[([^\[\]\n]{1,200})\]\]")
+_CONFLICT = re.compile(r"^## Contradiction[ \t]*$", re.MULTILINE)
+_KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:")
+# Words other YAML parsers (1.1 and 1.2) read as something other than text.
+_YAML_WORDS = {
+    "y", "n", "yes", "no", "true", "false", "on", "off", "null", "~",
+    ".nan", ".inf", "-.inf", "+.inf", "nan", "inf",
+}
+_PLAIN_FIRST_FORBIDDEN = set("-?:,[]{}#&*!|>'\"%@`=<+.~ \t0123456789")
+
+
+def confidence_for_sources(distinct_sources: int) -> float:
+    """Confidence after a repeat sighting: min(0.95, 0.5 + 0.1 × distinct sources)."""
+    return round(min(MAX_CONFIDENCE, 0.5 + 0.1 * max(0, distinct_sources)), 2)
+
+
+def links(body: str) -> list[str]:
+    """The distinct `[[name]]` links of a body that are valid names, in order of appearance."""
+    seen: dict[str, None] = {}
+    for match in _LINK.finditer(body):
+        name = match.group(1).strip()
+        if slug_problem(name) is None:
+            seen.setdefault(name, None)
+    return list(seen)
+
+
+def in_conflict(body: str) -> bool:
+    """A concept is in conflict exactly when its body holds a `## Contradiction` heading."""
+    return _CONFLICT.search(body) is not None
+
+
+def format_timestamp(moment: datetime) -> str:
+    moment = moment.astimezone(timezone.utc)
+    return (
+        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}"
+        f"T{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}Z"
+    )
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc).replace(microsecond=0)
+
+
+@dataclass(frozen=True)
+class Concept:
+    """A valid concept. Constructing one validates it; confidence is kept to 4 decimals."""
+
+    name: str
+    description: str
+    type: str
+    provenance: str
+    confidence: float
+    sources: tuple[str, ...]
+    occurrences: int
+    created_at: datetime
+    updated_at: datetime
+    body: str
+
+    def __post_init__(self) -> None:
+        if isinstance(self.sources, list):
+            object.__setattr__(self, "sources", tuple(self.sources))
+        if isinstance(self.confidence, (int, float)) and not isinstance(self.confidence, bool):
+            object.__setattr__(self, "confidence", round(float(self.confidence), 4))
+        errors = _validate(self)
+        if errors:
+            raise InvalidConcept(errors)
+
+    @property
+    def links(self) -> list[str]:
+        return links(self.body)
+
+    @property
+    def in_conflict(self) -> bool:
+        return in_conflict(self.body)
+
+    def replace(self, **changes: Any) -> "Concept":
+        return dataclasses.replace(self, **changes)
+
+    def render(self) -> str:
+        return render(self)
+
+
+# ---------------------------------------------------------------- validation
+
+
+def _bad_char(text: str, allow: str = "") -> Optional[str]:
+    for char in text:
+        if char in allow:
+            continue
+        category = unicodedata.category(char)
+        if category in ("Cc", "Cs", "Zl", "Zp") or char in "\ufeff\ufffe\uffff":
+            return f"must not contain the control character U+{ord(char):04X}"
+    return None
+
+
+def _validate(c: Concept) -> list[FieldError]:
+    errors: list[FieldError] = []
+
+    def bad(field: str, message: str) -> None:
+        errors.append(FieldError(field, message))
+
+    problem = slug_problem(c.name)
+    if problem:
+        bad("name", problem + (" (quote it if YAML reads it as a number)" if not isinstance(c.name, str) else ""))
+
+    if not isinstance(c.description, str):
+        bad("description", "must be text (quote it if YAML reads it as something else)")
+    elif not c.description.strip():
+        bad("description", "must not be empty")
+    elif c.description != c.description.strip():
+        bad("description", "must not start or end with whitespace")
+    elif "\n" in c.description or "\r" in c.description:
+        bad("description", "must be a single line")
+    elif len(c.description) > DESCRIPTION_MAX:
+        bad("description", f"must be at most {DESCRIPTION_MAX} characters (has {len(c.description)})")
+    elif _bad_char(c.description, allow="\t"):
+        bad("description", _bad_char(c.description, allow="\t") or "")
+
+    if c.type not in TYPES:
+        bad("type", f"must be one of {', '.join(TYPES)}")
+    if c.provenance not in PROVENANCES:
+        bad("provenance", f"must be one of {', '.join(PROVENANCES)}")
+
+    if isinstance(c.confidence, bool) or not isinstance(c.confidence, float):
+        bad("confidence", "must be a number between 0 and 1")
+    elif not 0.0 <= c.confidence <= 1.0:  # also false for NaN
+        bad("confidence", "must be between 0 and 1")
+
+    if not isinstance(c.sources, tuple):
+        bad("sources", "must be a list of session ids")
+    else:
+        if len(c.sources) > SOURCES_MAX:
+            bad("sources", f"must hold at most {SOURCES_MAX} session ids")
+        for source in c.sources:
+            if not is_session_id(source):
+                bad("sources", f"{source!r} is not a session id (letters, digits, '.', '_', ':', '-'; at most 128)")
+                break
+        if len(set(c.sources)) != len(c.sources):
+            bad("sources", "must not repeat a session id")
+
+    if isinstance(c.occurrences, bool) or not isinstance(c.occurrences, int):
+        bad("occurrences", "must be a whole number")
+    elif c.occurrences < 1:
+        bad("occurrences", "must be at least 1")
+
+    stamps_ok = True
+    for field in ("created_at", "updated_at"):
+        value = getattr(c, field)
+        if not isinstance(value, datetime) or value.tzinfo is None:
+            bad(field, "must be a UTC timestamp like 2026-08-24T18:02:11Z")
+            stamps_ok = False
+        elif value.utcoffset().total_seconds() != 0 or value.microsecond or value.year < 1970:
+            bad(field, "must be a UTC timestamp like 2026-08-24T18:02:11Z (whole seconds, year 1970 or later)")
+            stamps_ok = False
+    if stamps_ok and c.created_at > c.updated_at:
+        bad("updated_at", "must not be earlier than created_at")
+
+    if not isinstance(c.body, str):
+        bad("body", "must be text")
+    elif not c.body.strip():
+        bad("body", "must not be empty")
+    elif c.body != c.body.lstrip("\n").rstrip():
+        bad("body", "must not start with a blank line or end with whitespace")
+    elif "\r" in c.body:
+        bad("body", "must use \\n line endings")
+    elif len(c.body.encode("utf-8", "surrogatepass")) > BODY_MAX_BYTES:
+        bad("body", f"must be at most {BODY_MAX_BYTES} bytes")
+    elif _bad_char(c.body, allow="\n\t"):
+        bad("body", _bad_char(c.body, allow="\n\t") or "")
+    return errors
+
+
+# ------------------------------------------------------------------- render
+
+
+def _plain_ok(text: str) -> bool:
+    """True when `text` reads back as the same string, unquoted, in any common YAML parser."""
+    if not text or text[0] in _PLAIN_FIRST_FORBIDDEN or text[-1] in ": \t":
+        return False
+    if ": " in text or " #" in text or "\t" in text or text.lower() in _YAML_WORDS:
+        return False
+    try:
+        return yaml.load(f"d: {text}\n", Loader=_StrictLoader) == {"d": text} and yaml.load(
+            f"d: {text}\n", Loader=_SafeLoader
+        ) == {"d": text}
+    except yaml.YAMLError:
+        return False
+
+
+def _quoted(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\t", "\\t") + '"'
+
+
+def _scalar(text: str) -> str:
+    return text if _plain_ok(text) else _quoted(text)
+
+
+def _number(value: float) -> str:
+    text = f"{value:.4f}".rstrip("0")
+    return text + "0" if text.endswith(".") else text
+
+
+def render(concept: Concept) -> str:
+    """The canonical text of a concept."""
+    lines = [
+        "---",
+        f"name: {_scalar(concept.name)}",
+        f"description: {_scalar(concept.description)}",
+        f"type: {concept.type}",
+        f"provenance: {concept.provenance}",
+        f"confidence: {_number(concept.confidence)}",
+        "sources: [" + ", ".join(f'"{s}"' for s in concept.sources) + "]",
+        f"occurrences: {concept.occurrences}",
+        f"created_at: {format_timestamp(concept.created_at)}",
+        f"updated_at: {format_timestamp(concept.updated_at)}",
+        "---",
+        "",
+        concept.body,
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# -------------------------------------------------------------------- parse
+
+_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_SafeLoader = _BaseLoader
+
+
+class _StrictLoader(_BaseLoader):  # type: ignore[misc, valid-type]
+    """safe_load without timestamp resolution (timestamps stay text) and with duplicate-key errors."""
+
+    yaml_implicit_resolvers = {
+        first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.items()
+    }
+
+    def construct_mapping(self, node, deep=False):  # noqa: ANN001 - pyyaml signature
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, (str, int, float, bool)) and key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark
+                )
+            seen.add(key) if isinstance(key, (str, int, float, bool)) else None
+        return super().construct_mapping(node, deep=deep)
+
+
+_StrictLoader.add_constructor(
+    "tag:yaml.org,2002:map", lambda loader, node: loader.construct_mapping(node, deep=True)
+)
+
+
+def _split(text: str) -> tuple[str, str]:
+    if not text.startswith("---\n"):
+        raise InvalidConcept([FieldError("frontmatter", "the document must start with a '---' line", 1)])
+    end = text.find("\n---\n", 3)
+    if end == -1:
+        if text.endswith("\n---"):
+            end = len(text) - 4
+        else:
+            raise InvalidConcept(
+                [FieldError("frontmatter", "the frontmatter has no closing '---' line", None)]
+            )
+    return text[4 : end + 1], text[end + 5 :]
+
+
+def _key_lines(frontmatter: str) -> dict[str, int]:
+    lines: dict[str, int] = {}
+    for number, line in enumerate(frontmatter.split("\n"), start=2):
+        match = _KEY_LINE.match(line)
+        if match:
+            lines.setdefault(match.group(1), number)
+    return lines
+
+
+def _parse_timestamp(value: object) -> Optional[datetime]:
+    if isinstance(value, str) and _TIMESTAMP.fullmatch(value):
+        try:
+            return datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+        except ValueError:
+            return None
+    return None
+
+
+def parse(document: str | bytes) -> Concept:
+    """Parse a concept document; raise InvalidConcept listing every problem found."""
+    if isinstance(document, bytes):
+        if len(document) > DOCUMENT_MAX_BYTES:
+            raise InvalidConcept([FieldError("document", f"must be at most {DOCUMENT_MAX_BYTES} bytes")])
+        try:
+            document = document.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidConcept([FieldError("document", f"is not UTF-8 text (byte {exc.start})")]) from None
+    if len(document) > DOCUMENT_MAX_BYTES:
+        raise InvalidConcept([FieldError("document", f"must be at most {DOCUMENT_MAX_BYTES} bytes")])
+    text = document.lstrip("\ufeff").replace("\r\n", "\n")
+    frontmatter, rest = _split(text)
+    try:
+        data = yaml.load(frontmatter, Loader=_StrictLoader)  # noqa: S506 - a safe loader
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 2 if mark is not None else None
+        raise InvalidConcept([FieldError("frontmatter", f"invalid YAML: {exc.problem or exc}", line)]) from None
+    except yaml.YAMLError as exc:
+        raise InvalidConcept([FieldError("frontmatter", f"invalid YAML: {exc}")]) from None
+    if not isinstance(data, dict):
+        raise InvalidConcept([FieldError("frontmatter", "must be a YAML mapping of field: value", 2)])
+
+    key_lines = _key_lines(frontmatter)
+    errors: list[FieldError] = []
+    for key in data:
+        if key not in FIELDS:
+            errors.append(FieldError(str(key), "is not a concept field", key_lines.get(str(key))))
+    for field in FIELDS:
+        if field not in data:
+            errors.append(FieldError(field, "is missing"))
+
+    values = {field: data.get(field) for field in FIELDS}
+    if isinstance(values["description"], str):
+        values["description"] = values["description"].strip()
+    for field in ("created_at", "updated_at"):
+        if field in data:
+            stamp = _parse_timestamp(data[field])
+            if stamp is None:
+                errors.append(
+                    FieldError(field, "must be a UTC timestamp like 2026-08-24T18:02:11Z", key_lines.get(field))
+                )
+            values[field] = stamp
+    sources = values["sources"]
+    if isinstance(sources, list):
+        values["sources"] = tuple(sources)
+    elif "sources" in data:
+        errors.append(FieldError("sources", "must be a list of session ids", key_lines.get("sources")))
+        values["sources"] = ()
+    confidence = values["confidence"]
+    if isinstance(confidence, int) and not isinstance(confidence, bool):
+        values["confidence"] = float(confidence)
+    values["body"] = rest.lstrip("\n").rstrip()
+
+    if errors:
+        # Report the field errors the constructor would find too, so the operator sees them all.
+        try:
+            Concept(**_placeholders(values, errors))
+        except InvalidConcept as more:
+            errors.extend(_with_lines(more.errors, key_lines, text))
+        raise InvalidConcept(errors)
+    try:
+        return Concept(**values)
+    except InvalidConcept as exc:
+        raise InvalidConcept(_with_lines(exc.errors, key_lines, text)) from None
+
+
+def _placeholders(values: dict[str, Any], errors: Iterable[FieldError]) -> dict[str, Any]:
+    """Stand-ins for fields already reported, so the remaining fields can still be checked."""
+    reported = {e.field for e in errors}
+    stand_in = {
+        "name": "x",
+        "description": "x",
+        "type": "fact",
+        "provenance": "observed",
+        "confidence": 0.5,
+        "sources": (),
+        "occurrences": 1,
+        "created_at": datetime(1970, 1, 1, tzinfo=timezone.utc),
+        "updated_at": datetime(1970, 1, 1, tzinfo=timezone.utc),
+        "body": "x",
+    }
+    out = dict(values)
+    for field in stand_in:
+        if field in reported or out.get(field) is None:
+            out[field] = stand_in[field]
+    if "created_at" in reported or "updated_at" in reported:
+        out["created_at"] = out["updated_at"] = stand_in["created_at"]
+    return out
+
+
+def _with_lines(errors: Iterable[FieldError], key_lines: dict[str, int], text: str) -> list[FieldError]:
+    body_line = text.count("\n", 0, text.find("\n---\n", 3) + 5) + 1 if "\n---\n" in text else None
+    out = []
+    for error in errors:
+        line = error.line or (body_line if error.field == "body" else key_lines.get(error.field))
+        out.append(FieldError(error.field, error.message, line))
+    return out

@@ -1,0 +1,76 @@
+"""Typed domain errors: callers branch on the type, never on message text."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .store import StoredConcept
+
+
+class KnowledgeError(Exception):
+    """Base of every error this package raises on purpose."""
+
+    code = "knowledge_error"
+
+
+class InvalidName(KnowledgeError, ValueError):
+    """A tenant, agent or concept name that may not become part of an object key."""
+
+    code = "invalid_name"
+
+    def __init__(self, field: str, message: str):
+        super().__init__(f"{field}: {message}")
+        self.field = field
+
+
+@dataclass(frozen=True)
+class FieldError:
+    """One problem in a concept document: the field it concerns and, when known, the line."""
+
+    field: str
+    message: str
+    line: Optional[int] = None
+
+    def __str__(self) -> str:
+        where = f" (line {self.line})" if self.line else ""
+        return f"{self.field}{where}: {self.message}"
+
+
+class InvalidConcept(KnowledgeError, ValueError):
+    """A concept document that does not follow the concept format."""
+
+    code = "invalid_concept"
+
+    def __init__(self, errors: list[FieldError]):
+        self.errors = list(errors)
+        super().__init__("; ".join(str(e) for e in self.errors))
+
+
+class InvalidConfig(KnowledgeError, ValueError):
+    """An agent's `knowledge:` block with unknown keys or bad values."""
+
+    code = "invalid_config"
+
+
+class NotFound(KnowledgeError, LookupError):
+    """The concept (or version) asked for does not exist."""
+
+    code = "not_found"
+
+
+class Conflict(KnowledgeError):
+    """A conditional write lost a race; `current` is what is stored now (None when deleted)."""
+
+    code = "conflict"
+
+    def __init__(self, message: str, current: "Optional[StoredConcept]" = None):
+        super().__init__(message)
+        self.current = current
+
+
+class StoreUnavailable(KnowledgeError):
+    """The store answered with throttling or a server error after the client's own retries."""
+
+    code = "store_unavailable"

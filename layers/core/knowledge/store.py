@@ -1,0 +1,409 @@
+"""The concept store: one versioned S3 object per concept, every write conditional.
+
+Layout in KNOWLEDGE_BUCKET (names are validated slugs before they reach a key):
+    agents/{tenant}/{agent}/knowledge.yaml                       the `knowledge:` block
+    agents/{tenant}/{agent}/concepts/{name}.md                   one concept
+    agents/{tenant}/{agent}/deletions/{name}/{marker-version}    who deleted it (JSON)
+Every write records its actor and reason as object metadata, so S3's own version list
+is the history.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from functools import cached_property
+from typing import Any, Iterator, Optional
+
+from botocore.exceptions import ClientError
+
+from .concept import Concept, parse
+from .config import KnowledgeConfig, parse_config
+from .errors import Conflict, InvalidName, KnowledgeError, NotFound, StoreUnavailable
+from .names import check_slug
+
+REASONS = ("created", "confirmed", "merged", "contradiction", "edit", "restore", "delete")
+_ACTOR = re.compile(r"engine|operator:[A-Za-z0-9._@+:-]{1,128}")
+_VERSION_ID = re.compile(r"[A-Za-z0-9._+=-]{1,1024}")
+CONTENT_TYPE = "text/markdown; charset=utf-8"
+CONFIG_CONTENT_TYPE = "application/yaml; charset=utf-8"
+_NOT_FOUND = {"NoSuchKey", "404", "NotFound", "NoSuchVersion"}
+_CONFLICT = {"PreconditionFailed", "412", "ConditionalRequestConflict", "409"}
+_UNAVAILABLE = {"SlowDown", "Throttling", "ThrottlingException", "RequestTimeout", "ServiceUnavailable",
+                "InternalError", "503", "500"}
+
+
+def check_actor(actor: str) -> str:
+    if not isinstance(actor, str) or not _ACTOR.fullmatch(actor):
+        raise InvalidName("actor", "must be 'engine' or 'operator:<id>' (ASCII letters, digits, ._@+:-)")
+    return actor
+
+
+def check_reason(reason: str) -> str:
+    if reason not in REASONS:
+        raise KnowledgeError(f"reason must be one of {', '.join(REASONS)}")
+    return reason
+
+
+@dataclass(frozen=True)
+class StoredConcept:
+    """One stored version of a concept: its exact bytes and what S3 says about them."""
+
+    name: str
+    data: bytes
+    etag: str
+    version_id: Optional[str]
+    last_modified: Optional[datetime] = None
+    actor: Optional[str] = None
+    reason: Optional[str] = None
+
+    @property
+    def text(self) -> str:
+        return self.data.decode("utf-8")
+
+    @cached_property
+    def concept(self) -> Concept:
+        return parse(self.data)
+
+
+@dataclass(frozen=True)
+class ConceptListing:
+    name: str
+    etag: str
+    size: int
+    last_modified: datetime
+
+
+@dataclass(frozen=True)
+class VersionInfo:
+    version_id: str
+    time: datetime
+    actor: Optional[str]
+    reason: Optional[str]
+    size: int
+    deleted: bool
+    latest: bool
+
+
+@dataclass(frozen=True)
+class DeletedConcept:
+    name: str
+    deleted_at: datetime
+    marker_version_id: str
+
+
+@dataclass(frozen=True)
+class StoredConfig:
+    config: Optional[KnowledgeConfig]
+    text: str
+    etag: str
+
+
+def agent_prefix(tenant: str, agent: str) -> str:
+    return f"agents/{check_slug('tenant', tenant)}/{check_slug('agent', agent)}/"
+
+
+def concept_key(tenant: str, agent: str, name: str) -> str:
+    return f"{agent_prefix(tenant, agent)}concepts/{check_slug('name', name)}.md"
+
+
+def config_key(tenant: str, agent: str) -> str:
+    return f"{agent_prefix(tenant, agent)}knowledge.yaml"
+
+
+def _code(error: ClientError) -> str:
+    return str(error.response.get("Error", {}).get("Code", ""))
+
+
+def _status(error: ClientError) -> int:
+    return int(error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
+
+
+class ConceptStore:
+    """Reads and writes concepts; a lost race raises Conflict carrying what is stored now."""
+
+    def __init__(self, s3: Any, bucket: str, *, max_workers: int = 16):
+        self._s3 = s3
+        self.bucket = bucket
+        self._max_workers = max_workers
+
+    # ------------------------------------------------------------ reading
+    def get(self, tenant: str, agent: str, name: str) -> StoredConcept:
+        key = concept_key(tenant, agent, name)
+        return self._get(key, name)
+
+    def find(self, tenant: str, agent: str, name: str) -> Optional[StoredConcept]:
+        try:
+            return self.get(tenant, agent, name)
+        except NotFound:
+            return None
+
+    def list(self, tenant: str, agent: str) -> list[ConceptListing]:
+        prefix = f"{agent_prefix(tenant, agent)}concepts/"
+        out = []
+        for item in self._paginate("list_objects_v2", "Contents", Prefix=prefix):
+            name = _name_from_key(item["Key"], prefix)
+            if name:
+                out.append(ConceptListing(name, item["ETag"], item["Size"], item["LastModified"]))
+        return out
+
+    def load_all(self, tenant: str, agent: str) -> list[StoredConcept]:
+        """Every current concept of an agent, fetched in parallel with a bounded pool."""
+        listing = self.list(tenant, agent)
+        return [item for item in self.fetch_many(tenant, agent, [entry.name for entry in listing]) if item]
+
+    def fetch_many(self, tenant: str, agent: str, names: list[str]) -> list[Optional[StoredConcept]]:
+        """Fetch the named concepts in parallel; a name deleted meanwhile comes back as None."""
+        keys = [concept_key(tenant, agent, name) for name in names]
+        if not keys:
+            return []
+        with ThreadPoolExecutor(max_workers=min(self._max_workers, len(keys))) as pool:
+            return list(pool.map(lambda pair: self._get_or_none(*pair), zip(keys, names)))
+
+    def agent_exists(self, tenant: str, agent: str) -> bool:
+        """An agent exists once it has a knowledge.yaml or any concept, current or deleted."""
+        answer = self._call("list_objects_v2", Bucket=self.bucket, Prefix=agent_prefix(tenant, agent), MaxKeys=1)
+        if answer.get("KeyCount", 0):
+            return True
+        answer = self._call(
+            "list_object_versions", Bucket=self.bucket, Prefix=agent_prefix(tenant, agent), MaxKeys=1
+        )
+        return bool(answer.get("Versions") or answer.get("DeleteMarkers"))
+
+    # ------------------------------------------------------------ writing
+    def create(self, tenant: str, agent: str, concept: Concept, *, actor: str, reason: str = "created") -> StoredConcept:
+        """Write a concept whose name is new (or deleted); Conflict when it already exists."""
+        key = concept_key(tenant, agent, concept.name)
+        return self._put(key, concept.name, concept.render().encode("utf-8"), actor, reason, if_none_match=True)
+
+    def replace(
+        self, tenant: str, agent: str, concept: Concept, *, if_match: str, actor: str, reason: str
+    ) -> StoredConcept:
+        """Compare-and-swap: write only if the stored ETag is still `if_match`."""
+        key = concept_key(tenant, agent, concept.name)
+        return self._put(key, concept.name, concept.render().encode("utf-8"), actor, reason, if_match=if_match)
+
+    def delete(self, tenant: str, agent: str, name: str, *, actor: str) -> str:
+        """Add a delete marker (restorable) and record who did it; returns the marker's version id."""
+        key = concept_key(tenant, agent, name)
+        check_actor(actor)
+        self._get(key, name)  # NotFound for a name that is not there
+        answer = self._call("delete_object", Bucket=self.bucket, Key=key)
+        marker = answer.get("VersionId") or ""
+        if _VERSION_ID.fullmatch(marker):
+            record = {"actor": actor, "reason": "delete", "at": _precise_now()}
+            self._call(
+                "put_object",
+                Bucket=self.bucket,
+                Key=f"{agent_prefix(tenant, agent)}deletions/{name}/{marker}",
+                Body=json.dumps(record).encode(),
+                ContentType="application/json",
+            )
+        return marker
+
+    def list_deleted(self, tenant: str, agent: str) -> list[DeletedConcept]:
+        prefix = f"{agent_prefix(tenant, agent)}concepts/"
+        out = []
+        for marker in self._paginate("list_object_versions", "DeleteMarkers", Prefix=prefix):
+            name = _name_from_key(marker["Key"], prefix)
+            if name and marker.get("IsLatest"):
+                out.append(DeletedConcept(name, marker["LastModified"], marker["VersionId"]))
+        return sorted(out, key=lambda d: d.deleted_at, reverse=True)
+
+    def undelete(self, tenant: str, agent: str, name: str, *, actor: str) -> StoredConcept:
+        """Bring back the newest version before the delete marker, as a new version."""
+        versions = self.versions(tenant, agent, name)
+        if not versions or not versions[0].deleted:
+            raise NotFound(f"concept {name!r} is not deleted")
+        previous = next((v for v in versions if not v.deleted), None)
+        if previous is None:
+            raise NotFound(f"concept {name!r} has no version to bring back")
+        return self.restore(tenant, agent, name, previous.version_id, actor=actor)
+
+    # ------------------------------------------------------------ history
+    def versions(self, tenant: str, agent: str, name: str) -> list[VersionInfo]:
+        """Every version of a concept, newest first, with who wrote it and why."""
+        key = concept_key(tenant, agent, name)
+        raw: list[tuple[dict, bool]] = []
+        for page in self._pages("list_object_versions", Prefix=key):
+            raw.extend((item, False) for item in page.get("Versions", []) if item["Key"] == key)
+            raw.extend((item, True) for item in page.get("DeleteMarkers", []) if item["Key"] == key)
+        if not raw:
+            raise NotFound(f"concept {name!r} has no history")
+        deletions = self._deletion_records(tenant, agent, name) if any(d for _, d in raw) else {}
+
+        def describe(entry: tuple[dict, bool]) -> VersionInfo:
+            item, deleted = entry
+            vid = item["VersionId"]
+            if deleted:
+                record = deletions.get(vid, {})
+                return VersionInfo(vid, _precise(record.get("at"), item["LastModified"]), record.get("actor"),
+                                   "delete", 0, True, bool(item.get("IsLatest")))
+            meta = self._call("head_object", Bucket=self.bucket, Key=key, VersionId=vid).get("Metadata", {})
+            return VersionInfo(vid, _precise(meta.get("written-at"), item["LastModified"]), meta.get("actor"),
+                               meta.get("reason"), item["Size"], False, bool(item.get("IsLatest")))
+
+        with ThreadPoolExecutor(max_workers=min(self._max_workers, len(raw))) as pool:
+            infos = list(pool.map(describe, raw))
+        # Newest first. Times have one-second resolution: the sort is stable, so within one
+        # second S3's own newest-first order is kept, and the current version stays on top.
+        return sorted(infos, key=lambda v: (not v.latest, -v.time.timestamp()))
+
+    def read_version(self, tenant: str, agent: str, name: str, version_id: str) -> StoredConcept:
+        key = concept_key(tenant, agent, name)
+        if not isinstance(version_id, str) or not _VERSION_ID.fullmatch(version_id):
+            raise NotFound(f"no version {version_id!r} of concept {name!r}")
+        return self._get(key, name, version_id=version_id)
+
+    def restore(
+        self, tenant: str, agent: str, name: str, version_id: str, *, actor: str, if_match: Optional[str] = None
+    ) -> StoredConcept:
+        """Write an old version back as a new one (read, then a conditional put).
+
+        With `if_match`, the current version must still be that ETag; without it, the
+        restore is conditional on whatever is current when it is read.
+        """
+        old = self.read_version(tenant, agent, name, version_id)
+        old.concept  # an old version that no longer parses is refused, never restored
+        key = concept_key(tenant, agent, name)
+        current = self._get_or_none(key, name)
+        if if_match is not None and (current is None or current.etag != if_match):
+            raise Conflict(f"concept {name!r} changed since it was read", current)
+        if current is None:
+            return self._put(key, name, old.data, actor, "restore", if_none_match=True)
+        return self._put(key, name, old.data, actor, "restore", if_match=current.etag)
+
+    # ------------------------------------------------------------ config
+    def get_config(self, tenant: str, agent: str) -> Optional[StoredConfig]:
+        """The agent's knowledge.yaml, or None when there is none (the feature is off)."""
+        try:
+            answer = self._call("get_object", Bucket=self.bucket, Key=config_key(tenant, agent))
+        except NotFound:
+            return None
+        data = answer["Body"].read()
+        return StoredConfig(parse_config(data), data.decode("utf-8"), answer["ETag"])
+
+    def put_config(
+        self, tenant: str, agent: str, text: str, *, actor: str, if_match: Optional[str] = None
+    ) -> StoredConfig:
+        """Validate and write knowledge.yaml; create-only unless `if_match` names the current ETag."""
+        config = parse_config(text)
+        key = config_key(tenant, agent)
+        kwargs: dict[str, Any] = {"IfMatch": if_match} if if_match else {"IfNoneMatch": "*"}
+        try:
+            answer = self._call(
+                "put_object", Bucket=self.bucket, Key=key, Body=text.encode("utf-8"),
+                ContentType=CONFIG_CONTENT_TYPE, Metadata=self._metadata(actor, "edit"), **kwargs,
+            )
+        except (Conflict, NotFound):
+            raise Conflict("knowledge.yaml changed since it was read", None) from None
+        return StoredConfig(config, text, answer["ETag"])
+
+    # ------------------------------------------------------------ internals
+    def _metadata(self, actor: str, reason: str) -> dict[str, str]:
+        return {
+            "actor": check_actor(actor),
+            "reason": check_reason(reason),
+            "written-at": _precise_now(),
+        }
+
+    def _put(
+        self, key: str, name: str, data: bytes, actor: str, reason: str, *,
+        if_match: Optional[str] = None, if_none_match: bool = False,
+    ) -> StoredConcept:
+        condition: dict[str, str] = {"IfNoneMatch": "*"} if if_none_match else {"IfMatch": if_match or ""}
+        metadata = self._metadata(actor, reason)
+        try:
+            answer = self._call(
+                "put_object", Bucket=self.bucket, Key=key, Body=data, ContentType=CONTENT_TYPE,
+                Metadata=metadata, **condition,
+            )
+        except (Conflict, NotFound):
+            # 412 (changed or exists) or 404 (IfMatch on a deleted key): tell the caller what is there now.
+            current = self._get_or_none(key, name)
+            raise Conflict(f"concept {name!r} changed since it was read", current) from None
+        return StoredConcept(name, data, answer["ETag"], answer.get("VersionId"), None, actor, reason)
+
+    def _get(self, key: str, name: str, version_id: Optional[str] = None) -> StoredConcept:
+        kwargs = {"VersionId": version_id} if version_id else {}
+        answer = self._call("get_object", Bucket=self.bucket, Key=key, **kwargs)
+        meta = answer.get("Metadata", {})
+        return StoredConcept(
+            name, answer["Body"].read(), answer["ETag"], answer.get("VersionId"),
+            answer.get("LastModified"), meta.get("actor"), meta.get("reason"),
+        )
+
+    def _get_or_none(self, key: str, name: str) -> Optional[StoredConcept]:
+        try:
+            return self._get(key, name)
+        except NotFound:
+            return None
+
+    def _deletion_records(self, tenant: str, agent: str, name: str) -> dict[str, dict]:
+        prefix = f"{agent_prefix(tenant, agent)}deletions/{name}/"
+        records = {}
+        for item in self._paginate("list_objects_v2", "Contents", Prefix=prefix):
+            try:
+                body = self._call("get_object", Bucket=self.bucket, Key=item["Key"])["Body"].read()
+                records[item["Key"][len(prefix):]] = json.loads(body)
+            except (NotFound, ValueError):
+                continue
+        return records
+
+    def _pages(self, operation: str, **kwargs: Any) -> Iterator[dict]:
+        paginator = self._s3.get_paginator(operation)
+        try:
+            yield from paginator.paginate(Bucket=self.bucket, **kwargs)
+        except ClientError as error:
+            raise _translate(error) from None
+
+    def _paginate(self, operation: str, field: str, **kwargs: Any) -> Iterator[dict]:
+        for page in self._pages(operation, **kwargs):
+            yield from page.get(field, [])
+
+    def _call(self, operation: str, **kwargs: Any) -> dict:
+        try:
+            return getattr(self._s3, operation)(**kwargs)
+        except ClientError as error:
+            raise _translate(error) from None
+
+
+def _translate(error: ClientError) -> KnowledgeError:
+    code, status = _code(error), _status(error)
+    if code in _CONFLICT or status in (409, 412):
+        return Conflict(f"conditional write failed ({code or status})")
+    if code in _NOT_FOUND or status == 404:
+        return NotFound(f"not found ({code or status})")
+    if code in _UNAVAILABLE or status >= 500 or status == 429:
+        return StoreUnavailable(f"store unavailable ({code or status})")
+    if code == "InvalidArgument" and "version" in str(error).lower():
+        return NotFound("no such version")
+    return KnowledgeError(f"store error ({code or status})")
+
+
+def _name_from_key(key: str, prefix: str) -> Optional[str]:
+    if not key.startswith(prefix) or not key.endswith(".md"):
+        return None
+    name = key[len(prefix):-3]
+    try:
+        return check_slug("name", name)
+    except InvalidName:
+        return None  # an object someone put there by hand; not a concept
+
+
+def _precise_now() -> str:
+    """A write's time to the microsecond: S3's LastModified has one-second resolution."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _precise(stamp: object, fallback: datetime) -> datetime:
+    if isinstance(stamp, str):
+        for layout in ("%Y-%m-%dT%H:%M:%S.%fZ", "%Y-%m-%dT%H:%M:%SZ"):
+            try:
+                return datetime.strptime(stamp, layout).replace(tzinfo=timezone.utc)
+            except ValueError:
+                continue
+    return fallback

@@ -1,0 +1,128 @@
+"""Shared fixtures: a real moto server on 127.0.0.1 for the whole test session."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import socket
+import sys
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+import boto3
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EVENTS = ROOT / "events"
+DEMO = ROOT / "devstack" / "knowledge_dev" / "demo"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def moto_endpoint():
+    """moto's server, spoken to over HTTP by the same boto3 code that runs in Lambda."""
+    from moto.server import ThreadedMotoServer
+
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    endpoint = f"http://127.0.0.1:{port}"
+    saved = {k: os.environ.get(k) for k in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID",
+                                             "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION")}
+    os.environ.update({"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "test",
+                       "AWS_SECRET_ACCESS_KEY": "test", "AWS_DEFAULT_REGION": "us-east-1"})
+    from knowledge.aws import client
+
+    client.cache_clear()
+    yield endpoint
+    server.stop()
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+@pytest.fixture(scope="session")
+def s3(moto_endpoint):
+    return boto3.client("s3", endpoint_url=moto_endpoint, region_name="us-east-1")
+
+
+def new_bucket(s3, versioned: bool = True) -> str:
+    name = f"test-{uuid.uuid4().hex[:20]}"
+    s3.create_bucket(Bucket=name)
+    if versioned:
+        s3.put_bucket_versioning(Bucket=name, VersioningConfiguration={"Status": "Enabled"})
+    return name
+
+
+@pytest.fixture
+def bucket(s3) -> str:
+    return new_bucket(s3)
+
+
+@pytest.fixture
+def sessions_bucket(s3) -> str:
+    return new_bucket(s3, versioned=False)
+
+
+@pytest.fixture
+def store(s3, bucket):
+    from knowledge.store import ConceptStore
+
+    return ConceptStore(s3, bucket)
+
+
+def make_concept(name: str = "frete-gratis", **overrides):
+    from knowledge.concept import Concept
+
+    fields = dict(
+        name=name,
+        description="Free shipping above R$199.",
+        type="fact",
+        provenance="observed",
+        confidence=0.6,
+        sources=("sess_1",),
+        occurrences=1,
+        created_at=datetime(2026, 8, 24, 18, 2, 11, tzinfo=timezone.utc),
+        updated_at=datetime(2026, 8, 24, 18, 2, 11, tzinfo=timezone.utc),
+        body="Orders above R$199 ship free.",
+    )
+    fields.update(overrides)
+    return Concept(**fields)
+
+
+def load_event(name: str) -> dict:
+    return json.loads((EVENTS / name).read_text())
+
+
+@dataclass
+class LambdaContext:
+    function_name: str = "test-function"
+    memory_limit_in_mb: int = 512
+    invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:test-function"
+    aws_request_id: str = "00000000-0000-0000-0000-000000000000"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 30_000
+
+
+def load_handler(function: str, monkeypatch, **env: str):
+    """Import functions/<function>/app.py afresh, with `env` set, as Lambda would at cold start."""
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    path = ROOT / "functions" / function / "app.py"
+    module_name = f"handler_{function}_{uuid.uuid4().hex[:8]}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return module

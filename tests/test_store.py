@@ -1,0 +1,179 @@
+"""The S3 store against moto's server: versions, history, conditional writes, hostile names."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import make_concept
+from knowledge.errors import Conflict, InvalidName, NotFound
+from knowledge.store import ConceptStore, concept_key
+
+T, A = "default", "store-support"
+
+
+def test_create_then_get_returns_the_canonical_bytes_and_version(store, s3, bucket):
+    concept = make_concept()
+    written = store.create(T, A, concept, actor="engine")
+    got = store.get(T, A, concept.name)
+    assert got.data == concept.render().encode() and got.concept == concept
+    assert got.etag == written.etag and got.version_id == written.version_id
+    head = s3.head_object(Bucket=bucket, Key="agents/default/store-support/concepts/frete-gratis.md")
+    assert head["Metadata"]["actor"] == "engine" and head["Metadata"]["reason"] == "created"
+    assert head["ContentType"].startswith("text/markdown")
+
+
+def test_create_only_refuses_an_existing_name_and_says_what_is_there(store):
+    first = store.create(T, A, make_concept(), actor="engine")
+    with pytest.raises(Conflict) as caught:
+        store.create(T, A, make_concept(description="Another claim."), actor="engine")
+    assert caught.value.current.etag == first.etag
+    assert store.get(T, A, "frete-gratis").concept.description == "Free shipping above R$199."
+
+
+def test_compare_and_swap_writes_only_over_the_etag_that_was_read(store):
+    first = store.create(T, A, make_concept(), actor="engine")
+    second = store.replace(T, A, make_concept(occurrences=2), if_match=first.etag, actor="engine",
+                           reason="confirmed")
+    with pytest.raises(Conflict) as caught:  # a writer still holding the first ETag
+        store.replace(T, A, make_concept(description="Stale write."), if_match=first.etag,
+                      actor="operator:ana", reason="edit")
+    assert caught.value.current.etag == second.etag
+    assert caught.value.current.concept.occurrences == 2
+    assert store.get(T, A, "frete-gratis").concept.occurrences == 2
+
+
+def test_replace_over_a_deleted_concept_is_a_conflict_with_nothing_current(store):
+    first = store.create(T, A, make_concept(), actor="engine")
+    store.delete(T, A, "frete-gratis", actor="operator:ana")
+    with pytest.raises(Conflict) as caught:
+        store.replace(T, A, make_concept(occurrences=2), if_match=first.etag, actor="engine", reason="confirmed")
+    assert caught.value.current is None
+
+
+def test_list_and_load_all_return_current_concepts_only(store):
+    for name in ("a-one", "b-two", "c-three"):
+        store.create(T, A, make_concept(name), actor="engine")
+    store.create(T, "other-agent", make_concept("d-four"), actor="engine")
+    store.delete(T, A, "b-two", actor="operator:ana")
+    assert sorted(item.name for item in store.list(T, A)) == ["a-one", "c-three"]
+    assert sorted(item.concept.name for item in store.load_all(T, A)) == ["a-one", "c-three"]
+
+
+def test_objects_that_are_not_concepts_are_ignored_by_the_listing(store, s3, bucket):
+    store.create(T, A, make_concept(), actor="engine")
+    s3.put_object(Bucket=bucket, Key="agents/default/store-support/concepts/README.txt", Body=b"x")
+    s3.put_object(Bucket=bucket, Key="agents/default/store-support/concepts/Bad Name.md", Body=b"x")
+    assert [item.name for item in store.list(T, A)] == ["frete-gratis"]
+
+
+def test_delete_is_a_restorable_marker_with_who_did_it(store):
+    store.create(T, A, make_concept(), actor="engine")
+    store.delete(T, A, "frete-gratis", actor="operator:ana@example.com")
+    with pytest.raises(NotFound):
+        store.get(T, A, "frete-gratis")
+    assert [d.name for d in store.list_deleted(T, A)] == ["frete-gratis"]
+    history = store.versions(T, A, "frete-gratis")
+    assert history[0].deleted and history[0].latest
+    assert (history[0].actor, history[0].reason) == ("operator:ana@example.com", "delete")
+
+    back = store.undelete(T, A, "frete-gratis", actor="operator:ana@example.com")
+    assert back.concept == make_concept()
+    assert store.list_deleted(T, A) == []
+    assert [(v.reason, v.deleted) for v in store.versions(T, A, "frete-gratis")] == [
+        ("restore", False), ("delete", True), ("created", False)]
+
+
+def test_deleting_or_undeleting_what_is_not_there_is_not_found(store):
+    with pytest.raises(NotFound):
+        store.delete(T, A, "never-was", actor="operator:ana")
+    store.create(T, A, make_concept(), actor="engine")
+    with pytest.raises(NotFound):
+        store.undelete(T, A, "frete-gratis", actor="operator:ana")
+
+
+def test_history_lists_every_version_newest_first_with_actor_and_reason(store):
+    first = store.create(T, A, make_concept(), actor="engine")
+    second = store.replace(T, A, make_concept(occurrences=2, sources=("sess_1", "sess_2"), confidence=0.7),
+                           if_match=first.etag, actor="engine", reason="confirmed")
+    store.replace(T, A, make_concept(occurrences=2, sources=("sess_1", "sess_2"), provenance="policy"),
+                  if_match=second.etag, actor="operator:ana", reason="edit")
+    history = store.versions(T, A, "frete-gratis")
+    assert [(v.actor, v.reason) for v in history] == [
+        ("operator:ana", "edit"), ("engine", "confirmed"), ("engine", "created")]
+    assert history[0].latest and not any(v.latest for v in history[1:])
+    assert all(v.size > 0 for v in history)
+    assert store.read_version(T, A, "frete-gratis", history[2].version_id).concept == make_concept()
+
+
+def test_restore_writes_an_old_version_back_as_a_new_one(store):
+    first = store.create(T, A, make_concept(), actor="engine")
+    store.replace(T, A, make_concept(description="Edited."), if_match=first.etag, actor="operator:ana",
+                  reason="edit")
+    restored = store.restore(T, A, "frete-gratis", first.version_id, actor="operator:ana")
+    assert restored.version_id != first.version_id
+    assert store.get(T, A, "frete-gratis").data == first.data
+    assert [v.reason for v in store.versions(T, A, "frete-gratis")] == ["restore", "edit", "created"]
+
+
+def test_restore_with_a_stale_etag_is_refused(store):
+    first = store.create(T, A, make_concept(), actor="engine")
+    store.replace(T, A, make_concept(description="Newer."), if_match=first.etag, actor="engine", reason="merged")
+    with pytest.raises(Conflict) as caught:
+        store.restore(T, A, "frete-gratis", first.version_id, actor="operator:ana", if_match=first.etag)
+    assert caught.value.current.concept.description == "Newer."
+
+
+def test_unknown_version_is_not_found(store):
+    store.create(T, A, make_concept(), actor="engine")
+    for version in ("no-such-version", "../../x"):
+        with pytest.raises(NotFound):
+            store.read_version(T, A, "frete-gratis", version)
+
+
+def test_config_round_trip_and_absent_means_off(store):
+    assert store.get_config(T, A) is None
+    written = store.put_config(T, A, "knowledge:\n  top_k: 3\n", actor="operator:ana")
+    assert written.config.top_k == 3
+    with pytest.raises(Conflict):
+        store.put_config(T, A, "knowledge:\n  top_k: 4\n", actor="operator:ana")  # create-only
+    store.put_config(T, A, "knowledge:\n  top_k: 4\n", actor="operator:ana", if_match=written.etag)
+    assert store.get_config(T, A).config.top_k == 4
+
+
+class _NoRequests:
+    """A stand-in S3 client that fails the test if anything reaches it."""
+
+    def __getattr__(self, name):
+        raise AssertionError(f"a request ({name}) was about to be sent")
+
+
+@pytest.mark.parametrize("tenant, agent, name", [
+    ("../default", A, "ok"), (T, "store/support", "ok"), (T, A, "../../etc/passwd"),
+    (T, A, ""), ("", A, "ok"), (T, "Store-Support", "ok"), (T, A, "UPPER"), (T, A, "a/b"),
+    (T, A, "x" * 65), (T, A, "nome-com-acentuação"), (T, A, None),
+])
+def test_hostile_names_are_rejected_before_any_request(tenant, agent, name):
+    store = ConceptStore(_NoRequests(), "bucket")
+    calls = [
+        lambda: store.get(tenant, agent, name),
+        lambda: store.delete(tenant, agent, name, actor="engine"),
+        lambda: store.versions(tenant, agent, name),
+        lambda: store.restore(tenant, agent, name, "v1", actor="engine"),
+        lambda: concept_key(tenant, agent, name),
+    ]
+    for call in calls:
+        with pytest.raises(InvalidName):
+            call()
+
+
+def test_a_concept_with_a_hostile_name_cannot_even_be_built():
+    from knowledge.errors import InvalidConcept
+
+    with pytest.raises(InvalidConcept):
+        make_concept("../../escape")
+
+
+@pytest.mark.parametrize("actor", ["", "root", "operator:", "operator:ana smith", "operator:ação"])
+def test_actors_are_validated(store, actor):
+    with pytest.raises(InvalidName):
+        store.create(T, A, make_concept(), actor=actor)
