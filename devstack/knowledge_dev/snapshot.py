@@ -2,7 +2,8 @@
 
 Every object version, delete marker and its metadata is written to a data folder
 (content-addressed blobs plus one manifest per bucket) and replayed, oldest first,
-into a fresh moto server on start.
+into a fresh moto server on start. S3 assigns new version ids on replay, so a key whose
+last segment is an old version id (the store's deletion records) is renamed to the new one.
 """
 
 from __future__ import annotations
@@ -60,7 +61,7 @@ class BucketSnapshot:
 
     def _entry(self, item: dict, marker: bool) -> dict:
         if marker:
-            return {"marker": True}
+            return {"marker": True, "version_id": item.get("VersionId")}
         cache_key = (item["Key"], item.get("VersionId") or "null", item.get("ETag", ""))
         if cache_key not in self._seen:
             kwargs = {"VersionId": item["VersionId"]} if item.get("VersionId") not in (None, "null") else {}
@@ -71,6 +72,7 @@ class BucketSnapshot:
             if not blob.exists():
                 _write_atomic(blob, body)
             self._seen[cache_key] = {
+                "version_id": item.get("VersionId"),
                 "blob": digest,
                 "metadata": answer.get("Metadata", {}),
                 "content_type": answer.get("ContentType", "binary/octet-stream"),
@@ -83,16 +85,26 @@ class BucketSnapshot:
         path = self.folder / MANIFEST
         if not path.exists():
             return 0
-        manifest = json.loads(path.read_text())
+        manifest = json.loads(path.read_text()).get("keys", {})
+        old_ids = {e.get("version_id") for entries in manifest.values() for e in entries} - {None, "null"}
+        renamed: dict[str, str] = {}
+        # Keys named after a version id go last, once the new ids are known.
+        ordered = sorted(manifest.items(), key=lambda item: item[0].rsplit("/", 1)[-1] in old_ids)
         count = 0
-        for key, entries in manifest.get("keys", {}).items():
+        for key, entries in ordered:
+            head, _, last = key.rpartition("/")
+            if last in renamed:
+                key = f"{head}/{renamed[last]}"
             for entry in entries:
                 count += 1
                 if entry.get("marker"):
-                    self._s3.delete_object(Bucket=self.bucket, Key=key)
-                    continue
-                body = (self.folder / "blobs" / entry["blob"]).read_bytes()
-                self._s3.put_object(Bucket=self.bucket, Key=key, Body=body,
-                                    Metadata=entry.get("metadata", {}), ContentType=entry["content_type"])
+                    answer = self._s3.delete_object(Bucket=self.bucket, Key=key)
+                else:
+                    body = (self.folder / "blobs" / entry["blob"]).read_bytes()
+                    answer = self._s3.put_object(Bucket=self.bucket, Key=key, Body=body,
+                                                 Metadata=entry.get("metadata", {}),
+                                                 ContentType=entry["content_type"])
+                if entry.get("version_id") and answer.get("VersionId"):
+                    renamed[entry["version_id"]] = answer["VersionId"]
         self.save()  # remember the new version ids so the next save fetches nothing
         return count

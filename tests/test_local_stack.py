@@ -1,0 +1,129 @@
+"""`./run local` as a user runs it: a real process, buckets from the template, data kept across restarts."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import boto3
+import pytest
+
+from conftest import DEMO, ROOT, free_port
+from knowledge.store import ConceptStore
+
+READY = "What you can do now"
+
+
+class Stack:
+    def __init__(self, tmp_path: Path):
+        self.port = free_port()
+        self.data = tmp_path / "data"
+        self.env = {**os.environ, "KNOWLEDGE_LOCAL_STATE": str(tmp_path / "stack.json"),
+                    "PYTHONUNBUFFERED": "1"}
+        for key in ("AWS_ENDPOINT_URL", "KNOWLEDGE_BUCKET", "SESSIONS_BUCKET"):
+            self.env.pop(key, None)
+        self.process = None
+        self.output = ""
+
+    def start(self, *extra: str) -> str:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "knowledge_dev.stack", "--port", str(self.port), "--data", str(self.data),
+             "--save-every", "0.2", *extra],
+            cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        deadline = time.monotonic() + 60
+        self.output = ""
+        while READY not in self.output:
+            line = self.process.stdout.readline()
+            if not line and self.process.poll() is not None:
+                raise AssertionError(f"the stack exited early:\n{self.output}")
+            self.output += line
+            assert time.monotonic() < deadline, self.output
+        return self.output
+
+    def stop(self) -> int:
+        self.process.send_signal(signal.SIGTERM)
+        code = self.process.wait(timeout=30)
+        self.output += self.process.stdout.read()
+        self.process.stdout.close()
+        return code
+
+    def run_cli(self, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "knowledge_dev.client", *args], cwd=ROOT, env=self.env,
+                              capture_output=True, text=True, timeout=60)
+
+    def s3(self):
+        return boto3.client("s3", endpoint_url=f"http://127.0.0.1:{self.port}", region_name="us-east-1",
+                            aws_access_key_id="local", aws_secret_access_key="local")
+
+
+@pytest.fixture
+def stack(tmp_path):
+    running = Stack(tmp_path)
+    yield running
+    if running.process and running.process.poll() is None:
+        running.process.kill()
+        running.process.wait()
+
+
+def test_a_fresh_stack_seeds_the_demo_and_export_works(stack, tmp_path):
+    banner = stack.start()
+    assert "seeded the demo agent 'store-support'" in banner
+    result = stack.run_cli("export", "--agent", "store-support", "--out", str(tmp_path / "export"))
+    assert result.returncode == 0, result.stderr
+    for path in DEMO.glob("*.md"):
+        assert (tmp_path / "export" / path.name).read_bytes() == path.read_bytes()
+    assert stack.stop() == 0
+
+
+def test_buckets_follow_the_template(stack):
+    stack.start()
+    s3 = stack.s3()
+    assert s3.get_bucket_versioning(Bucket="local-knowledge-bucket")["Status"] == "Enabled"
+    assert "Status" not in s3.get_bucket_versioning(Bucket="local-sessions-bucket")
+    rules = s3.get_bucket_lifecycle_configuration(Bucket="local-sessions-bucket")["Rules"]
+    assert rules[0]["Expiration"]["Days"] == 90  # RetentionDays' default in template.yaml
+    stack.stop()
+
+
+def test_data_and_history_survive_a_restart(stack):
+    stack.start()
+    store = ConceptStore(stack.s3(), "local-knowledge-bucket")
+    current = store.get("default", "store-support", "troca-em-30-dias")
+    edited = current.concept.replace(description="Exchanges within 30 days; the first one ships free.")
+    store.replace("default", "store-support", edited, if_match=current.etag, actor="operator:ana", reason="edit")
+    store.delete("default", "store-support", "objecao-frete-caro", actor="operator:ana")
+    time.sleep(0.5)
+    assert stack.stop() == 0
+
+    banner = stack.start()
+    assert "restored" in banner and "seeded" not in banner
+    store = ConceptStore(stack.s3(), "local-knowledge-bucket")
+    assert store.get("default", "store-support", "troca-em-30-dias").concept == edited
+    assert [d.name for d in store.list_deleted("default", "store-support")] == ["objecao-frete-caro"]
+    history = store.versions("default", "store-support", "troca-em-30-dias")
+    assert [(v.actor, v.reason) for v in history] == [("operator:ana", "edit"), ("operator:demo", "created")]
+    deleted = store.versions("default", "store-support", "objecao-frete-caro")
+    assert [(v.actor, v.reason) for v in deleted] == [("operator:ana", "delete"), ("engine", "created")]
+    stack.stop()
+
+    stack.start("--reset")
+    assert "seeded" in stack.output
+    stack.stop()
+
+
+def test_a_port_in_use_is_a_clear_error(stack):
+    stack.start()
+    second = subprocess.run(
+        [sys.executable, "-m", "knowledge_dev.stack", "--port", str(stack.port), "--data", str(stack.data)],
+        cwd=ROOT, env=stack.env, capture_output=True, text=True, timeout=60)
+    assert second.returncode == 1 and f"port {stack.port} on 127.0.0.1 is in use" in second.stderr
+    stack.stop()
+
+
+def test_the_cli_says_when_the_stack_is_not_running(stack):
+    result = stack.run_cli("export", "--agent", "store-support", "--out", "x")
+    assert result.returncode == 1 and "./run local" in result.stderr
