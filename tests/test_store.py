@@ -177,3 +177,20 @@ def test_a_concept_with_a_hostile_name_cannot_even_be_built():
 def test_actors_are_validated(store, actor):
     with pytest.raises(InvalidName):
         store.create(T, A, make_concept(), actor=actor)
+
+
+def test_summaries_show_the_listing_fields_newest_first_and_flag_conflicts(store, s3, bucket):
+    from datetime import datetime, timezone
+
+    later = datetime(2026, 9, 1, tzinfo=timezone.utc)
+    store.create(T, A, make_concept("old-one"), actor="engine")
+    store.create(T, A, make_concept("in-conflict", updated_at=later, confidence=0.4,
+                                    body="A.\n\n## Contradiction\n\nB."), actor="engine")
+    s3.put_object(Bucket=bucket, Key="agents/default/store-support/concepts/broken.md", Body=b"not a concept")
+    summaries = store.summaries(T, A)
+    assert [s.name for s in summaries] == ["in-conflict", "old-one", "broken"]
+    top = summaries[0]
+    assert (top.type, top.provenance, top.confidence, top.occurrences, top.updated_at, top.conflict) == (
+        "fact", "observed", 0.4, 1, later, True)
+    assert not summaries[1].conflict
+    assert summaries[2].problem and "frontmatter" in summaries[2].problem

@@ -22,7 +22,7 @@ from botocore.exceptions import ClientError
 
 from .concept import Concept, parse
 from .config import KnowledgeConfig, parse_config
-from .errors import Conflict, InvalidName, KnowledgeError, NotFound, StoreUnavailable
+from .errors import Conflict, InvalidConcept, InvalidName, KnowledgeError, NotFound, StoreUnavailable
 from .names import check_slug
 
 REASONS = ("created", "confirmed", "merged", "contradiction", "edit", "restore", "delete")
@@ -75,6 +75,30 @@ class ConceptListing:
     etag: str
     size: int
     last_modified: datetime
+
+
+@dataclass(frozen=True)
+class ConceptSummary:
+    """What a listing shows of a concept; `problem` is set (and the fields empty) when it does not parse."""
+
+    name: str
+    etag: str
+    type: Optional[str] = None
+    provenance: Optional[str] = None
+    confidence: Optional[float] = None
+    occurrences: Optional[int] = None
+    updated_at: Optional[datetime] = None
+    conflict: bool = False
+    problem: Optional[str] = None
+
+    @classmethod
+    def of(cls, stored: "StoredConcept") -> "ConceptSummary":
+        try:
+            c = stored.concept
+        except InvalidConcept as exc:
+            return cls(stored.name, stored.etag, problem=str(exc))
+        return cls(stored.name, stored.etag, c.type, c.provenance, c.confidence, c.occurrences,
+                   c.updated_at, c.in_conflict)
 
 
 @dataclass(frozen=True)
@@ -154,6 +178,12 @@ class ConceptStore:
         """Every current concept of an agent, fetched in parallel with a bounded pool."""
         listing = self.list(tenant, agent)
         return [item for item in self.fetch_many(tenant, agent, [entry.name for entry in listing]) if item]
+
+    def summaries(self, tenant: str, agent: str) -> list[ConceptSummary]:
+        """A summary of every current concept, newest first."""
+        summaries = [ConceptSummary.of(item) for item in self.load_all(tenant, agent)]
+        epoch = datetime.min.replace(tzinfo=timezone.utc)
+        return sorted(summaries, key=lambda s: (s.updated_at or epoch, s.name), reverse=True)
 
     def fetch_many(self, tenant: str, agent: str, names: list[str]) -> list[Optional[StoredConcept]]:
         """Fetch the named concepts in parallel; a name deleted meanwhile comes back as None."""
