@@ -43,7 +43,7 @@ def test_without_a_label_the_prefix_is_a_timestamp(handler):
     ({"agent": "../x"}, "knowledge_error", "agent: must be lowercase"),
     ({"agent": "store-support", "label": "../../escape"}, "knowledge_error", "label"),
     ({"agent": "store-support", "format": "pdf"}, "knowledge_error", "format"),
-    ({"agent": "store-support", "bucket": "elsewhere"}, "knowledge_error", "bucket: unknown field"),
+    ({"agent": "store-support", "bucket": "elsewhere"}, "knowledge_error", "bucket: unknown key"),
     ({}, "knowledge_error", "agent: Field required"),
     ("not an object", "knowledge_error", "JSON object"),
     ({"agent": "nobody"}, "unknown_agent", "has no knowledge store"),

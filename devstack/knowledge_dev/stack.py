@@ -21,10 +21,13 @@ from importlib import resources
 from pathlib import Path
 from typing import Optional, Sequence
 
+from .scripted_model import ScriptedModel, rules_responder
 from .snapshot import BucketSnapshot
-from .template import ROOT, bucket_specs, create_buckets
+from .template import (ROOT, bucket_specs, create_buckets, create_queues, env_references, event_bus_ids,
+                       load_template, queue_specs)
 
 DEFAULT_PORT = 4599
+SCRIPTED_MODEL = "openai:scripted-demo"
 DEFAULT_DATA = ROOT / ".local" / "data"
 STATE_FILE = Path(os.environ.get("KNOWLEDGE_LOCAL_STATE", ROOT / ".local" / "stack.json"))
 DEMO_TENANT, DEMO_AGENT = "default", "store-support"
@@ -71,15 +74,18 @@ def seed_demo(store) -> int:  # noqa: ANN001 - a knowledge.store.ConceptStore
 class LocalStack:
     port: int = DEFAULT_PORT
     data: Path = DEFAULT_DATA
+    model_port: int = 0
     demo: bool = True
     env: dict[str, str] = field(default_factory=dict)
     restored: int = 0
     seeded: int = 0
 
     def start(self) -> "LocalStack":
-        if not port_free(self.port):
-            raise StackError(f"port {self.port} on 127.0.0.1 is in use: stop what runs there, "
-                             f"or choose another with --port / KNOWLEDGE_LOCAL_PORT")
+        for port, option in ((self.port, "--port / KNOWLEDGE_LOCAL_PORT"),
+                             (self.model_port, "--model-port / KNOWLEDGE_LOCAL_MODEL_PORT")):
+            if port and not port_free(port):
+                raise StackError(f"port {port} on 127.0.0.1 is in use: stop what runs there, "
+                                 f"or choose another with {option}")
         try:
             self.data.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -95,11 +101,27 @@ class LocalStack:
 
         import boto3
 
-        s3 = boto3.client("s3", endpoint_url=self.env["AWS_ENDPOINT_URL"], region_name="us-east-1")
-        specs = bucket_specs()
+        endpoint = self.env["AWS_ENDPOINT_URL"]
+        s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+        sqs = boto3.client("sqs", endpoint_url=endpoint, region_name="us-east-1")
+        events = boto3.client("events", endpoint_url=endpoint, region_name="us-east-1")
+        template = load_template()
+        specs = bucket_specs(template)
         names = create_buckets(s3, specs)
+        queue_urls = create_queues(sqs, queue_specs(template))
+        buses = {}
+        for logical_id in event_bus_ids(template):
+            buses[logical_id] = f"local-{logical_id.lower()}"
+            events.create_event_bus(Name=buses[logical_id])
+        self.queue_urls = queue_urls
+        for variable, logical_id in env_references(template).items():
+            value = queue_urls.get(logical_id) or buses.get(logical_id)
+            if value:
+                self.env[variable] = value
         self.env.update(names)
-        os.environ.update(names)
+        self.env.update(self._model_env())
+        os.environ.update(self.env)
+
         self._snapshots = [BucketSnapshot(s3, names[spec.env_var], self.data / "s3" / spec.logical_id)
                            for spec in specs]
         self.restored = sum(snapshot.load() for snapshot in self._snapshots)
@@ -108,26 +130,60 @@ class LocalStack:
 
             self.seeded = seed_demo(ConceptStore(s3, names["KNOWLEDGE_BUCKET"]))
             self.save()
+        self._pollers = self._start_pollers(sqs)
         return self
+
+    def _model_env(self) -> dict[str, str]:
+        """A real model when the user names one (UTILITY_MODEL), else the scripted model."""
+        if os.environ.get("UTILITY_MODEL"):
+            self.model = None
+            return {name: os.environ[name] for name in ("UTILITY_MODEL", "OPENAI_BASE_URL", "OPENAI_API_KEY")
+                    if os.environ.get(name)}
+        script = json.loads((resources.files(__package__) / "demo" / "model_script.json").read_text("utf-8"))
+        self.model = ScriptedModel(rules_responder(script["rules"]), port=self.model_port).start()
+        return {"UTILITY_MODEL": SCRIPTED_MODEL, "OPENAI_BASE_URL": self.model.base_url, "OPENAI_API_KEY": ""}
+
+    def _start_pollers(self, sqs) -> list:  # noqa: ANN001 - a boto3 SQS client
+        from .handlers import load_handler
+        from .poller import Poller
+
+        extract = load_handler("extract")
+        pollers = [Poller(sqs, self.queue_urls["TurnCompleteQueue"], extract.lambda_handler, "extract",
+                          batch_size=5)]
+        for poller in pollers:
+            poller.start()
+        return pollers
 
     def save(self) -> None:
         for snapshot in self._snapshots:
             snapshot.save()
 
     def stop(self) -> None:
+        for poller in getattr(self, "_pollers", []):
+            poller.stop()
+        for poller in getattr(self, "_pollers", []):
+            poller.join(timeout=5)
         try:
             self.save()
         finally:
+            if getattr(self, "model", None):
+                self.model.stop()
             self._server.stop()
 
 
 def _banner(stack: LocalStack) -> str:
     where = (f"restored {stack.restored} object versions from {stack.data}" if stack.restored
              else f"seeded the demo agent '{DEMO_AGENT}' with {stack.seeded} concepts")
+    model = (f"SCRIPTED model on {stack.model.base_url} (fixtures in devstack/knowledge_dev/demo/model_script.json, "
+             f"not a real model; set UTILITY_MODEL and OPENAI_BASE_URL to use one)" if stack.model
+             else f"model {stack.env['UTILITY_MODEL']}")
     return f"""
-Knowledge is running locally (moto's S3 on {stack.env['AWS_ENDPOINT_URL']}); {where}.
+Knowledge is running locally (moto on {stack.env['AWS_ENDPOINT_URL']}); {where}.
+Extraction: TurnCompleteQueue -> ExtractFunction (the real handler) with the {model}.
 
 What you can do now, in another terminal:
+  ./run knowledge send-turn events/turn.json       # watch the extract log below: accepted, rejected, redacted
+  ./run knowledge backfill --agent {DEMO_AGENT} --since 2026-11-01T00:00:00Z --dry-run
   ./run knowledge export --agent {DEMO_AGENT} --out ./export
   ./run knowledge export --agent {DEMO_AGENT} --out ./export --format graphml
 
@@ -138,6 +194,9 @@ Data lives in {stack.data} (wipe it with ./run local --reset). Ctrl-C stops the 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="knowledge-local", description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=int(os.environ.get("KNOWLEDGE_LOCAL_PORT", DEFAULT_PORT)))
+    parser.add_argument("--model-port", type=int,
+                        default=int(os.environ.get("KNOWLEDGE_LOCAL_MODEL_PORT", 0)) or None,
+                        help="port of the scripted model (default: the --port value + 1)")
     parser.add_argument("--data", type=Path, default=Path(os.environ.get("KNOWLEDGE_LOCAL_DATA", DEFAULT_DATA)))
     parser.add_argument("--reset", action="store_true", help="wipe the data folder and start from the demo")
     parser.add_argument("--save-every", type=float, default=2.0, help=argparse.SUPPRESS)
@@ -145,7 +204,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.reset and args.data.exists():
         shutil.rmtree(args.data)
     try:
-        stack = LocalStack(port=args.port, data=args.data).start()
+        stack = LocalStack(port=args.port, data=args.data, model_port=args.model_port or args.port + 1).start()
     except StackError as exc:
         print(f"knowledge-local: {exc}", file=sys.stderr)
         return 1

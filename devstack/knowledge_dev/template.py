@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import yaml
 
@@ -38,6 +39,30 @@ def load_template(path: Path = TEMPLATE) -> dict:
     return yaml.load(path.read_text(encoding="utf-8"), Loader=_CfnLoader)  # noqa: S506 - SafeLoader subclass
 
 
+def _kebab(logical_id: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "-", logical_id).lower()
+
+
+def env_references(template: dict) -> dict[str, str]:
+    """Environment variable -> the logical id it names with !Ref, from Globals, every
+    function, and the template's EngineEnvironment metadata (what the engine is given)."""
+    refs: dict[str, str] = {}
+    sources = [template.get("Globals", {}).get("Function", {}).get("Environment", {}).get("Variables", {}),
+               template.get("Metadata", {}).get("EngineEnvironment", {})]
+    for resource in template.get("Resources", {}).values():
+        if resource.get("Type") == "AWS::Serverless::Function":
+            sources.append(resource.get("Properties", {}).get("Environment", {}).get("Variables", {}))
+    for variables in sources:
+        for name, value in variables.items():
+            if isinstance(value, dict) and set(value) == {"Ref"}:
+                refs[name] = value["Ref"]
+    return refs
+
+
+def parameter_defaults(template: dict) -> dict[str, object]:
+    return {name: spec.get("Default") for name, spec in template.get("Parameters", {}).items()}
+
+
 @dataclass(frozen=True)
 class BucketSpec:
     logical_id: str
@@ -48,7 +73,7 @@ class BucketSpec:
 
     @property
     def local_name(self) -> str:
-        return "local-" + re.sub(r"(?<!^)(?=[A-Z])", "-", self.logical_id).lower()
+        return "local-" + _kebab(self.logical_id)
 
 
 def _resolve(value: Any, parameters: dict) -> Any:
@@ -77,8 +102,7 @@ def bucket_specs(template: dict | None = None) -> list[BucketSpec]:
     template = template or load_template()
     resources = template.get("Resources", {})
     parameters = template.get("Parameters", {})
-    env = template.get("Globals", {}).get("Function", {}).get("Environment", {}).get("Variables", {})
-    by_bucket = {value["Ref"]: name for name, value in env.items() if isinstance(value, dict) and "Ref" in value}
+    by_bucket = {logical_id: name for name, logical_id in env_references(template).items()}
     specs = []
     for logical_id, resource in resources.items():
         if resource.get("Type") != "AWS::S3::Bucket":
@@ -115,3 +139,63 @@ def create_buckets(s3: Any, specs: list[BucketSpec]) -> dict[str, str]:
                 "Rules": [{"ApplyServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}]})
         names[spec.env_var] = spec.local_name
     return names
+
+
+@dataclass(frozen=True)
+class QueueSpec:
+    logical_id: str
+    attributes: dict
+    dead_letter: Optional[str] = None  # logical id of the redrive target
+    max_receive_count: int = 0
+
+    @property
+    def fifo(self) -> bool:
+        return self.attributes.get("FifoQueue") == "true"
+
+    @property
+    def local_name(self) -> str:
+        return "local-" + _kebab(self.logical_id) + (".fifo" if self.fifo else "")
+
+
+_QUEUE_ATTRIBUTES = ("FifoQueue", "ContentBasedDeduplication", "DeduplicationScope", "FifoThroughputLimit",
+                     "VisibilityTimeout", "MessageRetentionPeriod", "DelaySeconds", "ReceiveMessageWaitTimeSeconds")
+
+
+def queue_specs(template: dict | None = None) -> list[QueueSpec]:
+    """Every SQS queue the template declares, dead-letter queues first."""
+    template = template or load_template()
+    parameters = template.get("Parameters", {})
+    specs = []
+    for logical_id, resource in template.get("Resources", {}).items():
+        if resource.get("Type") != "AWS::SQS::Queue":
+            continue
+        props = resource.get("Properties", {})
+        attributes = {}
+        for name in _QUEUE_ATTRIBUTES:
+            if name in props:
+                value = _resolve(props[name], parameters)
+                attributes[name] = str(value).lower() if isinstance(value, bool) else str(value)
+        redrive = props.get("RedrivePolicy") or {}
+        target = redrive.get("deadLetterTargetArn", {}).get("Fn::GetAtt", [None])[0] if redrive else None
+        count = int(_resolve(redrive.get("maxReceiveCount", 0), parameters) or 0) if redrive else 0
+        specs.append(QueueSpec(logical_id, attributes, target, count))
+    return sorted(specs, key=lambda q: q.dead_letter is not None)
+
+
+def create_queues(sqs: Any, specs: list[QueueSpec]) -> dict[str, str]:
+    """Create each queue (dead-letter targets first); returns logical id -> queue URL."""
+    urls: dict[str, str] = {}
+    for spec in specs:
+        attributes = dict(spec.attributes)
+        if spec.dead_letter:
+            arn = sqs.get_queue_attributes(QueueUrl=urls[spec.dead_letter], AttributeNames=["QueueArn"])
+            attributes["RedrivePolicy"] = json.dumps({
+                "deadLetterTargetArn": arn["Attributes"]["QueueArn"], "maxReceiveCount": spec.max_receive_count})
+        urls[spec.logical_id] = sqs.create_queue(QueueName=spec.local_name, Attributes=attributes)["QueueUrl"]
+    return urls
+
+
+def event_bus_ids(template: dict | None = None) -> list[str]:
+    template = template or load_template()
+    return [logical_id for logical_id, resource in template.get("Resources", {}).items()
+            if resource.get("Type") == "AWS::Events::EventBus"]

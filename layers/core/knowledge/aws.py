@@ -16,7 +16,11 @@ _CONFIG = Config(
 )
 
 
+# A model call can take far longer than a storage call.
+_SERVICE_CONFIG = {"bedrock-runtime": _CONFIG.merge(Config(read_timeout=60, retries={"mode": "standard", "max_attempts": 2}))}
+
+
 @functools.lru_cache(maxsize=None)
 def client(service: str) -> Any:
     """One client per service per process; boto3 clients are thread-safe."""
-    return boto3.session.Session().client(service, config=_CONFIG)
+    return boto3.session.Session().client(service, config=_SERVICE_CONFIG.get(service, _CONFIG))

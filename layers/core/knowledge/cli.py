@@ -51,6 +51,18 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--format", default="md", choices=FORMATS,
                         help="md: one <name>.md per concept, byte for byte; graphml: one knowledge.graphml")
     export.set_defaults(run=_export)
+
+    replay = commands.add_parser("backfill", help="replay an agent's archived turns through the extractor")
+    replay.add_argument("--agent", required=True, type=_slug("agent"))
+    replay.add_argument("--tenant", default="default", type=_slug("tenant"))
+    replay.add_argument("--since", required=True, help="ISO 8601, e.g. 2026-08-01T00:00:00Z")
+    replay.add_argument("--until", help="ISO 8601; default: now")
+    replay.add_argument("--dry-run", action="store_true", help="ask the model and gate, but send nothing")
+    replay.set_defaults(run=_backfill)
+
+    send = commands.add_parser("send-turn", help="send a turn-complete message (JSON file) to the TurnCompleteQueue")
+    send.add_argument("file", help="a JSON file in the turn-complete format (see schemas/)")
+    send.set_defaults(run=_send_turn)
     return parser
 
 
@@ -69,6 +81,39 @@ def _export(args: argparse.Namespace) -> int:
     print(f"{result.summary()} in {args.out}")
     for name, why in result.skipped.items():
         print(f"skipped {name}: {why}", file=sys.stderr)
+    return 0
+
+
+def _backfill(args: argparse.Namespace) -> int:
+    from . import wiring
+    from .backfill import backfill, parse_backfill_request
+    from .settings import Settings
+
+    request = parse_backfill_request({"tenant": args.tenant, "agent": args.agent, "since": args.since,
+                                      "until": args.until, "dry_run": args.dry_run})
+    settings = Settings.from_env(require=("SESSIONS_BUCKET", "CANDIDATES_QUEUE_URL"))
+    report = backfill(wiring.extractor(settings), wiring.turn_archive(settings), request.tenant, request.agent,
+                      request.since, request.until, dry_run=request.dry_run, progress=ProgressBar("replaying"))
+    print(report.summary(request.dry_run))
+    return 0 if report.failed == 0 else 1
+
+
+def _send_turn(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .aws import client
+    from .settings import Settings
+    from .turn import parse_turn
+
+    try:
+        body = Path(args.file).read_bytes()
+    except OSError as exc:
+        raise KnowledgeError(f"cannot read {args.file}: {exc.strerror}") from None
+    turn = parse_turn(body)
+    settings = Settings.from_env(require=("TURN_QUEUE_URL",))
+    answer = client("sqs").send_message(QueueUrl=settings.turn_queue_url, MessageBody=body.decode("utf-8"))
+    print(f"sent turn {turn.turn_id} of session {turn.session_id} ({turn.tenant}/{turn.agent}); "
+          f"message {answer['MessageId']}")
     return 0
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import re
 from typing import Literal, Optional
 
 import yaml
@@ -11,14 +10,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .concept import TYPES
 from .errors import InvalidConfig
+from .model import MODEL_REF
+from .validation import describe_errors
 
 logger = logging.getLogger(__name__)
 
 ConceptType = Literal["fact", "entity", "procedure", "policy", "objection"]
 CONFIG_MAX_BYTES = 32 * 1024
 PROMPT_MAX = 4000
-# `bedrock:<model-id>` or `openai:<model-name>`, the same form as UTILITY_MODEL.
-MODEL_REF = re.compile(r"(bedrock|openai):[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}")
 
 
 class KnowledgeConfig(BaseModel):
@@ -81,7 +80,7 @@ def parse_config(document: str | bytes | None) -> Optional[KnowledgeConfig]:
     try:
         config = KnowledgeConfig.model_validate(block)
     except ValidationError as exc:
-        raise InvalidConfig("; ".join(_describe(err) for err in exc.errors())) from None
+        raise InvalidConfig("; ".join(describe_errors(exc, prefix="knowledge."))) from None
     if config.index == "fts5":
         logger.warning("knowledge index fts5 is not built yet; falling back to scan")
     return config
@@ -93,9 +92,3 @@ def render_config(config: KnowledgeConfig) -> str:
     block["types"] = list(config.types)
     return yaml.safe_dump({"knowledge": block}, sort_keys=False, allow_unicode=True)
 
-
-def _describe(error: dict) -> str:
-    where = ".".join(str(part) for part in error.get("loc", ())) or "knowledge"
-    if error.get("type") == "extra_forbidden":
-        return f"knowledge.{where}: unknown key"
-    return f"knowledge.{where}: {error.get('msg', 'invalid value')}"

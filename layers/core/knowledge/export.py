@@ -16,6 +16,7 @@ from .concept import format_timestamp, utc_now
 from .errors import InvalidConcept, KnowledgeError, NotFound
 from .names import check_slug
 from .store import ConceptStore, StoredConcept
+from .validation import describe_errors
 
 Format = Literal["md", "graphml"]
 FORMATS = ("md", "graphml")
@@ -201,10 +202,5 @@ def parse_export_request(event: Any) -> ExportRequest:
     try:
         return ExportRequest.model_validate(event)
     except ValidationError as exc:
-        raise KnowledgeError("; ".join(_describe(e) for e in exc.errors())) from None
+        raise KnowledgeError("; ".join(describe_errors(exc))) from None
 
-
-def _describe(error: dict) -> str:
-    where = ".".join(str(part) for part in error.get("loc", ())) or "event"
-    message = "unknown field" if error.get("type") == "extra_forbidden" else error.get("msg", "invalid")
-    return f"{where}: {message.removeprefix('Value error, ')}"

@@ -9,9 +9,12 @@ from typing import Mapping, Optional
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import KnowledgeError
+from .model import MODEL_REF
+from .validation import describe_errors
 
 # S3 bucket naming rules (the general-purpose subset).
 _BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
+_QUEUE_URL = re.compile(r"https?://\S+/\d{12}/[A-Za-z0-9_-]{1,75}(\.fifo)?")
 
 
 class SettingsError(KnowledgeError):
@@ -19,12 +22,19 @@ class SettingsError(KnowledgeError):
 
 
 class Settings(BaseModel):
-    """What every function reads from its environment (SPEC §9 names)."""
+    """What the functions read from their environment (SPEC §9 names)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, populate_by_name=True)
 
     knowledge_bucket: str = Field(alias="KNOWLEDGE_BUCKET")
     sessions_bucket: Optional[str] = Field(default=None, alias="SESSIONS_BUCKET")
+    turn_queue_url: Optional[str] = Field(default=None, alias="TURN_QUEUE_URL")
+    candidates_queue_url: Optional[str] = Field(default=None, alias="CANDIDATES_QUEUE_URL")
+    event_bus_name: Optional[str] = Field(default=None, alias="EVENT_BUS_NAME")
+    utility_model: Optional[str] = Field(default=None, alias="UTILITY_MODEL")
+    openai_base_url: Optional[str] = Field(default=None, alias="OPENAI_BASE_URL")
+    openai_api_key: Optional[str] = Field(default=None, alias="OPENAI_API_KEY", repr=False)
+    refresh_seconds: float = Field(default=5.0, alias="KNOWLEDGE_REFRESH_SECONDS", ge=0, le=3600)
 
     @field_validator("knowledge_bucket", "sessions_bucket")
     @classmethod
@@ -33,15 +43,35 @@ class Settings(BaseModel):
             raise ValueError("is not a valid S3 bucket name")
         return value
 
+    @field_validator("turn_queue_url", "candidates_queue_url")
+    @classmethod
+    def _queue(cls, value: Optional[str]) -> Optional[str]:
+        if value is not None and not _QUEUE_URL.fullmatch(value):
+            raise ValueError("is not an SQS queue URL")
+        return value
+
+    @field_validator("utility_model")
+    @classmethod
+    def _model(cls, value: Optional[str]) -> Optional[str]:
+        if value is not None and not MODEL_REF.fullmatch(value):
+            raise ValueError("must be written bedrock:<model-id> or openai:<model-name>")
+        return value
+
+    @field_validator("openai_base_url")
+    @classmethod
+    def _url(cls, value: Optional[str]) -> Optional[str]:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError("must be an http(s) URL")
+        return value
+
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, *, require: tuple[str, ...] = ()) -> "Settings":
         environ = os.environ if environ is None else environ
-        wanted = {name: environ[name] for name in ("KNOWLEDGE_BUCKET", "SESSIONS_BUCKET") if environ.get(name)}
+        names = [f.alias for f in cls.model_fields.values() if f.alias]
         missing = [name for name in ("KNOWLEDGE_BUCKET", *require) if not environ.get(name)]
         if missing:
             raise SettingsError(f"missing environment variable(s): {', '.join(missing)}")
         try:
-            return cls.model_validate(wanted)
+            return cls.model_validate({name: environ[name] for name in names if environ.get(name)})
         except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-            raise SettingsError(f"bad environment: {problems}") from None
+            raise SettingsError(f"bad environment: {'; '.join(describe_errors(exc))}") from None

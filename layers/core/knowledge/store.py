@@ -307,10 +307,14 @@ class ConceptStore:
         return self._put(key, name, old.data, actor, "restore", if_match=current.etag)
 
     # ------------------------------------------------------------ config
-    def get_config(self, tenant: str, agent: str) -> Optional[StoredConfig]:
-        """The agent's knowledge.yaml, or None when there is none (the feature is off)."""
+    def get_config(self, tenant: str, agent: str, *, unless_etag: Optional[str] = None) -> Optional[StoredConfig]:
+        """The agent's knowledge.yaml, or None when there is none (the feature is off).
+
+        With `unless_etag`, a config still at that ETag raises NotModified (no body is sent).
+        """
+        kwargs = {"IfNoneMatch": unless_etag} if unless_etag else {}
         try:
-            answer = self._call("get_object", Bucket=self.bucket, Key=config_key(tenant, agent))
+            answer = self._call("get_object", Bucket=self.bucket, Key=config_key(tenant, agent), **kwargs)
         except NotFound:
             return None
         data = answer["Body"].read()
@@ -401,8 +405,16 @@ class ConceptStore:
             raise _translate(error) from None
 
 
+class NotModified(KnowledgeError):
+    """A conditional read found the object unchanged."""
+
+    code = "not_modified"
+
+
 def _translate(error: ClientError) -> KnowledgeError:
     code, status = _code(error), _status(error)
+    if code in ("304", "NotModified") or status == 304:
+        return NotModified("not modified")
     if code in _CONFLICT or status in (409, 412):
         return Conflict(f"conditional write failed ({code or status})")
     if code in _NOT_FOUND or status == 404:

@@ -1,0 +1,52 @@
+"""ExtractFunction: TurnCompleteQueue -> gated, redacted sightings on the CandidatesQueue.
+
+Each SQS record is one turn; a turn that cannot be processed is reported as a batch item
+failure (retried, then the DLQ) without failing the rest of the batch. The body is parsed
+here rather than by a Powertools parser model so that no validation error can quote
+message content into a log.
+"""
+
+import os
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+
+from knowledge import wiring
+from knowledge.errors import KnowledgeError
+from knowledge.settings import Settings
+from knowledge.turn import InvalidTurn, parse_turn
+
+logger = Logger()
+settings = Settings.from_env(require=("SESSIONS_BUCKET", "CANDIDATES_QUEUE_URL"))
+extractor = wiring.extractor(settings)
+processor = BatchProcessor(event_type=EventType.SQS)
+NAMESPACE = os.environ.get("POWERTOOLS_METRICS_NAMESPACE", "Knowledge")
+
+
+def record_handler(record: SQSRecord) -> None:
+    try:
+        turn = parse_turn(record.body)
+    except InvalidTurn as exc:
+        extractor.counters.count("TurnRejected", reason="invalid_message")
+        logger.warning("turn message rejected", extra={"message_id": record.message_id, "why": str(exc)})
+        raise
+    logger.append_keys(tenant=turn.tenant, agent=turn.agent, session_id=turn.session_id, turn_id=turn.turn_id)
+    try:
+        outcome = extractor.process(turn)
+        logger.info("turn processed", extra=outcome.log_fields())
+    except KnowledgeError as exc:
+        extractor.counters.count("TurnFailed", reason=exc.code)
+        logger.warning("turn failed; the queue will retry it", extra={"error_code": exc.code, "why": str(exc)})
+        raise
+    finally:
+        logger.remove_keys(["tenant", "agent", "session_id", "turn_id"])
+
+
+@logger.inject_lambda_context
+def lambda_handler(event, context):
+    try:
+        return process_partial_response(event=event, record_handler=record_handler, processor=processor,
+                                        context=context)
+    finally:
+        extractor.counters.flush(NAMESPACE, "knowledge-extract")

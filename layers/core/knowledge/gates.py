@@ -1,0 +1,165 @@
+"""The write path's gates: nothing the model answers is trusted.
+
+The answer must be a JSON array of objects (a fenced code block is tolerated, nothing
+looser). Each candidate must pass the schema, carry only the keys a model may write, use
+an allowed type, quote its evidence verbatim from the turn, and fit the size limits. PII
+is redacted from what survives. Every rejection is counted by reason.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
+
+from .concept import BODY_MAX_BYTES, DESCRIPTION_MAX, TYPES
+from .names import is_slug
+from .pii import redact
+
+MODEL_KEYS = ("name", "description", "type", "body", "evidence")
+ENGINE_KEYS = frozenset({"provenance", "confidence", "sources", "occurrences", "created_at", "updated_at"})
+ANSWER_MAX_CHARS = 256 * 1024
+CANDIDATES_MAX = 20
+EVIDENCE_MIN = 12
+EVIDENCE_MAX = 1000
+NAME_RAW_MAX = 200
+# Roles whose words count as evidence: what was said in the conversation, not the system prompt.
+EVIDENCE_ROLES = ("user", "assistant", "tool")
+
+# Reasons, each a metric dimension.
+ANSWER_NOT_JSON = "answer_not_json"
+ANSWER_NOT_ARRAY = "answer_not_array"
+ANSWER_TOO_LARGE = "answer_too_large"
+NOT_OBJECT = "not_object"
+FORBIDDEN_KEY = "forbidden_key"
+UNKNOWN_KEY = "unknown_key"
+SCHEMA = "schema"
+TYPE_NOT_ALLOWED = "type_not_allowed"
+BAD_NAME = "bad_name"
+PII_IN_NAME = "pii_in_name"
+TOO_LARGE = "too_large"
+EVIDENCE_MISSING = "evidence_missing"
+EVIDENCE_NOT_FOUND = "evidence_not_found"
+DUPLICATE = "duplicate_name"
+TOO_MANY = "too_many"
+
+_FENCE = re.compile(r"\A```(?:json|JSON)?[ \t]*\n(.*)\n```\Z", re.DOTALL)
+_PATH_CHARS = re.compile(r"[/\\.~:]")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A gated, redacted candidate concept: only what the model may write, evidence dropped."""
+
+    name: str
+    description: str
+    type: str
+    body: str
+
+
+@dataclass
+class GateReport:
+    candidates: list[Candidate] = field(default_factory=list)
+    rejected: Counter = field(default_factory=Counter)
+    redacted: Counter = field(default_factory=Counter)
+    answer_dropped: Optional[str] = None
+
+
+def _squash(text: str) -> str:
+    """Whitespace collapsed and case folded: the only normalisation evidence gets."""
+    return " ".join(text.split()).casefold()
+
+
+def normalize_name(raw: str) -> Optional[str]:
+    """The slug for `raw` when that is unambiguous (case, accents, spaces); None otherwise."""
+    if len(raw) > NAME_RAW_MAX or _PATH_CHARS.search(raw):
+        return None
+    stripped = "".join(c for c in unicodedata.normalize("NFKD", raw) if not unicodedata.combining(c))
+    slug = re.sub(r"\s+", "-", stripped.strip().lower())
+    return slug if is_slug(slug) else None
+
+
+def parse_answer(answer: str) -> list:
+    """The JSON array in a model's answer; ValueError(reason) when there is none."""
+    if len(answer) > ANSWER_MAX_CHARS:
+        raise ValueError(ANSWER_TOO_LARGE)
+    text = answer.strip()
+    fenced = _FENCE.match(text)
+    if fenced:
+        text = fenced.group(1).strip()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        raise ValueError(ANSWER_NOT_JSON) from None
+    if not isinstance(data, list):
+        raise ValueError(ANSWER_NOT_ARRAY)
+    return data
+
+
+def gate(answer: str, evidence_texts: Iterable[str], allowed_types: Iterable[str]) -> GateReport:
+    """Run every gate over a model's answer for one turn."""
+    report = GateReport()
+    try:
+        items = parse_answer(answer)
+    except ValueError as exc:
+        report.answer_dropped = str(exc)
+        report.rejected[str(exc)] += 1
+        return report
+    allowed = frozenset(allowed_types)
+    haystack = [_squash(text) for text in evidence_texts]
+    seen: set[str] = set()
+    for index, item in enumerate(items):
+        if index >= CANDIDATES_MAX:
+            report.rejected[TOO_MANY] += len(items) - CANDIDATES_MAX
+            break
+        reason, candidate = _check(item, haystack, allowed, report)
+        if reason is None and candidate is not None and candidate.name in seen:
+            reason = DUPLICATE
+        if reason is not None:
+            report.rejected[reason] += 1
+            continue
+        seen.add(candidate.name)
+        report.candidates.append(candidate)
+    return report
+
+
+def _check(item: object, haystack: list[str], allowed: frozenset, report: GateReport
+           ) -> tuple[Optional[str], Optional[Candidate]]:
+    if not isinstance(item, dict):
+        return NOT_OBJECT, None
+    keys = set(item)
+    if keys & ENGINE_KEYS:
+        return FORBIDDEN_KEY, None
+    if keys - set(MODEL_KEYS):
+        return UNKNOWN_KEY, None
+    if not all(isinstance(item.get(key), str) for key in ("name", "description", "type", "body")):
+        return SCHEMA, None
+    if item["type"] not in TYPES or item["type"] not in allowed:
+        return TYPE_NOT_ALLOWED, None
+    evidence = item.get("evidence")
+    if not isinstance(evidence, str) or len(_squash(evidence)) < EVIDENCE_MIN:
+        return EVIDENCE_MISSING, None
+    if len(evidence) > EVIDENCE_MAX:
+        return TOO_LARGE, None
+    needle = _squash(evidence)
+    if not any(needle in text for text in haystack):
+        return EVIDENCE_NOT_FOUND, None
+
+    name = normalize_name(item["name"])
+    if name is None:
+        return BAD_NAME, None
+    description, body = item["description"].strip(), item["body"].strip()
+    if not description or not body or "\n" in description or "\r" in description:
+        return SCHEMA, None
+    if len(description) > DESCRIPTION_MAX or len(body.encode("utf-8", "surrogatepass")) > BODY_MAX_BYTES:
+        return TOO_LARGE, None
+    if redact(name).counts:
+        return PII_IN_NAME, None
+    redacted_description, redacted_body = redact(description), redact(body)
+    report.redacted.update(redacted_description.counts)
+    report.redacted.update(redacted_body.counts)
+    return None, Candidate(name, redacted_description.text, item["type"], redacted_body.text)
+

@@ -1,0 +1,21 @@
+"""Readable pydantic errors that never quote the input (it may be a customer's message)."""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+
+def describe_errors(exc: ValidationError, prefix: str = "") -> list[str]:
+    """`field.path: problem` for each error; pydantic's `msg` describes the rule, not the input."""
+    out = []
+    for error in exc.errors(include_input=False, include_url=False):
+        path = ".".join(str(part) for part in error.get("loc", ()))
+        where = prefix + path if path else prefix.rstrip(".") or ""
+        if error.get("type") == "extra_forbidden":
+            out.append(f"{where}: unknown key")
+            continue
+        message = str(error.get("msg", "invalid value")).removeprefix("Value error, ")
+        field = str(error.get("loc", ("",))[-1]) if error.get("loc") else ""
+        message = message.removeprefix(f"{field}: ") if field else message
+        out.append(f"{where}: {message}" if where else message)
+    return out

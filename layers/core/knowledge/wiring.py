@@ -1,0 +1,30 @@
+"""Building the real parts from settings: the one place that knows which adapter goes where."""
+
+from __future__ import annotations
+
+from .aws import client
+from .extract import ConfigCache, Extractor, SqsCandidates, TurnArchive
+from .model import ModelCache
+from .settings import Settings
+from .store import ConceptStore
+
+
+def model_cache(settings: Settings) -> ModelCache:
+    return ModelCache({"OPENAI_BASE_URL": settings.openai_base_url or "",
+                       "OPENAI_API_KEY": settings.openai_api_key or ""})
+
+
+def extractor(settings: Settings) -> Extractor:
+    s3 = client("s3")
+    store = ConceptStore(s3, settings.knowledge_bucket)
+    return Extractor(
+        configs=ConfigCache(store),
+        archive=TurnArchive(s3, settings.sessions_bucket),
+        candidates=SqsCandidates(client("sqs"), settings.candidates_queue_url),
+        models=model_cache(settings),
+        utility_model=settings.utility_model,
+    )
+
+
+def turn_archive(settings: Settings) -> TurnArchive:
+    return TurnArchive(client("s3"), settings.sessions_bucket)
