@@ -112,7 +112,7 @@ class LambdaContext:
     aws_request_id: str = "00000000-0000-0000-0000-000000000000"
 
     def get_remaining_time_in_millis(self) -> int:
-        return 30_000
+        return 900_000
 
 
 def load_handler(function: str, monkeypatch, **env: str):
@@ -126,3 +126,58 @@ def load_handler(function: str, monkeypatch, **env: str):
     sys.modules[module_name] = module
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture(scope="session")
+def sqs(moto_endpoint):
+    return boto3.client("sqs", endpoint_url=moto_endpoint, region_name="us-east-1")
+
+
+def new_queue(sqs, fifo: bool = False, **attributes: str) -> str:
+    name = f"test-{uuid.uuid4().hex[:16]}" + (".fifo" if fifo else "")
+    attrs = {"FifoQueue": "true", "ContentBasedDeduplication": "false"} if fifo else {}
+    attrs.update(attributes)
+    return sqs.create_queue(QueueName=name, Attributes=attrs)["QueueUrl"]
+
+
+@pytest.fixture
+def candidates_queue(sqs) -> str:
+    return new_queue(sqs, fifo=True)
+
+
+def drain(sqs, queue_url: str) -> list[dict]:
+    """Every message on a queue (received and deleted)."""
+    out = []
+    while True:
+        answer = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10, WaitTimeSeconds=0,
+                                     AttributeNames=["All"])
+        messages = answer.get("Messages", [])
+        if not messages:
+            return out
+        out.extend(messages)
+        sqs.delete_message_batch(QueueUrl=queue_url, Entries=[
+            {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)])
+
+
+class Script:
+    """What the scripted model answers: a list of replies consumed in order, then `default`."""
+
+    def __init__(self):
+        self.replies: list = []
+        self.default = "[]"
+
+    def __call__(self, request):
+        return self.replies.pop(0) if self.replies else self.default
+
+
+@pytest.fixture
+def script():
+    return Script()
+
+
+@pytest.fixture
+def model(script):
+    from knowledge_dev.scripted_model import ScriptedModel
+
+    with ScriptedModel(script) as server:
+        yield server

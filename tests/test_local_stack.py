@@ -20,11 +20,11 @@ READY = "What you can do now"
 
 class Stack:
     def __init__(self, tmp_path: Path):
-        self.port = free_port()
+        self.port, self.model_port = free_port(), free_port()
         self.data = tmp_path / "data"
         self.env = {**os.environ, "KNOWLEDGE_LOCAL_STATE": str(tmp_path / "stack.json"),
                     "PYTHONUNBUFFERED": "1"}
-        for key in ("AWS_ENDPOINT_URL", "KNOWLEDGE_BUCKET", "SESSIONS_BUCKET"):
+        for key in ("AWS_ENDPOINT_URL", "KNOWLEDGE_BUCKET", "SESSIONS_BUCKET", "UTILITY_MODEL", "OPENAI_BASE_URL"):
             self.env.pop(key, None)
         self.process = None
         self.output = ""
@@ -32,7 +32,7 @@ class Stack:
     def start(self, *extra: str) -> str:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "knowledge_dev.stack", "--port", str(self.port), "--data", str(self.data),
-             "--save-every", "0.2", *extra],
+             "--model-port", str(self.model_port), "--save-every", "0.2", *extra],
             cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         deadline = time.monotonic() + 60
         self.output = ""
@@ -55,9 +55,12 @@ class Stack:
         return subprocess.run([sys.executable, "-m", "knowledge_dev.client", *args], cwd=ROOT, env=self.env,
                               capture_output=True, text=True, timeout=60)
 
-    def s3(self):
-        return boto3.client("s3", endpoint_url=f"http://127.0.0.1:{self.port}", region_name="us-east-1",
+    def client(self, service):
+        return boto3.client(service, endpoint_url=f"http://127.0.0.1:{self.port}", region_name="us-east-1",
                             aws_access_key_id="local", aws_secret_access_key="local")
+
+    def s3(self):
+        return self.client("s3")
 
 
 @pytest.fixture
@@ -127,3 +130,28 @@ def test_a_port_in_use_is_a_clear_error(stack):
 def test_the_cli_says_when_the_stack_is_not_running(stack):
     result = stack.run_cli("export", "--agent", "store-support", "--out", "x")
     assert result.returncode == 1 and "./run local" in result.stderr
+
+
+def test_a_sent_turn_is_extracted_by_the_real_handler_with_the_scripted_model(stack):
+    banner = stack.start()
+    assert "SCRIPTED model" in banner
+    result = stack.run_cli("send-turn", "events/turn.json")
+    assert result.returncode == 0 and "sent turn turn_0004 of session sess_demo_01" in result.stdout
+    s3 = stack.s3()
+    key = "default/store-support/turns/20261120T140531.000000Z/sess_demo_01/turn_0004.json"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and s3.list_objects_v2(Bucket="local-sessions-bucket").get("KeyCount", 0) == 0:
+        time.sleep(0.2)
+    assert [o["Key"] for o in s3.list_objects_v2(Bucket="local-sessions-bucket")["Contents"]] == [key]
+    stack.stop()
+    assert '"message":"turn processed"' in stack.output and '"sent":2' in stack.output
+    assert "ana.souza" not in stack.output
+
+
+def test_sending_an_invalid_turn_is_refused_before_it_reaches_the_queue(stack, tmp_path):
+    stack.start()
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"tenant": "default"}')
+    result = stack.run_cli("send-turn", str(bad))
+    assert result.returncode == 1 and "agent: Field required" in result.stderr
+    stack.stop()

@@ -26,6 +26,6 @@ def lambda_handler(event, context):
         logger.warning("backfill refused", extra={"error_code": exc.code})
         return {"ok": False, "error": {"code": exc.code, "message": str(exc)}}
     finally:
-        extractor.counters.flush(None, "knowledge-backfill")
+        extractor.counters.flush(service="knowledge-backfill")
     logger.info("backfill done", extra=report.as_dict())
     return {"ok": True, "dry_run": request.dry_run, **report.as_dict()}

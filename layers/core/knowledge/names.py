@@ -8,6 +8,7 @@ from .errors import InvalidName
 
 SLUG_MAX = 64
 _SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+SLUG_SCHEMA = {"pattern": "^[a-z0-9]+(-[a-z0-9]+)*$", "maxLength": SLUG_MAX}
 # Session ids are engine-issued opaque tokens; they are stored in `sources`, never in a key.
 SESSION_ID_MAX = 128
 _SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]*")

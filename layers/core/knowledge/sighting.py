@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .concept import Concept, parse
 from .errors import InvalidConcept, KnowledgeError
-from .names import SESSION_ID_MAX, check_slug
+from .names import SESSION_ID_MAX, SLUG_SCHEMA, check_slug
 from .validation import describe_errors
 
 SIGHTING_MAX_BYTES = 64 * 1024
@@ -26,8 +26,8 @@ class Sighting(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     v: Literal[1] = 1
-    tenant: str
-    agent: str
+    tenant: str = Field(json_schema_extra=SLUG_SCHEMA)
+    agent: str = Field(json_schema_extra=SLUG_SCHEMA)
     session_id: str = Field(max_length=SESSION_ID_MAX, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
     turn_id: str = Field(max_length=SESSION_ID_MAX, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
     concept: str = Field(description="The stamped candidate in the concept format (canonical markdown).")
@@ -76,3 +76,13 @@ def parse_sighting(body: str | bytes) -> Sighting:
     except InvalidConcept as exc:
         raise InvalidSighting(f"concept: {exc}") from None
     return sighting
+
+
+def sighting_schema() -> dict:
+    """The published JSON Schema of a CandidatesQueue message."""
+    schema = Sighting.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["description"] = ("One candidate concept seen in one turn, sent by extraction to the CandidatesQueue "
+                             "(FIFO; MessageGroupId = sha256(tenant/agent/name), MessageDeduplicationId = "
+                             "sha256(tenant/agent/session_id/turn_id/name)).")
+    return schema

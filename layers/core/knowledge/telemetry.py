@@ -5,6 +5,7 @@ Metric values are counts and dimensions are reasons or kinds: never content.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import Counter
 from typing import Optional
@@ -32,6 +33,7 @@ class Counters:
         """Emit each counter as one EMF metric (Powertools), then reset."""
         from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
+        namespace = namespace or os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "Knowledge"
         for (name, dimensions), value in sorted(self.drain().items()):
             with single_metric(name=name, unit=MetricUnit.Count, value=value, namespace=namespace) as metric:
                 if service:

@@ -9,7 +9,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import KnowledgeError
-from .names import SESSION_ID_MAX, check_slug
+from .names import SESSION_ID_MAX, SLUG_SCHEMA, check_slug
 from .validation import describe_errors
 
 ROLES = ("user", "assistant", "system", "tool")
@@ -36,8 +36,8 @@ class Turn(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, title="TurnComplete")
 
-    tenant: str = Field(description='A slug; "default" for a single-store deployment.')
-    agent: str = Field(description="The agent's slug.")
+    tenant: str = Field(description='A slug; "default" for a single-store deployment.', json_schema_extra=SLUG_SCHEMA)
+    agent: str = Field(description="The agent's slug.", json_schema_extra=SLUG_SCHEMA)
     session_id: str = Field(max_length=SESSION_ID_MAX, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
     turn_id: str = Field(max_length=SESSION_ID_MAX, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
     completed_at: datetime = Field(description="When the turn completed, ISO 8601 with a time zone.")
