@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import unicodedata
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Iterable, Optional
@@ -129,14 +128,16 @@ class Concept:
 # ---------------------------------------------------------------- validation
 
 
-def _bad_char(text: str, allow: str = "") -> Optional[str]:
-    for char in text:
-        if char in allow:
-            continue
-        category = unicodedata.category(char)
-        if category in ("Cc", "Cs", "Zl", "Zp") or char in "\ufeff\ufffe\uffff":
-            return f"must not contain the control character U+{ord(char):04X}"
-    return None
+# Control characters (Cc), surrogates (Cs), line and paragraph separators (Zl, Zp), BOM and
+# non-characters: never valid in a concept. Tab and newline are allowed where noted.
+_BAD_CHARS = "\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\ufeff\ufffe\uffff"
+_BAD_IN_LINE = re.compile(f"[{_BAD_CHARS}\\n]")
+_BAD_IN_BODY = re.compile(f"[{_BAD_CHARS}]")
+
+
+def _bad_char(text: str, pattern: re.Pattern) -> Optional[str]:
+    found = pattern.search(text)
+    return f"must not contain the control character U+{ord(found.group()):04X}" if found else None
 
 
 def _validate(c: Concept) -> list[FieldError]:
@@ -159,8 +160,8 @@ def _validate(c: Concept) -> list[FieldError]:
         bad("description", "must be a single line")
     elif len(c.description) > DESCRIPTION_MAX:
         bad("description", f"must be at most {DESCRIPTION_MAX} characters (has {len(c.description)})")
-    elif _bad_char(c.description, allow="\t"):
-        bad("description", _bad_char(c.description, allow="\t") or "")
+    elif _bad_char(c.description, _BAD_IN_LINE):
+        bad("description", _bad_char(c.description, _BAD_IN_LINE) or "")
 
     if c.type not in TYPES:
         bad("type", f"must be one of {', '.join(TYPES)}")
@@ -211,16 +212,23 @@ def _validate(c: Concept) -> list[FieldError]:
         bad("body", "must use \\n line endings")
     elif len(c.body.encode("utf-8", "surrogatepass")) > BODY_MAX_BYTES:
         bad("body", f"must be at most {BODY_MAX_BYTES} bytes")
-    elif _bad_char(c.body, allow="\n\t"):
-        bad("body", _bad_char(c.body, allow="\n\t") or "")
+    elif _bad_char(c.body, _BAD_IN_BODY):
+        bad("body", _bad_char(c.body, _BAD_IN_BODY) or "")
     return errors
 
 
 # ------------------------------------------------------------------- render
 
 
+# Starts with a letter and holds no ':', '#', quote, backslash, flow bracket or tab: such
+# text is a plain scalar in block context, and only the words below would resolve to non-text.
+_SURELY_PLAIN = re.compile(r"[^\W\d_][^:#'\"\\\t\n\r{}\[\]]*")
+
+
 def _plain_ok(text: str) -> bool:
     """True when `text` reads back as the same string, unquoted, in any common YAML parser."""
+    if _SURELY_PLAIN.fullmatch(text) and text[-1] != " " and text.lower() not in _YAML_WORDS:
+        return True
     if not text or text[0] in _PLAIN_FIRST_FORBIDDEN or text[-1] in ": \t":
         return False
     if ": " in text or " #" in text or "\t" in text or text.lower() in _YAML_WORDS:

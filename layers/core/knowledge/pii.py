@@ -110,23 +110,31 @@ def _phone_intl_ok(text: str) -> bool:
     return 8 <= len(_digits(text)) <= 15
 
 
-_DETECTORS: tuple[tuple[str, Callable[[str], Iterator[tuple[int, int]]]], ...] = (
-    ("email", _finder(_EMAIL, lambda s: True)),
-    ("card", _finder(_CARD, lambda s: 13 <= len(_digits(s)) <= 19 and _luhn(_digits(s)))),
-    ("cnpj", _finder(_CNPJ, lambda s: _cnpj_ok(_digits(s)))),
-    ("cpf", _finder(_CPF, lambda s: _cpf_ok(_digits(s)))),
-    ("ip", _finder(_IPV4, _ip_ok)),
-    ("ip", _finder(_IPV6, _ip_ok)),
-    ("phone", _finder(_PHONE_INTL, _phone_intl_ok)),
-    ("phone", _finder(_PHONE_BR, lambda s: True)),
-    ("phone", _finder(_PHONE_BR_PLAIN, lambda s: True)),
+# Cheap pre-check: every number detector needs a run of at least seven digits and
+# separators (e-mail needs an '@', IPv6 two colons). Most text fails all three.
+_NUMERIC_HINT = re.compile(r"\d[\d .()/+-]{5,}\d")
+
+# (kind, what the text must hold for the detector to run, detector)
+_DETECTORS: tuple[tuple[str, str, Callable[[str], Iterator[tuple[int, int]]]], ...] = (
+    ("email", "at", _finder(_EMAIL, lambda s: True)),
+    ("card", "digits", _finder(_CARD, lambda s: 13 <= len(_digits(s)) <= 19 and _luhn(_digits(s)))),
+    ("cnpj", "digits", _finder(_CNPJ, lambda s: _cnpj_ok(_digits(s)))),
+    ("cpf", "digits", _finder(_CPF, lambda s: _cpf_ok(_digits(s)))),
+    ("ip", "digits", _finder(_IPV4, _ip_ok)),
+    ("ip", "colons", _finder(_IPV6, _ip_ok)),
+    ("phone", "digits", _finder(_PHONE_INTL, _phone_intl_ok)),
+    ("phone", "digits", _finder(_PHONE_BR, lambda s: True)),
+    ("phone", "digits", _finder(_PHONE_BR_PLAIN, lambda s: True)),
 )
 
 
 def find(text: str) -> list[Finding]:
     """Every PII finding in `text`, in order, never overlapping."""
+    holds = {"at": "@" in text, "colons": text.count(":") >= 2, "digits": _NUMERIC_HINT.search(text) is not None}
     taken: list[Finding] = []
-    for kind, detector in _DETECTORS:
+    for kind, needs, detector in _DETECTORS:
+        if not holds[needs]:
+            continue
         for start, end in detector(text):
             if not any(start < f.end and f.start < end for f in taken):
                 taken.append(Finding(kind, start, end))

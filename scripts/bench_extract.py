@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Extraction's own cost per turn, excluding the model: gates + PII redaction + stamping.
+
+    .venv/bin/python scripts/bench_extract.py [--runs 500] [--json]
+
+A 20-message turn and a 10-candidate answer (two with PII, two rejected). Prints p50/p95
+per stage and in total; the target is a total p50 of at most 5 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+
+from knowledge.extract import stamp
+from knowledge.gates import EVIDENCE_ROLES, gate
+from knowledge.sighting import Sighting
+from knowledge.turn import parse_turn
+
+LINES = [
+    "Pedidos para CEPs de 13000 a 13999 saem do nosso CD de Campinas e chegam em 1 a 2 dias úteis.",
+    "Compras acima de R$199 têm frete grátis no Sudeste; abaixo disso o frete é calculado no checkout.",
+    "Pedidos pagos até as 14h em dias úteis são despachados no mesmo dia.",
+    "Trocas são aceitas em até 30 dias após a entrega, na embalagem original.",
+    "Parcelamos em até 10x sem juros no cartão, parcela mínima de R$30.",
+]
+
+
+def build_turn() -> str:
+    messages = []
+    for i in range(20):
+        role = "user" if i % 2 == 0 else "assistant"
+        text = LINES[i % len(LINES)] + (f" Meu e-mail é cliente{i}@example.com e meu telefone (11) 98765-43{i:02d}."
+                                        if role == "user" else " Posso ajudar em algo mais?")
+        messages.append({"role": role, "content": text * 3})
+    return json.dumps({"tenant": "default", "agent": "store-support", "session_id": "sess_bench",
+                       "turn_id": "turn_1", "completed_at": "2026-11-20T14:05:31Z", "messages": messages})
+
+
+def build_answer() -> str:
+    items = []
+    for i in range(10):
+        line = LINES[i % len(LINES)]
+        items.append({"name": f"Conceito Número {i}", "description": line[:120],
+                      "type": "fact" if i % 3 else "policy",
+                      "body": (line + " ") * 6 + (" Fale com suporte@loja.com.br ou (11) 3456-7890." if i < 2 else ""),
+                      "evidence": line[10:80] if i != 9 else "não está na conversa de jeito nenhum"})
+    items[8]["provenance"] = "policy"
+    return json.dumps(items, ensure_ascii=False)
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=500)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    body, answer = build_turn(), build_answer()
+    types = ("fact", "policy", "objection")
+    stages: dict[str, list[float]] = {"parse turn": [], "gates + redaction": [], "stamp + render": [], "total": []}
+    accepted = 0
+    for _ in range(args.runs):
+        t0 = time.perf_counter()
+        turn = parse_turn(body)
+        t1 = time.perf_counter()
+        report = gate(answer, turn.text_of(*EVIDENCE_ROLES), types)
+        t2 = time.perf_counter()
+        sightings = [Sighting.of(turn.tenant, turn.agent, turn.session_id, turn.turn_id, stamp(c, turn)).body()
+                     for c in report.candidates]
+        t3 = time.perf_counter()
+        accepted = len(sightings)
+        for name, value in zip(stages, (t1 - t0, t2 - t1, t3 - t2, t3 - t0)):
+            stages[name].append(value * 1000)
+    table = {name: {"p50_ms": statistics.median(v), "p95_ms": percentile(v, 0.95)} for name, v in stages.items()}
+    result = {"runs": args.runs, "messages": 20, "candidates": 10, "accepted": accepted,
+              "rejected": dict(report.rejected), "redacted": dict(report.redacted), "stages": table,
+              "target_total_p50_ms": 5.0, "meets_target": table["total"]["p50_ms"] <= 5.0}
+    if args.json:
+        print(json.dumps(result, indent=1))
+        return 0
+    print(f"extraction without the model: 20-message turn, 10 candidates, {args.runs} runs "
+          f"({accepted} accepted, rejected {dict(report.rejected)}, redacted {dict(report.redacted)})\n")
+    print(f"{'stage':<20} {'p50 ms':>8} {'p95 ms':>8}")
+    for name, row in table.items():
+        print(f"{name:<20} {row['p50_ms']:>8.3f} {row['p95_ms']:>8.3f}")
+    print(f"\ntarget: total p50 <= 5 ms -> {'met' if result['meets_target'] else 'NOT met'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
