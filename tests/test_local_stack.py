@@ -140,11 +140,23 @@ def test_a_sent_turn_is_extracted_by_the_real_handler_with_the_scripted_model(st
     s3 = stack.s3()
     key = "default/store-support/turns/20261120T140531.000000Z/sess_demo_01/turn_0004.json"
     deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and s3.list_objects_v2(Bucket="local-sessions-bucket").get("KeyCount", 0) == 0:
+    archived = {"Prefix": "default/store-support/turns/", "Bucket": "local-sessions-bucket"}
+    while time.monotonic() < deadline and s3.list_objects_v2(**archived).get("KeyCount", 0) == 0:
         time.sleep(0.2)
-    assert [o["Key"] for o in s3.list_objects_v2(Bucket="local-sessions-bucket")["Contents"]] == [key]
+    assert [o["Key"] for o in s3.list_objects_v2(**archived)["Contents"]] == [key]
+    store = ConceptStore(s3, "local-knowledge-bucket")
+    while time.monotonic() < deadline and store.find("default", "store-support", "despacho-no-mesmo-dia") is None:
+        time.sleep(0.2)
+    created = store.get("default", "store-support", "despacho-no-mesmo-dia").concept
+    assert "[email]" in created.body and created.sources == ("sess_demo_01",)
+    while time.monotonic() < deadline and len(store.versions("default", "store-support", "cep-sudeste-cd-campinas")) < 2:
+        time.sleep(0.2)
+    history = stack.run_cli("history", "--agent", "store-support", "cep-sudeste-cd-campinas")
+    reasons = [line.split()[2] for line in history.stdout.splitlines()]
+    assert reasons == ["merged", "created"], history.stdout
     stack.stop()
     assert '"message":"turn processed"' in stack.output and '"sent":2' in stack.output
+    assert '"outcome":"created"' in stack.output and '"outcome":"merged"' in stack.output
     assert "ana.souza" not in stack.output
 
 

@@ -147,9 +147,11 @@ class LocalStack:
         from .handlers import load_handler
         from .poller import Poller
 
-        extract = load_handler("extract")
+        extract, consolidate = load_handler("extract"), load_handler("consolidate")
         pollers = [Poller(sqs, self.queue_urls["TurnCompleteQueue"], extract.lambda_handler, "extract",
-                          batch_size=5)]
+                          batch_size=5),
+                   Poller(sqs, self.queue_urls["CandidatesQueue"], consolidate.lambda_handler, "consolidate",
+                          batch_size=10)]
         for poller in pollers:
             poller.start()
         return pollers
@@ -179,10 +181,12 @@ def _banner(stack: LocalStack) -> str:
              else f"model {stack.env['UTILITY_MODEL']}")
     return f"""
 Knowledge is running locally (moto on {stack.env['AWS_ENDPOINT_URL']}); {where}.
-Extraction: TurnCompleteQueue -> ExtractFunction (the real handler) with the {model}.
+Write path: TurnCompleteQueue -> ExtractFunction -> CandidatesQueue -> ConsolidateFunction (the real
+handlers), with the {model}.
 
 What you can do now, in another terminal:
-  ./run knowledge send-turn events/turn.json       # watch the extract log below: accepted, rejected, redacted
+  ./run knowledge send-turn events/turn.json       # the logs below show what was accepted, rejected, redacted
+  ./run knowledge history --agent {DEMO_AGENT} cep-sudeste-cd-campinas   # then: created, confirmed, ...
   ./run knowledge backfill --agent {DEMO_AGENT} --since 2026-11-01T00:00:00Z --dry-run
   ./run knowledge export --agent {DEMO_AGENT} --out ./export
   ./run knowledge export --agent {DEMO_AGENT} --out ./export --format graphml

@@ -60,6 +60,19 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--dry-run", action="store_true", help="ask the model and gate, but send nothing")
     replay.set_defaults(run=_backfill)
 
+    history = commands.add_parser("history", help="list a concept's versions: when, who, why")
+    history.add_argument("--agent", required=True, type=_slug("agent"))
+    history.add_argument("--tenant", default="default", type=_slug("tenant"))
+    history.add_argument("name", type=_slug("name"))
+    history.set_defaults(run=_history)
+
+    show = commands.add_parser("show", help="print a concept's markdown (or one version of it)")
+    show.add_argument("--agent", required=True, type=_slug("agent"))
+    show.add_argument("--tenant", default="default", type=_slug("tenant"))
+    show.add_argument("--version", help="a version id from `knowledge history`")
+    show.add_argument("name", type=_slug("name"))
+    show.set_defaults(run=_show)
+
     send = commands.add_parser("send-turn", help="send a turn-complete message (JSON file) to the TurnCompleteQueue")
     send.add_argument("file", help="a JSON file in the turn-complete format (see schemas/)")
     send.set_defaults(run=_send_turn)
@@ -81,6 +94,23 @@ def _export(args: argparse.Namespace) -> int:
     print(f"{result.summary()} in {args.out}")
     for name, why in result.skipped.items():
         print(f"skipped {name}: {why}", file=sys.stderr)
+    return 0
+
+
+def _history(args: argparse.Namespace) -> int:
+    for version in _store().versions(args.tenant, args.agent, args.name):
+        when = version.time.strftime("%Y-%m-%d %H:%M:%S")
+        state = "deleted" if version.deleted else f"{version.size} bytes"
+        current = "  (current)" if version.latest else ""
+        print(f"{when}  {version.reason or '?':<13} {version.actor or '?':<24} {state:<12} {version.version_id}{current}")
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    store = _store()
+    stored = (store.read_version(args.tenant, args.agent, args.name, args.version) if args.version
+              else store.get(args.tenant, args.agent, args.name))
+    sys.stdout.write(stored.text)
     return 0
 
 

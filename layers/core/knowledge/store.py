@@ -28,6 +28,8 @@ from .names import check_slug
 REASONS = ("created", "confirmed", "merged", "contradiction", "edit", "restore", "delete")
 _ACTOR = re.compile(r"engine|operator:[A-Za-z0-9._@+:-]{1,128}")
 _VERSION_ID = re.compile(r"[A-Za-z0-9._+=-]{1,1024}")
+_SIGHTING_ID = re.compile(r"[0-9a-f]{16}")
+SIGHTINGS_KEPT = 20  # 20 x 17 characters: well inside S3's 2 KB of user metadata
 CONTENT_TYPE = "text/markdown; charset=utf-8"
 CONFIG_CONTENT_TYPE = "application/yaml; charset=utf-8"
 _NOT_FOUND = {"NoSuchKey", "404", "NotFound", "NoSuchVersion"}
@@ -59,6 +61,7 @@ class StoredConcept:
     last_modified: Optional[datetime] = None
     actor: Optional[str] = None
     reason: Optional[str] = None
+    sightings: tuple[str, ...] = ()
 
     @property
     def text(self) -> str:
@@ -204,17 +207,25 @@ class ConceptStore:
         return bool(answer.get("Versions") or answer.get("DeleteMarkers"))
 
     # ------------------------------------------------------------ writing
-    def create(self, tenant: str, agent: str, concept: Concept, *, actor: str, reason: str = "created") -> StoredConcept:
+    def create(self, tenant: str, agent: str, concept: Concept, *, actor: str, reason: str = "created",
+               sightings: tuple[str, ...] = ()) -> StoredConcept:
         """Write a concept whose name is new (or deleted); Conflict when it already exists."""
         key = concept_key(tenant, agent, concept.name)
-        return self._put(key, concept.name, concept.render().encode("utf-8"), actor, reason, if_none_match=True)
+        return self._put(key, concept.name, concept.render().encode("utf-8"), actor, reason, if_none_match=True,
+                         sightings=sightings)
 
     def replace(
-        self, tenant: str, agent: str, concept: Concept, *, if_match: str, actor: str, reason: str
+        self, tenant: str, agent: str, concept: Concept, *, if_match: str, actor: str, reason: str,
+        sightings: tuple[str, ...] = (),
     ) -> StoredConcept:
-        """Compare-and-swap: write only if the stored ETag is still `if_match`."""
+        """Compare-and-swap: write only if the stored ETag is still `if_match`.
+
+        `sightings` (ids of the latest sightings applied, kept in the version's metadata) let
+        consolidation recognise a sighting it already wrote when its queue message comes back.
+        """
         key = concept_key(tenant, agent, concept.name)
-        return self._put(key, concept.name, concept.render().encode("utf-8"), actor, reason, if_match=if_match)
+        return self._put(key, concept.name, concept.render().encode("utf-8"), actor, reason, if_match=if_match,
+                         sightings=sightings)
 
     def delete(self, tenant: str, agent: str, name: str, *, actor: str) -> str:
         """Add a delete marker (restorable) and record who did it; returns the marker's version id."""
@@ -346,10 +357,14 @@ class ConceptStore:
 
     def _put(
         self, key: str, name: str, data: bytes, actor: str, reason: str, *,
-        if_match: Optional[str] = None, if_none_match: bool = False,
+        if_match: Optional[str] = None, if_none_match: bool = False, sightings: tuple[str, ...] = (),
     ) -> StoredConcept:
         condition: dict[str, str] = {"IfNoneMatch": "*"} if if_none_match else {"IfMatch": if_match or ""}
         metadata = self._metadata(actor, reason)
+        if sightings:
+            if not all(_SIGHTING_ID.fullmatch(s) for s in sightings):
+                raise KnowledgeError("sighting ids must be 16 lowercase hex characters")
+            metadata["sightings"] = ",".join(sightings[-SIGHTINGS_KEPT:])
         try:
             answer = self._call(
                 "put_object", Bucket=self.bucket, Key=key, Body=data, ContentType=CONTENT_TYPE,
@@ -359,15 +374,17 @@ class ConceptStore:
             # 412 (changed or exists) or 404 (IfMatch on a deleted key): tell the caller what is there now.
             current = self._get_or_none(key, name)
             raise Conflict(f"concept {name!r} changed since it was read", current) from None
-        return StoredConcept(name, data, answer["ETag"], answer.get("VersionId"), None, actor, reason)
+        return StoredConcept(name, data, answer["ETag"], answer.get("VersionId"), None, actor, reason,
+                             tuple(sightings[-SIGHTINGS_KEPT:]))
 
     def _get(self, key: str, name: str, version_id: Optional[str] = None) -> StoredConcept:
         kwargs = {"VersionId": version_id} if version_id else {}
         answer = self._call("get_object", Bucket=self.bucket, Key=key, **kwargs)
         meta = answer.get("Metadata", {})
+        sightings = tuple(s for s in meta.get("sightings", "").split(",") if _SIGHTING_ID.fullmatch(s))
         return StoredConcept(
             name, answer["Body"].read(), answer["ETag"], answer.get("VersionId"),
-            answer.get("LastModified"), meta.get("actor"), meta.get("reason"),
+            answer.get("LastModified"), meta.get("actor"), meta.get("reason"), sightings,
         )
 
     def _get_or_none(self, key: str, name: str) -> Optional[StoredConcept]:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from .aws import client
+from .consolidate import Consolidator, SightingLedger
+from .events import EventBridgeEvents
 from .extract import ConfigCache, Extractor, SqsCandidates, TurnArchive
 from .model import ModelCache
 from .settings import Settings
@@ -28,3 +30,16 @@ def extractor(settings: Settings) -> Extractor:
 
 def turn_archive(settings: Settings) -> TurnArchive:
     return TurnArchive(client("s3"), settings.sessions_bucket)
+
+
+def consolidator(settings: Settings) -> Consolidator:
+    s3 = client("s3")
+    store = ConceptStore(s3, settings.knowledge_bucket)
+    return Consolidator(
+        store=store,
+        ledger=SightingLedger(s3, settings.sessions_bucket),
+        events=EventBridgeEvents(client("events"), settings.event_bus_name),
+        configs=ConfigCache(store),
+        models=model_cache(settings),
+        utility_model=settings.utility_model,
+    )

@@ -1,0 +1,52 @@
+"""ConsolidateFunction: CandidatesQueue (FIFO) -> the agent's concepts, by compare-and-swap.
+
+FIFO order is kept per concept: when a sighting fails, it and the later sightings of the
+same concept (message group) in the batch are reported as failures, so nothing overtakes
+it; other concepts go on.
+"""
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+
+from knowledge import wiring
+from knowledge.errors import KnowledgeError
+from knowledge.settings import Settings
+from knowledge.sighting import InvalidSighting, parse_sighting
+
+logger = Logger()
+settings = Settings.from_env(require=("SESSIONS_BUCKET", "EVENT_BUS_NAME"))
+consolidator = wiring.consolidator(settings)
+processor = SqsFifoPartialProcessor(skip_group_on_error=True)
+# As in ExtractFunction: a wholly failed batch is answered, not raised.
+processor.raise_on_entire_batch_failure = False
+
+
+def record_handler(record: SQSRecord) -> None:
+    try:
+        sighting = parse_sighting(record.body)
+    except InvalidSighting as exc:
+        consolidator.counters.count("SightingRejected", reason="invalid_message")
+        logger.warning("sighting message rejected", extra={"message_id": record.message_id, "why": str(exc)})
+        raise
+    logger.append_keys(tenant=sighting.tenant, agent=sighting.agent, session_id=sighting.session_id,
+                       turn_id=sighting.turn_id)
+    try:
+        outcome = consolidator.apply(sighting)
+        logger.info("sighting consolidated", extra={"outcome": outcome.kind, "attempts": outcome.attempts,
+                                                    "verdict": outcome.verdict})
+    except KnowledgeError as exc:
+        consolidator.counters.count("ConsolidationFailed", reason=exc.code)
+        logger.warning("sighting failed; the queue will retry it", extra={"error_code": exc.code})
+        raise
+    finally:
+        logger.remove_keys(["tenant", "agent", "session_id", "turn_id"])
+
+
+@logger.inject_lambda_context
+def lambda_handler(event, context):
+    try:
+        return process_partial_response(event=event, record_handler=record_handler, processor=processor,
+                                        context=context)
+    finally:
+        consolidator.counters.flush(service="knowledge-consolidate")

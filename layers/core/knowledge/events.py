@@ -1,0 +1,43 @@
+"""Events on the EventBridge bus: which concept, never what it says."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Optional, Protocol
+
+from .errors import KnowledgeError
+
+SOURCE = "knowledge"
+LEARNED, CONFLICT, RETRIEVED = "knowledge_learned", "knowledge_conflict", "knowledge_retrieved"
+
+
+class EventPublishError(KnowledgeError):
+    code = "event_publish_failed"
+
+
+class Events(Protocol):
+    def publish(self, detail_type: str, detail: dict[str, str]) -> None: ...
+
+
+def detail(tenant: str, agent: str, name: str, type: str, *, outcome: Optional[str] = None,
+           session_id: Optional[str] = None) -> dict[str, str]:
+    """The only fields an event carries: identifiers and the outcome."""
+    out = {"tenant": tenant, "agent": agent, "name": name, "type": type}
+    if outcome:
+        out["outcome"] = outcome
+    if session_id:
+        out["session_id"] = session_id
+    return out
+
+
+class EventBridgeEvents:
+    def __init__(self, events_client: Any, bus_name: str):
+        self._events, self.bus_name = events_client, bus_name
+
+    def publish(self, detail_type: str, detail: dict[str, str]) -> None:
+        answer = self._events.put_events(Entries=[{
+            "Source": SOURCE, "DetailType": detail_type, "Detail": json.dumps(detail), "EventBusName": self.bus_name,
+        }])
+        if answer.get("FailedEntryCount"):
+            codes = sorted({e.get("ErrorCode", "?") for e in answer.get("Entries", []) if e.get("ErrorCode")})
+            raise EventPublishError(f"event not published ({', '.join(codes)})")
