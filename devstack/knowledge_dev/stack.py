@@ -187,6 +187,8 @@ handlers), with the {model}.
 What you can do now, in another terminal:
   ./run knowledge send-turn events/turn.json       # the logs below show what was accepted, rejected, redacted
   ./run knowledge history --agent {DEMO_AGENT} cep-sudeste-cd-campinas   # then: created, confirmed, ...
+  ./run knowledge retrieve --agent {DEMO_AGENT} "Moro em Campinas, o frete é grátis?"   # the <knowledge> block
+  ./run knowledge load --agent {DEMO_AGENT} cep-sudeste-cd-campinas                     # load_knowledge
   ./run knowledge backfill --agent {DEMO_AGENT} --since 2026-11-01T00:00:00Z --dry-run
   ./run knowledge export --agent {DEMO_AGENT} --out ./export
   ./run knowledge export --agent {DEMO_AGENT} --out ./export --format graphml

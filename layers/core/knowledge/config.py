@@ -18,12 +18,19 @@ logger = logging.getLogger(__name__)
 ConceptType = Literal["fact", "entity", "procedure", "policy", "objection"]
 CONFIG_MAX_BYTES = 32 * 1024
 PROMPT_MAX = 4000
+DEFAULT_MIN_SCORE = 1.0
 
 
 class KnowledgeConfig(BaseModel):
     """The `knowledge:` block. A present block with no keys turns extraction and retrieval on."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    @field_validator("min_score", mode="before")
+    @classmethod
+    def _number(cls, value: object) -> object:
+        # strict mode refuses an int for a float; a whole number is still a number here
+        return float(value) if isinstance(value, int) and not isinstance(value, bool) else value
 
     extract: bool = True
     retrieve: bool = True
@@ -32,6 +39,8 @@ class KnowledgeConfig(BaseModel):
     prompt: Optional[str] = Field(default=None, max_length=PROMPT_MAX)
     model: Optional[str] = None
     index: Literal["scan", "fts5"] = "scan"
+    # BM25 score a concept needs to be injected: keeps "oi, tudo bem?" from injecting anything.
+    min_score: float = Field(default=DEFAULT_MIN_SCORE, ge=0, le=100)
 
     @field_validator("types", mode="before")
     @classmethod

@@ -31,6 +31,9 @@ class Counters:
 
     def flush(self, namespace: Optional[str] = None, service: Optional[str] = None) -> None:
         """Emit each counter as one EMF metric (Powertools), then reset."""
+        if os.environ.get("POWERTOOLS_METRICS_DISABLED", "").lower() in ("1", "true"):
+            self.drain()
+            return
         from aws_lambda_powertools.metrics import MetricUnit, single_metric
 
         namespace = namespace or os.environ.get("POWERTOOLS_METRICS_NAMESPACE") or "Knowledge"

@@ -6,6 +6,7 @@ from .aws import client
 from .consolidate import Consolidator, SightingLedger
 from .events import EventBridgeEvents
 from .extract import ConfigCache, Extractor, SqsCandidates, TurnArchive
+from .retrieve import Retriever
 from .model import ModelCache
 from .settings import Settings
 from .store import ConceptStore
@@ -43,3 +44,9 @@ def consolidator(settings: Settings) -> Consolidator:
         models=model_cache(settings),
         utility_model=settings.utility_model,
     )
+
+
+def retriever(settings: Settings) -> Retriever:
+    return Retriever(ConceptStore(client("s3"), settings.knowledge_bucket),
+                     EventBridgeEvents(client("events"), settings.event_bus_name),
+                     refresh_seconds=settings.refresh_seconds)

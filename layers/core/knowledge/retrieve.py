@@ -1,0 +1,226 @@
+"""Retrieval: the per-turn <knowledge> block and the load_knowledge tool, from a warm index.
+
+The container keeps one index per agent. At most once per refresh window it lists the
+agent's concepts (and re-checks its knowledge.yaml with a conditional GET); only changed
+concepts are fetched (in parallel) and parsed, deleted ones are dropped. Between
+refreshes a call makes no S3 request at all.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+from xml.sax.saxutils import escape, quoteattr
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .config import KnowledgeConfig
+from .errors import InvalidConcept, KnowledgeError, NotFound
+from .events import RETRIEVED, Events, detail
+from .names import SESSION_ID_MAX, SLUG_MAX, SLUG_SCHEMA, check_slug, is_slug
+from .search import MIN_COVERAGE, Hit, Index
+from .store import ConceptStore, NotModified
+from .telemetry import Counters
+from .validation import describe_errors
+
+PRIORITY = 77
+_QUOTE = {'"': "&quot;"}  # escape() covers & < >; quotes too, so nothing in the block looks like markup
+MESSAGE_MAX_CHARS = 8000
+INSTRUCTION = (
+    "If the customer's question needs more than the summary above, call\n"
+    '`load_knowledge("name")` FIRST — before any other lookup for that topic.'
+)
+NOT_POLICY = (
+    "This is learned from past conversations, not official policy: never state\n"
+    'a `provenance="observed"` concept to the customer as a guarantee.'
+)
+TOOL = {
+    "name": "load_knowledge",
+    "description": ("Load the full text of one concept listed in the <knowledge> block. Call it FIRST, "
+                    "before any other lookup, when the customer's question needs more than the summary."),
+    "input_schema": {
+        "type": "object",
+        "properties": {"name": {"type": "string", "description": "the concept's name, as in the block",
+                                **SLUG_SCHEMA}},
+        "required": ["name"],
+        "additionalProperties": False,
+    },
+}
+
+
+class InvalidRequest(KnowledgeError, ValueError):
+    code = "invalid_request"
+
+
+class _Base(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tenant: str = Field(default="default", json_schema_extra=SLUG_SCHEMA)
+    agent: str = Field(json_schema_extra=SLUG_SCHEMA)
+    session_id: str = Field(max_length=SESSION_ID_MAX, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
+
+    @field_validator("tenant", "agent")
+    @classmethod
+    def _slug(cls, value: str, info: Any) -> str:
+        return check_slug(info.field_name, value)
+
+
+class RetrieveRequest(_Base):
+    message: str = Field(max_length=MESSAGE_MAX_CHARS)
+
+
+class LoadRequest(_Base):
+    action: str = Field(pattern="^load_knowledge$")
+    name: str = Field(max_length=200)
+
+
+def parse_request(event: Any) -> RetrieveRequest | LoadRequest:
+    if not isinstance(event, dict):
+        raise InvalidRequest("the event must be a JSON object")
+    model = LoadRequest if "action" in event else RetrieveRequest
+    if "action" in event and event.get("action") != "load_knowledge":
+        raise InvalidRequest("action: the only action is load_knowledge")
+    try:
+        return model.model_validate(event)
+    except ValidationError as exc:
+        raise InvalidRequest("; ".join(describe_errors(exc))) from None
+
+
+@dataclass(frozen=True)
+class Injected:
+    hit: Hit
+    linked: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        concept = self.hit.doc.concept
+        return {"name": self.hit.name, "score": self.hit.score, "confidence": concept.confidence,
+                "provenance": concept.provenance, "linked": self.linked}
+
+
+def render_block(injected: list[Injected]) -> str:
+    """Seed 000's level-1 block: summaries only, then the ordered instruction."""
+    if not injected:
+        return ""
+    lines = ["<knowledge>"]
+    for item in injected:
+        c = item.hit.doc.concept
+        lines.append(f"  <concept name={quoteattr(c.name)} confidence=\"{c.confidence:.2f}\" "
+                     f"provenance={quoteattr(c.provenance)}>{escape(c.description, _QUOTE)}</concept>")
+    lines += ["</knowledge>", "", INSTRUCTION]
+    if any(item.hit.doc.concept.provenance == "observed" for item in injected):
+        lines.append(NOT_POLICY)
+    return "\n".join(lines)
+
+
+def select(index: Index, message: str, config: KnowledgeConfig) -> list[Injected]:
+    """The top_k matches, then one hop of their [[links]] (capped at top_k again), no duplicates."""
+    matches = index.search(message, config.top_k, config.min_score, MIN_COVERAGE)
+    chosen = {hit.name for hit in matches}
+    injected = [Injected(hit, False) for hit in matches]
+    linked: list[Injected] = []
+    for hit in matches:
+        for name in hit.doc.concept.links:
+            if len(linked) >= config.top_k:
+                break
+            doc = index.docs.get(name)
+            if doc is not None and name not in chosen:
+                chosen.add(name)
+                linked.append(Injected(Hit(name, 0.0, doc), True))
+    return injected + linked
+
+
+@dataclass
+class AgentKnowledge:
+    config: Optional[KnowledgeConfig] = None
+    config_etag: Optional[str] = None
+    index: Index = field(default_factory=Index)
+    refreshed_at: float = float("-inf")
+    unreadable: dict[str, str] = field(default_factory=dict)  # name -> ETag that did not parse
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class Retriever:
+    def __init__(self, store: ConceptStore, events: Events, *, refresh_seconds: float = 5.0,
+                 counters: Optional[Counters] = None, clock: Callable[[], float] = time.monotonic):
+        self._store, self._events = store, events
+        self.refresh_seconds = refresh_seconds
+        self.counters = counters or Counters()
+        self._clock = clock
+        self._agents: dict[tuple[str, str], AgentKnowledge] = {}
+        self._agents_lock = threading.Lock()
+
+    # ------------------------------------------------------------ the two calls
+    def retrieve(self, request: RetrieveRequest) -> dict[str, Any]:
+        knowledge = self.knowledge(request.tenant, request.agent)
+        config = knowledge.config
+        if config is None or not config.retrieve:
+            return {"block": "", "concepts": [], "priority": PRIORITY, "tool": None}
+        injected = select(knowledge.index, request.message, config)
+        self.counters.count("BlockInjected" if injected else "BlockEmpty")
+        return {"block": render_block(injected), "concepts": [i.as_dict() for i in injected],
+                "priority": PRIORITY, "tool": TOOL}
+
+    def load(self, request: LoadRequest) -> dict[str, Any]:
+        if not is_slug(request.name):
+            raise NotFound(f"no such concept: {request.name[:SLUG_MAX]!r} is not a concept name")
+        knowledge = self.knowledge(request.tenant, request.agent)
+        if knowledge.config is None or not knowledge.config.retrieve:
+            raise NotFound("retrieval is off for this agent")
+        doc = knowledge.index.docs.get(request.name)
+        if doc is None:
+            raise NotFound(f"no such concept: {request.name}")
+        concept = doc.concept
+        self._events.publish(RETRIEVED, detail(request.tenant, request.agent, concept.name, concept.type,
+                                               session_id=request.session_id))
+        self.counters.count("KnowledgeRetrieved", tenant=request.tenant, agent=request.agent)
+        return {"name": concept.name, "markdown": doc.data.decode("utf-8"), "concept": {
+            "name": concept.name, "description": concept.description, "type": concept.type,
+            "provenance": concept.provenance, "confidence": concept.confidence, "sources": list(concept.sources),
+            "occurrences": concept.occurrences, "created_at": concept.created_at.isoformat().replace("+00:00", "Z"),
+            "updated_at": concept.updated_at.isoformat().replace("+00:00", "Z"), "body": concept.body,
+            "conflict": concept.in_conflict}}
+
+    # ------------------------------------------------------------ the warm index
+    def knowledge(self, tenant: str, agent: str) -> AgentKnowledge:
+        """The agent's config and index, refreshed when the window has passed."""
+        with self._agents_lock:
+            knowledge = self._agents.setdefault((tenant, agent), AgentKnowledge())
+        if self._clock() - knowledge.refreshed_at < self.refresh_seconds:
+            return knowledge
+        with knowledge.lock:
+            if self._clock() - knowledge.refreshed_at >= self.refresh_seconds:
+                self._refresh(tenant, agent, knowledge)
+                knowledge.refreshed_at = self._clock()
+        return knowledge
+
+    def _refresh(self, tenant: str, agent: str, knowledge: AgentKnowledge) -> None:
+        try:
+            stored = self._store.get_config(tenant, agent, unless_etag=knowledge.config_etag)
+        except NotModified:
+            pass
+        else:
+            knowledge.config = stored.config if stored else None
+            knowledge.config_etag = stored.etag if stored else None
+        if knowledge.config is None or not knowledge.config.retrieve:
+            if len(knowledge.index):
+                knowledge.index = Index()
+            return
+        index = knowledge.index
+        listing = {item.name: item.etag for item in self._store.list(tenant, agent)}
+        for name in [name for name in index.docs if name not in listing]:
+            index.remove(name)
+        changed = [name for name, etag in listing.items()
+                   if index.etag(name) != etag and knowledge.unreadable.get(name) != etag]
+        for stored_concept in self._store.fetch_many(tenant, agent, changed):
+            if stored_concept is None:
+                continue
+            try:
+                index.upsert(stored_concept.name, stored_concept.etag, stored_concept.concept, stored_concept.data)
+            except InvalidConcept:
+                index.remove(stored_concept.name)
+                knowledge.unreadable[stored_concept.name] = stored_concept.etag
+                self.counters.count("ConceptUnreadable")
+        index.settle()
+        self.counters.count("IndexRefreshed")

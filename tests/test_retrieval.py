@@ -1,0 +1,222 @@
+"""Retrieval: the exact block, ranking quality, links, the warm index and its freshness."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+
+import boto3
+import pytest
+
+from conftest import DEMO, ROOT, make_concept
+from knowledge.config import parse_config
+from knowledge.concept import parse
+from knowledge.retrieve import RetrieveRequest, LoadRequest, Retriever, render_block, select
+from knowledge.search import Index
+from knowledge.store import ConceptStore
+
+T, A = "default", "store-support"
+
+
+def index_of(*concepts):
+    index = Index()
+    for concept in concepts:
+        index.upsert(concept.name, "etag", concept, concept.render().encode())
+    index.settle()
+    return index
+
+
+def demo_index():
+    return index_of(*(parse(p.read_text()) for p in sorted(DEMO.glob("*.md"))))
+
+
+CONFIG = parse_config((DEMO / "knowledge.yaml").read_text())
+
+
+def test_the_block_has_the_seeds_exact_shape():
+    injected = select(demo_index(), "Moro em Campinas, o frete é grátis?", CONFIG)
+    assert render_block(injected) == (
+        "<knowledge>\n"
+        '  <concept name="cep-sudeste-cd-campinas" confidence="0.70" provenance="observed">'
+        "CEPs 13xxx-13999 ship from the Campinas DC, 1-2 business days.</concept>\n"
+        '  <concept name="frete-gratis-acima-199" confidence="0.95" provenance="policy">'
+        "Frete grátis para compras acima de R$199 nas regiões Sul e Sudeste.</concept>\n"
+        '  <concept name="objecao-frete-caro" confidence="0.60" provenance="observed">'
+        "Customers hesitate when shipping costs more than 15% of the cart.</concept>\n"
+        "</knowledge>\n"
+        "\n"
+        "If the customer's question needs more than the summary above, call\n"
+        '`load_knowledge("name")` FIRST — before any other lookup for that topic.\n'
+        "This is learned from past conversations, not official policy: never state\n"
+        'a `provenance="observed"` concept to the customer as a guarantee.')
+
+
+def test_the_warning_appears_only_with_an_observed_concept():
+    policy_only = select(demo_index(), "posso trocar o produto em 30 dias?", CONFIG)
+    assert [i.hit.name for i in policy_only] == ["troca-em-30-dias", "rastreio-pedido"]
+    block = render_block([i for i in policy_only if not i.linked])
+    assert "not official policy" not in block and block.endswith("before any other lookup for that topic.")
+    assert "not official policy" in render_block(policy_only)  # the linked concept is observed
+
+
+def test_hostile_text_is_escaped():
+    hostile = make_concept("evil", description='"><script>alert(1)</script> & \'x\'', body="frete evil script")
+    block = render_block(select(index_of(hostile), "frete evil script", CONFIG))
+    assert '<concept name="evil" confidence="0.60" provenance="observed">' in block
+    assert "&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt; &amp; 'x'</concept>" in block
+    assert "<script>" not in block
+
+
+@pytest.mark.parametrize("message", ["oi, tudo bem?", "qual é a capital da França?", "bom dia!", "ok"])
+def test_small_talk_injects_nothing(message):
+    assert select(demo_index(), message, CONFIG) == []
+
+
+def test_matching_survives_accents_and_inflection():
+    index = demo_index()
+    assert index.search("frete gratis", 1)[0].name == "frete-gratis-acima-199"
+    assert index.search("quero trocas", 1)[0].name == "troca-em-30-dias"
+    assert index.search("installment", 1)[0].name == "parcelamento-sem-juros-10x"
+
+
+def test_links_are_one_hop_capped_and_never_duplicated():
+    a = make_concept("a-frete", description="frete campinas", body="See [[b-link]], [[c-link]], [[missing]], [[a-frete]].")
+    b = make_concept("b-link", description="unrelated b", body="Goes on to [[d-far]].")
+    c = make_concept("c-link", description="unrelated c", body="c")
+    d = make_concept("d-far", description="unrelated d", body="d")
+    config = parse_config("knowledge:\n  top_k: 1\n  min_score: 0\n")
+    injected = select(index_of(a, b, c, d), "frete campinas", config)
+    assert [(i.hit.name, i.linked) for i in injected] == [("a-frete", False), ("b-link", True)]
+    wide = select(index_of(a, b, c, d), "frete campinas", parse_config("knowledge:\n  top_k: 5\n  min_score: 0\n"))
+    assert [i.hit.name for i in wide] == ["a-frete", "b-link", "c-link"]  # no d-far: one hop only
+
+
+def test_recency_breaks_ties():
+    from datetime import datetime, timezone
+
+    older = make_concept("older", description="frete campinas", body="x")
+    newer = make_concept("newer", description="frete campinas", body="x",
+                         updated_at=datetime(2026, 10, 1, tzinfo=timezone.utc))
+    assert [h.name for h in index_of(older, newer).search("frete campinas", 2)] == ["newer", "older"]
+
+
+def test_the_labelled_set_beats_plain_term_overlap_on_every_measure():
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "retrieval_report.py"), "--json"],
+                            capture_output=True, text=True, check=True)
+    report = json.loads(result.stdout)["rankers"]
+    ours, baseline = report["bm25"], report["overlap"]
+    assert ours["hit_at_5"] > baseline["hit_at_5"] and ours["mrr"] > baseline["mrr"]
+    assert ours["off_topic_injecting"] < baseline["off_topic_injecting"]
+    assert ours["hit_at_5"] >= 0.85 and ours["mrr"] >= 0.8 and ours["off_topic_injecting"] <= 0.15
+
+
+# ------------------------------------------------------------------ the warm index
+
+
+class Clock:
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+class Events:
+    def __init__(self):
+        self.published = []
+
+    def publish(self, detail_type, detail):
+        self.published.append((detail_type, detail))
+
+
+@pytest.fixture
+def counted(moto_endpoint, bucket):
+    """A store whose S3 requests are counted."""
+    s3 = boto3.client("s3", endpoint_url=moto_endpoint, region_name="us-east-1")
+    calls = Counter()
+    s3.meta.events.register("before-send.s3", lambda **kwargs: calls.update(["s3"]))
+    store = ConceptStore(s3, bucket)
+    store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
+    for path in sorted(DEMO.glob("*.md")):
+        store.create(T, A, parse(path.read_text()), actor="engine")
+    calls.clear()
+    return store, calls
+
+
+def ask(retriever, message="Moro em Campinas, o frete é grátis?"):
+    return retriever.retrieve(RetrieveRequest(agent=A, session_id="s1", message=message))
+
+
+def test_between_refreshes_a_warm_call_makes_no_s3_request(counted):
+    store, calls = counted
+    clock = Clock()
+    retriever = Retriever(store, Events(), refresh_seconds=5, clock=clock)
+    ask(retriever)
+    cold = calls["s3"]
+    assert cold == 2 + 7  # config, one listing, and the seven concepts
+    for _ in range(20):
+        clock.now += 0.2
+        ask(retriever)
+    assert calls["s3"] == cold
+    clock.now += 5
+    ask(retriever)
+    assert calls["s3"] == cold + 2  # a conditional config read and a listing; nothing changed
+
+
+def test_new_changed_and_deleted_concepts_are_seen_after_the_window(counted):
+    store, calls = counted
+    clock = Clock()
+    retriever = Retriever(store, Events(), refresh_seconds=5, clock=clock)
+    assert "cep-sudeste-cd-campinas" in ask(retriever)["block"]
+    current = store.get(T, A, "cep-sudeste-cd-campinas")
+    store.replace(T, A, current.concept.replace(description="Campinas DC now ships next day."),
+                  if_match=current.etag, actor="operator:ana", reason="edit")
+    store.delete(T, A, "objecao-frete-caro", actor="operator:ana")
+    store.create(T, A, make_concept("frete-campinas-sabado", description="Campinas frete also on Saturdays.",
+                                    body="Frete to Campinas ships on Saturdays too."), actor="engine")
+    assert "Campinas DC now ships next day." not in ask(retriever)["block"]  # still inside the window
+    clock.now += 5
+    before = calls["s3"]
+    block = ask(retriever)["block"]
+    assert "Campinas DC now ships next day." in block and "frete-campinas-sabado" in block
+    assert "objecao-frete-caro" not in block
+    assert calls["s3"] - before == 2 + 2  # config + listing + only the two changed objects
+
+
+def test_retrieval_off_or_no_config_gives_an_empty_answer(counted):
+    store, _ = counted
+    retriever = Retriever(store, Events(), refresh_seconds=0)
+    assert ask(retriever)["block"]
+    store.put_config(T, A, "knowledge:\n  retrieve: false\n", actor="operator:ana",
+                     if_match=store.get_config(T, A).etag)
+    assert ask(retriever) == {"block": "", "concepts": [], "priority": 77, "tool": None}
+    nobody = retriever.retrieve(RetrieveRequest(agent="nobody", session_id="s1", message="frete"))
+    assert nobody["block"] == "" and nobody["concepts"] == []
+
+
+def test_load_knowledge_returns_the_concept_and_publishes_the_adoption_event(counted):
+    store, _ = counted
+    events = Events()
+    retriever = Retriever(store, events)
+    answer = retriever.load(LoadRequest(action="load_knowledge", agent=A, session_id="sess_9",
+                                        name="cep-sudeste-cd-campinas"))
+    assert answer["markdown"] == (DEMO / "cep-sudeste-cd-campinas.md").read_text()
+    assert answer["concept"]["confidence"] == 0.7 and answer["concept"]["conflict"] is False
+    assert events.published == [("knowledge_retrieved", {"tenant": T, "agent": A, "name": "cep-sudeste-cd-campinas",
+                                                         "type": "fact", "session_id": "sess_9"})]
+    assert retriever.counters.get("KnowledgeRetrieved", tenant=T, agent=A) == 1
+
+
+def test_an_unreadable_concept_is_left_out_and_not_fetched_again(counted, s3, bucket):
+    store, calls = counted
+    s3.put_object(Bucket=bucket, Key="agents/default/store-support/concepts/broken.md", Body=b"not a concept")
+    clock = Clock()
+    retriever = Retriever(store, Events(), refresh_seconds=5, clock=clock)
+    ask(retriever)
+    clock.now += 5
+    before = calls["s3"]
+    ask(retriever)
+    assert calls["s3"] - before == 2
+    assert "broken" not in retriever.knowledge(T, A).index.docs

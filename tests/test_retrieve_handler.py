@@ -1,0 +1,88 @@
+"""RetrieveFunction through the same events/ that `sam local invoke` uses."""
+
+from __future__ import annotations
+
+import json
+import uuid
+
+import boto3
+import pytest
+
+from conftest import DEMO, LambdaContext, drain, load_event, load_handler, new_queue
+from knowledge.concept import parse
+
+T, A = "default", "store-support"
+
+
+@pytest.fixture
+def bus(moto_endpoint, sqs):
+    events = boto3.client("events", endpoint_url=moto_endpoint, region_name="us-east-1")
+    name = f"bus-{uuid.uuid4().hex[:8]}"
+    events.create_event_bus(Name=name)
+    queue = new_queue(sqs)
+    arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    events.put_rule(Name="all", EventBusName=name, EventPattern=json.dumps({"source": ["knowledge"]}))
+    events.put_targets(Rule="all", EventBusName=name, Targets=[{"Id": "q", "Arn": arn}])
+    return {"name": name, "queue": queue}
+
+
+@pytest.fixture
+def retrieve(monkeypatch, store, bucket, bus):
+    store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
+    for path in sorted(DEMO.glob("*.md")):
+        store.create(T, A, parse(path.read_text()), actor="engine")
+    return load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"],
+                        POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}")
+
+
+def test_the_retrieve_event_gets_the_block_the_ranked_concepts_and_the_tool(retrieve):
+    answer = retrieve.lambda_handler(load_event("retrieve.json"), LambdaContext())
+    assert answer["priority"] == 77
+    assert answer["block"].startswith("<knowledge>\n  <concept name=\"cep-sudeste-cd-campinas\"")
+    first = answer["concepts"][0]
+    assert first["name"] == "cep-sudeste-cd-campinas" and first["linked"] is False
+    assert set(first) == {"name", "score", "confidence", "provenance", "linked"}
+    assert answer["tool"]["name"] == "load_knowledge"
+    assert answer["tool"]["input_schema"]["required"] == ["name"]
+    assert [c["score"] for c in answer["concepts"] if not c["linked"]] == sorted(
+        [c["score"] for c in answer["concepts"] if not c["linked"]], reverse=True)
+
+
+def test_load_knowledge_returns_the_full_concept_and_an_event(retrieve, sqs, bus, capsys):
+    answer = retrieve.lambda_handler(load_event("load-knowledge.json"), LambdaContext())
+    assert answer["markdown"] == (DEMO / "cep-sudeste-cd-campinas.md").read_text()
+    assert answer["concept"]["body"].startswith("Orders to CEP range 13000-13999")
+    [event] = [json.loads(m["Body"]) for m in drain(sqs, bus["queue"])]
+    assert event["detail-type"] == "knowledge_retrieved"
+    assert event["detail"] == {"tenant": T, "agent": A, "name": "cep-sudeste-cd-campinas", "type": "fact",
+                               "session_id": "sess_demo_02"}
+    metrics = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"KnowledgeRetrieved"' in line]
+    assert metrics and metrics[0]["agent"] == A and metrics[0]["tenant"] == T
+
+
+@pytest.mark.parametrize("name", ["nao-existe", "../etc/passwd", "UPPER"])
+def test_an_unknown_or_malformed_name_is_a_clear_no_such_concept(retrieve, name, sqs, bus):
+    event = {**load_event("load-knowledge.json"), "name": name}
+    answer = retrieve.lambda_handler(event, LambdaContext())
+    assert answer["error"]["code"] == "not_found" and "no such concept" in answer["error"]["message"]
+    assert drain(sqs, bus["queue"]) == []
+
+
+@pytest.mark.parametrize("event, fragment", [
+    ({"agent": A, "session_id": "s1"}, "message: Field required"),
+    ({"agent": "Store Support", "session_id": "s1", "message": "oi"}, "agent: must be lowercase"),
+    ({"agent": A, "session_id": "s1", "message": "x" * 8001}, "message: String should have at most 8000"),
+    ({"agent": A, "session_id": "s 1", "message": "oi"}, "session_id"),
+    ({"action": "delete_everything", "agent": A, "session_id": "s1", "name": "x"}, "the only action is load_knowledge"),
+    ({"agent": A, "session_id": "s1", "message": "oi", "extra": 1}, "extra: unknown key"),
+    ([1, 2], "must be a JSON object"),
+])
+def test_bad_payloads_get_a_clear_error_not_a_stack_trace(retrieve, event, fragment):
+    answer = retrieve.lambda_handler(event, LambdaContext())
+    assert answer["error"]["code"] == "invalid_request" and fragment in answer["error"]["message"]
+
+
+def test_small_talk_gets_an_empty_block(retrieve):
+    event = {**load_event("retrieve.json"), "message": "oi, tudo bem?"}
+    answer = retrieve.lambda_handler(event, LambdaContext())
+    assert answer["block"] == "" and answer["concepts"] == [] and answer["priority"] == 77
