@@ -220,3 +220,56 @@ def test_an_unreadable_concept_is_left_out_and_not_fetched_again(counted, s3, bu
     ask(retriever)
     assert calls["s3"] - before == 2
     assert "broken" not in retriever.knowledge(T, A).index.docs
+
+
+# ------------------------------------------------------------------ the index under change
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+WORDS = ["frete", "grátis", "campinas", "troca", "pix", "boleto", "prazo", "entrega", "cupom", "garantia",
+         "sofá", "colchão", "parcelas", "reembolso", "montagem", "loja"]
+_text = st.lists(st.sampled_from(WORDS), min_size=1, max_size=12).map(" ".join)
+_op = st.tuples(st.sampled_from(["put", "put", "put", "delete"]), st.integers(0, 7), _text, _text)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_op, min_size=1, max_size=60), st.lists(_text, min_size=1, max_size=4))
+def test_an_index_changed_one_concept_at_a_time_ranks_like_one_built_fresh(ops, questions):
+    live = Index()
+    final = {}
+    for op, number, description, body in ops:
+        name = f"c-{number}"
+        if op == "delete":
+            live.remove(name)
+            final.pop(name, None)
+        else:
+            concept = make_concept(name, description=description, body=body)
+            live.upsert(name, f"e{len(final)}", concept, b"")
+            final[name] = concept
+        if number % 3 == 0:
+            live.settle()  # sometimes between changes, as refreshes do
+    fresh = index_of(*final.values())
+    live.settle()
+    assert set(live.docs) == set(fresh.docs)
+    for question in questions:
+        ours = [(h.name, h.score) for h in live.search(question, 5)]
+        theirs = [(h.name, h.score) for h in fresh.search(question, 5)]
+        assert {n for n, _ in ours} <= set(final)  # a deleted concept is never found
+        assert len(ours) == len(theirs)
+        # Weights follow the average length only when it drifts by more than 10%, so scores
+        # may differ a little from a fresh build, and near-ties may swap: never more.
+        for (_, mine), (_, fresh_score) in zip(ours, theirs):
+            assert abs(mine - fresh_score) <= 0.15 * fresh_score + 1e-6
+
+
+def test_many_deletions_compact_the_postings():
+    index = Index()
+    for i in range(300):
+        index.upsert(f"c-{i}", "e", make_concept(f"c-{i}", description=f"frete campinas {i}", body="texto " * 9 + "fim"), b"")
+    index.settle()
+    for i in range(250):
+        index.remove(f"c-{i}")
+    index.settle()
+    assert len(index) == 50 and index._dead_postings == 0 and len(index._by_slot) == 50
+    assert {h.name for h in index.search("frete campinas", 60)} == {f"c-{i}" for i in range(250, 300)}

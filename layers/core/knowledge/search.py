@@ -12,17 +12,19 @@ from __future__ import annotations
 import heapq
 import math
 import re
+import sys
 import unicodedata
+from array import array
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
+import numpy as np
 import snowballstemmer
 
 from .concept import Concept
 
 K1, B = 1.2, 0.75
 FIELD_WEIGHTS = (("name", 3), ("description", 2), ("body", 1))
-REWEIGHT_DRIFT = 0.10
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 STOPWORDS = frozenset("""
@@ -87,14 +89,15 @@ def plain_words(text: str) -> set[str]:
 
 @dataclass(frozen=True)
 class Doc:
-    """What the index keeps of one concept."""
+    """What the index keeps of one concept: its text, and its terms with their weighted counts."""
 
     name: str
     etag: str
     concept: Concept
     data: bytes
+    slot: int
     length: float
-    tf: dict[str, float]
+    terms: tuple[str, ...]
     recency: float
 
 
@@ -106,7 +109,7 @@ class Hit:
     coverage: float = 1.0
 
 
-def _document(name: str, etag: str, concept: Concept, data: bytes) -> Doc:
+def _analyze(concept: Concept) -> tuple[dict[str, float], float]:
     tf: dict[str, float] = {}
     length = 0.0
     fields = {"name": concept.name.replace("-", " "), "description": concept.description, "body": concept.body}
@@ -114,17 +117,48 @@ def _document(name: str, etag: str, concept: Concept, data: bytes) -> Doc:
         for term in terms(fields[field]):
             tf[term] = tf.get(term, 0.0) + weight
             length += weight
-    return Doc(name, etag, concept, data, length, tf, concept.updated_at.timestamp())
+    return tf, length
+
+
+class _Postings:
+    """One term's postings: slots and BM25 weights as numpy arrays, plus appends not yet merged."""
+
+    __slots__ = ("slots", "weights", "pending", "live")
+
+    def __init__(self) -> None:
+        self.slots = np.zeros(0, dtype=np.int32)
+        self.weights = np.zeros(0, dtype=np.float32)
+        self.pending: list[tuple[int, float]] = []  # (slot, weighted term count)
+        self.live = 0
+
+
+def _weight(tf: float, norm: float) -> float:
+    return tf * (K1 + 1) / (tf + norm)
 
 
 class Index:
-    """One agent's concepts, searchable. Not thread-safe: one request at a time per container."""
+    """One agent's concepts, searchable.
+
+    Each posting keeps its BM25 term weight (idf is applied per query, from the live
+    document frequency), so a query is a handful of vectorised numpy operations per query
+    word. Changes touch only the changed concept's postings; a removed concept's postings
+    stay, masked as dead, until they outnumber the live ones and the index is compacted; the
+    weights are recomputed only when the average concept length drifts by more than 10%.
+    Not thread-safe: one request at a time per container.
+    """
 
     def __init__(self) -> None:
         self.docs: dict[str, Doc] = {}
-        self._postings: dict[str, dict[str, float]] = {}
+        self._postings: dict[str, _Postings] = {}
+        self._by_slot: list[Optional[Doc]] = []
+        self._tfs: dict[int, array] = {}  # slot -> the doc's counts, in the order of doc.terms
+        self._dead: list[int] = []
+        self._dead_slots = np.zeros(0, dtype=np.int64)
+        self._recency = np.zeros(64, dtype=np.float64)
         self._total_length = 0.0
         self._weighted_avg = 0.0  # the average length the weights were computed with
+        self._live_postings = 0
+        self._dead_postings = 0
 
     def __len__(self) -> int:
         return len(self.docs)
@@ -133,78 +167,165 @@ class Index:
         doc = self.docs.get(name)
         return doc.etag if doc else None
 
+    def _norm(self, length: float) -> float:
+        return K1 * (1 - B + B * length / self._weighted_avg) if self._weighted_avg else K1
+
     def upsert(self, name: str, etag: str, concept: Concept, data: bytes) -> None:
         self.remove(name)
-        doc = _document(name, etag, concept, data)
+        tf, length = _analyze(concept)
+        slot = len(self._by_slot)
+        if slot >= len(self._recency):
+            grown = np.zeros(len(self._recency) * 2, dtype=np.float64)
+            grown[: len(self._recency)] = self._recency
+            self._recency = grown
+        doc_terms = tuple(sys.intern(t) for t in tf)
+        doc = Doc(name, etag, concept, data, slot, length, doc_terms, concept.updated_at.timestamp())
         self.docs[name] = doc
-        self._total_length += doc.length
-        if self._weighted_avg == 0.0:
-            self._weighted_avg = self._avg()
-        norm = K1 * (1 - B + B * doc.length / self._weighted_avg) if self._weighted_avg else K1
-        for term, tf in doc.tf.items():
-            self._postings.setdefault(term, {})[name] = tf * (K1 + 1) / (tf + norm)
+        self._by_slot.append(doc)
+        self._tfs[slot] = array("f", tf.values())
+        self._recency[slot] = doc.recency
+        self._total_length += length
+        if not self._weighted_avg:
+            self._weighted_avg = length or 1.0
+        for term, count in tf.items():
+            postings = self._postings.get(term)
+            if postings is None:
+                postings = self._postings[term] = _Postings()
+            postings.pending.append((slot, count))
+            postings.live += 1
+        self._live_postings += len(doc_terms)
 
     def remove(self, name: str) -> None:
         doc = self.docs.pop(name, None)
         if doc is None:
             return
+        self._by_slot[doc.slot] = None
+        self._tfs.pop(doc.slot, None)
+        self._dead.append(doc.slot)
         self._total_length -= doc.length
-        for term in doc.tf:
-            postings = self._postings.get(term)
-            if postings is not None:
-                postings.pop(name, None)
-                if not postings:
-                    del self._postings[term]
+        for term in doc.terms:
+            postings = self._postings[term]
+            postings.live -= 1
+            if postings.live == 0:  # the whole list goes, with the dead postings it held
+                self._dead_postings -= len(postings.slots) + len(postings.pending) - 1
+                del self._postings[term]
+            else:
+                self._dead_postings += 1
+        self._live_postings -= len(doc.terms)
 
     def settle(self) -> None:
-        """After a batch of changes: re-weight everything only if the average length drifted."""
-        average = self._avg()
+        """After a batch of changes: compact or re-weight when needed, merge pending postings."""
         if not self.docs:
-            self._weighted_avg = 0.0
+            self.__init__()
             return
-        if self._weighted_avg and abs(average - self._weighted_avg) / self._weighted_avg <= REWEIGHT_DRIFT:
-            return
-        self._weighted_avg = average
-        self._postings = {}
-        for doc in self.docs.values():
-            norm = K1 * (1 - B + B * doc.length / average)
-            for term, tf in doc.tf.items():
-                self._postings.setdefault(term, {})[doc.name] = tf * (K1 + 1) / (tf + norm)
+        average = self._total_length / len(self.docs)
+        if self._dead_postings > max(1024, self._live_postings):
+            self._compact()
+        elif abs(average - self._weighted_avg) / self._weighted_avg > 0.10:
+            self._reweight(average)
+        for postings in self._postings.values():
+            if postings.pending:
+                self._merge(postings)
 
-    def _avg(self) -> float:
-        return self._total_length / len(self.docs) if self.docs else 0.0
+    def _merge(self, postings: _Postings) -> None:
+        slots = np.array([slot for slot, _ in postings.pending], dtype=np.int32)
+        weights = np.array([_weight(tf, self._norm(self._lengths_of(slot))) for slot, tf in postings.pending],
+                           dtype=np.float32)
+        postings.slots = np.concatenate((postings.slots, slots))
+        postings.weights = np.concatenate((postings.weights, weights))
+        postings.pending = []
+
+    def _lengths_of(self, slot: int) -> float:
+        doc = self._by_slot[slot]
+        return doc.length if doc is not None else self._weighted_avg
+
+    def _reweight(self, average: float) -> None:
+        """Recompute every live weight for a new average length (dead postings are dropped)."""
+        self._weighted_avg = average
+        self._rebuild(renumber=False)
+
+    def _compact(self) -> None:
+        self._weighted_avg = self._total_length / len(self.docs)
+        self._rebuild(renumber=True)
+
+    def _rebuild(self, renumber: bool) -> None:
+        docs = sorted(self.docs.values(), key=lambda d: d.slot)
+        tfs = self._tfs
+        if renumber:
+            self._by_slot, self._tfs, self._dead = [], {}, []
+            self._recency = np.zeros(max(64, len(docs) * 2), dtype=np.float64)
+        collected: dict[str, tuple[list[int], list[float]]] = {}
+        for doc in docs:
+            counts = tfs[doc.slot]
+            if renumber:
+                slot = len(self._by_slot)
+                moved = Doc(doc.name, doc.etag, doc.concept, doc.data, slot, doc.length, doc.terms, doc.recency)
+                self.docs[doc.name] = moved
+                self._by_slot.append(moved)
+                self._tfs[slot] = counts
+                self._recency[slot] = doc.recency
+                doc = moved
+            norm = self._norm(doc.length)
+            for term, count in zip(doc.terms, counts):
+                entry = collected.setdefault(term, ([], []))
+                entry[0].append(doc.slot)
+                entry[1].append(_weight(count, norm))
+        self._postings = {}
+        for term, (slots, weights) in collected.items():
+            postings = _Postings()
+            postings.slots = np.array(slots, dtype=np.int32)
+            postings.weights = np.array(weights, dtype=np.float32)
+            postings.live = len(slots)
+            self._postings[term] = postings
+        self._dead_postings = 0
+        self._live_postings = sum(len(d.terms) for d in self.docs.values())
+        self._dead = []  # rebuilt from live concepts only: nothing left to mask
+        self._dead_slots = np.zeros(0, dtype=np.int64)
 
     def search(self, query: str, top_k: int, min_score: float = 0.0,
                min_coverage: float = 0.0) -> list[Hit]:
         """The best `top_k` concepts scoring at least `min_score` and sharing at least
-        `min_coverage` of the query's terms; recency breaks ties."""
-        n = len(self.docs)
-        scores: dict[str, float] = {}
+        `min_coverage` of the query's (non-numeric) terms; recency breaks ties."""
+        n_docs = len(self.docs)
         query_terms = set(terms(query))
-        words = [term for term in query_terms if not term.isdigit()]
+        if not n_docs or not query_terms:
+            return []
+        n = len(self._by_slot)
+        slot_arrays, weight_arrays, word_arrays = [], [], []
         for term in query_terms:
             postings = self._postings.get(term)
-            if not postings:
+            if postings is None:
                 continue
-            df = len(postings)
-            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-            get = scores.get
-            for name, weight in postings.items():
-                scores[name] = get(name, 0.0) + idf * weight
-        if not scores:
+            if postings.pending:
+                self._merge(postings)
+            idf = math.log(1 + (n_docs - postings.live + 0.5) / (postings.live + 0.5))
+            slot_arrays.append(postings.slots)
+            weight_arrays.append(postings.weights * idf)
+            if not term.isdigit():
+                word_arrays.append(postings.slots)
+        if not slot_arrays:
             return []
-        docs = self.docs
-        # Coverage is checked on a few more than top_k, so a filtered hit leaves room for the next.
-        best = heapq.nlargest(top_k * 3 if min_coverage else top_k, scores.items(),
-                              key=lambda item: (item[1], docs[item[0]].recency))
+        # One C pass sums every query word's weights per concept.
+        scores = np.bincount(np.concatenate(slot_arrays), weights=np.concatenate(weight_arrays), minlength=n)
+        if self._dead:
+            if len(self._dead) != len(self._dead_slots):
+                self._dead_slots = np.array(self._dead, dtype=np.int64)
+            scores[self._dead_slots] = 0.0
+        wanted = min(n, top_k * 3 if min_coverage else top_k)
+        candidates = np.argpartition(scores, n - wanted)[n - wanted:] if wanted < n else np.arange(n)
+        words = sum(1 for term in query_terms if not term.isdigit())
+        matched = (np.bincount(np.concatenate(word_arrays), minlength=n)[candidates].tolist() if word_arrays
+                   else [0] * len(candidates))
+        ranked = sorted(zip(scores[candidates].tolist(), self._recency[candidates].tolist(), candidates.tolist(),
+                            matched), reverse=True)
         hits = []
-        for name, score in best:
-            if score < min_score:
+        for score, _, slot, shared in ranked:
+            if score <= 0 or score < min_score:
                 break
-            tf = docs[name].tf
-            coverage = sum(1 for term in words if term in tf) / len(words) if words else 1.0
+            coverage = shared / words if words else 1.0
             if coverage >= min_coverage:
-                hits.append(Hit(name, round(score, 4), docs[name], round(coverage, 3)))
+                doc = self._by_slot[slot]
+                hits.append(Hit(doc.name, round(score, 4), doc, round(coverage, 3)))
                 if len(hits) == top_k:
                     break
         return hits

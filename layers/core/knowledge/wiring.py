@@ -1,23 +1,33 @@
-"""Building the real parts from settings: the one place that knows which adapter goes where."""
+"""Building the real parts from settings: the one place that knows which adapter goes where.
+
+Imports are inside the builders so a function loads only what it uses (cold start).
+"""
 
 from __future__ import annotations
 
-from .aws import client
-from .consolidate import Consolidator, SightingLedger
-from .events import EventBridgeEvents
-from .extract import ConfigCache, Extractor, SqsCandidates, TurnArchive
-from .retrieve import Retriever
-from .model import ModelCache
+from typing import TYPE_CHECKING
+
 from .settings import Settings
-from .store import ConceptStore
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .consolidate import Consolidator
+    from .extract import Extractor, TurnArchive
+    from .model import ModelCache
+    from .retrieve import Retriever
 
 
-def model_cache(settings: Settings) -> ModelCache:
+def model_cache(settings: Settings) -> "ModelCache":
+    from .model import ModelCache
+
     return ModelCache({"OPENAI_BASE_URL": settings.openai_base_url or "",
                        "OPENAI_API_KEY": settings.openai_api_key or ""})
 
 
-def extractor(settings: Settings) -> Extractor:
+def extractor(settings: Settings) -> "Extractor":
+    from .aws import client
+    from .extract import ConfigCache, Extractor, SqsCandidates, TurnArchive
+    from .store import ConceptStore
+
     s3 = client("s3")
     store = ConceptStore(s3, settings.knowledge_bucket)
     return Extractor(
@@ -29,11 +39,20 @@ def extractor(settings: Settings) -> Extractor:
     )
 
 
-def turn_archive(settings: Settings) -> TurnArchive:
+def turn_archive(settings: Settings) -> "TurnArchive":
+    from .aws import client
+    from .extract import TurnArchive
+
     return TurnArchive(client("s3"), settings.sessions_bucket)
 
 
-def consolidator(settings: Settings) -> Consolidator:
+def consolidator(settings: Settings) -> "Consolidator":
+    from .aws import client
+    from .consolidate import Consolidator, SightingLedger
+    from .events import EventBridgeEvents
+    from .extract import ConfigCache
+    from .store import ConceptStore
+
     s3 = client("s3")
     store = ConceptStore(s3, settings.knowledge_bucket)
     return Consolidator(
@@ -46,7 +65,12 @@ def consolidator(settings: Settings) -> Consolidator:
     )
 
 
-def retriever(settings: Settings) -> Retriever:
+def retriever(settings: Settings) -> "Retriever":
+    from .aws import client
+    from .events import EventBridgeEvents
+    from .retrieve import Retriever
+    from .store import ConceptStore
+
     return Retriever(ConceptStore(client("s3"), settings.knowledge_bucket),
                      EventBridgeEvents(client("events"), settings.event_bus_name),
                      refresh_seconds=settings.refresh_seconds)

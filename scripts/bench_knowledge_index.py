@@ -1,0 +1,343 @@
+#!/usr/bin/env python3
+"""The retrieval index, measured (seed 000's table and more).
+
+    .venv/bin/python scripts/bench_knowledge_index.py [--quick] [--json]
+
+- warm search p50/p95 at 50, 200, 1000, 5000 and 20000 synthetic concepts (a Zipf-distributed
+  vocabulary of store words), with plain term overlap (seed 000's scan) in the same run;
+- cold start (first call: listing + parallel fetch + parse + index) and S3 requests at 1000
+  and 5000 concepts against moto's server;
+- a warm RetrieveFunction handler call at 1000 concepts;
+- RSS of a process holding the index at 5000 and 20000 concepts;
+- the handler module's import time, in a fresh process.
+Targets: warm p50 <= 0.1 ms at 1000 and <= 0.3 ms at 5000; >= 10x faster than overlap at
+5000; warm handler call <= 1 ms at 1000; import <= 150 ms; RSS < 150 MB at 20000.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import logging
+import os
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED_WORDS = """frete entrega prazo pedido troca devolução reembolso estorno pix boleto cartão parcela juros
+desconto cupom promoção garantia montagem móveis sofá cama colchão guarda-roupa mesa cadeira estante
+armário tapete cortina luminária cozinha banheiro quarto sala jardim cep campinas recife manaus curitiba
+porto alegre salvador fortaleza belo horizonte rio janeiro são paulo sudeste nordeste norte sul
+centro-oeste distribuição transportadora correios rastreio código nota fiscal e-mail telefone
+atendimento horário loja física retirada agendamento avaria embalagem caixa defeito fabricação
+tecido linho algodão madeira metal vidro cor tamanho medida altura largura profundidade peso volume
+estoque disponibilidade reposição encomenda personalizado kit conjunto combo brinde embrulho presente
+cadastro senha conta login site aplicativo checkout carrinho pagamento aprovado recusado cancelado
+despachado enviado entregue coletado devolvido trocado reembolsado estornado""".split()
+TYPES = ("fact", "entity", "procedure", "policy", "objection")
+
+
+def vocabulary(size: int, rng: random.Random) -> list[str]:
+    """Store words first (the most frequent), then made-up words with Portuguese-like syllables."""
+    syllables = ["ca", "de", "li", "mo", "ra", "te", "su", "po", "ven", "tra", "gran", "pe", "lo", "ni", "ção",
+                 "men", "to", "sa", "ba", "re", "fi", "co", "ma", "vi", "ta", "es", "in", "al", "or", "ur"]
+    words = list(dict.fromkeys(SEED_WORDS))
+    seen = set(words)
+    while len(words) < size:
+        word = "".join(rng.choice(syllables) for _ in range(rng.randint(2, 4)))
+        if word not in seen:
+            seen.add(word)
+            words.append(word)
+    return words
+
+
+class Zipf:
+    def __init__(self, words: list[str], rng: random.Random, s: float = 1.07):
+        self.words, self.rng = words, rng
+        weights = [1 / (rank + 1) ** s for rank in range(len(words))]
+        total = sum(weights)
+        self.cumulative = []
+        acc = 0.0
+        for w in weights:
+            acc += w / total
+            self.cumulative.append(acc)
+
+    def sample(self, n: int) -> list[str]:
+        import bisect
+
+        return [self.words[min(len(self.words) - 1, bisect.bisect(self.cumulative, self.rng.random()))]
+                for _ in range(n)]
+
+
+def corpus(n: int, seed: int = 7):
+    from knowledge.concept import Concept
+
+    rng = random.Random(seed)
+    zipf = Zipf(vocabulary(8000, rng), rng)
+    start = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    concepts = []
+    for i in range(n):
+        name = "-".join(w for w in zipf.sample(3) if w.isascii() and "-" not in w)[:50].strip("-") or "c"
+        concepts.append(Concept(
+            name=f"{name}-{i}", description=" ".join(zipf.sample(rng.randint(8, 16))).capitalize() + ".",
+            type=TYPES[i % len(TYPES)], provenance="observed", confidence=0.6, sources=(f"sess_{i}",),
+            occurrences=1, created_at=start, updated_at=start + timedelta(minutes=i),
+            body=" ".join(zipf.sample(rng.randint(30, 70))).capitalize() + "."))
+    return concepts, zipf
+
+
+def queries(zipf: Zipf, n: int) -> list[str]:
+    glue = ["o", "a", "de", "para", "quanto", "qual", "meu", "tem", "como", "é"]
+    return [" ".join(zipf.sample(random.Random(i).randint(3, 6)) + glue[i % len(glue):i % len(glue) + 2]) + "?"
+            for i in range(n)]
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def timed(fn, items, repeat: int = 1) -> list[float]:
+    out = []
+    for item in items:
+        start = time.perf_counter()
+        for _ in range(repeat):
+            fn(item)
+        out.append((time.perf_counter() - start) * 1000 / repeat)
+    return out
+
+
+def build_index(concepts):
+    from knowledge.search import Index
+
+    index = Index()
+    for c in concepts:
+        index.upsert(c.name, "etag", c, b"")
+    index.settle()
+    return index
+
+
+def bench_search(sizes: list[int], n_queries: int) -> list[dict]:
+    from knowledge.search import MIN_COVERAGE, OverlapScan
+
+    rows = []
+    for size in sizes:
+        concepts, zipf = corpus(size)
+        start = time.perf_counter()
+        index = build_index(concepts)
+        build_ms = (time.perf_counter() - start) * 1000
+        scan = OverlapScan(concepts)
+        qs = queries(zipf, n_queries)
+        for q in qs:  # warm the stemmer's memo, as a warm container has
+            index.search(q, 5, 1.0, MIN_COVERAGE)
+        ours = timed(lambda q: index.search(q, 5, 1.0, MIN_COVERAGE), qs)
+        overlap_qs = qs if size <= 5000 else qs[: max(20, n_queries // 10)]
+        theirs = timed(lambda q: scan.search(q, 5), overlap_qs)
+        injected = sum(1 for q in qs if index.search(q, 5, 1.0, MIN_COVERAGE)) / len(qs)
+        rows.append({"concepts": size, "build_ms": build_ms,
+                     "p50_ms": statistics.median(ours), "p95_ms": percentile(ours, 0.95),
+                     "overlap_p50_ms": statistics.median(theirs), "overlap_p95_ms": percentile(theirs, 0.95),
+                     "speedup_p50": statistics.median(theirs) / statistics.median(ours),
+                     "queries_with_hits": injected})
+    return rows
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def bench_cold_and_handler(sizes: list[int], handler_size: int) -> dict:
+    from moto.server import ThreadedMotoServer
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    os.environ.update({"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "bench",
+                       "AWS_SECRET_ACCESS_KEY": "bench", "AWS_DEFAULT_REGION": "us-east-1"})
+    import boto3
+
+    from knowledge.retrieve import RetrieveRequest, Retriever
+    from knowledge.store import ConceptStore
+
+    class NoEvents:
+        def publish(self, detail_type, detail):
+            pass
+
+    s3 = boto3.client("s3")
+    s3.create_bucket(Bucket="bench-index")
+    s3.put_bucket_versioning(Bucket="bench-index", VersioningConfiguration={"Status": "Enabled"})
+    store = ConceptStore(s3, "bench-index")
+    result = {"cold": []}
+    try:
+        for size in sorted(set(sizes + [handler_size])):
+            agent = f"agent-{size}"
+            store.put_config("default", agent, "knowledge: {}\n", actor="engine")
+            concepts, zipf = corpus(size)
+            with ThreadPoolExecutor(max_workers=16) as pool:
+                list(pool.map(lambda c: store.create("default", agent, c, actor="engine"), concepts))
+            if size in sizes:
+                counted = boto3.client("s3")
+                calls = {"n": 0}
+                counted.meta.events.register("before-send.s3", lambda **kw: calls.__setitem__("n", calls["n"] + 1))
+                retriever = Retriever(ConceptStore(counted, "bench-index"), NoEvents(), refresh_seconds=60)
+                start = time.perf_counter()
+                retriever.retrieve(RetrieveRequest(agent=agent, session_id="s", message="frete para campinas"))
+                result["cold"].append({"concepts": size, "cold_ms": (time.perf_counter() - start) * 1000,
+                                       "s3_requests": calls["n"]})
+            if size == handler_size:
+                result["handler"] = bench_handler(agent, queries(zipf, 200))
+    finally:
+        server.stop()
+    return result
+
+
+def bench_handler(agent: str, qs: list[str]) -> dict:
+    import importlib.util
+
+    os.environ.update({"KNOWLEDGE_BUCKET": "bench-index", "EVENT_BUS_NAME": "bench", "KNOWLEDGE_REFRESH_SECONDS": "60",
+                       "POWERTOOLS_SERVICE_NAME": "bench-retrieve", "POWERTOOLS_LOG_LEVEL": "WARNING"})
+    spec = importlib.util.spec_from_file_location("bench_retrieve_app", ROOT / "functions" / "retrieve" / "app.py")
+    app = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(app)
+
+    class Context:
+        function_name, memory_limit_in_mb, aws_request_id = "bench", 512, "r"
+        invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:bench"
+
+        def get_remaining_time_in_millis(self):
+            return 10_000
+
+    context = Context()
+    with contextlib.redirect_stdout(io.StringIO()):  # the EMF lines
+        app.lambda_handler({"agent": agent, "session_id": "s", "message": qs[0]}, context)
+        calls = timed(lambda q: app.lambda_handler({"agent": agent, "session_id": "s", "message": q}, context), qs)
+    return {"concepts": int(agent.split("-")[1]), "p50_ms": statistics.median(calls), "p95_ms": percentile(calls, 0.95)}
+
+
+def _status_mb(field: str) -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def rss_child(size: int) -> None:
+    """A process as the container has it: the handler's imports, then the index (with each
+    concept's text, as a warm container keeps it)."""
+    import boto3  # noqa: F401 - what the function imports anyway
+    import aws_lambda_powertools.logging  # noqa: F401
+
+    from knowledge import retrieve  # noqa: F401
+
+    before = _status_mb("VmRSS")
+    concepts, _ = corpus(size)
+    from knowledge.search import Index
+
+    index = Index()
+    for concept in concepts:
+        index.upsert(concept.name, "etag", concept, concept.render().encode())
+    index.settle()
+    del concepts
+    import gc
+
+    gc.collect()
+    print(json.dumps({"concepts": size, "rss_mb": _status_mb("VmRSS"), "peak_mb": _status_mb("VmHWM"),
+                      "before_mb": before, "docs": len(index)}))
+
+
+def bench_rss(sizes: list[int]) -> list[dict]:
+    rows = []
+    for size in sizes:
+        out = subprocess.run([sys.executable, __file__, "--rss-child", str(size)], capture_output=True, text=True,
+                             check=True)
+        rows.append(json.loads(out.stdout))
+    return rows
+
+
+def bench_import(runs: int = 5) -> dict:
+    code = ("import os, time, importlib.util, sys\n"
+            "start = time.perf_counter()\n"
+            f"spec = importlib.util.spec_from_file_location('app', {str(ROOT / 'functions' / 'retrieve' / 'app.py')!r})\n"
+            "module = importlib.util.module_from_spec(spec); spec.loader.exec_module(module)\n"
+            "print((time.perf_counter() - start) * 1000)\n")
+    env = {**os.environ, "KNOWLEDGE_BUCKET": "bench-index", "EVENT_BUS_NAME": "bench", "AWS_DEFAULT_REGION": "us-east-1",
+           "AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "x"}
+    times = [float(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                                  check=True).stdout) for _ in range(runs)]
+    # The same run's floor: boto3 alone, which every function imports.
+    floor = ("import time\nstart = time.perf_counter()\nimport boto3\n"
+             "print((time.perf_counter() - start) * 1000)\n")
+    boto = [float(subprocess.run([sys.executable, "-c", floor], env=env, capture_output=True, text=True,
+                                 check=True).stdout) for _ in range(runs)]
+    return {"p50_ms": statistics.median(times), "min_ms": min(times), "runs": runs,
+            "boto3_alone_p50_ms": statistics.median(boto)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer sizes and queries (a smoke run)")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--rss-child", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.rss_child:
+        rss_child(args.rss_child)
+        return 0
+    sizes = [50, 200, 1000] if args.quick else [50, 200, 1000, 5000, 20000]
+    report = {
+        "search": bench_search(sizes, 50 if args.quick else 300),
+        **bench_cold_and_handler([200] if args.quick else [1000, 5000], 200 if args.quick else 1000),
+        "rss": bench_rss([1000] if args.quick else [5000, 20000]),
+        "import": bench_import(3 if args.quick else 7),
+    }
+    targets = {
+        "warm p50 <= 0.1 ms at 1000": next((r["p50_ms"] <= 0.1 for r in report["search"] if r["concepts"] == 1000), None),
+        "warm p50 <= 0.3 ms at 5000": next((r["p50_ms"] <= 0.3 for r in report["search"] if r["concepts"] == 5000), None),
+        ">= 10x faster than overlap at 5000": next((r["speedup_p50"] >= 10 for r in report["search"]
+                                                    if r["concepts"] == 5000), None),
+        "warm handler call <= 1 ms at 1000": report["handler"]["p50_ms"] <= 1.0 if report["handler"]["concepts"] == 1000 else None,
+        "handler import <= 150 ms": report["import"]["p50_ms"] <= 150,
+        "RSS < 150 MB at 20000": next((r["rss_mb"] < 150 for r in report["rss"] if r["concepts"] == 20000), None),
+    }
+    report["targets"] = targets
+    if args.json:
+        print(json.dumps(report, indent=1))
+        return 0
+    print("warm search (top 5, BM25 index) vs plain term overlap (full scan), same run\n")
+    print(f"{'concepts':>9} {'build ms':>9} {'p50 ms':>8} {'p95 ms':>8} {'overlap p50':>12} {'overlap p95':>12} "
+          f"{'speed-up':>9} {'hits':>6}")
+    for r in report["search"]:
+        print(f"{r['concepts']:>9} {r['build_ms']:>9.1f} {r['p50_ms']:>8.3f} {r['p95_ms']:>8.3f} "
+              f"{r['overlap_p50_ms']:>12.3f} {r['overlap_p95_ms']:>12.3f} {r['speedup_p50']:>8.1f}x "
+              f"{r['queries_with_hits']:>6.2f}")
+    print("\ncold start (first call: config, listing, parallel fetch, parse, index), moto server")
+    for r in report["cold"]:
+        print(f"  {r['concepts']:>6} concepts: {r['cold_ms']:>9.1f} ms, {r['s3_requests']} S3 requests")
+    h = report["handler"]
+    print(f"\nwarm RetrieveFunction call at {h['concepts']} concepts: p50 {h['p50_ms']:.3f} ms, p95 {h['p95_ms']:.3f} ms")
+    print("\nRSS of a process holding the index")
+    for r in report["rss"]:
+        print(f"  {r['concepts']:>6} concepts: {r['rss_mb']:.1f} MB (peak {r['peak_mb']:.1f} MB; "
+              f"imports alone {r['before_mb']:.1f} MB)")
+    imp = report["import"]
+    print(f"\nhandler import (fresh process): p50 {imp['p50_ms']:.1f} ms, min {imp['min_ms']:.1f} ms; "
+          f"import boto3 alone, same run: p50 {imp['boto3_alone_p50_ms']:.1f} ms")
+    print("\ntargets:")
+    for name, met in targets.items():
+        print(f"  {name:<40} {'n/a' if met is None else ('met' if met else 'NOT met')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
