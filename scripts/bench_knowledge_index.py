@@ -79,20 +79,23 @@ class Zipf:
 
 
 def corpus(n: int, seed: int = 7):
+    zipf = Zipf(vocabulary(8000, random.Random(seed)), random.Random(seed))
+    return list(generate(n, zipf, seed)), zipf
+
+
+def generate(n: int, zipf: "Zipf", seed: int = 7):
+    """Synthetic concepts, one at a time."""
     from knowledge.concept import Concept
 
-    rng = random.Random(seed)
-    zipf = Zipf(vocabulary(8000, rng), rng)
+    rng = random.Random(seed + 1)
     start = datetime(2026, 1, 1, tzinfo=timezone.utc)
-    concepts = []
     for i in range(n):
         name = "-".join(w for w in zipf.sample(3) if w.isascii() and "-" not in w)[:50].strip("-") or "c"
-        concepts.append(Concept(
+        yield Concept(
             name=f"{name}-{i}", description=" ".join(zipf.sample(rng.randint(8, 16))).capitalize() + ".",
             type=TYPES[i % len(TYPES)], provenance="observed", confidence=0.6, sources=(f"sess_{i}",),
             occurrences=1, created_at=start, updated_at=start + timedelta(minutes=i),
-            body=" ".join(zipf.sample(rng.randint(30, 70))).capitalize() + "."))
-    return concepts, zipf
+            body=" ".join(zipf.sample(rng.randint(30, 70))).capitalize() + ".")
 
 
 def queries(zipf: Zipf, n: int) -> list[str]:
@@ -121,7 +124,7 @@ def build_index(concepts):
 
     index = Index()
     for c in concepts:
-        index.upsert(c.name, "etag", c, b"")
+        index.upsert(c.name, "etag", c, c.render().encode())
     index.settle()
     return index
 
@@ -233,7 +236,7 @@ def _status_mb(field: str) -> float:
     return float("nan")
 
 
-def rss_child(size: int) -> None:
+def rss_child(size: int, trace: bool = False) -> None:
     """A process as the container has it: the handler's imports, then the index (with each
     concept's text, as a warm container keeps it)."""
     import boto3  # noqa: F401 - what the function imports anyway
@@ -241,18 +244,24 @@ def rss_child(size: int) -> None:
 
     from knowledge import retrieve  # noqa: F401
 
-    before = _status_mb("VmRSS")
-    concepts, _ = corpus(size)
+    import tracemalloc
+
+    from knowledge.concept import parse
     from knowledge.search import Index
 
+    zipf = Zipf(vocabulary(8000, random.Random(7)), random.Random(7))
+    before = _status_mb("VmRSS")
+    if trace:
+        tracemalloc.start()
     index = Index()
-    for concept in concepts:
-        index.upsert(concept.name, "etag", concept, concept.render().encode())
+    for concept in generate(size, zipf):  # as a refresh does: stored bytes in, parsed, indexed
+        data = concept.render().encode()
+        index.upsert(concept.name, "etag", parse(data), data)
     index.settle()
-    del concepts
-    import gc
-
-    gc.collect()
+    if trace:  # tracemalloc's own bookkeeping inflates RSS: the two are measured in separate runs
+        live, _ = tracemalloc.get_traced_memory()
+        print(json.dumps({"index_mb": live / 2**20}))
+        return
     print(json.dumps({"concepts": size, "rss_mb": _status_mb("VmRSS"), "peak_mb": _status_mb("VmHWM"),
                       "before_mb": before, "docs": len(index)}))
 
@@ -260,9 +269,12 @@ def rss_child(size: int) -> None:
 def bench_rss(sizes: list[int]) -> list[dict]:
     rows = []
     for size in sizes:
-        out = subprocess.run([sys.executable, __file__, "--rss-child", str(size)], capture_output=True, text=True,
-                             check=True)
-        rows.append(json.loads(out.stdout))
+        row = {}
+        for extra in ([], ["--trace"]):
+            out = subprocess.run([sys.executable, __file__, "--rss-child", str(size), *extra], capture_output=True,
+                                 text=True, check=True)
+            row.update(json.loads(out.stdout))
+        rows.append(row)
     return rows
 
 
@@ -290,9 +302,10 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="fewer sizes and queries (a smoke run)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--rss-child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.rss_child:
-        rss_child(args.rss_child)
+        rss_child(args.rss_child, args.trace)
         return 0
     sizes = [50, 200, 1000] if args.quick else [50, 200, 1000, 5000, 20000]
     report = {
@@ -328,8 +341,8 @@ def main() -> int:
     print(f"\nwarm RetrieveFunction call at {h['concepts']} concepts: p50 {h['p50_ms']:.3f} ms, p95 {h['p95_ms']:.3f} ms")
     print("\nRSS of a process holding the index")
     for r in report["rss"]:
-        print(f"  {r['concepts']:>6} concepts: {r['rss_mb']:.1f} MB (peak {r['peak_mb']:.1f} MB; "
-              f"imports alone {r['before_mb']:.1f} MB)")
+        print(f"  {r['concepts']:>6} concepts: {r['rss_mb']:.1f} MB (peak {r['peak_mb']:.1f} MB; imports alone "
+              f"{r['before_mb']:.1f} MB; the index's own live objects {r['index_mb']:.1f} MB)")
     imp = report["import"]
     print(f"\nhandler import (fresh process): p50 {imp['p50_ms']:.1f} ms, min {imp['min_ms']:.1f} ms; "
           f"import boto3 alone, same run: p50 {imp['boto3_alone_p50_ms']:.1f} ms")

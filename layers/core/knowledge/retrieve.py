@@ -28,6 +28,7 @@ from .validation import describe_errors
 PRIORITY = 77
 _QUOTE = {'"': "&quot;"}  # escape() covers & < >; quotes too, so nothing in the block looks like markup
 MESSAGE_MAX_CHARS = 8000
+FETCH_CHUNK = 256
 INSTRUCTION = (
     "If the customer's question needs more than the summary above, call\n"
     '`load_knowledge("name")` FIRST — before any other lookup for that topic.'
@@ -94,9 +95,9 @@ class Injected:
     linked: bool
 
     def as_dict(self) -> dict[str, Any]:
-        concept = self.hit.doc.concept
-        return {"name": self.hit.name, "score": self.hit.score, "confidence": concept.confidence,
-                "provenance": concept.provenance, "linked": self.linked}
+        doc = self.hit.doc
+        return {"name": self.hit.name, "score": self.hit.score, "confidence": doc.confidence,
+                "provenance": doc.provenance, "linked": self.linked}
 
 
 def render_block(injected: list[Injected]) -> str:
@@ -105,11 +106,11 @@ def render_block(injected: list[Injected]) -> str:
         return ""
     lines = ["<knowledge>"]
     for item in injected:
-        c = item.hit.doc.concept
+        c = item.hit.doc
         lines.append(f"  <concept name={quoteattr(c.name)} confidence=\"{c.confidence:.2f}\" "
                      f"provenance={quoteattr(c.provenance)}>{escape(c.description, _QUOTE)}</concept>")
     lines += ["</knowledge>", "", INSTRUCTION]
-    if any(item.hit.doc.concept.provenance == "observed" for item in injected):
+    if any(item.hit.doc.provenance == "observed" for item in injected):
         lines.append(NOT_POLICY)
     return "\n".join(lines)
 
@@ -121,7 +122,7 @@ def select(index: Index, message: str, config: KnowledgeConfig) -> list[Injected
     injected = [Injected(hit, False) for hit in matches]
     linked: list[Injected] = []
     for hit in matches:
-        for name in hit.doc.concept.links:
+        for name in hit.doc.links:
             if len(linked) >= config.top_k:
                 break
             doc = index.docs.get(name)
@@ -213,14 +214,17 @@ class Retriever:
             index.remove(name)
         changed = [name for name, etag in listing.items()
                    if index.etag(name) != etag and knowledge.unreadable.get(name) != etag]
-        for stored_concept in self._store.fetch_many(tenant, agent, changed):
-            if stored_concept is None:
-                continue
-            try:
-                index.upsert(stored_concept.name, stored_concept.etag, stored_concept.concept, stored_concept.data)
-            except InvalidConcept:
-                index.remove(stored_concept.name)
-                knowledge.unreadable[stored_concept.name] = stored_concept.etag
-                self.counters.count("ConceptUnreadable")
+        # In chunks, so a cold start holds a few hundred parsed concepts at a time, not all.
+        for start in range(0, len(changed), FETCH_CHUNK):
+            for stored_concept in self._store.fetch_many(tenant, agent, changed[start:start + FETCH_CHUNK]):
+                if stored_concept is None:
+                    continue
+                try:
+                    index.upsert(stored_concept.name, stored_concept.etag, stored_concept.concept,
+                                 stored_concept.data)
+                except InvalidConcept:
+                    index.remove(stored_concept.name)
+                    knowledge.unreadable[stored_concept.name] = stored_concept.etag
+                    self.counters.count("ConceptUnreadable")
         index.settle()
         self.counters.count("IndexRefreshed")

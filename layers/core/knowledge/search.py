@@ -9,10 +9,10 @@ at a time and re-weights everything only when the average length drifts.
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import math
 import re
-import sys
 import unicodedata
 from array import array
 from dataclasses import dataclass
@@ -21,7 +21,7 @@ from typing import Iterable, Optional
 import numpy as np
 import snowballstemmer
 
-from .concept import Concept
+from .concept import Concept, parse
 
 K1, B = 1.2, 0.75
 FIELD_WEIGHTS = (("name", 3), ("description", 2), ("body", 1))
@@ -87,18 +87,29 @@ def plain_words(text: str) -> set[str]:
     return set(_WORD.findall(text.lower()))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Doc:
-    """What the index keeps of one concept: its text, and its terms with their weighted counts."""
+    """What the index keeps of one concept: its stored bytes, what the block shows, and its
+    terms (ids into the index's vocabulary) with their field-weighted counts. The body is not
+    kept parsed: `concept` parses the bytes again when load_knowledge needs it."""
 
     name: str
     etag: str
-    concept: Concept
     data: bytes
+    description: str
+    type: str
+    provenance: str
+    confidence: float
+    links: tuple[str, ...]
     slot: int
     length: float
-    terms: tuple[str, ...]
+    term_ids: array
+    counts: array
     recency: float
+
+    @property
+    def concept(self) -> Concept:
+        return parse(self.data)
 
 
 @dataclass(frozen=True)
@@ -123,13 +134,18 @@ def _analyze(concept: Concept) -> tuple[dict[str, float], float]:
 class _Postings:
     """One term's postings: slots and BM25 weights as numpy arrays, plus appends not yet merged."""
 
-    __slots__ = ("slots", "weights", "pending", "live")
+    __slots__ = ("slots", "weights", "pending_slots", "pending_counts", "live")
 
     def __init__(self) -> None:
         self.slots = np.zeros(0, dtype=np.int32)
         self.weights = np.zeros(0, dtype=np.float32)
-        self.pending: list[tuple[int, float]] = []  # (slot, weighted term count)
+        # Appends not merged yet, as compact C arrays: no Python object per posting.
+        self.pending_slots, self.pending_counts = array("i"), array("f")
         self.live = 0
+
+    @property
+    def pending(self) -> int:
+        return len(self.pending_slots)
 
 
 def _weight(tf: float, norm: float) -> float:
@@ -151,7 +167,8 @@ class Index:
         self.docs: dict[str, Doc] = {}
         self._postings: dict[str, _Postings] = {}
         self._by_slot: list[Optional[Doc]] = []
-        self._tfs: dict[int, array] = {}  # slot -> the doc's counts, in the order of doc.terms
+        self._vocab: dict[str, int] = {}
+        self._terms: list[str] = []
         self._dead: list[int] = []
         self._dead_slots = np.zeros(0, dtype=np.int64)
         self._recency = np.zeros(64, dtype=np.float64)
@@ -178,11 +195,11 @@ class Index:
             grown = np.zeros(len(self._recency) * 2, dtype=np.float64)
             grown[: len(self._recency)] = self._recency
             self._recency = grown
-        doc_terms = tuple(sys.intern(t) for t in tf)
-        doc = Doc(name, etag, concept, data, slot, length, doc_terms, concept.updated_at.timestamp())
+        ids = array("i", (self._term_id(t) for t in tf))
+        doc = Doc(name, etag, data, concept.description, concept.type, concept.provenance, concept.confidence,
+                  tuple(concept.links), slot, length, ids, array("f", tf.values()), concept.updated_at.timestamp())
         self.docs[name] = doc
         self._by_slot.append(doc)
-        self._tfs[slot] = array("f", tf.values())
         self._recency[slot] = doc.recency
         self._total_length += length
         if not self._weighted_avg:
@@ -191,27 +208,35 @@ class Index:
             postings = self._postings.get(term)
             if postings is None:
                 postings = self._postings[term] = _Postings()
-            postings.pending.append((slot, count))
+            postings.pending_slots.append(slot)
+            postings.pending_counts.append(count)
             postings.live += 1
-        self._live_postings += len(doc_terms)
+        self._live_postings += len(ids)
+
+    def _term_id(self, term: str) -> int:
+        found = self._vocab.get(term)
+        if found is None:
+            found = self._vocab[term] = len(self._terms)
+            self._terms.append(term)
+        return found
 
     def remove(self, name: str) -> None:
         doc = self.docs.pop(name, None)
         if doc is None:
             return
         self._by_slot[doc.slot] = None
-        self._tfs.pop(doc.slot, None)
         self._dead.append(doc.slot)
         self._total_length -= doc.length
-        for term in doc.terms:
+        for term_id in doc.term_ids:
+            term = self._terms[term_id]
             postings = self._postings[term]
             postings.live -= 1
             if postings.live == 0:  # the whole list goes, with the dead postings it held
-                self._dead_postings -= len(postings.slots) + len(postings.pending) - 1
+                self._dead_postings -= len(postings.slots) + postings.pending - 1
                 del self._postings[term]
             else:
                 self._dead_postings += 1
-        self._live_postings -= len(doc.terms)
+        self._live_postings -= len(doc.term_ids)
 
     def settle(self) -> None:
         """After a batch of changes: compact or re-weight when needed, merge pending postings."""
@@ -228,12 +253,14 @@ class Index:
                 self._merge(postings)
 
     def _merge(self, postings: _Postings) -> None:
-        slots = np.array([slot for slot, _ in postings.pending], dtype=np.int32)
-        weights = np.array([_weight(tf, self._norm(self._lengths_of(slot))) for slot, tf in postings.pending],
-                           dtype=np.float32)
+        slots = np.frombuffer(postings.pending_slots, dtype=np.int32)
+        counts = np.frombuffer(postings.pending_counts, dtype=np.float32)
+        norms = np.array([self._norm(self._lengths_of(slot)) for slot in postings.pending_slots], dtype=np.float32)
+        weights = counts * (K1 + 1) / (counts + norms)
         postings.slots = np.concatenate((postings.slots, slots))
-        postings.weights = np.concatenate((postings.weights, weights))
-        postings.pending = []
+        postings.weights = np.concatenate((postings.weights, weights.astype(np.float32)))
+        del slots, counts  # release the buffer exports before replacing the arrays
+        postings.pending_slots, postings.pending_counts = array("i"), array("f")
 
     def _lengths_of(self, slot: int) -> float:
         doc = self._by_slot[slot]
@@ -250,24 +277,20 @@ class Index:
 
     def _rebuild(self, renumber: bool) -> None:
         docs = sorted(self.docs.values(), key=lambda d: d.slot)
-        tfs = self._tfs
         if renumber:
-            self._by_slot, self._tfs, self._dead = [], {}, []
+            self._by_slot, self._dead = [], []
             self._recency = np.zeros(max(64, len(docs) * 2), dtype=np.float64)
         collected: dict[str, tuple[list[int], list[float]]] = {}
         for doc in docs:
-            counts = tfs[doc.slot]
             if renumber:
-                slot = len(self._by_slot)
-                moved = Doc(doc.name, doc.etag, doc.concept, doc.data, slot, doc.length, doc.terms, doc.recency)
+                moved = dataclasses.replace(doc, slot=len(self._by_slot))
                 self.docs[doc.name] = moved
                 self._by_slot.append(moved)
-                self._tfs[slot] = counts
-                self._recency[slot] = doc.recency
+                self._recency[moved.slot] = doc.recency
                 doc = moved
             norm = self._norm(doc.length)
-            for term, count in zip(doc.terms, counts):
-                entry = collected.setdefault(term, ([], []))
+            for term_id, count in zip(doc.term_ids, doc.counts):
+                entry = collected.setdefault(self._terms[term_id], ([], []))
                 entry[0].append(doc.slot)
                 entry[1].append(_weight(count, norm))
         self._postings = {}
@@ -278,7 +301,7 @@ class Index:
             postings.live = len(slots)
             self._postings[term] = postings
         self._dead_postings = 0
-        self._live_postings = sum(len(d.terms) for d in self.docs.values())
+        self._live_postings = sum(len(d.term_ids) for d in self.docs.values())
         self._dead = []  # rebuilt from live concepts only: nothing left to mask
         self._dead_slots = np.zeros(0, dtype=np.int64)
 

@@ -71,6 +71,7 @@ def retriever(settings: Settings) -> "Retriever":
     from .retrieve import Retriever
     from .store import ConceptStore
 
-    return Retriever(ConceptStore(client("s3"), settings.knowledge_bucket),
+    # A cold start fetches every concept: a wider pool than the default (S3 GETs are latency-bound).
+    return Retriever(ConceptStore(client("s3"), settings.knowledge_bucket, max_workers=32),
                      EventBridgeEvents(client("events"), settings.event_bus_name),
                      refresh_seconds=settings.refresh_seconds)
