@@ -181,3 +181,16 @@ def model(script):
 
     with ScriptedModel(script) as server:
         yield server
+
+
+@pytest.fixture
+def bus(moto_endpoint, sqs):
+    """An event bus whose every `knowledge` event lands on a queue the test can read."""
+    events = boto3.client("events", endpoint_url=moto_endpoint, region_name="us-east-1")
+    name = f"bus-{uuid.uuid4().hex[:8]}"
+    events.create_event_bus(Name=name)
+    queue = new_queue(sqs)
+    arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    events.put_rule(Name="all", EventBusName=name, EventPattern=json.dumps({"source": ["knowledge"]}))
+    events.put_targets(Rule="all", EventBusName=name, Targets=[{"Id": "q", "Arn": arn}])
+    return {"name": name, "queue": queue}

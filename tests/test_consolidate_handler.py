@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import json
 import threading
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 
-import boto3
 import pytest
 
-from conftest import LambdaContext, drain, load_handler, make_concept, new_queue
+from conftest import LambdaContext, drain, load_handler, make_concept
 from knowledge.errors import Conflict
 from knowledge.sighting import Sighting
 
@@ -37,17 +35,6 @@ def event(*sightings: Sighting) -> dict:
     } for index, s in enumerate(sightings)]}
 
 
-@pytest.fixture
-def bus(moto_endpoint, sqs):
-    """An event bus whose every event lands on a queue the test can read."""
-    events = boto3.client("events", endpoint_url=moto_endpoint, region_name="us-east-1")
-    name = f"bus-{uuid.uuid4().hex[:8]}"
-    events.create_event_bus(Name=name)
-    queue = new_queue(sqs)
-    arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    events.put_rule(Name="all", EventBusName=name, EventPattern=json.dumps({"source": ["knowledge"]}))
-    events.put_targets(Rule="all", EventBusName=name, Targets=[{"Id": "q", "Arn": arn}])
-    return {"name": name, "queue": queue}
 
 
 def published(sqs, bus) -> list[dict]:

@@ -5,25 +5,14 @@ from __future__ import annotations
 import json
 import uuid
 
-import boto3
 import pytest
 
-from conftest import DEMO, LambdaContext, drain, load_event, load_handler, new_queue
+from conftest import DEMO, LambdaContext, drain, load_event, load_handler
 from knowledge.concept import parse
 
 T, A = "default", "store-support"
 
 
-@pytest.fixture
-def bus(moto_endpoint, sqs):
-    events = boto3.client("events", endpoint_url=moto_endpoint, region_name="us-east-1")
-    name = f"bus-{uuid.uuid4().hex[:8]}"
-    events.create_event_bus(Name=name)
-    queue = new_queue(sqs)
-    arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    events.put_rule(Name="all", EventBusName=name, EventPattern=json.dumps({"source": ["knowledge"]}))
-    events.put_targets(Rule="all", EventBusName=name, Targets=[{"Id": "q", "Arn": arn}])
-    return {"name": name, "queue": queue}
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from .errors import KnowledgeError
 from .extract import Extractor, TurnArchive
-from .names import check_slug
+from .names import Slug
 from .validation import describe_errors
 
 
@@ -89,17 +89,13 @@ class BackfillRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    tenant: str = "default"
-    agent: str
+    tenant: Slug = "default"
+    agent: Slug
     since: datetime
     until: Optional[datetime] = None
     dry_run: bool = False
     start_after: Optional[str] = None
 
-    @field_validator("tenant", "agent")
-    @classmethod
-    def _slug(cls, value: str, info: Any) -> str:
-        return check_slug(info.field_name, value)
 
     @field_validator("since", "until", mode="before")
     @classmethod

@@ -17,12 +17,12 @@ from datetime import datetime
 from .concept import (BODY_MAX_BYTES, CONFLICT_HEADING, CONTRADICTION_CONFIDENCE, DESCRIPTION_MAX, SOURCES_MAX,
                       Concept, confidence_for_sources, in_conflict)
 from .pii import redact
+from .validation import unfence
 
 SAME_CLAIM_OVERLAP = 0.6
 _WORD = re.compile(r"[a-z]+|\d+(?:[.,]\d+)?")
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _CONFLICT_SPLIT = re.compile(r"^## Contradiction[ \t]*$", re.MULTILINE)
-_FENCE = re.compile(r"\A```(?:json|JSON)?[ \t]*\n(.*)\n```\Z", re.DOTALL)
 # Words too common to say anything about a claim (Portuguese and English).
 STOPWORDS = frozenset("""
 a o as os um uma uns umas de da do das dos em na no nas nos por para pra com sem e ou que se
@@ -164,12 +164,8 @@ def judge_prompt(existing: Concept, new: Concept) -> tuple[str, str]:
 
 def parse_verdict(answer: str) -> Verdict:
     """The model's verdict; anything unusable is contradicting (the conservative outcome)."""
-    text = answer.strip()
-    fenced = _FENCE.match(text)
-    if fenced:
-        text = fenced.group(1).strip()
     try:
-        data = json.loads(text)
+        data = json.loads(unfence(answer))
     except ValueError:
         return Verdict(False, why="unusable")
     if not isinstance(data, dict) or data.get("verdict") not in ("related", "contradicting"):

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from .concept import format_timestamp, utc_now
 from .errors import InvalidConcept, KnowledgeError, NotFound
-from .names import check_slug
+from .names import Slug
 from .store import ConceptStore, StoredConcept
 from .validation import describe_errors
 
@@ -173,15 +173,11 @@ class ExportRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    tenant: str = "default"
-    agent: str
+    tenant: Slug = "default"
+    agent: Slug
     format: Literal["md", "graphml"] = "md"
     label: Optional[str] = Field(default=None, description="output folder under exports/; default: a timestamp")
 
-    @field_validator("tenant", "agent")
-    @classmethod
-    def _slug(cls, value: str, info: Any) -> str:
-        return check_slug(info.field_name, value)
 
     @field_validator("label")
     @classmethod

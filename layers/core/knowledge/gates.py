@@ -18,6 +18,7 @@ from typing import Iterable, Optional
 from .concept import BODY_MAX_BYTES, DESCRIPTION_MAX, TYPES
 from .names import is_slug
 from .pii import redact
+from .validation import unfence
 
 MODEL_KEYS = ("name", "description", "type", "body", "evidence")
 ENGINE_KEYS = frozenset({"provenance", "confidence", "sources", "occurrences", "created_at", "updated_at"})
@@ -46,7 +47,6 @@ EVIDENCE_NOT_FOUND = "evidence_not_found"
 DUPLICATE = "duplicate_name"
 TOO_MANY = "too_many"
 
-_FENCE = re.compile(r"\A```(?:json|JSON)?[ \t]*\n(.*)\n```\Z", re.DOTALL)
 _PATH_CHARS = re.compile(r"[/\\.~:]")
 
 
@@ -86,12 +86,8 @@ def parse_answer(answer: str) -> list:
     """The JSON array in a model's answer; ValueError(reason) when there is none."""
     if len(answer) > ANSWER_MAX_CHARS:
         raise ValueError(ANSWER_TOO_LARGE)
-    text = answer.strip()
-    fenced = _FENCE.match(text)
-    if fenced:
-        text = fenced.group(1).strip()
     try:
-        data = json.loads(text)
+        data = json.loads(unfence(answer))
     except ValueError:
         raise ValueError(ANSWER_NOT_JSON) from None
     if not isinstance(data, list):

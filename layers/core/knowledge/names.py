@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import re
 
+from typing import Annotated
+
+from pydantic import AfterValidator, Field
+
 from .errors import InvalidName
 
 SLUG_MAX = 64
@@ -45,3 +49,23 @@ def is_session_id(value: object) -> bool:
         and 0 < len(value) <= SESSION_ID_MAX
         and _SESSION_ID.fullmatch(value) is not None
     )
+
+
+def _valid_slug(value: str) -> str:
+    problem = slug_problem(value)
+    if problem:
+        raise ValueError(problem)
+    return value
+
+
+def _valid_session_id(value: str) -> str:
+    if not is_session_id(value):
+        raise ValueError(f"must be letters, digits, '.', '_', ':', '-' (starting with a letter or digit), "
+                         f"at most {SESSION_ID_MAX} characters")
+    return value
+
+
+# The field types every message and request uses for names that may reach an object key.
+Slug = Annotated[str, AfterValidator(_valid_slug), Field(json_schema_extra=SLUG_SCHEMA)]
+SessionId = Annotated[str, AfterValidator(_valid_session_id),
+                      Field(max_length=SESSION_ID_MAX, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")]

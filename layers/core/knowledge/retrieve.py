@@ -14,12 +14,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 from xml.sax.saxutils import escape, quoteattr
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .config import KnowledgeConfig
 from .errors import InvalidConcept, KnowledgeError, NotFound
 from .events import RETRIEVED, Events, detail
-from .names import SESSION_ID_MAX, SLUG_MAX, SLUG_SCHEMA, check_slug, is_slug
+from .names import SLUG_MAX, SLUG_SCHEMA, SessionId, Slug, is_slug
 from .search import MIN_COVERAGE, Hit, Index
 from .store import ConceptStore, NotModified
 from .telemetry import Counters
@@ -58,14 +58,10 @@ class InvalidRequest(KnowledgeError, ValueError):
 class _Base(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    tenant: str = Field(default="default", json_schema_extra=SLUG_SCHEMA)
-    agent: str = Field(json_schema_extra=SLUG_SCHEMA)
-    session_id: str = Field(max_length=SESSION_ID_MAX, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
+    tenant: Slug = "default"
+    agent: Slug
+    session_id: SessionId
 
-    @field_validator("tenant", "agent")
-    @classmethod
-    def _slug(cls, value: str, info: Any) -> str:
-        return check_slug(info.field_name, value)
 
 
 class RetrieveRequest(_Base):

@@ -6,11 +6,11 @@ import hashlib
 import json
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .concept import Concept, parse
 from .errors import InvalidConcept, KnowledgeError
-from .names import SESSION_ID_MAX, SLUG_SCHEMA, check_slug
+from .names import SessionId, Slug
 from .validation import describe_errors
 
 SIGHTING_MAX_BYTES = 64 * 1024
@@ -26,16 +26,12 @@ class Sighting(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     v: Literal[1] = 1
-    tenant: str = Field(json_schema_extra=SLUG_SCHEMA)
-    agent: str = Field(json_schema_extra=SLUG_SCHEMA)
-    session_id: str = Field(max_length=SESSION_ID_MAX, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
-    turn_id: str = Field(max_length=SESSION_ID_MAX, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
+    tenant: Slug
+    agent: Slug
+    session_id: SessionId
+    turn_id: SessionId
     concept: str = Field(description="The stamped candidate in the concept format (canonical markdown).")
 
-    @field_validator("tenant", "agent")
-    @classmethod
-    def _slug(cls, value: str, info) -> str:  # noqa: ANN001 - pydantic's ValidationInfo
-        return check_slug(info.field_name, value)
 
     @classmethod
     def of(cls, tenant: str, agent: str, session_id: str, turn_id: str, concept: Concept) -> "Sighting":

@@ -308,7 +308,7 @@ class ConceptStore:
         restore is conditional on whatever is current when it is read.
         """
         old = self.read_version(tenant, agent, name, version_id)
-        old.concept  # an old version that no longer parses is refused, never restored
+        _ = old.concept  # an old version that no longer parses is refused (InvalidConcept), never restored
         key = concept_key(tenant, agent, name)
         current = self._get_or_none(key, name)
         if if_match is not None and (current is None or current.etag != if_match):

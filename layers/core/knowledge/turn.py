@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import KnowledgeError
-from .names import SESSION_ID_MAX, SLUG_SCHEMA, check_slug
+from .names import SessionId, Slug
 from .validation import describe_errors
 
 ROLES = ("user", "assistant", "system", "tool")
@@ -36,17 +36,13 @@ class Turn(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, title="TurnComplete")
 
-    tenant: str = Field(description='A slug; "default" for a single-store deployment.', json_schema_extra=SLUG_SCHEMA)
-    agent: str = Field(description="The agent's slug.", json_schema_extra=SLUG_SCHEMA)
-    session_id: str = Field(max_length=SESSION_ID_MAX, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
-    turn_id: str = Field(max_length=SESSION_ID_MAX, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")
+    tenant: Slug = Field(description='A slug; "default" for a single-store deployment.')
+    agent: Slug = Field(description="The agent's slug.")
+    session_id: SessionId
+    turn_id: SessionId
     completed_at: datetime = Field(description="When the turn completed, ISO 8601 with a time zone.")
     messages: tuple[Message, ...] = Field(min_length=1, max_length=MESSAGES_MAX)
 
-    @field_validator("tenant", "agent")
-    @classmethod
-    def _slug(cls, value: str, info: Any) -> str:
-        return check_slug(info.field_name, value)
 
     @field_validator("completed_at")
     @classmethod

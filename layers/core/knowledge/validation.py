@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
+import re
+
 from pydantic import ValidationError
+
+_FENCE = re.compile(r"\A```(?:json|JSON)?[ \t]*\n(.*)\n```\Z", re.DOTALL)
+
+
+def unfence(answer: str) -> str:
+    """A model's answer without one enclosing ```json fence (nothing looser is tolerated)."""
+    text = answer.strip()
+    fenced = _FENCE.match(text)
+    return fenced.group(1).strip() if fenced else text
 
 
 def describe_errors(exc: ValidationError, prefix: str = "") -> list[str]:
