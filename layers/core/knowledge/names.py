@@ -58,14 +58,6 @@ def _valid_slug(value: str) -> str:
     return value
 
 
-def _valid_session_id(value: str) -> str:
-    if not is_session_id(value):
-        raise ValueError(f"must be letters, digits, '.', '_', ':', '-' (starting with a letter or digit), "
-                         f"at most {SESSION_ID_MAX} characters")
-    return value
-
-
 # The field types every message and request uses for names that may reach an object key.
 Slug = Annotated[str, AfterValidator(_valid_slug), Field(json_schema_extra=SLUG_SCHEMA)]
-SessionId = Annotated[str, AfterValidator(_valid_session_id),
-                      Field(max_length=SESSION_ID_MAX, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")]
+SessionId = Annotated[str, Field(min_length=1, max_length=SESSION_ID_MAX, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$")]
