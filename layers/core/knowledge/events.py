@@ -31,10 +31,15 @@ def detail(tenant: str, agent: str, name: str, type: str, *, outcome: Optional[s
 
 
 class EventBridgeEvents:
+    """Publishes to one bus. `events_client` may be a zero-argument factory, called on the first
+    publish: retrieval only publishes on load_knowledge, so its cold start need not build it."""
+
     def __init__(self, events_client: Any, bus_name: str):
         self._events, self.bus_name = events_client, bus_name
 
     def publish(self, detail_type: str, detail: dict[str, str]) -> None:
+        if callable(self._events) and not hasattr(self._events, "put_events"):
+            self._events = self._events()
         answer = self._events.put_events(Entries=[{
             "Source": SOURCE, "DetailType": detail_type, "Detail": json.dumps(detail), "EventBusName": self.bus_name,
         }])
