@@ -53,9 +53,9 @@ def main() -> int:
     os.environ.update({"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "bench",
                        "AWS_SECRET_ACCESS_KEY": "bench", "AWS_DEFAULT_REGION": "us-east-1"})
     from knowledge.concept import Concept
-    from knowledge.consolidate import Consolidator, SightingLedger
+    from knowledge.adapters import ConfigCache, SightingLedger
+    from knowledge.consolidate import Consolidator
     from knowledge.events import EventBridgeEvents
-    from knowledge.extract import ConfigCache
     from knowledge.model import ModelCache
     from knowledge.sighting import Sighting
     from knowledge.store import ConceptStore

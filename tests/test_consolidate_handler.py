@@ -148,7 +148,7 @@ def test_the_same_sighting_twice_counts_once(consolidate, store, sqs, bus):
 
 
 def test_a_crash_after_the_write_is_recognised_on_redelivery(consolidate, store, monkeypatch):
-    from knowledge.consolidate import SightingLedger
+    from knowledge.adapters import SightingLedger
 
     run(consolidate, sighting("sess_1"))
     original = SightingLedger.record
@@ -244,3 +244,12 @@ def test_fifty_parallel_sightings_and_an_operator_edit_all_survive(consolidate, 
     history = store.versions(T, A, "frete-gratis")
     assert len(history) == 51 and "operator:ana" in {v.actor for v in history}  # every write is a version
     assert sum(retries) > 0  # the race was real: compare-and-swap lost and re-decided
+
+
+def test_the_candidate_event_creates_its_concept(consolidate, store):
+    from conftest import load_event
+
+    answer = consolidate.lambda_handler(load_event("candidate.json"), LambdaContext())
+    assert answer == {"batchItemFailures": []}
+    concept = store.get(T, A, "despacho-no-mesmo-dia").concept
+    assert concept.sources == ("sess_demo_01",) and "[email]" in concept.body

@@ -15,7 +15,8 @@ from botocore.exceptions import ClientError
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
 from .errors import KnowledgeError
-from .extract import Extractor, TurnArchive
+from .adapters import TurnArchive
+from .extract import Extractor
 from .names import Slug
 from .validation import describe_errors
 

@@ -12,19 +12,16 @@ in the version's metadata, so a crash between the two is recognised on redeliver
 
 from __future__ import annotations
 
-import hashlib
 import random
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Optional
-
-from botocore.exceptions import ClientError
+from typing import Callable, Optional
 
 from . import claims
+from .adapters import ConfigCache, SightingLedger, sighting_id
 from .concept import Concept, utc_now
 from .errors import Conflict, KnowledgeError
 from .events import CONFLICT, LEARNED, Events, detail
-from .extract import ConfigCache
 from .model import ModelCache, ModelError
 from .sighting import Sighting
 from .store import ConceptStore, StoredConcept
@@ -32,37 +29,6 @@ from .telemetry import Counters
 
 ENGINE = "engine"
 MAX_ATTEMPTS = 8
-
-
-def sighting_id(sighting: Sighting) -> str:
-    key = f"{sighting.tenant}/{sighting.agent}/{sighting.name}/{sighting.session_id}/{sighting.turn_id}"
-    return hashlib.sha256(key.encode()).hexdigest()[:16]
-
-
-class SightingLedger:
-    """Markers of applied sightings in SESSIONS_BUCKET: {tenant}/{agent}/sightings/{name}/{id}."""
-
-    def __init__(self, s3: Any, bucket: str):
-        self._s3, self.bucket = s3, bucket
-
-    def key(self, sighting: Sighting) -> str:
-        return f"{sighting.tenant}/{sighting.agent}/sightings/{sighting.name}/{sighting_id(sighting)}"
-
-    def seen(self, sighting: Sighting) -> bool:
-        try:
-            self._s3.head_object(Bucket=self.bucket, Key=self.key(sighting))
-        except ClientError as error:
-            if error.response.get("ResponseMetadata", {}).get("HTTPStatusCode") == 404:
-                return False
-            raise
-        return True
-
-    def record(self, sighting: Sighting) -> None:
-        try:
-            self._s3.put_object(Bucket=self.bucket, Key=self.key(sighting), Body=b"", IfNoneMatch="*")
-        except ClientError as error:
-            if error.response.get("ResponseMetadata", {}).get("HTTPStatusCode") not in (409, 412):
-                raise
 
 
 class ConsolidationGaveUp(KnowledgeError):

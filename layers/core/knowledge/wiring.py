@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING
 from .settings import Settings
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .adapters import TurnArchive
     from .consolidate import Consolidator
-    from .extract import Extractor, TurnArchive
+    from .extract import Extractor
     from .model import ModelCache
     from .retrieve import Retriever
 
@@ -25,7 +26,8 @@ def model_cache(settings: Settings) -> "ModelCache":
 
 def extractor(settings: Settings) -> "Extractor":
     from .aws import client
-    from .extract import ConfigCache, Extractor, SqsCandidates, TurnArchive
+    from .adapters import ConfigCache, SqsCandidates, TurnArchive
+    from .extract import Extractor
     from .store import ConceptStore
 
     s3 = client("s3")
@@ -41,16 +43,16 @@ def extractor(settings: Settings) -> "Extractor":
 
 def turn_archive(settings: Settings) -> "TurnArchive":
     from .aws import client
-    from .extract import TurnArchive
+    from .adapters import TurnArchive
 
     return TurnArchive(client("s3"), settings.sessions_bucket)
 
 
 def consolidator(settings: Settings) -> "Consolidator":
     from .aws import client
-    from .consolidate import Consolidator, SightingLedger
+    from .adapters import ConfigCache, SightingLedger
+    from .consolidate import Consolidator
     from .events import EventBridgeEvents
-    from .extract import ConfigCache
     from .store import ConceptStore
 
     s3 = client("s3")
