@@ -1,0 +1,191 @@
+"""StudioApiFunction: the studio's HTTP API (API Gateway HTTP API, JWT authorizer).
+
+Routes are wiring: the operator comes from the verified token's claims, the work is done by
+knowledge.studio, and every domain error is mapped to HTTP once, below.
+"""
+
+import os
+from typing import Annotated, Optional
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, CORSConfig, Response, content_types
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.params import Header, Query
+from pydantic import BaseModel, Field
+
+from knowledge.aws import client
+from knowledge.errors import Conflict, InvalidConcept, InvalidConfig, InvalidName, KnowledgeError, NotFound
+from knowledge.settings import Settings
+from knowledge.errors import StoreUnavailable
+from knowledge.store import ConceptStore
+from knowledge.studio import (MARKDOWN_MAX_BYTES, Forbidden, PreconditionRequired, Studio, Unauthorized,
+                              field_errors, operator_from_claims)
+
+logger = Logger()
+settings = Settings.from_env()
+studio = Studio(ConceptStore(client("s3"), settings.knowledge_bucket))
+# Only the studio's own origin may call the API from a browser.
+app = APIGatewayHttpResolver(enable_validation=True,
+                             cors=CORSConfig(allow_origin=os.environ.get("STUDIO_ORIGIN", "http://127.0.0.1:8080"),
+                                             allow_headers=["Authorization", "Content-Type", "If-Match"],
+                                             expose_headers=["ETag"], max_age=600, allow_credentials=False))
+BASE = "/tenants/<tenant>/agents/<agent>"
+
+
+class Markdown(BaseModel):
+    markdown: str = Field(max_length=MARKDOWN_MAX_BYTES, description="The whole concept document.")
+
+
+class ConfigText(BaseModel):
+    yaml: str = Field(max_length=32 * 1024, description="knowledge.yaml, with its `knowledge:` key.")
+
+
+def operator():
+    return operator_from_claims(app.current_event.request_context.authorizer.jwt_claim)
+
+
+def _json(status: int, body: dict) -> Response:
+    return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=body)
+
+
+# ------------------------------------------------------------------ concepts
+@app.get(f"{BASE}/concepts", summary="List concepts, newest first")
+def list_concepts(tenant: str, agent: str, status: Annotated[Optional[str], Query(pattern="^conflict$")] = None,
+                  type: Annotated[Optional[str], Query(pattern="^(fact|entity|procedure|policy|objection)$")] = None,
+                  q: Annotated[Optional[str], Query(max_length=200)] = None) -> dict:
+    return {"concepts": studio.list(operator(), tenant, agent, status=status, type=type, q=q)}
+
+
+@app.post(f"{BASE}/concepts", summary="Create a concept by hand (provenance policy unless the text says otherwise)")
+def create_concept(tenant: str, agent: str, body: Markdown) -> Response[dict]:
+    return _json(201, studio.create(operator(), tenant, agent, body.markdown))
+
+
+@app.get(f"{BASE}/concepts/<name>", summary="One concept: raw markdown, ETag, version id")
+def get_concept(tenant: str, agent: str, name: str) -> dict:
+    return studio.get(operator(), tenant, agent, name)
+
+
+@app.put(f"{BASE}/concepts/<name>", summary="Save an edit (If-Match: the ETag that was read)")
+def save_concept(tenant: str, agent: str, name: str, body: Markdown,
+                 if_match: Annotated[Optional[str], Header(alias="if-match")] = None) -> dict:
+    return studio.save(operator(), tenant, agent, name, body.markdown, if_match)
+
+
+@app.delete(f"{BASE}/concepts/<name>", summary="Delete (a restorable delete marker)")
+def delete_concept(tenant: str, agent: str, name: str) -> dict:
+    return studio.delete(operator(), tenant, agent, name)
+
+
+@app.get(f"{BASE}/concepts/<name>/versions", summary="Version history: time, actor, reason, size")
+def list_versions(tenant: str, agent: str, name: str) -> dict:
+    return {"versions": studio.versions(operator(), tenant, agent, name)}
+
+
+@app.get(f"{BASE}/concepts/<name>/versions/<version_id>", summary="Read one version")
+def get_version(tenant: str, agent: str, name: str, version_id: str) -> dict:
+    return studio.version(operator(), tenant, agent, name, version_id)
+
+
+@app.post(f"{BASE}/concepts/<name>/versions/<version_id>/restore", summary="Restore a version as a new one")
+def restore_version(tenant: str, agent: str, name: str, version_id: str,
+                    if_match: Annotated[Optional[str], Header(alias="if-match")] = None) -> dict:
+    return studio.restore(operator(), tenant, agent, name, version_id, if_match)
+
+
+@app.get(f"{BASE}/deleted", summary="Deleted concepts, newest first")
+def list_deleted(tenant: str, agent: str) -> dict:
+    return {"deleted": studio.deleted(operator(), tenant, agent)}
+
+
+@app.post(f"{BASE}/deleted/<name>/restore", summary="Undelete")
+def undelete(tenant: str, agent: str, name: str) -> dict:
+    return studio.undelete(operator(), tenant, agent, name)
+
+
+# ------------------------------------------------------------------ the knowledge: block
+@app.get(f"{BASE}/config", summary="The agent's knowledge.yaml")
+def get_config(tenant: str, agent: str) -> dict:
+    return studio.config(operator(), tenant, agent)
+
+
+@app.put(f"{BASE}/config", summary="Save knowledge.yaml (validated; If-Match unless creating)")
+def save_config(tenant: str, agent: str, body: ConfigText,
+                if_match: Annotated[Optional[str], Header(alias="if-match")] = None) -> dict:
+    return studio.save_config(operator(), tenant, agent, body.yaml, if_match)
+
+
+@app.get("/openapi.json", summary="This API's OpenAPI document", include_in_schema=False)
+def openapi() -> Response[str]:
+    return Response(status_code=200, content_type=content_types.APPLICATION_JSON, body=openapi_document())
+
+
+def openapi_document() -> str:
+    return app.get_openapi_json_schema(title="Knowledge studio API", version="1.0.0")
+
+
+# ------------------------------------------------------------------ errors, mapped once
+@app.exception_handler(Unauthorized)
+def unauthorized(exc: Unauthorized) -> Response:
+    return _json(401, {"error": {"code": exc.code, "message": str(exc)}})
+
+
+@app.exception_handler(Forbidden)
+def forbidden(exc: Forbidden) -> Response:
+    return _json(403, {"error": {"code": exc.code, "message": str(exc)}})
+
+
+@app.exception_handler(NotFound)
+def not_found(exc: NotFound) -> Response:
+    return _json(404, {"error": {"code": "not_found", "message": str(exc)}})
+
+
+@app.exception_handler(Conflict)
+def conflict(exc: Conflict) -> Response:
+    current = exc.current
+    return _json(412, {"error": {"code": "stale", "message": "a newer version exists: reload it, or overwrite "
+                                                             "knowingly with its ETag"},
+                       "current": None if current is None else {"markdown": current.text, "etag": current.etag,
+                                                                "version_id": current.version_id}})
+
+
+@app.exception_handler(PreconditionRequired)
+def precondition_required(exc: PreconditionRequired) -> Response:
+    return _json(428, {"error": {"code": exc.code, "message": str(exc)}})
+
+
+@app.exception_handler(InvalidConcept)
+def invalid_concept(exc: InvalidConcept) -> Response:
+    return _json(422, {"error": {"code": exc.code, "message": str(exc)}, "errors": field_errors(exc)})
+
+
+@app.exception_handler(InvalidConfig)
+def invalid_config(exc: InvalidConfig) -> Response:
+    return _json(422, {"error": {"code": exc.code, "message": str(exc)}})
+
+
+@app.exception_handler(InvalidName)
+def invalid_name(exc: InvalidName) -> Response:
+    return _json(400, {"error": {"code": exc.code, "message": str(exc)}})
+
+
+@app.exception_handler(RequestValidationError)
+def invalid_request(exc: RequestValidationError) -> Response:
+    problems = [f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg', 'invalid')}" for e in exc.errors()]
+    return _json(422, {"error": {"code": "invalid_request", "message": "; ".join(problems)}})
+
+
+@app.exception_handler(StoreUnavailable)
+def unavailable(exc: StoreUnavailable) -> Response:
+    return _json(503, {"error": {"code": exc.code, "message": "storage is busy; try again"}})
+
+
+@app.exception_handler(KnowledgeError)
+def other(exc: KnowledgeError) -> Response:
+    logger.warning("studio request refused", extra={"error_code": exc.code})
+    return _json(400, {"error": {"code": exc.code, "message": str(exc)}})
+
+
+@logger.inject_lambda_context
+def lambda_handler(event, context):
+    return app.resolve(event, context)

@@ -1,0 +1,203 @@
+"""The studio's operations: what an operator may see and do with an agent's concepts.
+
+Every call names the operator (from the verified token) and is checked against the tenants
+the operator belongs to before the store is touched. Saves are compare-and-swap on the
+ETag the page read; a stale save is a Conflict carrying the newer version.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Optional
+
+import yaml
+
+from .concept import FIELDS, Concept, format_timestamp, parse, utc_now
+from .errors import FieldError, InvalidConcept, KnowledgeError
+from .names import check_slug, is_slug
+from .store import ConceptStore, StoredConcept
+
+MARKDOWN_MAX_BYTES = 128 * 1024
+# The claim that lists an operator's tenants (Cognito groups). Each group named like a
+# tenant slug grants that tenant; other groups are ignored.
+TENANTS_CLAIM = "cognito:groups"
+_OPERATOR_ID = re.compile(r"[A-Za-z0-9._@+:-]{1,128}")
+HAND_DEFAULTS = {"provenance": "policy", "confidence": 0.95, "sources": [], "occurrences": 1}
+
+
+class Unauthorized(KnowledgeError):
+    code = "unauthorized"
+
+
+class Forbidden(KnowledgeError):
+    code = "forbidden"
+
+
+class PreconditionRequired(KnowledgeError):
+    code = "precondition_required"
+
+
+@dataclass(frozen=True)
+class Operator:
+    id: str
+    tenants: frozenset[str]
+
+    @property
+    def actor(self) -> str:
+        return f"operator:{self.id}"
+
+    def check(self, tenant: str) -> None:
+        check_slug("tenant", tenant)
+        if tenant not in self.tenants:
+            raise Forbidden(f"operator is not a member of tenant {tenant!r}")
+
+
+def _claim_list(value: Any) -> list[str]:
+    """Cognito groups as API Gateway passes them: a list, or a string like "[a b]" or "a,b"."""
+    if isinstance(value, (list, tuple)):
+        return [str(v) for v in value]
+    if isinstance(value, str):
+        return [part for part in re.split(r"[\s,\[\]]+", value) if part]
+    return []
+
+
+def operator_from_claims(claims: Optional[dict[str, Any]]) -> Operator:
+    """The operator a verified JWT describes; Unauthorized when there is none."""
+    if not claims or not isinstance(claims.get("sub"), str) or not _OPERATOR_ID.fullmatch(claims["sub"]):
+        raise Unauthorized("sign in: the request carries no valid token")
+    tenants = frozenset(group for group in _claim_list(claims.get(TENANTS_CLAIM)) if is_slug(group))
+    return Operator(claims["sub"], tenants)
+
+
+def _stored(item: StoredConcept) -> dict[str, Any]:
+    return {"name": item.name, "markdown": item.text, "etag": item.etag, "version_id": item.version_id}
+
+
+def summary_dict(summary: Any) -> dict[str, Any]:
+    return {"name": summary.name, "type": summary.type, "provenance": summary.provenance,
+            "confidence": summary.confidence, "occurrences": summary.occurrences,
+            "updated_at": format_timestamp(summary.updated_at) if summary.updated_at else None,
+            "conflict": summary.conflict, "etag": summary.etag, "problem": summary.problem}
+
+
+def _text(markdown: str) -> str:
+    if len(markdown.encode("utf-8", "surrogatepass")) > MARKDOWN_MAX_BYTES:
+        raise InvalidConcept([FieldError("document", f"must be at most {MARKDOWN_MAX_BYTES} bytes")])
+    return markdown
+
+
+def concept_by_hand(markdown: str, now: datetime) -> Concept:
+    """A concept an operator writes from scratch: name, description, type and body are theirs;
+    missing engine fields default to a curated concept (provenance policy)."""
+    text = _text(markdown).lstrip("\ufeff").replace("\r\n", "\n")
+    if not text.startswith("---\n") or "\n---" not in text[3:]:
+        raise InvalidConcept([FieldError("frontmatter", "the document must start with a '---' frontmatter block", 1)])
+    end = text.index("\n---", 3)
+    try:
+        data = yaml.safe_load(text[4:end + 1]) or {}
+    except yaml.YAMLError:
+        data = None
+    if not isinstance(data, dict):
+        return parse(text)  # let the parser report the exact problem and line
+    stamp = format_timestamp(now)
+    filled = {**HAND_DEFAULTS, "created_at": stamp, "updated_at": stamp,
+              **{k: v for k, v in data.items() if k in FIELDS and k not in ("created_at", "updated_at")}}
+    filled.update({k: v for k, v in data.items() if k not in FIELDS})  # unknown keys: the parser names them
+    header = yaml.safe_dump(filled, sort_keys=False, allow_unicode=True, width=10_000)
+    return parse(f"---\n{header}---\n{text[end + 4:]}")
+
+
+class Studio:
+    def __init__(self, store: ConceptStore):
+        self._store = store
+
+    # ------------------------------------------------------------ reading
+    def list(self, op: Operator, tenant: str, agent: str, *, status: Optional[str] = None,
+             type: Optional[str] = None, q: Optional[str] = None) -> list[dict[str, Any]]:
+        op.check(tenant)
+        items = self._store.summaries(tenant, agent)
+        if status == "conflict":
+            items = [s for s in items if s.conflict]
+        if type:
+            items = [s for s in items if s.type == type]
+        if q:
+            needle = q.casefold()
+            items = [s for s in items if needle in s.name.casefold()]
+        return [summary_dict(s) for s in items]
+
+    def get(self, op: Operator, tenant: str, agent: str, name: str) -> dict[str, Any]:
+        op.check(tenant)
+        return _stored(self._store.get(tenant, agent, name))
+
+    def versions(self, op: Operator, tenant: str, agent: str, name: str) -> list[dict[str, Any]]:
+        op.check(tenant)
+        return [{"version_id": v.version_id, "time": v.time.isoformat().replace("+00:00", "Z"), "actor": v.actor,
+                 "reason": v.reason, "size": v.size, "deleted": v.deleted, "latest": v.latest}
+                for v in self._store.versions(tenant, agent, name)]
+
+    def version(self, op: Operator, tenant: str, agent: str, name: str, version_id: str) -> dict[str, Any]:
+        op.check(tenant)
+        return _stored(self._store.read_version(tenant, agent, name, version_id))
+
+    def deleted(self, op: Operator, tenant: str, agent: str) -> list[dict[str, Any]]:
+        op.check(tenant)
+        return [{"name": d.name, "deleted_at": d.deleted_at.isoformat().replace("+00:00", "Z"),
+                 "version_id": d.marker_version_id} for d in self._store.list_deleted(tenant, agent)]
+
+    # ------------------------------------------------------------ writing
+    def save(self, op: Operator, tenant: str, agent: str, name: str, markdown: str,
+             if_match: Optional[str]) -> dict[str, Any]:
+        """An operator's edit of the whole document; `updated_at` is stamped now."""
+        op.check(tenant)
+        check_slug("name", name)
+        if not if_match:
+            raise PreconditionRequired("saving needs If-Match: the ETag of the version being edited")
+        concept = parse(_text(markdown))
+        if concept.name != name:
+            raise InvalidConcept([FieldError("name", f"must stay {name!r} (rename = create a new concept, "
+                                                     "then delete this one)", 2)])
+        concept = concept.replace(updated_at=max(utc_now(), concept.created_at))
+        return _stored(self._store.replace(tenant, agent, concept, if_match=if_match, actor=op.actor,
+                                           reason="edit"))
+
+    def create(self, op: Operator, tenant: str, agent: str, markdown: str) -> dict[str, Any]:
+        op.check(tenant)
+        check_slug("agent", agent)
+        concept = concept_by_hand(markdown, utc_now())
+        return _stored(self._store.create(tenant, agent, concept, actor=op.actor, reason="created"))
+
+    def delete(self, op: Operator, tenant: str, agent: str, name: str) -> dict[str, Any]:
+        op.check(tenant)
+        return {"name": name, "version_id": self._store.delete(tenant, agent, name, actor=op.actor)}
+
+    def undelete(self, op: Operator, tenant: str, agent: str, name: str) -> dict[str, Any]:
+        op.check(tenant)
+        return _stored(self._store.undelete(tenant, agent, name, actor=op.actor))
+
+    def restore(self, op: Operator, tenant: str, agent: str, name: str, version_id: str,
+                if_match: Optional[str]) -> dict[str, Any]:
+        op.check(tenant)
+        return _stored(self._store.restore(tenant, agent, name, version_id, actor=op.actor, if_match=if_match))
+
+    # ------------------------------------------------------------ the knowledge: block
+    def config(self, op: Operator, tenant: str, agent: str) -> dict[str, Any]:
+        op.check(tenant)
+        stored = self._store.get_config(tenant, agent)
+        if stored is None:
+            return {"yaml": None, "etag": None, "config": None}
+        return {"yaml": stored.text, "etag": stored.etag,
+                "config": stored.config.model_dump(mode="json") if stored.config else None}
+
+    def save_config(self, op: Operator, tenant: str, agent: str, text: str,
+                    if_match: Optional[str]) -> dict[str, Any]:
+        op.check(tenant)
+        stored = self._store.put_config(tenant, agent, text, actor=op.actor, if_match=if_match)
+        return {"yaml": stored.text, "etag": stored.etag,
+                "config": stored.config.model_dump(mode="json") if stored.config else None}
+
+
+def field_errors(exc: InvalidConcept) -> list[dict[str, Any]]:
+    return [{"field": e.field, "message": e.message, "line": e.line} for e in exc.errors]
+

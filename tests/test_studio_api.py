@@ -1,0 +1,209 @@
+"""The studio API through its handler, with API Gateway HTTP API (v2) events as the JWT authorizer passes them."""
+
+from __future__ import annotations
+
+import copy
+import json
+import uuid
+
+import pytest
+
+from conftest import DEMO, LambdaContext, load_event, load_handler
+from knowledge.concept import parse
+
+T, A = "default", "store-support"
+ANA = {"sub": "3f1c9a52-7d3e-4b8a-9f0e-6a2b1c4d5e6f", "cognito:groups": "[default]"}
+BASE = f"/tenants/{T}/agents/{A}"
+
+
+def request(method, path, *, body=None, headers=None, query=None, claims=ANA):
+    event = copy.deepcopy(load_event("studio-list-conflicts.json"))
+    event["rawPath"] = event["requestContext"]["http"]["path"] = path
+    event["requestContext"]["http"]["method"] = method
+    event["queryStringParameters"] = query
+    event["rawQueryString"] = "&".join(f"{k}={v}" for k, v in (query or {}).items())
+    event["headers"] = {k: v for k, v in event["headers"].items() if k != "authorization" or claims}
+    event["headers"].update(headers or {})
+    if claims is None:
+        event["requestContext"].pop("authorizer", None)
+    else:
+        event["requestContext"]["authorizer"]["jwt"]["claims"] = claims
+    if body is not None:
+        event["body"] = json.dumps(body, ensure_ascii=False)
+    return event
+
+
+@pytest.fixture
+def api(monkeypatch, store, bucket):
+    store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
+    for path in sorted(DEMO.glob("*.md")):
+        store.create(T, A, parse(path.read_text()), actor="engine")
+    handler = load_handler("studio_api", monkeypatch, KNOWLEDGE_BUCKET=bucket, STUDIO_ORIGIN="http://127.0.0.1:8080",
+                           POWERTOOLS_SERVICE_NAME=f"studio-{uuid.uuid4().hex[:6]}")
+
+    def call(method, path, **kwargs):
+        answer = handler.lambda_handler(request(method, path, **kwargs), LambdaContext())
+        body = json.loads(answer["body"]) if answer.get("body") else None
+        return answer["statusCode"], body, answer.get("headers", {}) | answer.get("multiValueHeaders", {})
+
+    call.handler = handler
+    return call
+
+
+def test_the_list_event_filters_conflicts(api):
+    handler = api.handler
+    answer = handler.lambda_handler(load_event("studio-list-conflicts.json"), LambdaContext())
+    assert answer["statusCode"] == 200
+    concepts = json.loads(answer["body"])["concepts"]
+    assert [c["name"] for c in concepts] == ["prazo-reembolso-pix"] and concepts[0]["conflict"] is True
+
+
+def test_list_is_newest_first_with_the_columns_and_filters(api):
+    status, body, _ = api("GET", f"{BASE}/concepts")
+    assert status == 200 and len(body["concepts"]) == 7
+    first = body["concepts"][0]
+    assert set(first) >= {"name", "type", "provenance", "confidence", "occurrences", "updated_at", "conflict"}
+    stamps = [c["updated_at"] for c in body["concepts"]]
+    assert stamps == sorted(stamps, reverse=True)
+    _, policies, _ = api("GET", f"{BASE}/concepts", query={"type": "policy"})
+    assert {c["name"] for c in policies["concepts"]} == {"frete-gratis-acima-199", "troca-em-30-dias"}
+    _, found, _ = api("GET", f"{BASE}/concepts", query={"q": "frete"})
+    assert {c["name"] for c in found["concepts"]} == {"frete-gratis-acima-199", "objecao-frete-caro"}
+
+
+def test_get_then_save_with_if_match_records_the_operator(api, store):
+    status, concept, _ = api("GET", f"{BASE}/concepts/troca-em-30-dias")
+    assert status == 200 and concept["markdown"] == (DEMO / "troca-em-30-dias.md").read_text()
+    edited = concept["markdown"].replace("provenance: policy", "provenance: policy").replace(
+        "within 30 days of delivery.", "within 30 days of delivery, in the original packaging.")
+    status, saved, _ = api("PUT", f"{BASE}/concepts/troca-em-30-dias", body={"markdown": edited},
+                           headers={"if-match": concept["etag"]})
+    assert status == 200 and saved["etag"] != concept["etag"]
+    latest = store.versions(T, A, "troca-em-30-dias")[0]
+    assert (latest.actor, latest.reason) == (f"operator:{ANA['sub']}", "edit")
+    assert "original packaging" in store.get(T, A, "troca-em-30-dias").concept.description
+
+
+def test_promoting_observed_to_policy_is_editing_that_line(api, store):
+    _, concept, _ = api("GET", f"{BASE}/concepts/cep-sudeste-cd-campinas")
+    promoted = concept["markdown"].replace("provenance: observed", "provenance: policy")
+    status, _, _ = api("PUT", f"{BASE}/concepts/cep-sudeste-cd-campinas", body={"markdown": promoted},
+                       headers={"if-match": concept["etag"]})
+    assert status == 200 and store.get(T, A, "cep-sudeste-cd-campinas").concept.provenance == "policy"
+
+
+def test_a_stale_save_is_412_with_the_newer_version(api):
+    _, concept, _ = api("GET", f"{BASE}/concepts/troca-em-30-dias")
+    first = concept["markdown"].replace("original packaging", "original box")
+    api("PUT", f"{BASE}/concepts/troca-em-30-dias", body={"markdown": first}, headers={"if-match": concept["etag"]})
+    second = concept["markdown"].replace("original packaging", "any packaging")
+    status, body, _ = api("PUT", f"{BASE}/concepts/troca-em-30-dias", body={"markdown": second},
+                          headers={"if-match": concept["etag"]})
+    assert status == 412 and "original box" in body["current"]["markdown"] and body["current"]["etag"]
+
+
+def test_saving_without_if_match_is_428(api):
+    _, concept, _ = api("GET", f"{BASE}/concepts/troca-em-30-dias")
+    status, body, _ = api("PUT", f"{BASE}/concepts/troca-em-30-dias", body={"markdown": concept["markdown"]})
+    assert status == 428 and body["error"]["code"] == "precondition_required"
+
+
+@pytest.mark.parametrize("change, field, line", [
+    (("type: policy", "type: rumour"), "type", 4),
+    (("confidence: 0.95", "confidence: 2"), "confidence", 6),
+    (("name: troca-em-30-dias", "name: outro-nome"), "name", 2),
+    (("occurrences: 1", "occurrences: [1"), "frontmatter", None),
+])
+def test_invalid_markdown_is_422_with_the_field_and_line(api, change, field, line):
+    _, concept, _ = api("GET", f"{BASE}/concepts/troca-em-30-dias")
+    status, body, _ = api("PUT", f"{BASE}/concepts/troca-em-30-dias",
+                          body={"markdown": concept["markdown"].replace(*change)}, headers={"if-match": concept["etag"]})
+    assert status == 422
+    assert body["errors"][0]["field"] == field
+    if line:
+        assert body["errors"][0]["line"] == line
+
+
+def test_create_by_hand_defaults_to_policy(api, store):
+    text = "---\nname: horario-atendimento\ndescription: Support answers 8am-8pm on weekdays.\ntype: fact\n---\n\nChat and phone.\n"
+    status, created, _ = api("POST", f"{BASE}/concepts", body={"markdown": text})
+    assert status == 201 and created["name"] == "horario-atendimento", created
+    concept = store.get(T, A, "horario-atendimento").concept
+    assert (concept.provenance, concept.sources, concept.occurrences) == ("policy", (), 1)
+    status, _, _ = api("POST", f"{BASE}/concepts", body={"markdown": text})
+    assert status == 412  # the name exists
+
+
+def test_delete_list_deleted_and_undelete(api, store):
+    status, _, _ = api("DELETE", f"{BASE}/concepts/objecao-frete-caro")
+    assert status == 200 and store.find(T, A, "objecao-frete-caro") is None
+    _, deleted, _ = api("GET", f"{BASE}/deleted")
+    assert [d["name"] for d in deleted["deleted"]] == ["objecao-frete-caro"]
+    status, back, _ = api("POST", f"{BASE}/deleted/objecao-frete-caro/restore")
+    assert status == 200 and back["markdown"] == (DEMO / "objecao-frete-caro.md").read_text()
+
+
+def test_history_read_and_restore(api, store):
+    _, concept, _ = api("GET", f"{BASE}/concepts/troca-em-30-dias")
+    api("PUT", f"{BASE}/concepts/troca-em-30-dias",
+        body={"markdown": concept["markdown"].replace("original packaging", "any box")},
+        headers={"if-match": concept["etag"]})
+    status, history, _ = api("GET", f"{BASE}/concepts/troca-em-30-dias/versions")
+    assert status == 200 and [v["reason"] for v in history["versions"]] == ["edit", "created"]
+    old = history["versions"][1]
+    _, first, _ = api("GET", f"{BASE}/concepts/troca-em-30-dias/versions/{old['version_id']}")
+    assert first["markdown"] == (DEMO / "troca-em-30-dias.md").read_text()
+    status, _, _ = api("POST", f"{BASE}/concepts/troca-em-30-dias/versions/{old['version_id']}/restore")
+    assert status == 200
+    assert store.get(T, A, "troca-em-30-dias").text == (DEMO / "troca-em-30-dias.md").read_text()
+    assert store.versions(T, A, "troca-em-30-dias")[0].reason == "restore"
+
+
+def test_config_read_and_validated_save(api):
+    status, config, _ = api("GET", f"{BASE}/config")
+    assert status == 200 and config["config"]["top_k"] == 5
+    status, body, _ = api("PUT", f"{BASE}/config", body={"yaml": "knowledge:\n  topk: 3\n"},
+                          headers={"if-match": config["etag"]})
+    assert status == 422 and "knowledge.topk: unknown key" in body["error"]["message"]
+    status, saved, _ = api("PUT", f"{BASE}/config", body={"yaml": "knowledge:\n  top_k: 3\n"},
+                           headers={"if-match": config["etag"]})
+    assert status == 200 and saved["config"]["top_k"] == 3
+
+
+def test_no_token_is_401_and_another_tenant_is_403(api):
+    status, body, _ = api("GET", f"{BASE}/concepts", claims=None)
+    assert status == 401 and body["error"]["code"] == "unauthorized"
+    status, _, _ = api("GET", "/tenants/loja-b/agents/store-support/concepts")
+    assert status == 403
+    other = {"sub": "b0b", "cognito:groups": ["loja-b", "Admins"]}
+    status, _, _ = api("GET", f"{BASE}/concepts", claims=other)
+    assert status == 403
+
+
+@pytest.mark.parametrize("path", [f"{BASE}/concepts/UPPER", f"/tenants/{T}/agents/Bad/concepts",
+                                  f"{BASE}/concepts/a--b/versions"])
+def test_hostile_names_are_400(api, path):
+    status, body, _ = api("GET", path)
+    assert status == 400 and body["error"]["code"] == "invalid_name"
+
+
+def test_unknown_concept_is_404(api):
+    status, _, _ = api("GET", f"{BASE}/concepts/nao-existe")
+    assert status == 404
+
+
+def test_cors_allows_only_the_studio_origin(api):
+    _, _, headers = api("GET", f"{BASE}/concepts", headers={"origin": "http://127.0.0.1:8080"})
+    assert headers.get("Access-Control-Allow-Origin") in ("http://127.0.0.1:8080", ["http://127.0.0.1:8080"])
+    _, _, headers = api("GET", f"{BASE}/concepts", headers={"origin": "https://evil.example"})
+    assert "Access-Control-Allow-Origin" not in headers
+
+
+def test_the_openapi_document_is_served_and_kept_in_the_repo(api):
+    from conftest import ROOT
+
+    status, document, _ = api("GET", "/openapi.json")
+    assert status == 200 and document["info"]["title"] == "Knowledge studio API"
+    assert "/tenants/{tenant}/agents/{agent}/concepts/{name}" in document["paths"]
+    kept = json.loads((ROOT / "studio_web" / "openapi.json").read_text())
+    assert kept == document, "run scripts/write_openapi.py"
