@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -15,12 +16,12 @@ import pytest
 from conftest import DEMO, ROOT, free_port
 from knowledge.store import ConceptStore
 
-READY = "What you can do now"
+READY = "Ctrl-C stops the stack"
 
 
 class Stack:
     def __init__(self, tmp_path: Path):
-        self.port, self.model_port = free_port(), free_port()
+        self.port, self.model_port, self.studio_port = free_port(), free_port(), free_port()
         self.data = tmp_path / "data"
         self.env = {**os.environ, "KNOWLEDGE_LOCAL_STATE": str(tmp_path / "stack.json"),
                     "PYTHONUNBUFFERED": "1"}
@@ -32,7 +33,8 @@ class Stack:
     def start(self, *extra: str) -> str:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "knowledge_dev.stack", "--port", str(self.port), "--data", str(self.data),
-             "--model-port", str(self.model_port), "--save-every", "0.2", *extra],
+             "--model-port", str(self.model_port), "--studio-port", str(self.studio_port),
+             "--save-every", "0.2", *extra],
             cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         deadline = time.monotonic() + 60
         self.output = ""
@@ -166,4 +168,21 @@ def test_sending_an_invalid_turn_is_refused_before_it_reaches_the_queue(stack, t
     bad.write_text('{"tenant": "default"}')
     result = stack.run_cli("send-turn", str(bad))
     assert result.returncode == 1 and "agent: Field required" in result.stderr
+    stack.stop()
+
+
+def test_the_studio_api_answers_behind_the_local_authorizer(stack, tmp_path):
+    import urllib.error
+    import urllib.request
+
+    banner = stack.start()
+    assert f"http://127.0.0.1:{stack.studio_port}/api/tenants/default/agents/store-support/concepts" in banner
+    token = (tmp_path / "dev-token").read_text()
+    url = f"http://127.0.0.1:{stack.studio_port}/api/tenants/default/agents/store-support/concepts?status=conflict"
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        assert [c["name"] for c in json.loads(answer.read())["concepts"]] == ["prazo-reembolso-pix"]
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(url, timeout=10)
+    assert refused.value.code == 401
     stack.stop()

@@ -27,9 +27,11 @@ from .template import (ROOT, bucket_specs, create_buckets, create_queues, env_re
                        load_template, queue_specs)
 
 DEFAULT_PORT = 4599
+DEFAULT_STUDIO_PORT = 8080
 SCRIPTED_MODEL = "openai:scripted-demo"
 DEFAULT_DATA = ROOT / ".local" / "data"
 STATE_FILE = Path(os.environ.get("KNOWLEDGE_LOCAL_STATE", ROOT / ".local" / "stack.json"))
+DEV_TOKEN_FILE = STATE_FILE.parent / "dev-token"
 DEMO_TENANT, DEMO_AGENT = "default", "store-support"
 LOCAL_CREDENTIALS = {
     "AWS_ACCESS_KEY_ID": "local",
@@ -75,6 +77,7 @@ class LocalStack:
     port: int = DEFAULT_PORT
     data: Path = DEFAULT_DATA
     model_port: int = 0
+    studio_port: int = DEFAULT_STUDIO_PORT
     demo: bool = True
     env: dict[str, str] = field(default_factory=dict)
     restored: int = 0
@@ -82,7 +85,8 @@ class LocalStack:
 
     def start(self) -> "LocalStack":
         for port, option in ((self.port, "--port / KNOWLEDGE_LOCAL_PORT"),
-                             (self.model_port, "--model-port / KNOWLEDGE_LOCAL_MODEL_PORT")):
+                             (self.model_port, "--model-port / KNOWLEDGE_LOCAL_MODEL_PORT"),
+                             (self.studio_port, "--studio-port / KNOWLEDGE_LOCAL_STUDIO_PORT")):
             if port and not port_free(port):
                 raise StackError(f"port {port} on 127.0.0.1 is in use: stop what runs there, "
                                  f"or choose another with {option}")
@@ -131,7 +135,23 @@ class LocalStack:
             self.seeded = seed_demo(ConceptStore(s3, names["KNOWLEDGE_BUCKET"]))
             self.save()
         self._pollers = self._start_pollers(sqs)
+        self._start_studio()
         return self
+
+    def _start_studio(self) -> None:
+        from .handlers import load_handler
+        from .poller import LambdaContext
+        from .studio_server import LocalAuthorizer, StudioServer
+
+        self.studio_url = f"http://127.0.0.1:{self.studio_port}"
+        os.environ["STUDIO_ORIGIN"] = self.studio_url
+        api = load_handler("studio_api")
+        self.authorizer = LocalAuthorizer(issuer=f"{self.studio_url}/dev")
+        self.studio = StudioServer(api.lambda_handler, self.authorizer, port=self.studio_port,
+                                   context_factory=lambda: LambdaContext("studio_api")).start()
+        self.dev_token = self.authorizer.token()
+        DEV_TOKEN_FILE.parent.mkdir(parents=True, exist_ok=True)
+        DEV_TOKEN_FILE.write_text(self.dev_token)
 
     def _model_env(self) -> dict[str, str]:
         """A real model when the user names one (UTILITY_MODEL), else the scripted model."""
@@ -161,6 +181,8 @@ class LocalStack:
             snapshot.save()
 
     def stop(self) -> None:
+        if getattr(self, "studio", None):
+            self.studio.stop()
         for poller in getattr(self, "_pollers", []):
             poller.stop()
         for poller in getattr(self, "_pollers", []):
@@ -193,6 +215,11 @@ What you can do now, in another terminal:
   ./run knowledge export --agent {DEMO_AGENT} --out ./export
   ./run knowledge export --agent {DEMO_AGENT} --out ./export --format graphml
 
+Studio API (the real handler behind a local JWT authorizer; the page is not built yet):
+  curl -H "Authorization: Bearer $(cat {DEV_TOKEN_FILE})" \\
+       {stack.studio_url}/api/tenants/{DEMO_TENANT}/agents/{DEMO_AGENT}/concepts
+  (dev sign-in: operator 'dev-operator' in tenant '{DEMO_TENANT}'; the token lasts 12 hours)
+
 Data lives in {stack.data} (wipe it with ./run local --reset). Ctrl-C stops the stack.
 """
 
@@ -203,6 +230,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--model-port", type=int,
                         default=int(os.environ.get("KNOWLEDGE_LOCAL_MODEL_PORT", 0)) or None,
                         help="port of the scripted model (default: the --port value + 1)")
+    parser.add_argument("--studio-port", type=int,
+                        default=int(os.environ.get("KNOWLEDGE_LOCAL_STUDIO_PORT", DEFAULT_STUDIO_PORT)))
     parser.add_argument("--data", type=Path, default=Path(os.environ.get("KNOWLEDGE_LOCAL_DATA", DEFAULT_DATA)))
     parser.add_argument("--reset", action="store_true", help="wipe the data folder and start from the demo")
     parser.add_argument("--save-every", type=float, default=2.0, help=argparse.SUPPRESS)
@@ -210,7 +239,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args.reset and args.data.exists():
         shutil.rmtree(args.data)
     try:
-        stack = LocalStack(port=args.port, data=args.data, model_port=args.model_port or args.port + 1).start()
+        stack = LocalStack(port=args.port, data=args.data, model_port=args.model_port or args.port + 1,
+                           studio_port=args.studio_port).start()
     except StackError as exc:
         print(f"knowledge-local: {exc}", file=sys.stderr)
         return 1

@@ -1,0 +1,160 @@
+"""The studio on 127.0.0.1: an HTTP adapter that does what API Gateway's JWT authorizer and
+HTTP API integration do, in front of the real StudioApiFunction handler.
+
+- `/api/...` requests become API Gateway HTTP API (payload 2.0) events for the handler,
+  after the bearer token is verified exactly as the authorizer would: signature (RS256,
+  a key made for this local stack), issuer, audience and expiry. A missing or bad token is
+  answered 401 without reaching the handler; CORS preflights (OPTIONS) skip the authorizer,
+  as the template's preflight route does.
+- `/studio/knowledge` serves the page from studio_web/ when it has been built.
+- `dev_token()` issues the dev sign-in token for the local operator.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Optional
+from urllib.parse import parse_qs, urlsplit
+
+import jwt
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from .template import ROOT
+
+AUDIENCE = "knowledge-studio-local"
+DEV_OPERATOR = {"sub": "dev-operator", "email": "dev@localhost", "cognito:groups": ["default"]}
+PAGE_DIR = ROOT / "studio_web" / "dist"
+API_PREFIX = "/api"
+
+
+class LocalAuthorizer:
+    """Signs dev tokens and verifies bearer tokens like the HTTP API's JWT authorizer."""
+
+    def __init__(self, issuer: str):
+        self.issuer = issuer
+        self._key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+    def token(self, claims: Optional[dict[str, Any]] = None, ttl_seconds: int = 12 * 3600) -> str:
+        now = int(time.time())
+        payload = {**DEV_OPERATOR, **(claims or {}), "iss": self.issuer, "aud": AUDIENCE, "iat": now,
+                   "exp": now + ttl_seconds, "token_use": "id", "jti": uuid.uuid4().hex}
+        return jwt.encode(payload, self._key, algorithm="RS256")
+
+    def verify(self, authorization: Optional[str]) -> Optional[dict[str, Any]]:
+        """The token's claims, or None when the request must be refused with 401."""
+        if not authorization or not authorization.startswith("Bearer "):
+            return None
+        try:
+            return jwt.decode(authorization[7:], self._key.public_key(), algorithms=["RS256"], audience=AUDIENCE,
+                              issuer=self.issuer, options={"require": ["exp", "iss", "aud", "sub"]})
+        except jwt.PyJWTError:
+            return None
+
+
+def http_api_event(method: str, path: str, query: str, headers: dict[str, str], body: Optional[str],
+                   claims: Optional[dict[str, Any]], source_ip: str) -> dict[str, Any]:
+    """The payload 2.0 event API Gateway's HTTP API hands a Lambda integration."""
+    params = {key: ",".join(values) for key, values in parse_qs(query, keep_blank_values=True).items()}
+    context: dict[str, Any] = {
+        "accountId": "123456789012", "apiId": "local", "domainName": "127.0.0.1", "domainPrefix": "local",
+        "requestId": uuid.uuid4().hex, "routeKey": "$default", "stage": "$default",
+        "time": time.strftime("%d/%b/%Y:%H:%M:%S +0000", time.gmtime()), "timeEpoch": int(time.time() * 1000),
+        "http": {"method": method, "path": path, "protocol": "HTTP/1.1", "sourceIp": source_ip,
+                 "userAgent": headers.get("user-agent", "")},
+    }
+    if claims is not None:
+        # The authorizer passes claims as strings; a list becomes "[a b]".
+        flat = {k: (f"[{' '.join(map(str, v))}]" if isinstance(v, list) else str(v)) for k, v in claims.items()}
+        context["authorizer"] = {"jwt": {"claims": flat, "scopes": None}}
+    event: dict[str, Any] = {"version": "2.0", "routeKey": "$default", "rawPath": path, "rawQueryString": query,
+                             "headers": headers, "requestContext": context, "isBase64Encoded": False}
+    if params:
+        event["queryStringParameters"] = params
+    if body is not None:
+        event["body"] = body
+    return event
+
+
+class StudioServer:
+    def __init__(self, handler: Callable[[dict, Any], dict], authorizer: LocalAuthorizer, port: int = 0,
+                 host: str = "127.0.0.1", context_factory: Callable[[], Any] = lambda: None):
+        # One request at a time reaches the handler, as one Lambda container serves one at a time.
+        invoke_lock = threading.Lock()
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # no access log: paths name concepts
+                pass
+
+            def _api(self) -> None:
+                parts = urlsplit(self.path)
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                length = int(headers.get("content-length") or 0)
+                body = self.rfile.read(length).decode("utf-8") if length else None
+                claims = None
+                if self.command != "OPTIONS":
+                    claims = authorizer.verify(headers.get("authorization"))
+                    if claims is None:
+                        return self._send(401, {"content-type": "application/json"}, b'{"message":"Unauthorized"}')
+                event = http_api_event(self.command, parts.path[len(API_PREFIX):] or "/", parts.query, headers, body,
+                                       claims, self.client_address[0])
+                with invoke_lock:
+                    answer = handler(event, context_factory())
+                out = dict(answer.get("headers") or {})
+                for key, values in (answer.get("multiValueHeaders") or {}).items():
+                    out[key] = ", ".join(values)
+                self._send(answer.get("statusCode", 200), out, (answer.get("body") or "").encode("utf-8"))
+
+            def _static(self) -> None:
+                path = urlsplit(self.path).path
+                if path.rstrip("/") == "/studio/knowledge":
+                    path = "/index.html"
+                target = (PAGE_DIR / path.lstrip("/")).resolve()
+                if PAGE_DIR.resolve() not in target.parents or not target.is_file():
+                    message = (b"not found" if (PAGE_DIR / "index.html").exists()
+                               else b"the studio page is not built yet; the API is served under /api")
+                    return self._send(404, {"content-type": "text/plain; charset=utf-8"}, message)
+                kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+                self._send(200, {"content-type": kind, "content-security-policy":
+                                 "default-src 'self'; connect-src 'self'; style-src 'self' 'unsafe-inline'"},
+                           target.read_bytes())
+
+            def _send(self, status: int, headers: dict[str, str], body: bytes) -> None:
+                self.send_response(status)
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def _route(self) -> None:
+                if self.path.startswith(API_PREFIX + "/"):
+                    self._api()
+                elif self.command == "GET":
+                    self._static()
+                else:
+                    self._send(405, {}, b"")
+
+            do_GET = do_POST = do_PUT = do_DELETE = do_OPTIONS = _route  # noqa: N815 - http.server's naming
+
+        self._server = ThreadingHTTPServer((host, port), Handler)
+        self._server.daemon_threads = True
+        self.port = self._server.server_address[1]
+        self.url = f"http://{host}:{self.port}"
+        self._thread = threading.Thread(target=self._server.serve_forever, name="studio", daemon=True)
+
+    def start(self) -> "StudioServer":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+
+def page_built() -> bool:
+    return (PAGE_DIR / "index.html").is_file()
+

@@ -1,0 +1,112 @@
+"""The local studio adapter authorizes exactly as the HTTP API's JWT authorizer would."""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+import uuid
+
+import jwt
+import pytest
+
+from conftest import DEMO, LambdaContext, load_handler
+from knowledge.concept import parse
+from knowledge_dev.studio_server import AUDIENCE, LocalAuthorizer, StudioServer
+
+T, A = "default", "store-support"
+
+
+@pytest.fixture
+def studio(monkeypatch, store, bucket):
+    for path in sorted(DEMO.glob("*.md")):
+        store.create(T, A, parse(path.read_text()), actor="engine")
+    handler = load_handler("studio_api", monkeypatch, KNOWLEDGE_BUCKET=bucket, STUDIO_ORIGIN="http://127.0.0.1:8080",
+                           POWERTOOLS_SERVICE_NAME=f"studio-{uuid.uuid4().hex[:6]}")
+    calls = []
+
+    def counted(event, context):
+        calls.append(event)
+        return handler.lambda_handler(event, context)
+
+    authorizer = LocalAuthorizer(issuer="http://127.0.0.1/dev")
+    server = StudioServer(counted, authorizer, context_factory=LambdaContext).start()
+    yield server, authorizer, calls
+    server.stop()
+
+
+def fetch(server, path, token=None, method="GET", body=None, headers=None):
+    request = urllib.request.Request(server.url + path, method=method, data=body,
+                                     headers={**({"Authorization": f"Bearer {token}"} if token else {}),
+                                              "Content-Type": "application/json", **(headers or {})})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return answer.status, answer.read(), dict(answer.headers)
+    except urllib.error.HTTPError as error:
+        return error.code, error.read(), dict(error.headers)
+
+
+PATH = f"/api/tenants/{T}/agents/{A}/concepts"
+
+
+def test_a_valid_token_reaches_the_handler_with_its_claims(studio):
+    server, authorizer, calls = studio
+    status, body, _ = fetch(server, PATH, authorizer.token())
+    assert status == 200 and len(json.loads(body)["concepts"]) == 7
+    claims = calls[0]["requestContext"]["authorizer"]["jwt"]["claims"]
+    assert claims["sub"] == "dev-operator" and claims["cognito:groups"] == "[default]"
+    assert calls[0]["rawPath"] == f"/tenants/{T}/agents/{A}/concepts"
+
+
+def other_key_token():
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    now = int(time.time())
+    return jwt.encode({"sub": "x", "iss": "http://127.0.0.1/dev", "aud": AUDIENCE, "exp": now + 60}, key,
+                      algorithm="RS256")
+
+
+@pytest.mark.parametrize("make_token", [
+    lambda a: None,
+    lambda a: "not-a-jwt",
+    lambda a: other_key_token(),
+    lambda a: a.token(ttl_seconds=-10),
+    lambda a: jwt.encode({"sub": "x", "iss": a.issuer, "aud": "someone-else", "exp": int(time.time()) + 60},
+                         a._key, algorithm="RS256"),
+    lambda a: jwt.encode({"sub": "x", "iss": a.issuer, "aud": AUDIENCE, "exp": int(time.time()) + 60},
+                         "a-shared-secret-long-enough-for-hs256-0123456789", algorithm="HS256"),
+])
+def test_bad_tokens_are_401_before_the_handler(studio, make_token):
+    server, authorizer, calls = studio
+    status, body, _ = fetch(server, PATH, make_token(authorizer))
+    assert status == 401 and json.loads(body) == {"message": "Unauthorized"} and calls == []
+
+
+def test_another_tenant_is_403(studio):
+    server, authorizer, _ = studio
+    status, _, _ = fetch(server, PATH, authorizer.token({"cognito:groups": ["loja-b"]}))
+    assert status == 403
+
+
+def test_a_save_round_trip_through_http(studio):
+    server, authorizer, _ = studio
+    token = authorizer.token()
+    _, body, _ = fetch(server, f"{PATH}/troca-em-30-dias", token)
+    concept = json.loads(body)
+    edited = concept["markdown"].replace("original packaging", "original box")
+    status, body, _ = fetch(server, f"{PATH}/troca-em-30-dias", token, method="PUT",
+                            body=json.dumps({"markdown": edited}).encode(), headers={"If-Match": concept["etag"]})
+    assert status == 200 and json.loads(body)["markdown"].count("original box") == 1
+    status, body, _ = fetch(server, f"{PATH}/troca-em-30-dias", token, method="PUT",
+                            body=json.dumps({"markdown": edited}).encode(), headers={"If-Match": concept["etag"]})
+    assert status == 412 and "original box" in json.loads(body)["current"]["markdown"]
+
+
+def test_cors_preflight_skips_the_authorizer_and_names_only_the_studio_origin(studio):
+    server, _, _ = studio
+    status, _, headers = fetch(server, f"{PATH}/x", method="OPTIONS",
+                               headers={"Origin": "http://127.0.0.1:8080", "Access-Control-Request-Method": "PUT"})
+    assert status == 204 and headers.get("Access-Control-Allow-Origin") == "http://127.0.0.1:8080"
+    assert "If-Match" in headers.get("Access-Control-Allow-Headers", "")
