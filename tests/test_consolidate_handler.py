@@ -253,3 +253,22 @@ def test_the_candidate_event_creates_its_concept(consolidate, store):
     assert answer == {"batchItemFailures": []}
     concept = store.get(T, A, "despacho-no-mesmo-dia").concept
     assert concept.sources == ("sess_demo_01",) and "[email]" in concept.body
+
+
+def test_an_operator_edit_inside_the_crash_window_still_counts_the_sighting_once(consolidate, store, monkeypatch):
+    from knowledge.adapters import SightingLedger
+    from knowledge.studio import Operator, Studio
+
+    run(consolidate, sighting("sess_1"))
+    original = SightingLedger.record
+    monkeypatch.setattr(SightingLedger, "record", lambda self, s: (_ for _ in ()).throw(RuntimeError("died")))
+    with pytest.raises(RuntimeError):
+        consolidate.consolidator.apply(sighting("sess_2"))
+    monkeypatch.setattr(SightingLedger, "record", original)
+    current = store.get(T, A, "frete-gratis")  # the operator edits before the message comes back
+    Studio(store).save(Operator("ana", frozenset({T})), T, A, "frete-gratis",
+                       current.text.replace("Free shipping above R$199 in the Southeast.", "Free shipping over R$199."),
+                       current.etag)
+    assert run(consolidate, sighting("sess_2")) == {"batchItemFailures": []}
+    concept = store.get(T, A, "frete-gratis").concept
+    assert concept.occurrences == 2 and concept.description == "Free shipping over R$199."

@@ -315,7 +315,8 @@ class ConceptStore:
             raise Conflict(f"concept {name!r} changed since it was read", current)
         if current is None:
             return self._put(key, name, old.data, actor, "restore", if_none_match=True)
-        return self._put(key, name, old.data, actor, "restore", if_match=current.etag)
+        return self._put(key, name, old.data, actor, "restore", if_match=current.etag,
+                         sightings=current.sightings)
 
     # ------------------------------------------------------------ config
     def get_config(self, tenant: str, agent: str, *, unless_etag: Optional[str] = None) -> Optional[StoredConfig]:

@@ -15,7 +15,7 @@ from typing import Any, Optional
 import yaml
 
 from .concept import FIELDS, Concept, format_timestamp, parse, utc_now
-from .errors import FieldError, InvalidConcept, KnowledgeError
+from .errors import Conflict, FieldError, InvalidConcept, KnowledgeError
 from .names import check_slug, is_slug
 from .store import ConceptStore, StoredConcept
 
@@ -159,8 +159,13 @@ class Studio:
             raise InvalidConcept([FieldError("name", f"must stay {name!r} (rename = create a new concept, "
                                                      "then delete this one)", 2)])
         concept = concept.replace(updated_at=max(utc_now(), concept.created_at))
+        # Carry the engine's record of applied sightings forward, so that a sighting whose
+        # queue message comes back after this edit is still recognised (and counted once).
+        current = self._store.find(tenant, agent, name)
+        if current is not None and current.etag != if_match:
+            raise Conflict(f"concept {name!r} changed since it was read", current)
         return _stored(self._store.replace(tenant, agent, concept, if_match=if_match, actor=op.actor,
-                                           reason="edit"))
+                                           reason="edit", sightings=current.sightings if current else ()))
 
     def create(self, op: Operator, tenant: str, agent: str, markdown: str) -> dict[str, Any]:
         op.check(tenant)
