@@ -6,12 +6,14 @@ HTTP API integration do, in front of the real StudioApiFunction handler.
   a key made for this local stack), issuer, audience and expiry. A missing or bad token is
   answered 401 without reaching the handler; CORS preflights (OPTIONS) skip the authorizer,
   as the template's preflight route does.
-- `/studio/knowledge` serves the page from studio_web/ when it has been built.
-- `dev_token()` issues the dev sign-in token for the local operator.
+- `/studio/knowledge` serves the page from studio_web/dist when it has been built, with
+  `config.json` (the API base and the sign-in URL) beside it.
+- `/dev/sign-in` is the local sign-in: it sends the page a token for the dev operator.
 """
 
 from __future__ import annotations
 
+import json
 import mimetypes
 import threading
 import time
@@ -109,8 +111,16 @@ class StudioServer:
                 self._send(answer.get("statusCode", 200), out, (answer.get("body") or "").encode("utf-8"))
 
             def _static(self) -> None:
-                path = urlsplit(self.path).path
-                if path.rstrip("/") == "/studio/knowledge":
+                parts = urlsplit(self.path)
+                path = parts.path
+                if path == "/dev/sign-in":
+                    return self._dev_sign_in(parts.query)
+                if path in ("/config.json", "/studio/config.json"):
+                    body = json.dumps({"apiBase": API_PREFIX, "signInUrl": "/dev/sign-in"}).encode()
+                    return self._send(200, {"content-type": "application/json"}, body)
+                if path.startswith("/studio/"):
+                    path = path[len("/studio"):]
+                if path.rstrip("/") == "/knowledge":
                     path = "/index.html"
                 target = (PAGE_DIR / path.lstrip("/")).resolve()
                 if PAGE_DIR.resolve() not in target.parents or not target.is_file():
@@ -121,6 +131,14 @@ class StudioServer:
                 self._send(200, {"content-type": kind, "content-security-policy":
                                  "default-src 'self'; connect-src 'self'; style-src 'self' 'unsafe-inline'"},
                            target.read_bytes())
+
+            def _dev_sign_in(self, query: str) -> None:
+                """The local stack's sign-in: a token for the dev operator, handed to the page in
+                the URL fragment (never sent to a server). Returns only to the studio page."""
+                back = parse_qs(query).get("return", ["/studio/knowledge"])[0]
+                if not back.startswith("/studio/knowledge") or "//" in back or "#" in back:
+                    back = "/studio/knowledge"
+                self._send(302, {"location": f"{back}#token={authorizer.token()}"}, b"")
 
             def _send(self, status: int, headers: dict[str, str], body: bytes) -> None:
                 self.send_response(status)

@@ -1,0 +1,358 @@
+// The studio page: list, conflicts, edit (CodeMirror), history and restore, delete and undelete.
+// All state comes from the studio HTTP API; the page keeps only the ETag of what it shows.
+import { EditorView, basicSetup } from "codemirror";
+import { keymap } from "@codemirror/view";
+import { markdown } from "@codemirror/lang-markdown";
+import { yamlFrontmatter } from "@codemirror/lang-yaml";
+import { lintGutter, setDiagnostics } from "@codemirror/lint";
+
+const $ = (id) => document.getElementById(id);
+const params = new URLSearchParams(location.search);
+const scope = { tenant: params.get("tenant") || "default", agent: params.get("agent") || "" };
+const TOKEN_KEY = "knowledge-studio-token";
+const NEW_CONCEPT = `---
+name: new-concept
+description: One line that states the concept on its own.
+type: fact
+---
+
+What is true, for the agent to use. Link a neighbour as [[its-name]].
+`;
+
+let config = { apiBase: "/api", signInUrl: null };
+let concepts = [];
+let sortKey = "updated_at";
+let sortDescending = true;
+let editor = null;
+let current = null; // { name, etag } of the version in the editor; name null for a new concept
+
+function say(text) { $("status").textContent = text; }
+
+function show(view) {
+  for (const id of ["signin", "list-view", "deleted-view", "editor-view"]) $(id).hidden = id !== view;
+}
+
+function token() {
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  if (fragment.get("token")) {
+    sessionStorage.setItem(TOKEN_KEY, fragment.get("token"));
+    history.replaceState(null, "", location.pathname + location.search);
+  }
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+class ApiError extends Error {
+  constructor(status, body) {
+    super((body && body.error && body.error.message) || `HTTP ${status}`);
+    this.status = status;
+    this.body = body;
+  }
+}
+
+async function api(method, path, { body, etag } = {}) {
+  const headers = { Authorization: `Bearer ${token() || ""}` };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  if (etag) headers["If-Match"] = etag;
+  const base = `${config.apiBase}/tenants/${encodeURIComponent(scope.tenant)}/agents/${encodeURIComponent(scope.agent)}`;
+  const response = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await response.text();
+  const data = text ? JSON.parse(text) : null;
+  if (response.status === 401) {
+    signIn();
+    throw new ApiError(401, data);
+  }
+  if (!response.ok) throw new ApiError(response.status, data);
+  return data;
+}
+
+function signIn() {
+  sessionStorage.removeItem(TOKEN_KEY);
+  const back = location.pathname + location.search;
+  $("signin-link").href = config.signInUrl ? `${config.signInUrl}?return=${encodeURIComponent(back)}` : "#";
+  show("signin");
+  say("");
+}
+
+// ------------------------------------------------------------------ the list
+
+function badge(text, kind) {
+  const span = document.createElement("span");
+  span.className = `badge ${kind}`;
+  span.textContent = text;
+  return span;
+}
+
+function cell(row, content) {
+  const td = row.insertCell();
+  if (content instanceof Node) td.append(content);
+  else td.textContent = content;
+  return td;
+}
+
+function renderList() {
+  const body = $("concepts").tBodies[0];
+  body.replaceChildren();
+  const sorted = [...concepts].sort((a, b) => {
+    const x = a[sortKey] ?? "", y = b[sortKey] ?? "";
+    const order = x < y ? -1 : x > y ? 1 : 0;
+    return sortDescending ? -order : order;
+  });
+  for (const concept of sorted) {
+    const row = body.insertRow();
+    row.dataset.name = concept.name;
+    const open = document.createElement("button");
+    open.type = "button";
+    open.className = "link";
+    open.textContent = concept.name;
+    open.addEventListener("click", () => openConcept(concept.name));
+    const name = cell(row, open);
+    if (concept.conflict) name.append(badge("conflict", "conflict"));
+    if (concept.problem) name.append(badge("unreadable", "conflict"));
+    cell(row, concept.type || "");
+    cell(row, badge(concept.provenance || "?", concept.provenance || "conflict"));
+    cell(row, concept.confidence == null ? "" : concept.confidence.toFixed(2));
+    cell(row, concept.occurrences ?? "");
+    cell(row, concept.updated_at || "");
+  }
+  $("empty").hidden = sorted.length > 0;
+}
+
+async function loadList() {
+  const query = new URLSearchParams();
+  if ($("filter-conflict").checked) query.set("status", "conflict");
+  if ($("filter-type").value) query.set("type", $("filter-type").value);
+  if ($("filter-q").value.trim()) query.set("q", $("filter-q").value.trim());
+  const next = new URLSearchParams(location.search);
+  if ($("filter-conflict").checked) next.set("status", "conflict"); else next.delete("status");
+  history.replaceState(null, "", `${location.pathname}?${next}`);
+  say("Loading…");
+  try {
+    concepts = (await api("GET", `/concepts?${query}`)).concepts;
+    renderList();
+    show("list-view");
+    say(`${concepts.length} concept${concepts.length === 1 ? "" : "s"}`);
+  } catch (error) {
+    if (error.status !== 401) say(`Could not load the concepts: ${error.message}`);
+  }
+}
+
+// ------------------------------------------------------------------ the editor
+
+function ensureEditor() {
+  if (editor) return editor;
+  editor = new EditorView({
+    parent: $("editor"),
+    extensions: [
+      basicSetup,
+      yamlFrontmatter({ content: markdown() }),
+      lintGutter(),
+      EditorView.lineWrapping,
+      keymap.of([{ key: "Mod-s", preventDefault: true, run: () => { save(); return true; } }]),
+    ],
+  });
+  return editor;
+}
+
+function setText(text) {
+  const view = ensureEditor();
+  view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });
+  view.dispatch(setDiagnostics(view.state, []));
+}
+
+function showErrors(errors) {
+  const list = $("errors");
+  list.replaceChildren();
+  const view = ensureEditor();
+  const diagnostics = [];
+  for (const error of errors) {
+    const item = document.createElement("li");
+    item.textContent = `${error.field}${error.line ? ` (line ${error.line})` : ""}: ${error.message}`;
+    list.append(item);
+    if (error.line && error.line <= view.state.doc.lines) {
+      const line = view.state.doc.line(error.line);
+      diagnostics.push({ from: line.from, to: line.to, severity: "error", message: `${error.field}: ${error.message}` });
+    }
+  }
+  view.dispatch(setDiagnostics(view.state, diagnostics));
+}
+
+function resetPanels() {
+  $("errors").replaceChildren();
+  $("stale").hidden = true;
+  $("history-panel").hidden = true;
+  $("version-preview").hidden = true;
+}
+
+async function openConcept(name) {
+  say("Loading…");
+  try {
+    const concept = await api("GET", `/concepts/${encodeURIComponent(name)}`);
+    current = { name: concept.name, etag: concept.etag };
+    resetPanels();
+    show("editor-view");
+    $("editor-title").textContent = concept.name;
+    $("editor-meta").textContent = "Promote observed to policy by editing the provenance line.";
+    $("history").disabled = $("delete").disabled = false;
+    setText(concept.markdown);
+    say("");
+    editor.focus();
+  } catch (error) {
+    if (error.status !== 401) say(`Could not open ${name}: ${error.message}`);
+  }
+}
+
+function newConcept() {
+  current = { name: null, etag: null };
+  resetPanels();
+  show("editor-view");
+  $("editor-title").textContent = "New concept";
+  $("editor-meta").textContent = "Fields you leave out are filled in: provenance policy, no sources.";
+  $("history").disabled = $("delete").disabled = true;
+  setText(NEW_CONCEPT);
+  say("");
+  editor.focus();
+}
+
+async function save(etagOverride) {
+  if (!current) return;
+  const text = editor.state.doc.toString();
+  $("errors").replaceChildren();
+  say("Saving…");
+  try {
+    const saved = current.name
+      ? await api("PUT", `/concepts/${encodeURIComponent(current.name)}`, { body: { markdown: text }, etag: etagOverride || current.etag })
+      : await api("POST", "/concepts", { body: { markdown: text } });
+    current = { name: saved.name, etag: saved.etag };
+    $("editor-title").textContent = saved.name;
+    $("history").disabled = $("delete").disabled = false;
+    $("stale").hidden = true;
+    setText(saved.markdown);
+    say("Saved.");
+  } catch (error) {
+    if (error.status === 422) {
+      showErrors(error.body.errors || [{ field: "document", message: error.message }]);
+      say("Not saved: fix the marked lines.");
+    } else if (error.status === 412 && error.body && error.body.current) {
+      $("stale-newer").textContent = error.body.current.markdown;
+      $("stale").hidden = false;
+      $("stale").dataset.etag = error.body.current.etag;
+      say("Not saved: a newer version exists.");
+    } else if (error.status === 412) {
+      say("Not saved: that name is taken (or the concept was deleted meanwhile).");
+    } else if (error.status !== 401) {
+      say(`Not saved: ${error.message}`);
+    }
+  }
+}
+
+// ------------------------------------------------------------------ history, delete, undelete
+
+async function showHistory() {
+  const versions = (await api("GET", `/concepts/${encodeURIComponent(current.name)}/versions`)).versions;
+  const body = $("versions").tBodies[0];
+  body.replaceChildren();
+  for (const version of versions) {
+    const row = body.insertRow();
+    cell(row, version.time.replace("T", " ").slice(0, 19));
+    cell(row, version.actor || "");
+    cell(row, version.reason || "");
+    cell(row, version.deleted ? "deleted" : `${version.size} B`);
+    const actions = cell(row, "");
+    if (!version.deleted) {
+      const view = document.createElement("button");
+      view.type = "button";
+      view.textContent = "View";
+      view.addEventListener("click", async () => {
+        const old = await api("GET", `/concepts/${encodeURIComponent(current.name)}/versions/${encodeURIComponent(version.version_id)}`);
+        $("version-preview").textContent = old.markdown;
+        $("version-preview").hidden = false;
+      });
+      actions.append(view);
+      if (!version.latest) {
+        const restore = document.createElement("button");
+        restore.type = "button";
+        restore.textContent = "Restore";
+        restore.addEventListener("click", async () => {
+          try {
+            await api("POST", `/concepts/${encodeURIComponent(current.name)}/versions/${encodeURIComponent(version.version_id)}/restore`, { etag: current.etag });
+            await openConcept(current.name);
+            say("Restored as a new version.");
+          } catch (error) {
+            say(`Not restored: ${error.message}`);
+          }
+        });
+        actions.append(restore);
+      }
+    }
+  }
+  $("history-panel").hidden = false;
+}
+
+async function deleteCurrent() {
+  if (!confirm(`Delete ${current.name}? It can be restored from "Deleted concepts".`)) return;
+  await api("DELETE", `/concepts/${encodeURIComponent(current.name)}`);
+  current = null;
+  await loadList();
+  say("Deleted. Restore it from \"Deleted concepts\".");
+}
+
+async function showDeleted() {
+  const deleted = (await api("GET", "/deleted")).deleted;
+  const body = $("deleted").tBodies[0];
+  body.replaceChildren();
+  for (const item of deleted) {
+    const row = body.insertRow();
+    row.dataset.name = item.name;
+    cell(row, item.name);
+    cell(row, item.deleted_at.replace("T", " ").slice(0, 19));
+    const restore = document.createElement("button");
+    restore.type = "button";
+    restore.textContent = "Restore";
+    restore.addEventListener("click", async () => {
+      await api("POST", `/deleted/${encodeURIComponent(item.name)}/restore`);
+      await loadList();
+      say(`${item.name} is back.`);
+    });
+    cell(row, restore);
+  }
+  $("deleted-empty").hidden = deleted.length > 0;
+  show("deleted-view");
+  say("");
+}
+
+// ------------------------------------------------------------------ start
+
+async function start() {
+  try {
+    config = { ...config, ...(await (await fetch("config.json")).json()) };
+  } catch { /* the defaults serve a page hosted next to its API */ }
+  $("scope").textContent = scope.agent ? `${scope.tenant} / ${scope.agent}` : "";
+  if (!scope.agent) {
+    say("Open this page with ?agent=<name> (and &tenant=<name> when not default).");
+    return;
+  }
+  if (!token()) return signIn();
+  $("filter-conflict").checked = params.get("status") === "conflict";
+  for (const id of ["filter-conflict", "filter-type"]) $(id).addEventListener("change", loadList);
+  let typing;
+  $("filter-q").addEventListener("input", () => { clearTimeout(typing); typing = setTimeout(loadList, 250); });
+  for (const button of document.querySelectorAll("th button[data-sort]")) {
+    button.addEventListener("click", () => {
+      sortDescending = sortKey === button.dataset.sort ? !sortDescending : button.dataset.sort !== "name";
+      sortKey = button.dataset.sort;
+      renderList();
+    });
+  }
+  $("save").addEventListener("click", () => save());
+  $("history").addEventListener("click", showHistory);
+  $("delete").addEventListener("click", deleteCurrent);
+  $("back-from-editor").addEventListener("click", loadList);
+  $("back-from-deleted").addEventListener("click", loadList);
+  $("show-deleted").addEventListener("click", showDeleted);
+  $("new-concept").addEventListener("click", newConcept);
+  $("stale-reload").addEventListener("click", async () => { await openConcept(current.name); say("Loaded the newer version."); });
+  $("stale-overwrite").addEventListener("click", () => save($("stale").dataset.etag));
+  await loadList();
+}
+
+start();
