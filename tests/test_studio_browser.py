@@ -57,7 +57,8 @@ def page(browser, studio, request):
     page = context.new_page()
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto(f"{studio.url}/dev/sign-in?return=/studio/knowledge?agent={A}")
+    page.goto(f"{studio.url}/studio/knowledge?agent={A}")
+    page.click("#signin-link")  # authorization code + PKCE, against the local stand-in for Cognito
     page.wait_for_selector("#concepts tbody tr")
     yield page
     ARTIFACTS.mkdir(exist_ok=True)
@@ -160,12 +161,15 @@ def test_delete_with_confirmation_then_undelete(page, store):
     assert "objecao-frete-caro" in rows(page)
 
 
-def test_a_missing_token_leads_to_sign_in(browser, studio):
+def test_sign_in_keeps_the_pages_query_and_a_401_signs_in_again(browser, studio):
     context = browser.new_context()
     page = context.new_page()
-    page.goto(f"{studio.url}/studio/knowledge?agent={A}")
+    page.goto(f"{studio.url}/studio/knowledge?agent={A}&status=conflict")
     page.wait_for_selector("#signin:not([hidden])")
     page.click("#signin-link")
     page.wait_for_selector("#concepts tbody tr")
-    assert len(rows(page)) == 7
+    assert rows(page) == ["prazo-reembolso-pix"] and "agent=store-support" in page.url and "code=" not in page.url
+    page.evaluate("() => sessionStorage.setItem('knowledge-studio-token', 'expired-or-forged')")
+    page.reload()
+    page.wait_for_selector("#signin:not([hidden])")  # the API said 401
     context.close()

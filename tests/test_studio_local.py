@@ -110,3 +110,68 @@ def test_cors_preflight_skips_the_authorizer_and_names_only_the_studio_origin(st
                                headers={"Origin": "http://127.0.0.1:8080", "Access-Control-Request-Method": "PUT"})
     assert status == 204 and headers.get("Access-Control-Allow-Origin") == "http://127.0.0.1:8080"
     assert "If-Match" in headers.get("Access-Control-Allow-Headers", "")
+
+
+def pkce_pair():
+    import base64
+    import hashlib
+    import secrets
+
+    verifier = secrets.token_urlsafe(32)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    return verifier, challenge
+
+
+class NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+def authorize(server, **overrides):
+    from urllib.parse import urlencode
+
+    query = {"response_type": "code", "client_id": AUDIENCE, "redirect_uri": f"{server.url}/studio/knowledge",
+             "scope": "openid email", "state": "s1", "code_challenge_method": "S256", **overrides}
+    opener = urllib.request.build_opener(NoRedirect)
+    try:
+        opener.open(f"{server.url}/oauth2/authorize?{urlencode(query)}", timeout=10)
+    except urllib.error.HTTPError as answer:
+        return answer.code, answer.headers.get("location")
+    raise AssertionError("expected a redirect or an error")
+
+
+def exchange(server, code, verifier, redirect=None):
+    from urllib.parse import urlencode
+
+    form = urlencode({"grant_type": "authorization_code", "client_id": AUDIENCE, "code": code,
+                      "redirect_uri": redirect or f"{server.url}/studio/knowledge", "code_verifier": verifier})
+    request = urllib.request.Request(f"{server.url}/oauth2/token", data=form.encode(), method="POST",
+                                     headers={"Content-Type": "application/x-www-form-urlencoded"})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return answer.status, json.loads(answer.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def test_sign_in_with_pkce_gives_a_token_the_api_accepts(studio):
+    server, _, _ = studio
+    verifier, challenge = pkce_pair()
+    status, location = authorize(server, code_challenge=challenge)
+    assert status == 302 and location.startswith(f"{server.url}/studio/knowledge?code=") and "state=s1" in location
+    code = location.split("code=")[1].split("&")[0]
+    status, tokens = exchange(server, code, verifier)
+    assert status == 200 and tokens["token_type"] == "Bearer"
+    assert fetch(server, PATH, tokens["id_token"])[0] == 200
+    assert exchange(server, code, verifier)[0] == 400  # a code is good once
+
+
+def test_sign_in_refuses_a_wrong_verifier_client_or_redirect(studio):
+    server, _, _ = studio
+    verifier, challenge = pkce_pair()
+    _, location = authorize(server, code_challenge=challenge)
+    code = location.split("code=")[1].split("&")[0]
+    assert exchange(server, code, "not-the-verifier")[0] == 400
+    assert authorize(server, code_challenge=challenge, client_id="someone-else")[0] == 400
+    assert authorize(server, code_challenge=challenge, redirect_uri="https://evil.example/cb")[0] == 400
+    assert authorize(server, code_challenge=challenge, code_challenge_method="plain")[0] == 400

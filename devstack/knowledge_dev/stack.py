@@ -216,7 +216,7 @@ What you can do now, in another terminal:
   ./run knowledge export --agent {DEMO_AGENT} --out ./export --format graphml
 
 Studio (the page and the real StudioApiFunction behind a local JWT authorizer):
-  {stack.studio_url}/dev/sign-in?return=/studio/knowledge?agent={DEMO_AGENT}
+  {stack.studio_url}/studio/knowledge?agent={DEMO_AGENT}     (then "Sign in": a local stand-in for Cognito)
   curl -H "Authorization: Bearer $(cat {DEV_TOKEN_FILE})" \\
        {stack.studio_url}/api/tenants/{DEMO_TENANT}/agents/{DEMO_AGENT}/concepts
   (dev sign-in: operator 'dev-operator' in tenant '{DEMO_TENANT}'; the token lasts 12 hours)

@@ -7,27 +7,33 @@ HTTP API integration do, in front of the real StudioApiFunction handler.
   answered 401 without reaching the handler; CORS preflights (OPTIONS) skip the authorizer,
   as the template's preflight route does.
 - `/studio/knowledge` serves the page from studio_web/dist when it has been built, with
-  `config.json` (the API base and the sign-in URL) beside it.
-- `/dev/sign-in` is the local sign-in: it sends the page a token for the dev operator.
+  `config.json` (the API base and the sign-in settings) beside it.
+- `/oauth2/authorize` and `/oauth2/token` sign the dev operator in the way Cognito's hosted
+  UI signs an operator in on AWS: the authorization code flow with PKCE (S256), so the page
+  runs the same sign-in code locally and deployed. Locally the operator is approved at once.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import mimetypes
+import secrets
 import threading
 import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Optional
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 import jwt
 from cryptography.hazmat.primitives.asymmetric import rsa
 
 from .template import ROOT
 
-AUDIENCE = "knowledge-studio-local"
+AUDIENCE = "knowledge-studio-local"  # the local app client id, as the token's audience
+CODE_TTL_SECONDS = 120
 DEV_OPERATOR = {"sub": "dev-operator", "email": "dev@localhost", "cognito:groups": ["default"]}
 PAGE_DIR = ROOT / "studio_web" / "dist"
 API_PREFIX = "/api"
@@ -86,6 +92,15 @@ class StudioServer:
                  host: str = "127.0.0.1", context_factory: Callable[[], Any] = lambda: None):
         # One request at a time reaches the handler, as one Lambda container serves one at a time.
         invoke_lock = threading.Lock()
+        codes: dict[str, tuple[str, str, float]] = {}  # one-time code -> (challenge, redirect_uri, expiry)
+
+        def redirect_uri() -> str:
+            return f"{self.url}/studio/knowledge"
+
+        def page_config() -> dict[str, Any]:
+            return {"apiBase": API_PREFIX, "signIn": {
+                "authorizeUrl": f"{self.url}/oauth2/authorize", "tokenUrl": f"{self.url}/oauth2/token",
+                "clientId": AUDIENCE, "redirectUri": redirect_uri(), "scope": "openid email"}}
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args: Any) -> None:  # no access log: paths name concepts
@@ -113,11 +128,10 @@ class StudioServer:
             def _static(self) -> None:
                 parts = urlsplit(self.path)
                 path = parts.path
-                if path == "/dev/sign-in":
-                    return self._dev_sign_in(parts.query)
+                if path == "/oauth2/authorize":
+                    return self._authorize(parts.query)
                 if path in ("/config.json", "/studio/config.json"):
-                    body = json.dumps({"apiBase": API_PREFIX, "signInUrl": "/dev/sign-in"}).encode()
-                    return self._send(200, {"content-type": "application/json"}, body)
+                    return self._send(200, {"content-type": "application/json"}, json.dumps(page_config()).encode())
                 if path.startswith("/studio/"):
                     path = path[len("/studio"):]
                 if path.rstrip("/") == "/knowledge":
@@ -132,13 +146,34 @@ class StudioServer:
                                  "default-src 'self'; connect-src 'self'; style-src 'self' 'unsafe-inline'"},
                            target.read_bytes())
 
-            def _dev_sign_in(self, query: str) -> None:
-                """The local stack's sign-in: a token for the dev operator, handed to the page in
-                the URL fragment (never sent to a server). Returns only to the studio page."""
-                back = parse_qs(query).get("return", ["/studio/knowledge"])[0]
-                if not back.startswith("/studio/knowledge") or "//" in back or "#" in back:
-                    back = "/studio/knowledge"
-                self._send(302, {"location": f"{back}#token={authorizer.token()}"}, b"")
+            def _authorize(self, query: str) -> None:
+                """Cognito's /oauth2/authorize, for the dev operator: checks the client, the
+                redirect and the PKCE challenge, then redirects back with a one-time code."""
+                ask = {k: v[0] for k, v in parse_qs(query).items()}
+                redirect = ask.get("redirect_uri", "")
+                if (ask.get("client_id") != AUDIENCE or redirect != redirect_uri() or ask.get("response_type") != "code"
+                        or ask.get("code_challenge_method") != "S256" or not ask.get("code_challenge")):
+                    return self._send(400, {"content-type": "text/plain"}, b"invalid_request")
+                code = secrets.token_urlsafe(24)
+                codes[code] = (ask["code_challenge"], redirect, time.time() + CODE_TTL_SECONDS)
+                state = f"&state={quote(ask['state'])}" if ask.get("state") else ""
+                self._send(302, {"location": f"{redirect}?code={code}{state}"}, b"")
+
+            def _token(self) -> None:
+                """Cognito's /oauth2/token for the authorization_code grant with a PKCE verifier."""
+                length = int(self.headers.get("content-length") or 0)
+                form = {k: v[0] for k, v in parse_qs(self.rfile.read(length).decode()).items()}
+                entry = codes.pop(form.get("code", ""), None)
+                verifier = form.get("code_verifier", "")
+                challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+                if (entry is None or entry[2] < time.time() or form.get("grant_type") != "authorization_code"
+                        or form.get("client_id") != AUDIENCE or form.get("redirect_uri") != entry[1]
+                        or challenge != entry[0]):
+                    return self._send(400, {"content-type": "application/json"}, b'{"error":"invalid_grant"}')
+                token = authorizer.token()
+                body = {"id_token": token, "access_token": token, "token_type": "Bearer", "expires_in": 12 * 3600}
+                self._send(200, {"content-type": "application/json", "cache-control": "no-store"},
+                           json.dumps(body).encode())
 
             def _send(self, status: int, headers: dict[str, str], body: bytes) -> None:
                 self.send_response(status)
@@ -151,6 +186,8 @@ class StudioServer:
             def _route(self) -> None:
                 if self.path.startswith(API_PREFIX + "/"):
                     self._api()
+                elif self.command == "POST" and urlsplit(self.path).path == "/oauth2/token":
+                    self._token()
                 elif self.command == "GET":
                     self._static()
                 else:

@@ -19,7 +19,8 @@ type: fact
 What is true, for the agent to use. Link a neighbour as [[its-name]].
 `;
 
-let config = { apiBase: "/api", signInUrl: null };
+let config = { apiBase: "/api", signIn: null };
+const SIGN_IN_KEY = "knowledge-studio-sign-in";
 let concepts = [];
 let sortKey = "updated_at";
 let sortDescending = true;
@@ -33,12 +34,54 @@ function show(view) {
 }
 
 function token() {
-  const fragment = new URLSearchParams(location.hash.slice(1));
-  if (fragment.get("token")) {
-    sessionStorage.setItem(TOKEN_KEY, fragment.get("token"));
-    history.replaceState(null, "", location.pathname + location.search);
-  }
   return sessionStorage.getItem(TOKEN_KEY);
+}
+
+// ------------------------------------------------------------------ sign-in: authorization code + PKCE
+// The same code signs in against Cognito's hosted UI on AWS and the local stack's stand-in.
+
+function base64url(bytes) {
+  return btoa(String.fromCharCode(...new Uint8Array(bytes))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+async function beginSignIn() {
+  const verifier = base64url(crypto.getRandomValues(new Uint8Array(32)));
+  const state = base64url(crypto.getRandomValues(new Uint8Array(16)));
+  const challenge = base64url(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
+  sessionStorage.setItem(SIGN_IN_KEY, JSON.stringify({ verifier, state, search: location.search }));
+  const ask = new URLSearchParams({
+    response_type: "code", client_id: config.signIn.clientId, redirect_uri: config.signIn.redirectUri,
+    scope: config.signIn.scope || "openid email", state, code_challenge: challenge, code_challenge_method: "S256",
+  });
+  location.assign(`${config.signIn.authorizeUrl}?${ask}`);
+}
+
+// Back from the sign-in page with ?code=&state=: trade the code (and our verifier) for a token.
+async function finishSignIn() {
+  const back = new URLSearchParams(location.search);
+  if (!back.get("code")) return false;
+  const pending = JSON.parse(sessionStorage.getItem(SIGN_IN_KEY) || "null");
+  sessionStorage.removeItem(SIGN_IN_KEY);
+  if (!pending || pending.state !== back.get("state")) {
+    say("Sign-in failed: the answer does not match this page's request. Sign in again.");
+    return true;
+  }
+  const response = await fetch(config.signIn.tokenUrl, {
+    method: "POST",
+    headers: { "Content-Type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({
+      grant_type: "authorization_code", client_id: config.signIn.clientId, code: back.get("code"),
+      redirect_uri: config.signIn.redirectUri, code_verifier: pending.verifier,
+    }),
+  });
+  if (!response.ok) {
+    say("Sign-in failed. Sign in again.");
+    return true;
+  }
+  sessionStorage.setItem(TOKEN_KEY, (await response.json()).id_token);
+  history.replaceState(null, "", location.pathname + pending.search);
+  location.reload();  // start again with the original ?agent=… and the new token
+  return true;
 }
 
 class ApiError extends Error {
@@ -67,10 +110,8 @@ async function api(method, path, { body, etag } = {}) {
 
 function signIn() {
   sessionStorage.removeItem(TOKEN_KEY);
-  const back = location.pathname + location.search;
-  $("signin-link").href = config.signInUrl ? `${config.signInUrl}?return=${encodeURIComponent(back)}` : "#";
   show("signin");
-  say("");
+  say(config.signIn ? "" : "Sign-in is not configured for this page (config.json has no signIn).");
 }
 
 // ------------------------------------------------------------------ the list
@@ -326,6 +367,8 @@ async function start() {
   try {
     config = { ...config, ...(await (await fetch("config.json")).json()) };
   } catch { /* the defaults serve a page hosted next to its API */ }
+  $("signin-link").addEventListener("click", (event) => { event.preventDefault(); if (config.signIn) beginSignIn(); });
+  if (await finishSignIn()) return;
   $("scope").textContent = scope.agent ? `${scope.tenant} / ${scope.agent}` : "";
   if (!scope.agent) {
     say("Open this page with ?agent=<name> (and &tenant=<name> when not default).");
