@@ -194,3 +194,28 @@ def test_summaries_show_the_listing_fields_newest_first_and_flag_conflicts(store
         "fact", "observed", 0.4, 1, later, True)
     assert not summaries[1].conflict
     assert summaries[2].problem and "frontmatter" in summaries[2].problem
+
+
+def test_summaries_with_a_memory_read_only_what_changed(moto_endpoint, bucket):
+    from collections import Counter
+
+    import boto3
+
+    s3 = boto3.client("s3", endpoint_url=moto_endpoint, region_name="us-east-1")
+    calls = Counter()
+    s3.meta.events.register("before-send.s3", lambda **kwargs: calls.update(["s3"]))
+    store = ConceptStore(s3, bucket)
+    for name in ("a-one", "b-two", "c-three"):
+        store.create(T, A, make_concept(name), actor="engine")
+    known = {}
+    calls.clear()
+    assert len(store.summaries(T, A, known)) == 3 and calls["s3"] == 1 + 3
+    calls.clear()
+    store.summaries(T, A, known)
+    assert calls["s3"] == 1  # the listing only
+    current = store.get(T, A, "b-two")
+    store.replace(T, A, make_concept("b-two", occurrences=5), if_match=current.etag, actor="engine", reason="confirmed")
+    store.delete(T, A, "c-three", actor="operator:ana")
+    calls.clear()
+    summaries = {s.name: s for s in store.summaries(T, A, known)}
+    assert calls["s3"] == 1 + 1 and set(summaries) == {"a-one", "b-two"} and summaries["b-two"].occurrences == 5

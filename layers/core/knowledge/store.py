@@ -182,11 +182,23 @@ class ConceptStore:
         listing = self.list(tenant, agent)
         return [item for item in self.fetch_many(tenant, agent, [entry.name for entry in listing]) if item]
 
-    def summaries(self, tenant: str, agent: str) -> list[ConceptSummary]:
-        """A summary of every current concept, newest first."""
-        summaries = [ConceptSummary.of(item) for item in self.load_all(tenant, agent)]
+    def summaries(self, tenant: str, agent: str,
+                  known: Optional[dict[str, ConceptSummary]] = None) -> list[ConceptSummary]:
+        """A summary of every current concept, newest first.
+
+        `known` (name -> summary, from an earlier call) saves the fetches: one listing, then
+        only the concepts whose ETag changed are read. It is updated in place.
+        """
+        known = {} if known is None else known
+        listing = {item.name: item.etag for item in self.list(tenant, agent)}
+        for name in [name for name in known if name not in listing]:
+            del known[name]
+        changed = [name for name, etag in listing.items() if name not in known or known[name].etag != etag]
+        for item in self.fetch_many(tenant, agent, changed):
+            if item is not None:
+                known[item.name] = ConceptSummary.of(item)
         epoch = datetime.min.replace(tzinfo=timezone.utc)
-        return sorted(summaries, key=lambda s: (s.updated_at or epoch, s.name), reverse=True)
+        return sorted(known.values(), key=lambda s: (s.updated_at or epoch, s.name), reverse=True)
 
     def fetch_many(self, tenant: str, agent: str, names: list[str]) -> list[Optional[StoredConcept]]:
         """Fetch the named concepts in parallel; a name deleted meanwhile comes back as None."""

@@ -112,12 +112,14 @@ def concept_by_hand(markdown: str, now: datetime) -> Concept:
 class Studio:
     def __init__(self, store: ConceptStore):
         self._store = store
+        # Per agent, the summaries this container has read: a list re-reads only what changed.
+        self._summaries: dict[tuple[str, str], dict[str, Any]] = {}
 
     # ------------------------------------------------------------ reading
     def list(self, op: Operator, tenant: str, agent: str, *, status: Optional[str] = None,
              type: Optional[str] = None, q: Optional[str] = None) -> list[dict[str, Any]]:
         op.check(tenant)
-        items = self._store.summaries(tenant, agent)
+        items = self._store.summaries(tenant, agent, self._summaries.setdefault((tenant, agent), {}))
         if status == "conflict":
             items = [s for s in items if s.conflict]
         if type:
