@@ -70,7 +70,7 @@ def main() -> int:
     events_client.create_event_bus(Name="bench")
     store = ConceptStore(s3, "bench-knowledge")
     store.put_config("default", "bench", "knowledge: {}\n", actor="engine")
-    consolidator = Consolidator(store, SightingLedger(s3, "bench-sessions"), EventBridgeEvents(events_client, "bench"),
+    consolidator = Consolidator(store, SightingLedger(s3, "bench-sessions"), EventBridgeEvents(lambda: events_client, "bench"),
                                 ConfigCache(store), ModelCache({}), utility_model=None)
     moment = datetime(2026, 11, 20, tzinfo=timezone.utc)
 

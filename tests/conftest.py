@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import socket
-import sys
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -117,15 +115,12 @@ class LambdaContext:
 
 def load_handler(function: str, monkeypatch, **env: str):
     """Import functions/<function>/app.py afresh, with `env` set, as Lambda would at cold start."""
+    from knowledge_dev.handlers import load_handler as load_real_handler
+
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    path = ROOT / "functions" / function / "app.py"
-    module_name = f"handler_{function}_{uuid.uuid4().hex[:8]}"
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_real_handler(function, module_name=f"handler_{function}_{uuid.uuid4().hex[:8]}",
+                             template_settings=False)
 
 
 @pytest.fixture(scope="session")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 from types import ModuleType
+from typing import Optional
 
 import os
 
@@ -21,15 +22,16 @@ def function_literals(function: str) -> dict[str, str]:
     return {}
 
 
-def load_handler(function: str) -> ModuleType:
+def load_handler(function: str, module_name: Optional[str] = None, template_settings: bool = True) -> ModuleType:
     """Import functions/<function>/app.py under its own module name, as its cold start would.
 
-    The shared environment must already be set; the function's own literal settings
-    (POWERTOOLS_SERVICE_NAME, ...) are applied for the import, which is when they are read.
+    The shared environment must already be set. With `template_settings`, the function's own
+    literal settings from the template (POWERTOOLS_SERVICE_NAME, ...) are applied first.
     """
-    os.environ.update(function_literals(function))
+    if template_settings:
+        os.environ.update(function_literals(function))
     path = ROOT / "functions" / function / "app.py"
-    name = f"knowledge_function_{function}"
+    name = module_name or f"knowledge_function_{function}"
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module

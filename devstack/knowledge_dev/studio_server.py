@@ -210,6 +210,3 @@ class StudioServer:
         self._server.server_close()
 
 
-def page_built() -> bool:
-    return (PAGE_DIR / "index.html").is_file()
-

@@ -59,9 +59,6 @@ def env_references(template: dict) -> dict[str, str]:
     return refs
 
 
-def parameter_defaults(template: dict) -> dict[str, object]:
-    return {name: spec.get("Default") for name, spec in template.get("Parameters", {}).items()}
-
 
 @dataclass(frozen=True)
 class BucketSpec:

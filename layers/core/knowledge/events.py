@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Optional, Protocol
+from typing import Any, Callable, Optional, Protocol
 
 from .errors import KnowledgeError
 
@@ -31,15 +31,15 @@ def detail(tenant: str, agent: str, name: str, type: str, *, outcome: Optional[s
 
 
 class EventBridgeEvents:
-    """Publishes to one bus. `events_client` may be a zero-argument factory, called on the first
-    publish: retrieval only publishes on load_knowledge, so its cold start need not build it."""
+    """Publishes to one bus. The client is built on the first publish (retrieval publishes only
+    on load_knowledge, so its cold start need not build one)."""
 
-    def __init__(self, events_client: Any, bus_name: str):
-        self._events, self.bus_name = events_client, bus_name
+    def __init__(self, client_factory: Callable[[], Any], bus_name: str):
+        self._factory, self._events, self.bus_name = client_factory, None, bus_name
 
     def publish(self, detail_type: str, detail: dict[str, str]) -> None:
-        if callable(self._events) and not hasattr(self._events, "put_events"):
-            self._events = self._events()
+        if self._events is None:
+            self._events = self._factory()
         answer = self._events.put_events(Entries=[{
             "Source": SOURCE, "DetailType": detail_type, "Detail": json.dumps(detail), "EventBusName": self.bus_name,
         }])

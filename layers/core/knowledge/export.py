@@ -18,7 +18,6 @@ from .names import Slug
 from .store import ConceptStore, StoredConcept
 from .validation import describe_errors
 
-Format = Literal["md", "graphml"]
 FORMATS = ("md", "graphml")
 GRAPHML_FILE = "knowledge.graphml"
 GRAPHML_NS = "http://graphml.graphdrawing.org/xmlns"

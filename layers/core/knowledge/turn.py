@@ -12,7 +12,6 @@ from .errors import KnowledgeError
 from .names import SessionId, Slug
 from .validation import describe_errors
 
-ROLES = ("user", "assistant", "system", "tool")
 MESSAGE_MAX_CHARS = 32_000
 MESSAGES_MAX = 200
 TURN_MAX_BYTES = 240 * 1024  # under SQS's 256 KiB message limit

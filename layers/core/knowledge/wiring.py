@@ -60,7 +60,7 @@ def consolidator(settings: Settings) -> "Consolidator":
     return Consolidator(
         store=store,
         ledger=SightingLedger(s3, settings.sessions_bucket),
-        events=EventBridgeEvents(client("events"), settings.event_bus_name),
+        events=EventBridgeEvents(lambda: client("events"), settings.event_bus_name),
         configs=ConfigCache(store),
         models=model_cache(settings),
         utility_model=settings.utility_model,
