@@ -9,7 +9,10 @@
   and 5000 concepts against moto's server;
 - a warm RetrieveFunction handler call at 1000 concepts;
 - RSS of a process holding the index at 5000 and 20000 concepts;
-- the handler module's import time, in a fresh process.
+- the handler module's import time, in a fresh process;
+- a whole cold start in a fresh process (import, then the first call), on demand (the
+  service built by the first call) against provisioned concurrency (built during init),
+  and with pydantic's plugin scan on, to show what the import target moves and what it saves.
 Targets: warm p50 <= 0.1 ms at 1000 and <= 0.3 ms at 5000; >= 10x faster than overlap at
 5000; warm handler call <= 1 ms at 1000; import <= 150 ms; RSS < 150 MB at 20000.
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.metadata
 import io
 import json
 import logging
@@ -160,7 +164,7 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def bench_cold_and_handler(sizes: list[int], handler_size: int) -> dict:
+def bench_cold_and_handler(sizes: list[int], handler_size: int, cold_runs: int = 5) -> dict:
     from moto.server import ThreadedMotoServer
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
@@ -201,9 +205,66 @@ def bench_cold_and_handler(sizes: list[int], handler_size: int) -> dict:
                                        "s3_requests": calls["n"]})
             if size == handler_size:
                 result["handler"] = bench_handler(agent, queries(zipf, 200))
+        result["cold_process"] = bench_cold_process(store, cold_runs)
     finally:
         server.stop()
     return result
+
+
+COLD_PROCESS = '''
+import importlib.util, json, sys, time
+start = time.perf_counter()
+spec = importlib.util.spec_from_file_location("app", sys.argv[1])
+app = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(app)
+imported = time.perf_counter()
+
+class Context:
+    function_name, memory_limit_in_mb, aws_request_id = "bench", 512, "r"
+    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:bench"
+    def get_remaining_time_in_millis(self):
+        return 10_000
+
+answer = app.lambda_handler({"agent": sys.argv[2], "session_id": "s", "message": "frete para campinas"}, Context())
+done = time.perf_counter()
+assert "error" not in answer, answer
+print(json.dumps({"import_ms": (imported - start) * 1000, "first_call_ms": (done - imported) * 1000}))
+'''
+
+
+def bench_cold_process(store, runs: int) -> list[dict]:
+    """A whole cold start in a fresh process, per mode: the handler's import, then its first
+    call (50 concepts, so the fixed costs show). On demand, the service is built by the first
+    call; with provisioned concurrency (or SnapStart) it is built during the import."""
+    agent = "agent-cold"
+    store.put_config("default", agent, "knowledge: {}\n", actor="engine")
+    concepts, _ = corpus(50)
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        list(pool.map(lambda c: store.create("default", agent, c, actor="engine"), concepts))
+    modes = [("on-demand", {"AWS_LAMBDA_INITIALIZATION_TYPE": "on-demand", "PYDANTIC_DISABLE_PLUGINS": "__all__"}),
+             ("provisioned-concurrency", {"AWS_LAMBDA_INITIALIZATION_TYPE": "provisioned-concurrency",
+                                          "PYDANTIC_DISABLE_PLUGINS": "__all__"}),
+             ("on-demand, pydantic plugin scan on", {"AWS_LAMBDA_INITIALIZATION_TYPE": "on-demand",
+                                                     "PYDANTIC_DISABLE_PLUGINS": ""})]
+    base = {**os.environ, "KNOWLEDGE_BUCKET": "bench-index", "EVENT_BUS_NAME": "bench",
+            "POWERTOOLS_SERVICE_NAME": "bench-retrieve", "POWERTOOLS_LOG_LEVEL": "WARNING",
+            "POWERTOOLS_METRICS_DISABLED": "true"}
+    samples: dict[str, list[dict]] = {name: [] for name, _ in modes}
+    for _ in range(runs):  # interleaved, so a noisy moment hurts every mode alike
+        for name, env in modes:
+            out = subprocess.run([sys.executable, "-c", COLD_PROCESS, str(ROOT / "functions" / "retrieve" / "app.py"),
+                                  agent], env={**base, **env}, capture_output=True, text=True, check=True)
+            samples[name].append(json.loads(out.stdout))
+    rows = []
+    for name, _ in modes:
+        imports = [s["import_ms"] for s in samples[name]]
+        firsts = [s["first_call_ms"] for s in samples[name]]
+        totals = [s["import_ms"] + s["first_call_ms"] for s in samples[name]]
+        rows.append({"mode": name, "runs": runs, "import_p50_ms": statistics.median(imports),
+                     "first_call_p50_ms": statistics.median(firsts), "total_p50_ms": statistics.median(totals)})
+    for row in rows:
+        row["total_vs_on_demand"] = row["total_p50_ms"] / rows[0]["total_p50_ms"]
+    return rows
 
 
 def bench_handler(agent: str, qs: list[str]) -> dict:
@@ -284,7 +345,7 @@ def bench_import(runs: int = 5) -> dict:
             f"spec = importlib.util.spec_from_file_location('app', {str(ROOT / 'functions' / 'retrieve' / 'app.py')!r})\n"
             "module = importlib.util.module_from_spec(spec); spec.loader.exec_module(module)\n"
             "print((time.perf_counter() - start) * 1000)\n")
-    env = {**os.environ, "KNOWLEDGE_BUCKET": "bench-index", "EVENT_BUS_NAME": "bench", "AWS_DEFAULT_REGION": "us-east-1",
+    env = {**os.environ, "AWS_LAMBDA_INITIALIZATION_TYPE": "on-demand", "KNOWLEDGE_BUCKET": "bench-index", "EVENT_BUS_NAME": "bench", "AWS_DEFAULT_REGION": "us-east-1",
            "AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "x"}
     times = [float(subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
                                   check=True).stdout) for _ in range(runs)]
@@ -310,9 +371,11 @@ def main() -> int:
     sizes = [50, 200, 1000] if args.quick else [50, 200, 1000, 5000, 20000]
     report = {
         "search": bench_search(sizes, 50 if args.quick else 300),
-        **bench_cold_and_handler([200] if args.quick else [1000, 5000], 200 if args.quick else 1000),
+        **bench_cold_and_handler([200] if args.quick else [1000, 5000], 200 if args.quick else 1000,
+                                 3 if args.quick else 7),
         "rss": bench_rss([1000] if args.quick else [5000, 20000]),
         "import": bench_import(3 if args.quick else 7),
+        "distributions": sum(1 for _ in importlib.metadata.distributions()),
     }
     targets = {
         "warm p50 <= 0.1 ms at 1000": next((r["p50_ms"] <= 0.1 for r in report["search"] if r["concepts"] == 1000), None),
@@ -346,6 +409,13 @@ def main() -> int:
     imp = report["import"]
     print(f"\nhandler import (fresh process): p50 {imp['p50_ms']:.1f} ms, min {imp['min_ms']:.1f} ms; "
           f"import boto3 alone, same run: p50 {imp['boto3_alone_p50_ms']:.1f} ms")
+    print("\na whole cold start in a fresh process: handler import, then the first call (50 concepts, moto)")
+    print(f"  {'mode':<36} {'import p50':>11} {'first call p50':>15} {'total p50':>10} {'vs on-demand':>13}")
+    for r in report["cold_process"]:
+        print(f"  {r['mode']:<36} {r['import_p50_ms']:>8.1f} ms {r['first_call_p50_ms']:>12.1f} ms "
+              f"{r['total_p50_ms']:>7.1f} ms {r['total_vs_on_demand']:>12.2f}x")
+    print(f"  ({report['distributions']} distributions installed in this environment; the pydantic plugin scan "
+          "reads every one of them)")
     print("\ntargets:")
     for name, met in targets.items():
         print(f"  {name:<40} {'n/a' if met is None else ('met' if met else 'NOT met')}")

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import uuid
 
 import pytest
 
-from conftest import DEMO, LambdaContext, drain, load_event, load_handler
+from conftest import DEMO, ROOT, LambdaContext, drain, load_event, load_handler
 from knowledge.concept import parse
+from knowledge.settings import SettingsError
 
 T, A = "default", "store-support"
-
-
 
 
 @pytest.fixture
@@ -75,3 +77,40 @@ def test_small_talk_gets_an_empty_block(retrieve):
     event = {**load_event("retrieve.json"), "message": "oi, tudo bem?"}
     answer = retrieve.lambda_handler(event, LambdaContext())
     assert answer["block"] == "" and answer["concepts"] == [] and answer["priority"] == 77
+
+
+def test_an_on_demand_cold_start_builds_the_service_on_the_first_call(retrieve):
+    assert retrieve.service.built is False
+    retrieve.lambda_handler(load_event("retrieve.json"), LambdaContext())
+    assert retrieve.service.built is True
+
+
+def test_importing_the_handler_loads_neither_boto3_nor_numpy(bucket, bus):
+    # What an on-demand cold start pays before the first call (the benchmark times it).
+    code = ("import importlib.util, sys\n"
+            f"spec = importlib.util.spec_from_file_location('app', {str(ROOT / 'functions/retrieve/app.py')!r})\n"
+            "spec.loader.exec_module(importlib.util.module_from_spec(spec))\n"
+            "print(sorted(m for m in ('boto3', 'botocore.client', 'numpy', 'pydantic') if m in sys.modules))")
+    env = {**os.environ, "KNOWLEDGE_BUCKET": bucket, "EVENT_BUS_NAME": bus["name"]}
+    env.pop("AWS_LAMBDA_INITIALIZATION_TYPE", None)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("init_type", ["provisioned-concurrency", "snap-start"])
+def test_when_init_runs_ahead_of_requests_the_service_is_built_during_init(monkeypatch, store, bucket, bus,
+                                                                           init_type):
+    store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
+    handler = load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"],
+                           AWS_LAMBDA_INITIALIZATION_TYPE=init_type)
+    assert handler.service.built is True
+    assert handler.lambda_handler(load_event("retrieve.json"), LambdaContext())["priority"] == 77
+
+
+def test_a_misconfigured_function_fails_its_invocation_not_with_an_answer(monkeypatch, bus):
+    handler = load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET="Not_A_Bucket", EVENT_BUS_NAME=bus["name"])
+    with pytest.raises(SettingsError, match="KNOWLEDGE_BUCKET: is not a valid S3 bucket name"):
+        handler.lambda_handler(load_event("retrieve.json"), LambdaContext())
+    monkeypatch.setenv("AWS_LAMBDA_INITIALIZATION_TYPE", "provisioned-concurrency")
+    with pytest.raises(SettingsError, match="KNOWLEDGE_BUCKET"):
+        load_handler("retrieve", monkeypatch)

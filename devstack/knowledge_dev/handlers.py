@@ -13,13 +13,15 @@ from .template import ROOT, load_template
 
 
 def function_literals(function: str) -> dict[str, str]:
-    """The literal (non-!Ref) environment values the template gives functions/<function>/."""
-    for resource in load_template().get("Resources", {}).values():
+    """The literal (non-!Ref) environment values the template gives functions/<function>/:
+    those of Globals, then the function's own."""
+    template = load_template()
+    variables = dict(template.get("Globals", {}).get("Function", {}).get("Environment", {}).get("Variables", {}))
+    for resource in template.get("Resources", {}).values():
         props = resource.get("Properties", {})
         if resource.get("Type") == "AWS::Serverless::Function" and props.get("CodeUri", "").rstrip("/") == f"functions/{function}":
-            variables = props.get("Environment", {}).get("Variables", {})
-            return {k: str(v) for k, v in variables.items() if isinstance(v, (str, int, float))}
-    return {}
+            variables.update(props.get("Environment", {}).get("Variables", {}))
+    return {k: str(v) for k, v in variables.items() if isinstance(v, (str, int, float))}
 
 
 def load_handler(function: str, module_name: Optional[str] = None, template_settings: bool = True) -> ModuleType:

@@ -2,27 +2,27 @@
 
 {tenant, agent, message, session_id} -> {block, concepts, priority, tool}
 {action: "load_knowledge", tenant, agent, name, session_id} -> the concept, and an event.
+
+The module imports only the Logger and the wiring: on an on-demand cold start the service
+(settings, boto3, the index) is built by the first call; under provisioned concurrency or
+SnapStart it is built here, during init, off the request path.
 """
 
 from aws_lambda_powertools import Logger
 
 from knowledge import wiring
 from knowledge.errors import KnowledgeError
-from knowledge.retrieve import LoadRequest, parse_request
-from knowledge.settings import Settings
 
 logger = Logger()
-settings = Settings.from_env(require=("EVENT_BUS_NAME",))
-retriever = wiring.retriever(settings)
+service = wiring.Deferred(wiring.retriever_from_env).build_now_if_init_is_ahead()
 
 
 @logger.inject_lambda_context
 def lambda_handler(event, context):
+    # Outside the try: a misconfigured function fails the invocation, loudly, not as an answer.
+    retriever = service.get()
     try:
-        request = parse_request(event)
-        if isinstance(request, LoadRequest):
-            return retriever.load(request)
-        return retriever.retrieve(request)
+        return retriever.handle(event)
     except KnowledgeError as exc:
         logger.info("retrieve refused", extra={"error_code": exc.code})
         return {"error": {"code": exc.code, "message": str(exc)}}

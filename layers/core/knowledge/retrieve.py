@@ -149,6 +149,13 @@ class Retriever:
         self._agents_lock = threading.Lock()
 
     # ------------------------------------------------------------ the two calls
+    def handle(self, event: Any) -> dict[str, Any]:
+        """One engine invocation: a retrieve or a load_knowledge, validated first."""
+        request = parse_request(event)
+        if isinstance(request, LoadRequest):
+            return self.load(request)
+        return self.retrieve(request)
+
     def retrieve(self, request: RetrieveRequest) -> dict[str, Any]:
         knowledge = self.knowledge(request.tenant, request.agent)
         config = knowledge.config

@@ -1,15 +1,17 @@
 """Building the real parts from settings: the one place that knows which adapter goes where.
 
-Imports are inside the builders so a function loads only what it uses (cold start).
+Imports are inside the builders so a function loads only what it uses (cold start); this
+module itself imports nothing heavy, so a handler can import it and build later.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from .settings import Settings
+import os
+import threading
+from typing import TYPE_CHECKING, Callable, Generic, Optional, TypeVar
 
 if TYPE_CHECKING:  # pragma: no cover
+    from .settings import Settings
     from .adapters import TurnArchive
     from .consolidate import Consolidator
     from .extract import Extractor
@@ -77,3 +79,49 @@ def retriever(settings: Settings) -> "Retriever":
     return Retriever(ConceptStore(client("s3"), settings.knowledge_bucket, max_workers=32),
                      EventBridgeEvents(lambda: client("events"), settings.event_bus_name),
                      refresh_seconds=settings.refresh_seconds)
+
+
+def retriever_from_env() -> "Retriever":
+    """RetrieveFunction's service, from its environment (a bad environment raises SettingsError)."""
+    from .settings import Settings
+
+    return retriever(Settings.from_env(require=("EVENT_BUS_NAME",)))
+
+
+T = TypeVar("T")
+
+# Lambda's documented values of AWS_LAMBDA_INITIALIZATION_TYPE for which the init phase runs
+# before, and apart from, any request.
+AHEAD_OF_REQUESTS = frozenset({"provisioned-concurrency", "snap-start"})
+
+
+class Deferred(Generic[T]):
+    """A part built once per container, on first use, thread-safe.
+
+    An on-demand cold start then imports only the handler's wiring, and the first call pays
+    for the rest (settings, boto3, numpy, the clients): the cost moves, it does not go away.
+    When initialisation runs ahead of requests (provisioned concurrency, SnapStart), nothing
+    is gained by waiting, so `build_now_if_init_is_ahead` builds it during init.
+    """
+
+    def __init__(self, build: Callable[[], T]):
+        self._build = build
+        self._value: Optional[T] = None
+        self._lock = threading.Lock()
+
+    @property
+    def built(self) -> bool:
+        return self._value is not None
+
+    def get(self) -> T:
+        if self._value is None:
+            with self._lock:
+                if self._value is None:
+                    self._value = self._build()
+        return self._value
+
+    def build_now_if_init_is_ahead(self, environ: Optional[dict] = None) -> "Deferred[T]":
+        environ = os.environ if environ is None else environ
+        if environ.get("AWS_LAMBDA_INITIALIZATION_TYPE") in AHEAD_OF_REQUESTS:
+            self.get()
+        return self
