@@ -114,3 +114,26 @@ def test_a_misconfigured_function_fails_its_invocation_not_with_an_answer(monkey
     monkeypatch.setenv("AWS_LAMBDA_INITIALIZATION_TYPE", "provisioned-concurrency")
     with pytest.raises(SettingsError, match="KNOWLEDGE_BUCKET"):
         load_handler("retrieve", monkeypatch)
+
+
+def test_a_deferred_part_is_built_once_however_many_threads_ask_first():
+    from concurrent.futures import ThreadPoolExecutor
+    import threading
+    import time
+
+    from knowledge.wiring import Deferred
+
+    builds = []
+    lock = threading.Lock()
+
+    def build():
+        time.sleep(0.05)  # long enough for every thread to arrive before it ends
+        with lock:
+            builds.append(object())
+        return builds[-1]
+
+    part = Deferred(build)
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        got = list(pool.map(lambda _: part.get(), range(8)))
+    assert len(builds) == 1 and all(g is builds[0] for g in got)
+    assert Deferred(build).build_now_if_init_is_ahead({"AWS_LAMBDA_INITIALIZATION_TYPE": "on-demand"}).built is False

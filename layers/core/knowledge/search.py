@@ -16,7 +16,7 @@ import re
 import unicodedata
 from array import array
 from dataclasses import dataclass
-from typing import Iterable, Optional
+from typing import Iterable, NamedTuple, Optional
 
 import numpy as np
 import snowballstemmer
@@ -112,8 +112,9 @@ class Doc:
         return parse(self.data)
 
 
-@dataclass(frozen=True)
-class Hit:
+class Hit(NamedTuple):
+    """One search result (a tuple: made for every hit of every turn, so it is cheap)."""
+
     name: str
     score: float
     doc: Doc
@@ -134,7 +135,7 @@ def _analyze(concept: Concept) -> tuple[dict[str, float], float]:
 class _Postings:
     """One term's postings: slots and BM25 weights as numpy arrays, plus appends not yet merged."""
 
-    __slots__ = ("slots", "weights", "pending_slots", "pending_counts", "live")
+    __slots__ = ("slots", "weights", "pending_slots", "pending_counts", "live", "scaled", "scaled_for")
 
     def __init__(self) -> None:
         self.slots = np.zeros(0, dtype=np.int32)
@@ -142,10 +143,21 @@ class _Postings:
         # Appends not merged yet, as compact C arrays: no Python object per posting.
         self.pending_slots, self.pending_counts = array("i"), array("f")
         self.live = 0
+        # The weights times idf, and the (concept count, live, postings) they were scaled for:
+        # reused by every query until one of the three changes.
+        self.scaled = self.weights
+        self.scaled_for: Optional[tuple[int, int, int]] = None
 
     @property
     def pending(self) -> int:
         return len(self.pending_slots)
+
+    def idf_weights(self, n_docs: int) -> np.ndarray:
+        key = (n_docs, self.live, len(self.slots))
+        if self.scaled_for != key:
+            idf = math.log(1 + (n_docs - self.live + 0.5) / (self.live + 0.5))
+            self.scaled, self.scaled_for = self.weights * idf, key
+        return self.scaled
 
 
 def _weight(tf: float, norm: float) -> float:
@@ -261,6 +273,7 @@ class Index:
         postings.weights = np.concatenate((postings.weights, weights.astype(np.float32)))
         del slots, counts  # release the buffer exports before replacing the arrays
         postings.pending_slots, postings.pending_counts = array("i"), array("f")
+        postings.scaled_for = None
 
     def _lengths_of(self, slot: int) -> float:
         doc = self._by_slot[slot]
@@ -321,15 +334,15 @@ class Index:
                 continue
             if postings.pending:
                 self._merge(postings)
-            idf = math.log(1 + (n_docs - postings.live + 0.5) / (postings.live + 0.5))
             slot_arrays.append(postings.slots)
-            weight_arrays.append(postings.weights * idf)
+            weight_arrays.append(postings.idf_weights(n_docs))
             if not term.isdigit():
                 word_arrays.append(postings.slots)
         if not slot_arrays:
             return []
         # One C pass sums every query word's weights per concept.
-        scores = np.bincount(np.concatenate(slot_arrays), weights=np.concatenate(weight_arrays), minlength=n)
+        all_slots = np.concatenate(slot_arrays)
+        scores = np.bincount(all_slots, weights=np.concatenate(weight_arrays), minlength=n)
         if self._dead:
             if len(self._dead) != len(self._dead_slots):
                 self._dead_slots = np.array(self._dead, dtype=np.int64)
@@ -337,8 +350,11 @@ class Index:
         wanted = min(n, top_k * 3 if min_coverage else top_k)
         candidates = np.argpartition(scores, n - wanted)[n - wanted:] if wanted < n else np.arange(n)
         words = sum(1 for term in query_terms if not term.isdigit())
-        matched = (np.bincount(np.concatenate(word_arrays), minlength=n)[candidates].tolist() if word_arrays
-                   else [0] * len(candidates))
+        if not word_arrays:
+            matched = [0] * len(candidates)
+        else:
+            word_slots = all_slots if len(word_arrays) == len(slot_arrays) else np.concatenate(word_arrays)
+            matched = np.bincount(word_slots, minlength=n)[candidates].tolist()
         ranked = sorted(zip(scores[candidates].tolist(), self._recency[candidates].tolist(), candidates.tolist(),
                             matched), reverse=True)
         hits = []

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import TYPE_CHECKING, Callable, Generic, Optional, TypeVar
+from typing import TYPE_CHECKING, Callable, Generic, Mapping, Optional, TypeVar
 
 if TYPE_CHECKING:  # pragma: no cover
     from .settings import Settings
@@ -120,7 +120,7 @@ class Deferred(Generic[T]):
                     self._value = self._build()
         return self._value
 
-    def build_now_if_init_is_ahead(self, environ: Optional[dict] = None) -> "Deferred[T]":
+    def build_now_if_init_is_ahead(self, environ: Optional[Mapping[str, str]] = None) -> "Deferred[T]":
         environ = os.environ if environ is None else environ
         if environ.get("AWS_LAMBDA_INITIALIZATION_TYPE") in AHEAD_OF_REQUESTS:
             self.get()
