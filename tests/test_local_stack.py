@@ -162,6 +162,22 @@ def test_a_sent_turn_is_extracted_by_the_real_handler_with_the_scripted_model(st
     assert "ana.souza" not in stack.output
 
 
+def test_knowledge_retrieve_and_load_answer_from_the_real_handler_on_the_stack(stack):
+    stack.start()
+    found = stack.run_cli("retrieve", "--agent", "store-support", "Moro em Campinas, o frete é grátis?")
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.startswith('<knowledge>\n  <concept name="cep-sudeste-cd-campinas"')
+    assert 'load_knowledge("name")` FIRST' in found.stdout
+    assert "cep-sudeste-cd-campinas" in found.stdout.split("</knowledge>")[1]  # the ranked list
+    small_talk = stack.run_cli("retrieve", "--agent", "store-support", "oi, tudo bem?")
+    assert small_talk.returncode == 0 and small_talk.stdout.strip() == "(nothing relevant: the block is empty)"
+    loaded = stack.run_cli("load", "--agent", "store-support", "troca-em-30-dias")
+    assert loaded.returncode == 0 and loaded.stdout == (DEMO / "troca-em-30-dias.md").read_text()
+    missing = stack.run_cli("load", "--agent", "store-support", "nao-existe")
+    assert missing.returncode == 1 and '"code": "not_found"' in missing.stdout
+    stack.stop()
+
+
 def test_sending_an_invalid_turn_is_refused_before_it_reaches_the_queue(stack, tmp_path):
     stack.start()
     bad = tmp_path / "bad.json"
