@@ -222,6 +222,73 @@ def test_an_unreadable_concept_is_left_out_and_not_fetched_again(counted, s3, bu
     assert "broken" not in retriever.knowledge(T, A).index.docs
 
 
+class SlowStore:
+    """The real store, with each parallel fetch taking a second on the retriever's clock."""
+
+    def __init__(self, store, clock):
+        self._store, self._clock = store, clock
+
+    def fetch_many(self, *args):
+        self._clock.now += 1
+        return self._store.fetch_many(*args)
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+
+@pytest.fixture
+def large_agent(counted, monkeypatch):
+    """The demo agent plus one newer concept, fetched two at a time, each fetch a second."""
+    import time
+
+    from knowledge import retrieve
+
+    store, calls = counted
+    time.sleep(1.1)  # listings tell time to the second
+    store.create(T, A, make_concept("frete-campinas-sabado", description="Campinas frete also on Saturdays.",
+                                    body="Frete to Campinas ships on Saturdays too."), actor="engine")
+    monkeypatch.setattr(retrieve, "FETCH_CHUNK", 2)
+    clock = Clock()
+    calls.clear()
+    return SlowStore(store, clock), clock, calls
+
+
+def test_an_agent_too_large_for_one_call_is_answered_from_its_newest_concepts_then_caught_up(large_agent):
+    store, clock, calls = large_agent
+    retriever = Retriever(store, Events(), refresh_seconds=60, fetch_budget_seconds=1.5, clock=clock)
+    first = ask(retriever, "Frete para Campinas no sábado?")
+    assert calls["s3"] == 2 + 4  # config, listing, and two chunks of two: the budget is spent
+    assert retriever.counters.get("IndexIncomplete") == 1
+    assert first["concepts"][0]["name"] == "frete-campinas-sabado"  # the newest came first
+    assert "cep-sudeste-cd-campinas" not in first["block"]  # the oldest is not indexed yet
+    second = ask(retriever)
+    assert calls["s3"] == 6 + 4  # the rest of the backlog, without listing again
+    assert "cep-sudeste-cd-campinas" in second["block"]
+    ask(retriever)
+    assert calls["s3"] == 10 and retriever.counters.get("IndexIncomplete") == 1
+
+
+def test_the_time_lambda_has_left_caps_the_fetch_budget(large_agent):
+    store, clock, calls = large_agent
+    retriever = Retriever(store, Events(), refresh_seconds=60, fetch_budget_seconds=100, clock=clock)
+    event = {"agent": A, "session_id": "s1", "message": "frete"}
+    retriever.handle(event, remaining_seconds=2.0)  # 0.5 s once the answer's reserve is kept
+    assert calls["s3"] == 2 + 2  # one chunk: at least one is always fetched, so a warm-up ends
+    retriever.handle(event, remaining_seconds=60.0)
+    assert calls["s3"] == 4 + 6
+
+
+def test_load_knowledge_of_a_concept_the_warm_up_has_not_reached_fetches_it(large_agent):
+    store, clock, calls = large_agent
+    events = Events()
+    retriever = Retriever(store, events, refresh_seconds=60, fetch_budget_seconds=0.5, clock=clock)
+    answer = retriever.load(LoadRequest(action="load_knowledge", agent=A, session_id="s1",
+                                        name="cep-sudeste-cd-campinas"))
+    assert answer["markdown"] == (DEMO / "cep-sudeste-cd-campinas.md").read_text()
+    assert [name for _, detail in events.published for name in [detail["name"]]] == ["cep-sudeste-cd-campinas"]
+    assert calls["s3"] == 2 + 2 + 1  # config, listing, one chunk, then that one concept
+
+
 # ------------------------------------------------------------------ the index under change
 
 from hypothesis import HealthCheck, given, settings  # noqa: E402

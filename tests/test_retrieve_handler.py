@@ -137,3 +137,16 @@ def test_a_deferred_part_is_built_once_however_many_threads_ask_first():
         got = list(pool.map(lambda _: part.get(), range(8)))
     assert len(builds) == 1 and all(g is builds[0] for g in got)
     assert Deferred(build).build_now_if_init_is_ahead({"AWS_LAMBDA_INITIALIZATION_TYPE": "on-demand"}).built is False
+
+
+@pytest.mark.parametrize("variable, value, message", [
+    ("KNOWLEDGE_FETCH_BUDGET_SECONDS", "0", "KNOWLEDGE_FETCH_BUDGET_SECONDS: Input should be greater than 0"),
+    ("KNOWLEDGE_FETCH_BUDGET_SECONDS", "soon", "KNOWLEDGE_FETCH_BUDGET_SECONDS: Input should be a valid number"),
+    ("KNOWLEDGE_REFRESH_SECONDS", "-1", "KNOWLEDGE_REFRESH_SECONDS: Input should be greater than or equal to 0"),
+])
+def test_a_bad_retrieval_setting_is_named_in_the_error(monkeypatch, bucket, bus, variable, value, message):
+    handler = load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"],
+                           **{variable: value})
+    with pytest.raises(SettingsError) as raised:
+        handler.lambda_handler(load_event("retrieve.json"), LambdaContext())
+    assert message in str(raised.value)

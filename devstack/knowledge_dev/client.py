@@ -27,6 +27,9 @@ def _invoke(argv: Sequence[str]) -> int:
     parser.add_argument("text", help="the customer's message (retrieve) or a concept name (load)")
     args = parser.parse_args(argv[1:])
     os.environ["POWERTOOLS_METRICS_DISABLED"] = "true"  # this is a terminal: no EMF lines on stdout
+    # Each command is a fresh process (a cold container): a person at a terminal would rather
+    # wait for the whole agent than get an answer from part of it.
+    os.environ.setdefault("KNOWLEDGE_FETCH_BUDGET_SECONDS", "600")
     from .handlers import load_handler
     from .poller import LambdaContext
 
@@ -36,7 +39,7 @@ def _invoke(argv: Sequence[str]) -> int:
         event.update(action="load_knowledge", name=args.text)
     else:
         event["message"] = args.text
-    answer = handler.lambda_handler(event, LambdaContext("retrieve"))
+    answer = handler.lambda_handler(event, LambdaContext("retrieve", timeout_ms=3_600_000))
     if args.json or "error" in answer:
         print(json.dumps(answer, ensure_ascii=False, indent=1))
         return 1 if "error" in answer else 0

@@ -22,7 +22,7 @@ def lambda_handler(event, context):
     # Outside the try: a misconfigured function fails the invocation, loudly, not as an answer.
     retriever = service.get()
     try:
-        return retriever.handle(event)
+        return retriever.handle(event, remaining_seconds=context.get_remaining_time_in_millis() / 1000)
     except KnowledgeError as exc:
         logger.info("retrieve refused", extra={"error_code": exc.code})
         return {"error": {"code": exc.code, "message": str(exc)}}

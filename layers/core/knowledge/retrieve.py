@@ -2,8 +2,13 @@
 
 The container keeps one index per agent. At most once per refresh window it lists the
 agent's concepts (and re-checks its knowledge.yaml with a conditional GET); only changed
-concepts are fetched (in parallel) and parsed, deleted ones are dropped. Between
-refreshes a call makes no S3 request at all.
+concepts are fetched (in parallel, newest first) and parsed, deleted ones are dropped.
+Between refreshes a call makes no S3 request at all.
+
+Fetching has a time budget per call. An agent too large to load in one call (a cold
+container, thousands of concepts) is answered from the part already indexed, and the next
+calls fetch the rest without listing again: a first turn is never held past the budget,
+and the function never times out trying to warm up.
 """
 
 from __future__ import annotations
@@ -28,7 +33,10 @@ from .validation import describe_errors
 PRIORITY = 77
 _QUOTE = {'"': "&quot;"}  # escape() covers & < >; quotes too, so nothing in the block looks like markup
 MESSAGE_MAX_CHARS = 8000
-FETCH_CHUNK = 256
+FETCH_CHUNK = 128  # concepts fetched and indexed between two looks at the clock
+FETCH_BUDGET_SECONDS = 4.0
+# Kept free of fetching at the end of an invocation, for the answer itself.
+INVOCATION_RESERVE_SECONDS = 1.5
 INSTRUCTION = (
     "If the customer's question needs more than the summary above, call\n"
     '`load_knowledge("name")` FIRST — before any other lookup for that topic.'
@@ -135,29 +143,37 @@ class AgentKnowledge:
     index: Index = field(default_factory=Index)
     refreshed_at: float = float("-inf")
     unreadable: dict[str, str] = field(default_factory=dict)  # name -> ETag that did not parse
+    # Changed concepts found by a listing but not fetched yet (a refresh ran out of time).
+    backlog: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
 class Retriever:
     def __init__(self, store: ConceptStore, events: Events, *, refresh_seconds: float = 5.0,
+                 fetch_budget_seconds: float = FETCH_BUDGET_SECONDS,
                  counters: Optional[Counters] = None, clock: Callable[[], float] = time.monotonic):
         self._store, self._events = store, events
         self.refresh_seconds = refresh_seconds
+        self.fetch_budget_seconds = fetch_budget_seconds
         self.counters = counters or Counters()
         self._clock = clock
         self._agents: dict[tuple[str, str], AgentKnowledge] = {}
         self._agents_lock = threading.Lock()
 
     # ------------------------------------------------------------ the two calls
-    def handle(self, event: Any) -> dict[str, Any]:
-        """One engine invocation: a retrieve or a load_knowledge, validated first."""
+    def handle(self, event: Any, remaining_seconds: Optional[float] = None) -> dict[str, Any]:
+        """One engine invocation: a retrieve or a load_knowledge, validated first.
+        `remaining_seconds` (what Lambda says is left) caps the fetch budget."""
         request = parse_request(event)
+        budget = self.fetch_budget_seconds
+        if remaining_seconds is not None:
+            budget = max(0.0, min(budget, remaining_seconds - INVOCATION_RESERVE_SECONDS))
         if isinstance(request, LoadRequest):
-            return self.load(request)
-        return self.retrieve(request)
+            return self.load(request, budget)
+        return self.retrieve(request, budget)
 
-    def retrieve(self, request: RetrieveRequest) -> dict[str, Any]:
-        knowledge = self.knowledge(request.tenant, request.agent)
+    def retrieve(self, request: RetrieveRequest, budget: Optional[float] = None) -> dict[str, Any]:
+        knowledge = self.knowledge(request.tenant, request.agent, budget)
         config = knowledge.config
         if config is None or not config.retrieve:
             return {"block": "", "concepts": [], "priority": PRIORITY, "tool": None}
@@ -166,12 +182,17 @@ class Retriever:
         return {"block": render_block(injected), "concepts": [i.as_dict() for i in injected],
                 "priority": PRIORITY, "tool": TOOL}
 
-    def load(self, request: LoadRequest) -> dict[str, Any]:
+    def load(self, request: LoadRequest, budget: Optional[float] = None) -> dict[str, Any]:
         if not is_slug(request.name):
             raise NotFound(f"no such concept: {request.name[:SLUG_MAX]!r} is not a concept name")
-        knowledge = self.knowledge(request.tenant, request.agent)
+        knowledge = self.knowledge(request.tenant, request.agent, budget)
         if knowledge.config is None or not knowledge.config.retrieve:
             raise NotFound("retrieval is off for this agent")
+        if request.name not in knowledge.index.docs and request.name in knowledge.backlog:
+            with knowledge.lock:  # not reached yet by the warm-up: this one now
+                if request.name in knowledge.backlog:
+                    self._fetch(request.tenant, request.agent, knowledge, [request.name])
+                    knowledge.backlog.remove(request.name)
         doc = knowledge.index.docs.get(request.name)
         if doc is None:
             raise NotFound(f"no such concept: {request.name}")
@@ -187,19 +208,23 @@ class Retriever:
             "conflict": concept.in_conflict}}
 
     # ------------------------------------------------------------ the warm index
-    def knowledge(self, tenant: str, agent: str) -> AgentKnowledge:
-        """The agent's config and index, refreshed when the window has passed."""
+    def knowledge(self, tenant: str, agent: str, budget: Optional[float] = None) -> AgentKnowledge:
+        """The agent's config and index, refreshed when the window has passed, and caught up
+        (within `budget` seconds of fetching) while a backlog remains."""
         with self._agents_lock:
             knowledge = self._agents.setdefault((tenant, agent), AgentKnowledge())
-        if self._clock() - knowledge.refreshed_at < self.refresh_seconds:
+        if self._clock() - knowledge.refreshed_at < self.refresh_seconds and not knowledge.backlog:
             return knowledge
+        deadline = self._clock() + (self.fetch_budget_seconds if budget is None else budget)
         with knowledge.lock:
             if self._clock() - knowledge.refreshed_at >= self.refresh_seconds:
-                self._refresh(tenant, agent, knowledge)
+                self._refresh(tenant, agent, knowledge, deadline)
                 knowledge.refreshed_at = self._clock()
+            elif knowledge.backlog:
+                self._catch_up(tenant, agent, knowledge, deadline)
         return knowledge
 
-    def _refresh(self, tenant: str, agent: str, knowledge: AgentKnowledge) -> None:
+    def _refresh(self, tenant: str, agent: str, knowledge: AgentKnowledge, deadline: float) -> None:
         try:
             stored = self._store.get_config(tenant, agent, unless_etag=knowledge.config_etag)
         except NotModified:
@@ -210,24 +235,39 @@ class Retriever:
         if knowledge.config is None or not knowledge.config.retrieve:
             if len(knowledge.index):
                 knowledge.index = Index()
+            knowledge.backlog = []
             return
         index = knowledge.index
-        listing = {item.name: item.etag for item in self._store.list(tenant, agent)}
-        for name in [name for name in index.docs if name not in listing]:
+        listing = self._store.list(tenant, agent)
+        listed = {item.name for item in listing}
+        for name in [name for name in index.docs if name not in listed]:
             index.remove(name)
-        changed = [name for name, etag in listing.items()
-                   if index.etag(name) != etag and knowledge.unreadable.get(name) != etag]
-        # In chunks, so a cold start holds a few hundred parsed concepts at a time, not all.
-        for start in range(0, len(changed), FETCH_CHUNK):
-            for stored_concept in self._store.fetch_many(tenant, agent, changed[start:start + FETCH_CHUNK]):
-                if stored_concept is None:
-                    continue
-                try:
-                    index.upsert(stored_concept.name, stored_concept.etag, stored_concept.concept,
-                                 stored_concept.data)
-                except InvalidConcept:
-                    index.remove(stored_concept.name)
-                    knowledge.unreadable[stored_concept.name] = stored_concept.etag
-                    self.counters.count("ConceptUnreadable")
-        index.settle()
+        # Newest first: what a warm-up cut short leaves out is the oldest knowledge.
+        listing.sort(key=lambda item: (item.last_modified, item.name), reverse=True)
+        knowledge.backlog = [item.name for item in listing
+                             if index.etag(item.name) != item.etag and knowledge.unreadable.get(item.name) != item.etag]
         self.counters.count("IndexRefreshed")
+        self._catch_up(tenant, agent, knowledge, deadline)
+
+    def _catch_up(self, tenant: str, agent: str, knowledge: AgentKnowledge, deadline: float) -> None:
+        """Fetch the backlog in chunks (a few hundred parsed concepts held at a time, not all)
+        until it is done or the deadline passes; at least one chunk per call, so it ends."""
+        while knowledge.backlog:
+            self._fetch(tenant, agent, knowledge, knowledge.backlog[:FETCH_CHUNK])
+            del knowledge.backlog[:FETCH_CHUNK]
+            if knowledge.backlog and self._clock() >= deadline:
+                self.counters.count("IndexIncomplete")
+                break
+        knowledge.index.settle()
+
+    def _fetch(self, tenant: str, agent: str, knowledge: AgentKnowledge, names: list[str]) -> None:
+        index = knowledge.index
+        for stored_concept in self._store.fetch_many(tenant, agent, names):
+            if stored_concept is None:
+                continue
+            try:
+                index.upsert(stored_concept.name, stored_concept.etag, stored_concept.concept, stored_concept.data)
+            except InvalidConcept:
+                index.remove(stored_concept.name)
+                knowledge.unreadable[stored_concept.name] = stored_concept.etag
+                self.counters.count("ConceptUnreadable")

@@ -35,6 +35,7 @@ class Settings(BaseModel):
     openai_base_url: Optional[str] = Field(default=None, alias="OPENAI_BASE_URL")
     openai_api_key: Optional[str] = Field(default=None, alias="OPENAI_API_KEY", repr=False)
     refresh_seconds: float = Field(default=5.0, alias="KNOWLEDGE_REFRESH_SECONDS", ge=0, le=3600)
+    fetch_budget_seconds: float = Field(default=4.0, alias="KNOWLEDGE_FETCH_BUDGET_SECONDS", gt=0, le=900)
 
     @field_validator("knowledge_bucket", "sessions_bucket")
     @classmethod

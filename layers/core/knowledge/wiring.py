@@ -78,7 +78,7 @@ def retriever(settings: Settings) -> "Retriever":
     # A cold start fetches every concept: a wider pool than the default (S3 GETs are latency-bound).
     return Retriever(ConceptStore(client("s3"), settings.knowledge_bucket, max_workers=32),
                      EventBridgeEvents(lambda: client("events"), settings.event_bus_name),
-                     refresh_seconds=settings.refresh_seconds)
+                     refresh_seconds=settings.refresh_seconds, fetch_budget_seconds=settings.fetch_budget_seconds)
 
 
 def retriever_from_env() -> "Retriever":
