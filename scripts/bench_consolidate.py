@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import socket
 import statistics
 import sys
 import time
@@ -23,16 +21,7 @@ from datetime import datetime, timezone
 
 import boto3
 
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+from knowledge_dev.local_aws import moto_server, percentile
 
 
 def main() -> int:
@@ -41,69 +30,58 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
-    import logging
+    with moto_server("bench"):
+        from knowledge.concept import Concept
+        from knowledge.adapters import ConfigCache, SightingLedger
+        from knowledge.consolidate import Consolidator
+        from knowledge.events import EventBridgeEvents
+        from knowledge.model import ModelCache
+        from knowledge.sighting import Sighting
+        from knowledge.store import ConceptStore
 
-    from moto.server import ThreadedMotoServer
+        s3 = boto3.client("s3")
+        calls: Counter = Counter()
+        s3.meta.events.register("before-send.s3", lambda **kw: calls.update(["s3"]))
+        events_client = boto3.client("events")
+        s3.create_bucket(Bucket="bench-knowledge")
+        s3.put_bucket_versioning(Bucket="bench-knowledge", VersioningConfiguration={"Status": "Enabled"})
+        s3.create_bucket(Bucket="bench-sessions")
+        events_client.create_event_bus(Name="bench")
+        store = ConceptStore(s3, "bench-knowledge")
+        store.put_config("default", "bench", "knowledge: {}\n", actor="engine")
+        consolidator = Consolidator(store, SightingLedger(s3, "bench-sessions"), EventBridgeEvents(lambda: events_client, "bench"),
+                                    ConfigCache(store), ModelCache({}), utility_model=None)
+        moment = datetime(2026, 11, 20, tzinfo=timezone.utc)
 
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+        def sighting(name: str, session: str) -> Sighting:
+            concept = Concept(name=name, description="Free shipping above R$199 in the Southeast.", type="fact",
+                              provenance="observed", confidence=0.6, sources=(session,), occurrences=1,
+                              created_at=moment, updated_at=moment, body="Orders above R$199 ship free.")
+            return Sighting.of("default", "bench", session, "t1", concept)
 
-    port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    os.environ.update({"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "bench",
-                       "AWS_SECRET_ACCESS_KEY": "bench", "AWS_DEFAULT_REGION": "us-east-1"})
-    from knowledge.concept import Concept
-    from knowledge.adapters import ConfigCache, SightingLedger
-    from knowledge.consolidate import Consolidator
-    from knowledge.events import EventBridgeEvents
-    from knowledge.model import ModelCache
-    from knowledge.sighting import Sighting
-    from knowledge.store import ConceptStore
+        def measure(label: str, items: list) -> dict:
+            times, requests = [], []
+            for item in items:
+                before = calls["s3"]
+                start = time.perf_counter()
+                outcome = consolidator.apply(item)
+                times.append((time.perf_counter() - start) * 1000)
+                requests.append(calls["s3"] - before)
+            return {"scenario": label, "outcome": outcome.kind, "s3_requests_mean": statistics.mean(requests),
+                    "s3_requests_max": max(requests), "p50_ms": statistics.median(times), "p95_ms": percentile(times, 0.95)}
 
-    s3 = boto3.client("s3")
-    calls: Counter = Counter()
-    s3.meta.events.register("before-send.s3", lambda **kw: calls.update(["s3"]))
-    events_client = boto3.client("events")
-    s3.create_bucket(Bucket="bench-knowledge")
-    s3.put_bucket_versioning(Bucket="bench-knowledge", VersioningConfiguration={"Status": "Enabled"})
-    s3.create_bucket(Bucket="bench-sessions")
-    events_client.create_event_bus(Name="bench")
-    store = ConceptStore(s3, "bench-knowledge")
-    store.put_config("default", "bench", "knowledge: {}\n", actor="engine")
-    consolidator = Consolidator(store, SightingLedger(s3, "bench-sessions"), EventBridgeEvents(lambda: events_client, "bench"),
-                                ConfigCache(store), ModelCache({}), utility_model=None)
-    moment = datetime(2026, 11, 20, tzinfo=timezone.utc)
-
-    def sighting(name: str, session: str) -> Sighting:
-        concept = Concept(name=name, description="Free shipping above R$199 in the Southeast.", type="fact",
-                          provenance="observed", confidence=0.6, sources=(session,), occurrences=1,
-                          created_at=moment, updated_at=moment, body="Orders above R$199 ship free.")
-        return Sighting.of("default", "bench", session, "t1", concept)
-
-    def measure(label: str, items: list) -> dict:
-        times, requests = [], []
-        for item in items:
-            before = calls["s3"]
+        baseline_times = []
+        for i in range(args.n):
             start = time.perf_counter()
-            outcome = consolidator.apply(item)
-            times.append((time.perf_counter() - start) * 1000)
-            requests.append(calls["s3"] - before)
-        return {"scenario": label, "outcome": outcome.kind, "s3_requests_mean": statistics.mean(requests),
-                "s3_requests_max": max(requests), "p50_ms": statistics.median(times), "p95_ms": percentile(times, 0.95)}
+            s3.put_object(Bucket="bench-knowledge", Key=f"baseline/{i}.md", Body=b"x" * 400, IfNoneMatch="*")
+            baseline_times.append((time.perf_counter() - start) * 1000)
+        baseline = statistics.median(baseline_times)
 
-    baseline_times = []
-    for i in range(args.n):
-        start = time.perf_counter()
-        s3.put_object(Bucket="bench-knowledge", Key=f"baseline/{i}.md", Body=b"x" * 400, IfNoneMatch="*")
-        baseline_times.append((time.perf_counter() - start) * 1000)
-    baseline = statistics.median(baseline_times)
-
-    created = [sighting(f"concept-{i}", "sess_0") for i in range(args.n)]
-    confirmed = [sighting("concept-0", f"sess_{i + 1}") for i in range(args.n)]
-    rows = [measure("new name", created), measure("same claim", confirmed), measure("replayed", confirmed)]
-    for row in rows:
-        row["ratio_to_one_put"] = row["p50_ms"] / baseline
-    server.stop()
+        created = [sighting(f"concept-{i}", "sess_0") for i in range(args.n)]
+        confirmed = [sighting("concept-0", f"sess_{i + 1}") for i in range(args.n)]
+        rows = [measure("new name", created), measure("same claim", confirmed), measure("replayed", confirmed)]
+        for row in rows:
+            row["ratio_to_one_put"] = row["p50_ms"] / baseline
 
     result = {"n": args.n, "baseline_put_p50_ms": baseline, "rows": rows, "target_s3_requests": 4,
               "meets_target": all(r["s3_requests_max"] <= 4 for r in rows)}

@@ -16,6 +16,7 @@ import sys
 import time
 
 from knowledge.extract import stamp
+from knowledge_dev.local_aws import percentile
 from knowledge.gates import EVIDENCE_ROLES, gate
 from knowledge.sighting import Sighting
 from knowledge.turn import parse_turn
@@ -50,11 +51,6 @@ def build_answer() -> str:
                       "evidence": line[10:80] if i != 9 else "não está na conversa de jeito nenhum"})
     items[8]["provenance"] = "policy"
     return json.dumps(items, ensure_ascii=False)
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
 def main() -> int:

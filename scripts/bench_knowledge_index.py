@@ -23,11 +23,9 @@ import argparse
 import contextlib
 import io
 import json
-import logging
 import os
 import random
 import re
-import socket
 import statistics
 import subprocess
 import sys
@@ -35,6 +33,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+
+from knowledge_dev.local_aws import moto_server, percentile
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED_WORDS = """frete entrega prazo pedido troca devolução reembolso estorno pix boleto cartão parcela juros
@@ -108,11 +108,6 @@ def queries(zipf: Zipf, n: int) -> list[str]:
             for i in range(n)]
 
 
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
-
-
 def timed(fn, items, repeat: int = 1) -> list[float]:
     out = []
     for item in items:
@@ -158,21 +153,12 @@ def bench_search(sizes: list[int], n_queries: int) -> list[dict]:
     return rows
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def bench_cold_and_handler(sizes: list[int], handler_size: int, cold_runs: int = 5) -> dict:
-    from moto.server import ThreadedMotoServer
+    with moto_server("bench"):
+        return _cold_and_handler(sizes, handler_size, cold_runs)
 
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    os.environ.update({"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "bench",
-                       "AWS_SECRET_ACCESS_KEY": "bench", "AWS_DEFAULT_REGION": "us-east-1"})
+
+def _cold_and_handler(sizes: list[int], handler_size: int, cold_runs: int) -> dict:
     import boto3
 
     from knowledge.retrieve import RetrieveRequest, Retriever
@@ -187,29 +173,26 @@ def bench_cold_and_handler(sizes: list[int], handler_size: int, cold_runs: int =
     s3.put_bucket_versioning(Bucket="bench-index", VersioningConfiguration={"Status": "Enabled"})
     store = ConceptStore(s3, "bench-index")
     result = {"cold": []}
-    try:
-        for size in sorted(set(sizes + [handler_size])):
-            agent = f"agent-{size}"
-            store.put_config("default", agent, "knowledge: {}\n", actor="engine")
-            concepts, zipf = corpus(size)
-            with ThreadPoolExecutor(max_workers=16) as pool:
-                list(pool.map(lambda c: store.create("default", agent, c, actor="engine"), concepts))
-            if size in sizes:
-                counted = boto3.client("s3")
-                calls = {"n": 0}
-                counted.meta.events.register("before-send.s3", lambda **kw: calls.__setitem__("n", calls["n"] + 1))
-                # No fetch budget: this measures loading the whole agent (moto is slow at it).
-                retriever = Retriever(ConceptStore(counted, "bench-index"), NoEvents(), refresh_seconds=60,
-                                      fetch_budget_seconds=3600)
-                start = time.perf_counter()
-                retriever.retrieve(RetrieveRequest(agent=agent, session_id="s", message="frete para campinas"))
-                result["cold"].append({"concepts": size, "cold_ms": (time.perf_counter() - start) * 1000,
-                                       "s3_requests": calls["n"]})
-            if size == handler_size:
-                result["handler"] = bench_handler(agent, queries(zipf, 200))
-        result["cold_process"] = bench_cold_process(store, cold_runs)
-    finally:
-        server.stop()
+    for size in sorted(set(sizes + [handler_size])):
+        agent = f"agent-{size}"
+        store.put_config("default", agent, "knowledge: {}\n", actor="engine")
+        concepts, zipf = corpus(size)
+        with ThreadPoolExecutor(max_workers=16) as pool:
+            list(pool.map(lambda c: store.create("default", agent, c, actor="engine"), concepts))
+        if size in sizes:
+            counted = boto3.client("s3")
+            calls = {"n": 0}
+            counted.meta.events.register("before-send.s3", lambda **kw: calls.__setitem__("n", calls["n"] + 1))
+            # No fetch budget: this measures loading the whole agent (moto is slow at it).
+            retriever = Retriever(ConceptStore(counted, "bench-index"), NoEvents(), refresh_seconds=60,
+                                  fetch_budget_seconds=3600)
+            start = time.perf_counter()
+            retriever.retrieve(RetrieveRequest(agent=agent, session_id="s", message="frete para campinas"))
+            result["cold"].append({"concepts": size, "cold_ms": (time.perf_counter() - start) * 1000,
+                                   "s3_requests": calls["n"]})
+        if size == handler_size:
+            result["handler"] = bench_handler(agent, queries(zipf, 200))
+    result["cold_process"] = bench_cold_process(store, cold_runs)
     return result
 
 

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import socket
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -13,40 +11,18 @@ from pathlib import Path
 import boto3
 import pytest
 
+from knowledge_dev.local_aws import moto_server
+
 ROOT = Path(__file__).resolve().parents[1]
 EVENTS = ROOT / "events"
 DEMO = ROOT / "devstack" / "knowledge_dev" / "demo"
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @pytest.fixture(scope="session", autouse=True)
 def moto_endpoint():
     """moto's server, spoken to over HTTP by the same boto3 code that runs in Lambda."""
-    from moto.server import ThreadedMotoServer
-
-    port = free_port()
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    endpoint = f"http://127.0.0.1:{port}"
-    saved = {k: os.environ.get(k) for k in ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID",
-                                             "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION")}
-    os.environ.update({"AWS_ENDPOINT_URL": endpoint, "AWS_ACCESS_KEY_ID": "test",
-                       "AWS_SECRET_ACCESS_KEY": "test", "AWS_DEFAULT_REGION": "us-east-1"})
-    from knowledge.aws import client
-
-    client.cache_clear()
-    yield endpoint
-    server.stop()
-    for key, value in saved.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
+    with moto_server("test") as endpoint:
+        yield endpoint
 
 
 @pytest.fixture(scope="session")

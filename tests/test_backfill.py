@@ -86,6 +86,26 @@ def test_a_backfill_that_runs_out_of_time_says_where_to_resume(world, sqs):
     assert len(drain(sqs, world["queue"])) == 8
 
 
+def test_a_turn_gone_from_the_archive_mid_replay_is_counted_failed_and_the_rest_go_on(world, s3, sessions_bucket):
+    from datetime import datetime, timezone
+
+    from knowledge.backfill import backfill
+    from knowledge.errors import NotFound
+
+    handler = world["backfill"]
+    since = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    keys = list(handler.archive.keys(T, A, since))
+
+    def delete_the_next_one(done, total):  # listed, then gone before it is read
+        if done == 1:
+            s3.delete_object(Bucket=sessions_bucket, Key=keys[1])
+
+    report = backfill(handler.extractor, handler.archive, T, A, since, dry_run=True, progress=delete_the_next_one)
+    assert report.failed == 1 and report.turns == 3 and report.complete
+    with pytest.raises(NotFound):  # the archive answers in the package's errors, not botocore's
+        handler.archive.get(keys[1])
+
+
 @pytest.mark.parametrize("event, fragment", [
     ({"agent": A}, "since: Field required"),
     ({"agent": A, "since": "last week"}, "since: not an ISO 8601 time"),

@@ -13,7 +13,8 @@ from pathlib import Path
 import boto3
 import pytest
 
-from conftest import DEMO, ROOT, free_port
+from conftest import DEMO, ROOT
+from knowledge_dev.local_aws import free_port
 from knowledge.store import ConceptStore
 
 READY = "Ctrl-C stops the stack"

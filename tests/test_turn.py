@@ -35,7 +35,7 @@ def test_the_sqs_event_carries_the_same_turn():
 
 @pytest.mark.parametrize("body, fragment", [
     ("not json {", "not JSON"),
-    ("[1, 2]", "not a JSON object"),
+    ("[1, 2]", "the message body must be a JSON object"),
     (json.dumps(turn(tenant="Loja A")), "tenant: must be lowercase"),
     (json.dumps(turn(agent="../x")), "agent: must be lowercase"),
     (json.dumps(turn(session_id="")), "session_id"),

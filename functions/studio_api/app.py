@@ -13,17 +13,15 @@ from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValida
 from aws_lambda_powertools.event_handler.openapi.params import Header, Query
 from pydantic import BaseModel, Field
 
-from knowledge.aws import client
-from knowledge.errors import Conflict, InvalidConcept, InvalidConfig, InvalidName, KnowledgeError, NotFound
+from knowledge import wiring
+from knowledge.errors import (Conflict, InvalidConcept, InvalidConfig, InvalidName, KnowledgeError, NotFound,
+                              StoreUnavailable)
 from knowledge.settings import Settings
-from knowledge.errors import StoreUnavailable
-from knowledge.store import ConceptStore
-from knowledge.studio import (MARKDOWN_MAX_BYTES, Forbidden, PreconditionRequired, Studio, Unauthorized,
-                              field_errors, operator_from_claims)
+from knowledge.studio import (MARKDOWN_MAX_BYTES, Forbidden, PreconditionRequired, Unauthorized, field_errors,
+                              operator_from_claims)
 
 logger = Logger()
-settings = Settings.from_env()
-studio = Studio(ConceptStore(client("s3"), settings.knowledge_bucket))
+studio = wiring.studio(Settings.from_env())
 # Only the studio's own origin may call the API from a browser.
 app = APIGatewayHttpResolver(enable_validation=True,
                              cors=CORSConfig(allow_origin=os.environ.get("STUDIO_ORIGIN", "http://127.0.0.1:8080"),
@@ -46,6 +44,10 @@ def operator():
 
 def _json(status: int, body: dict) -> Response:
     return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=body)
+
+
+def _error(status: int, exc: KnowledgeError, **extra) -> Response:
+    return _json(status, {"error": {"code": exc.code, "message": str(exc)}, **extra})
 
 
 # ------------------------------------------------------------------ concepts
@@ -125,19 +127,14 @@ def openapi_document() -> str:
 
 
 # ------------------------------------------------------------------ errors, mapped once
-@app.exception_handler(Unauthorized)
-def unauthorized(exc: Unauthorized) -> Response:
-    return _json(401, {"error": {"code": exc.code, "message": str(exc)}})
+# Errors answered with their own code and message: the status by type.
+STATUS = {Unauthorized: 401, Forbidden: 403, NotFound: 404, InvalidName: 400, InvalidConfig: 422,
+          PreconditionRequired: 428}
 
 
-@app.exception_handler(Forbidden)
-def forbidden(exc: Forbidden) -> Response:
-    return _json(403, {"error": {"code": exc.code, "message": str(exc)}})
-
-
-@app.exception_handler(NotFound)
-def not_found(exc: NotFound) -> Response:
-    return _json(404, {"error": {"code": "not_found", "message": str(exc)}})
+@app.exception_handler(list(STATUS))
+def plain(exc: KnowledgeError) -> Response:
+    return _error(next(STATUS[kind] for kind in type(exc).__mro__ if kind in STATUS), exc)
 
 
 @app.exception_handler(Conflict)
@@ -149,24 +146,9 @@ def conflict(exc: Conflict) -> Response:
                                                                 "version_id": current.version_id}})
 
 
-@app.exception_handler(PreconditionRequired)
-def precondition_required(exc: PreconditionRequired) -> Response:
-    return _json(428, {"error": {"code": exc.code, "message": str(exc)}})
-
-
 @app.exception_handler(InvalidConcept)
 def invalid_concept(exc: InvalidConcept) -> Response:
-    return _json(422, {"error": {"code": exc.code, "message": str(exc)}, "errors": field_errors(exc)})
-
-
-@app.exception_handler(InvalidConfig)
-def invalid_config(exc: InvalidConfig) -> Response:
-    return _json(422, {"error": {"code": exc.code, "message": str(exc)}})
-
-
-@app.exception_handler(InvalidName)
-def invalid_name(exc: InvalidName) -> Response:
-    return _json(400, {"error": {"code": exc.code, "message": str(exc)}})
+    return _error(422, exc, errors=field_errors(exc))
 
 
 @app.exception_handler(RequestValidationError)
@@ -183,7 +165,7 @@ def unavailable(exc: StoreUnavailable) -> Response:
 @app.exception_handler(KnowledgeError)
 def other(exc: KnowledgeError) -> Response:
     logger.warning("studio request refused", extra={"error_code": exc.code})
-    return _json(400, {"error": {"code": exc.code, "message": str(exc)}})
+    return _error(400, exc)
 
 
 @logger.inject_lambda_context

@@ -14,10 +14,10 @@ from typing import Any, Iterator, Optional, Protocol
 from botocore.exceptions import ClientError
 
 from .config import KnowledgeConfig
-from .errors import KnowledgeError
+from .errors import Conflict, KnowledgeError, NotFound
 from .names import check_slug
 from .sighting import Sighting
-from .store import ConceptStore, NotModified
+from .store import ConceptStore, NotModified, translate_client_error
 from .turn import Turn, parse_turn
 
 SQS_BATCH = 10
@@ -73,9 +73,10 @@ class TurnArchive:
             self._s3.put_object(Bucket=self.bucket, Key=self.key(turn), Body=turn.model_dump_json().encode(),
                                 ContentType="application/json", IfNoneMatch="*")
         except ClientError as error:
-            if error.response.get("ResponseMetadata", {}).get("HTTPStatusCode") in (409, 412):
+            translated = translate_client_error(error)
+            if isinstance(translated, Conflict):
                 return False
-            raise
+            raise translated from None
         return True
 
     def keys(self, tenant: str, agent: str, since: datetime, until: Optional[datetime] = None,
@@ -85,16 +86,23 @@ class TurnArchive:
         first = max(prefix + self.stamp(since), start_after or "")
         last = prefix + self.stamp(until) if until else None
         paginator = self._s3.get_paginator("list_objects_v2")
-        for page in paginator.paginate(Bucket=self.bucket, Prefix=prefix, StartAfter=_before(first)):
-            for item in page.get("Contents", []):
-                if item["Key"] <= (start_after or ""):
-                    continue
-                if last is not None and item["Key"] >= last:
-                    return
-                yield item["Key"]
+        try:
+            for page in paginator.paginate(Bucket=self.bucket, Prefix=prefix, StartAfter=_before(first)):
+                for item in page.get("Contents", []):
+                    if item["Key"] <= (start_after or ""):
+                        continue
+                    if last is not None and item["Key"] >= last:
+                        return
+                    yield item["Key"]
+        except ClientError as error:
+            raise translate_client_error(error) from None
 
     def get(self, key: str) -> Turn:
-        return parse_turn(self._s3.get_object(Bucket=self.bucket, Key=key)["Body"].read())
+        try:
+            body = self._s3.get_object(Bucket=self.bucket, Key=key)["Body"].read()
+        except ClientError as error:
+            raise translate_client_error(error) from None
+        return parse_turn(body)
 
 
 def _before(key: str) -> str:
@@ -146,14 +154,16 @@ class SightingLedger:
         try:
             self._s3.head_object(Bucket=self.bucket, Key=self.key(sighting))
         except ClientError as error:
-            if error.response.get("ResponseMetadata", {}).get("HTTPStatusCode") == 404:
+            translated = translate_client_error(error)
+            if isinstance(translated, NotFound):
                 return False
-            raise
+            raise translated from None
         return True
 
     def record(self, sighting: Sighting) -> None:
         try:
             self._s3.put_object(Bucket=self.bucket, Key=self.key(sighting), Body=b"", IfNoneMatch="*")
         except ClientError as error:
-            if error.response.get("ResponseMetadata", {}).get("HTTPStatusCode") not in (409, 412):
-                raise
+            translated = translate_client_error(error)
+            if not isinstance(translated, Conflict):  # a conflict: the marker is there already
+                raise translated from None

@@ -11,14 +11,13 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Callable, Optional
 
-from botocore.exceptions import ClientError
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from .errors import KnowledgeError
 from .adapters import TurnArchive
 from .extract import Extractor
 from .names import Slug
-from .validation import describe_errors
+from .validation import validate_object
 
 
 @dataclass
@@ -58,7 +57,7 @@ def backfill(extractor: Extractor, archive: TurnArchive, tenant: str, agent: str
             break
         try:
             outcome = extractor.process(archive.get(key), archive=False, send=not dry_run)
-        except (KnowledgeError, ClientError):
+        except KnowledgeError:  # the archive's S3 errors arrive translated
             report.failed += 1
         else:
             report.turns += 1
@@ -119,11 +118,7 @@ class BackfillRequest(BaseModel):
 
 
 def parse_backfill_request(event: Any) -> BackfillRequest:
-    if not isinstance(event, dict):
-        raise KnowledgeError("the backfill event must be a JSON object")
     try:
-        return BackfillRequest.model_validate(event)
-    except ValidationError as exc:
-        raise KnowledgeError("; ".join(describe_errors(exc))) from None
-    except ValueError as exc:
+        return validate_object(BackfillRequest, event, KnowledgeError, "the backfill event")
+    except ValueError as exc:  # model_post_init's cross-field checks
         raise KnowledgeError(str(exc)) from None

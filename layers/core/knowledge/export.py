@@ -10,13 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Literal, Optional, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .concept import format_timestamp, utc_now
 from .errors import InvalidConcept, KnowledgeError, NotFound
 from .names import Slug
 from .store import ConceptStore, StoredConcept
-from .validation import describe_errors
+from .validation import validate_object
 
 FORMATS = ("md", "graphml")
 GRAPHML_FILE = "knowledge.graphml"
@@ -192,10 +192,5 @@ class ExportRequest(BaseModel):
 
 
 def parse_export_request(event: Any) -> ExportRequest:
-    if not isinstance(event, dict):
-        raise KnowledgeError("the export event must be a JSON object")
-    try:
-        return ExportRequest.model_validate(event)
-    except ValidationError as exc:
-        raise KnowledgeError("; ".join(describe_errors(exc))) from None
+    return validate_object(ExportRequest, event, KnowledgeError, "the export event")
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 from xml.sax.saxutils import escape, quoteattr
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from .config import KnowledgeConfig
 from .errors import InvalidConcept, KnowledgeError, NotFound
@@ -28,7 +28,7 @@ from .names import SLUG_MAX, SLUG_SCHEMA, SessionId, Slug, is_slug
 from .search import MIN_COVERAGE, Hit, Index
 from .store import ConceptStore, NotModified
 from .telemetry import Counters
-from .validation import describe_errors
+from .validation import validate_object
 
 PRIORITY = 77
 _QUOTE = {'"': "&quot;"}  # escape() covers & < >; quotes too, so nothing in the block looks like markup
@@ -82,15 +82,11 @@ class LoadRequest(_Base):
 
 
 def parse_request(event: Any) -> RetrieveRequest | LoadRequest:
-    if not isinstance(event, dict):
-        raise InvalidRequest("the event must be a JSON object")
-    model = LoadRequest if "action" in event else RetrieveRequest
-    if "action" in event and event.get("action") != "load_knowledge":
-        raise InvalidRequest("action: the only action is load_knowledge")
-    try:
-        return model.model_validate(event)
-    except ValidationError as exc:
-        raise InvalidRequest("; ".join(describe_errors(exc))) from None
+    if isinstance(event, dict) and "action" in event:
+        if event["action"] != "load_knowledge":
+            raise InvalidRequest("action: the only action is load_knowledge")
+        return validate_object(LoadRequest, event, InvalidRequest, "the event")
+    return validate_object(RetrieveRequest, event, InvalidRequest, "the event")
 
 
 @dataclass(frozen=True)

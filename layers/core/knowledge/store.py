@@ -422,7 +422,7 @@ class ConceptStore:
         try:
             yield from paginator.paginate(Bucket=self.bucket, **kwargs)
         except ClientError as error:
-            raise _translate(error) from None
+            raise translate_client_error(error) from None
 
     def _paginate(self, operation: str, field: str, **kwargs: Any) -> Iterator[dict]:
         for page in self._pages(operation, **kwargs):
@@ -432,7 +432,7 @@ class ConceptStore:
         try:
             return getattr(self._s3, operation)(**kwargs)
         except ClientError as error:
-            raise _translate(error) from None
+            raise translate_client_error(error) from None
 
 
 class NotModified(KnowledgeError):
@@ -441,7 +441,8 @@ class NotModified(KnowledgeError):
     code = "not_modified"
 
 
-def _translate(error: ClientError) -> KnowledgeError:
+def translate_client_error(error: ClientError) -> KnowledgeError:
+    """An S3 error as this package's typed errors (the one place that reads botocore's shapes)."""
     code, status = _code(error), _status(error)
     if code in ("304", "NotModified") or status == 304:
         return NotModified("not modified")

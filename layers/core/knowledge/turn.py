@@ -6,11 +6,11 @@ import json
 from datetime import datetime, timezone
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .errors import KnowledgeError
 from .names import SessionId, Slug
-from .validation import describe_errors
+from .validation import validate_object
 
 MESSAGE_MAX_CHARS = 32_000
 MESSAGES_MAX = 200
@@ -62,12 +62,7 @@ def parse_turn(body: str | bytes) -> Turn:
         data = json.loads(body)
     except (ValueError, UnicodeDecodeError):
         raise InvalidTurn("message body is not JSON") from None
-    if not isinstance(data, dict):
-        raise InvalidTurn("message body is not a JSON object")
-    try:
-        return Turn.model_validate(data)
-    except ValidationError as exc:
-        raise InvalidTurn("; ".join(describe_errors(exc))) from None
+    return validate_object(Turn, data, InvalidTurn, "the message body")
 
 
 def turn_schema() -> dict:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import re
+from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
+
+M = TypeVar("M", bound=BaseModel)
 
 _FENCE = re.compile(r"\A```(?:json|JSON)?[ \t]*\n(.*)\n```\Z", re.DOTALL)
 
@@ -30,3 +33,13 @@ def describe_errors(exc: ValidationError, prefix: str = "") -> list[str]:
         message = message.removeprefix(f"{field}: ") if field else message
         out.append(f"{where}: {message}" if where else message)
     return out
+
+
+def validate_object(model: type[M], data: Any, error: type[Exception], what: str) -> M:
+    """`data` (a decoded JSON object) as `model`, or `error` naming every problem, never the input."""
+    if not isinstance(data, dict):
+        raise error(f"{what} must be a JSON object")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise error("; ".join(describe_errors(exc))) from None

@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .extract import Extractor
     from .model import ModelCache
     from .retrieve import Retriever
+    from .studio import Studio
 
 
 def model_cache(settings: Settings) -> "ModelCache":
@@ -79,6 +80,14 @@ def retriever(settings: Settings) -> "Retriever":
     return Retriever(ConceptStore(client("s3"), settings.knowledge_bucket, max_workers=32),
                      EventBridgeEvents(lambda: client("events"), settings.event_bus_name),
                      refresh_seconds=settings.refresh_seconds, fetch_budget_seconds=settings.fetch_budget_seconds)
+
+
+def studio(settings: Settings) -> "Studio":
+    from .aws import client
+    from .store import ConceptStore
+    from .studio import Studio
+
+    return Studio(ConceptStore(client("s3"), settings.knowledge_bucket))
 
 
 def retriever_from_env() -> "Retriever":

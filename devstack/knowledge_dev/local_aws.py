@@ -1,0 +1,51 @@
+"""moto's server on 127.0.0.1 for the tests and benchmarks, and the small helpers they share."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import socket
+from typing import Iterator
+
+_AWS_ENV = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextlib.contextmanager
+def moto_server(credential: str = "local") -> Iterator[str]:
+    """A moto server on a free port, with this process's boto3 pointed at it (AWS_ENDPOINT_URL
+    and dummy credentials) until the block ends; yields the endpoint."""
+    from moto.server import ThreadedMotoServer
+
+    from knowledge.aws import client
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    port = free_port()
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    endpoint = f"http://127.0.0.1:{port}"
+    saved = {key: os.environ.get(key) for key in _AWS_ENV}
+    os.environ.update(dict(zip(_AWS_ENV, (endpoint, credential, credential, "us-east-1"))))
+    client.cache_clear()  # clients made before now point elsewhere
+    try:
+        yield endpoint
+    finally:
+        server.stop()
+        client.cache_clear()
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The nearest-rank percentile (q in 0..1) of a benchmark's timings."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
