@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -16,6 +17,15 @@ from knowledge_dev.local_aws import moto_server
 ROOT = Path(__file__).resolve().parents[1]
 EVENTS = ROOT / "events"
 DEMO = ROOT / "devstack" / "knowledge_dev" / "demo"
+
+
+def skip_unless_present(needed: dict[str, bool]):
+    """A module's skip mark for parts this machine may lack (a browser, the built page); under
+    CI (.ci/run sets CI) a missing part is an error instead, so nothing is skipped there."""
+    missing = [what for what, present in needed.items() if not present]
+    if missing and os.environ.get("CI"):
+        raise RuntimeError(f"these tests need {' and '.join(missing)}")
+    return pytest.mark.skipif(bool(missing), reason=f"needs {' and '.join(missing)}")
 
 
 @pytest.fixture(scope="session", autouse=True)

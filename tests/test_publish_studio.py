@@ -10,11 +10,11 @@ import uuid
 import boto3
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, skip_unless_present
 from knowledge_dev.publish import FILES, PublishError, page_config, publish, stack_outputs
 
 PAGE = ROOT / "studio_web" / "dist" / "index.html"
-pytestmark = pytest.mark.skipif(not PAGE.exists(), reason="the page is built by ./run (npm)")
+pytestmark = skip_unless_present({"the built page (./run builds it with npm)": PAGE.exists()})
 
 
 @pytest.fixture
