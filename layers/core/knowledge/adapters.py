@@ -69,15 +69,8 @@ class TurnArchive:
 
     def put(self, turn: Turn) -> bool:
         """Archive a turn; False when it was already archived (a redelivery)."""
-        try:
-            self._s3.put_object(Bucket=self.bucket, Key=self.key(turn), Body=turn.model_dump_json().encode(),
-                                ContentType="application/json", IfNoneMatch="*")
-        except ClientError as error:
-            translated = translate_client_error(error)
-            if isinstance(translated, Conflict):
-                return False
-            raise translated from None
-        return True
+        return _succeeds(Conflict, self._s3.put_object, Bucket=self.bucket, Key=self.key(turn),
+                         Body=turn.model_dump_json().encode(), ContentType="application/json", IfNoneMatch="*")
 
     def keys(self, tenant: str, agent: str, since: datetime, until: Optional[datetime] = None,
              start_after: Optional[str] = None) -> Iterator[str]:
@@ -103,6 +96,19 @@ class TurnArchive:
         except ClientError as error:
             raise translate_client_error(error) from None
         return parse_turn(body)
+
+
+def _succeeds(expected: type[KnowledgeError], call: Any, **kwargs: Any) -> bool:
+    """Make one S3 call: True when it worked, False when it failed in the `expected` way (a
+    conflict on a create-only put, a missing key), and any other failure raised typed."""
+    try:
+        call(**kwargs)
+    except ClientError as error:
+        translated = translate_client_error(error)
+        if isinstance(translated, expected):
+            return False
+        raise translated from None
+    return True
 
 
 def _before(key: str) -> str:
@@ -151,19 +157,9 @@ class SightingLedger:
         return f"{sighting.tenant}/{sighting.agent}/sightings/{sighting.name}/{sighting_id(sighting)}"
 
     def seen(self, sighting: Sighting) -> bool:
-        try:
-            self._s3.head_object(Bucket=self.bucket, Key=self.key(sighting))
-        except ClientError as error:
-            translated = translate_client_error(error)
-            if isinstance(translated, NotFound):
-                return False
-            raise translated from None
-        return True
+        return _succeeds(NotFound, self._s3.head_object, Bucket=self.bucket, Key=self.key(sighting))
 
     def record(self, sighting: Sighting) -> None:
-        try:
-            self._s3.put_object(Bucket=self.bucket, Key=self.key(sighting), Body=b"", IfNoneMatch="*")
-        except ClientError as error:
-            translated = translate_client_error(error)
-            if not isinstance(translated, Conflict):  # a conflict: the marker is there already
-                raise translated from None
+        # A conflict means the marker is there already: recorded either way.
+        _succeeds(Conflict, self._s3.put_object, Bucket=self.bucket, Key=self.key(sighting), Body=b"",
+                  IfNoneMatch="*")
