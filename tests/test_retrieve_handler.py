@@ -150,3 +150,15 @@ def test_a_bad_retrieval_setting_is_named_in_the_error(monkeypatch, bucket, bus,
     with pytest.raises(SettingsError) as raised:
         handler.lambda_handler(load_event("retrieve.json"), LambdaContext())
     assert message in str(raised.value)
+
+
+def test_load_knowledge_answers_even_when_the_event_cannot_be_published(monkeypatch, store, bucket, capsys):
+    store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
+    for path in sorted(DEMO.glob("*.md")):
+        store.create(T, A, parse(path.read_text()), actor="engine")
+    handler = load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME="no-such-bus",
+                           POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}")
+    answer = handler.lambda_handler(load_event("load-knowledge.json"), LambdaContext())
+    assert answer["markdown"] == (DEMO / "cep-sudeste-cd-campinas.md").read_text()
+    metrics = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"EventPublishFailed"' in line]
+    assert metrics and metrics[0]["EventPublishFailed"] == [1.0]

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any, Callable, Optional, Protocol
 
+from botocore.exceptions import BotoCoreError, ClientError
+
 from .errors import KnowledgeError
 
 SOURCE = "knowledge"
@@ -40,9 +42,15 @@ class EventBridgeEvents:
     def publish(self, detail_type: str, detail: dict[str, str]) -> None:
         if self._events is None:
             self._events = self._factory()
-        answer = self._events.put_events(Entries=[{
-            "Source": SOURCE, "DetailType": detail_type, "Detail": json.dumps(detail), "EventBusName": self.bus_name,
-        }])
+        try:
+            answer = self._events.put_events(Entries=[{
+                "Source": SOURCE, "DetailType": detail_type, "Detail": json.dumps(detail),
+                "EventBusName": self.bus_name,
+            }])
+        except ClientError as exc:
+            raise EventPublishError(f"event not published ({exc.response.get('Error', {}).get('Code', '?')})") from None
+        except BotoCoreError as exc:
+            raise EventPublishError(f"event not published ({type(exc).__name__})") from None
         if answer.get("FailedEntryCount"):
             codes = sorted({e.get("ErrorCode", "?") for e in answer.get("Entries", []) if e.get("ErrorCode")})
             raise EventPublishError(f"event not published ({', '.join(codes)})")

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .config import KnowledgeConfig
 from .errors import InvalidConcept, KnowledgeError, NotFound
-from .events import RETRIEVED, Events, detail
+from .events import RETRIEVED, EventPublishError, Events, detail
 from .names import SLUG_MAX, SLUG_SCHEMA, SessionId, Slug, is_slug
 from .search import MIN_COVERAGE, Hit, Index
 from .store import ConceptStore, NotModified
@@ -193,8 +193,13 @@ class Retriever:
         if doc is None:
             raise NotFound(f"no such concept: {request.name}")
         concept = doc.concept
-        self._events.publish(RETRIEVED, detail(request.tenant, request.agent, concept.name, concept.type,
-                                               session_id=request.session_id))
+        try:
+            self._events.publish(RETRIEVED, detail(request.tenant, request.agent, concept.name, concept.type,
+                                                   session_id=request.session_id))
+        except EventPublishError:
+            # The customer's turn needs the concept more than the bus needs the event: answer,
+            # and count the loss where an alarm can see it.
+            self.counters.count("EventPublishFailed")
         self.counters.count("KnowledgeRetrieved", tenant=request.tenant, agent=request.agent)
         return {"name": concept.name, "markdown": doc.data.decode("utf-8"), "concept": {
             "name": concept.name, "description": concept.description, "type": concept.type,
