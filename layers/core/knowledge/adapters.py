@@ -7,17 +7,20 @@ hand them the real thing on moto's server or a fake.
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, Iterator, Optional, Protocol
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
+from . import awscall
 from .config import KnowledgeConfig
-from .errors import Conflict, KnowledgeError, NotFound
+from .errors import Conflict, KnowledgeError, NotFound, NotModified
 from .names import check_slug
 from .sighting import Sighting
-from .store import ConceptStore, NotModified, translate_client_error
+from .store import ConceptStore
 from .turn import Turn, parse_turn
 
 SQS_BATCH = 10
@@ -68,9 +71,11 @@ class TurnArchive:
         return f"{self.prefix(turn.tenant, turn.agent)}{self.stamp(turn.completed_at)}/{turn.session_id}/{turn.turn_id}.json"
 
     def put(self, turn: Turn) -> bool:
-        """Archive a turn; False when it was already archived (a redelivery)."""
-        return _succeeds(Conflict, self._s3.put_object, Bucket=self.bucket, Key=self.key(turn),
-                         Body=turn.model_dump_json().encode(), ContentType="application/json", IfNoneMatch="*")
+        """Archive a turn; False when it was already archived (a redelivery, or our own write
+        whose answer was lost). Only a 412 means "there already": a 409 is retried."""
+        return awscall.succeeds(Conflict, self._s3, "put_object", Bucket=self.bucket, Key=self.key(turn),
+                                Body=turn.model_dump_json().encode(), ContentType="application/json",
+                                IfNoneMatch="*")
 
     def keys(self, tenant: str, agent: str, since: datetime, until: Optional[datetime] = None,
              start_after: Optional[str] = None) -> Iterator[str]:
@@ -78,37 +83,18 @@ class TurnArchive:
         prefix = self.prefix(tenant, agent)
         first = max(prefix + self.stamp(since), start_after or "")
         last = prefix + self.stamp(until) if until else None
-        paginator = self._s3.get_paginator("list_objects_v2")
-        try:
-            for page in paginator.paginate(Bucket=self.bucket, Prefix=prefix, StartAfter=_before(first)):
-                for item in page.get("Contents", []):
-                    if item["Key"] <= (start_after or ""):
-                        continue
-                    if last is not None and item["Key"] >= last:
-                        return
-                    yield item["Key"]
-        except ClientError as error:
-            raise translate_client_error(error) from None
+        for page in awscall.pages(self._s3, "list_objects_v2", Bucket=self.bucket, Prefix=prefix,
+                                  StartAfter=_before(first)):
+            for item in page.get("Contents", []):
+                if item["Key"] <= (start_after or ""):
+                    continue
+                if last is not None and item["Key"] >= last:
+                    return
+                yield item["Key"]
 
     def get(self, key: str) -> Turn:
-        try:
-            body = self._s3.get_object(Bucket=self.bucket, Key=key)["Body"].read()
-        except ClientError as error:
-            raise translate_client_error(error) from None
+        body = awscall.call(self._s3, "get_object", Bucket=self.bucket, Key=key, read_body=True)["Body"]
         return parse_turn(body)
-
-
-def _succeeds(expected: type[KnowledgeError], call: Any, **kwargs: Any) -> bool:
-    """Make one S3 call: True when it worked, False when it failed in the `expected` way (a
-    conflict on a create-only put, a missing key), and any other failure raised typed."""
-    try:
-        call(**kwargs)
-    except ClientError as error:
-        translated = translate_client_error(error)
-        if isinstance(translated, expected):
-            return False
-        raise translated from None
-    return True
 
 
 def _before(key: str) -> str:
@@ -133,9 +119,12 @@ class SqsCandidates:
     def send(self, sightings: list[Sighting]) -> None:
         for start in range(0, len(sightings), SQS_BATCH):
             chunk = sightings[start:start + SQS_BATCH]
-            answer = self._sqs.send_message_batch(QueueUrl=self.queue_url, Entries=[
-                {"Id": str(i), "MessageBody": s.body(), "MessageGroupId": s.group_id(),
-                 "MessageDeduplicationId": s.dedup_id()} for i, s in enumerate(chunk)])
+            try:
+                answer = self._sqs.send_message_batch(QueueUrl=self.queue_url, Entries=[
+                    {"Id": str(i), "MessageBody": s.body(), "MessageGroupId": s.group_id(),
+                     "MessageDeduplicationId": s.dedup_id()} for i, s in enumerate(chunk)])
+            except (ClientError, BotoCoreError) as error:
+                raise CandidateSendError(f"sightings not sent ({awscall.translate(error).code})") from None
             if answer.get("Failed"):
                 codes = sorted({f.get("Code", "?") for f in answer["Failed"]})
                 raise CandidateSendError(f"{len(answer['Failed'])} sighting(s) not sent ({', '.join(codes)})")
@@ -147,8 +136,29 @@ def sighting_id(sighting: Sighting) -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
+@dataclass(frozen=True)
+class LedgerEntry:
+    """What the ledger knows of one sighting.
+
+    `new`: this delivery is the first to begin it. `pending`: an earlier delivery began it and
+    did not finish, so it may or may not have written its concept version; every version
+    written after `base` (the concept's version when it began; None = it had none) must be
+    looked at. `applied`: done.
+    """
+
+    state: str  # new | pending | applied
+    base: Optional[str] = None
+
+
 class SightingLedger:
-    """Markers of applied sightings in SESSIONS_BUCKET: {tenant}/{agent}/sightings/{name}/{id}."""
+    """One marker per sighting in SESSIONS_BUCKET: {tenant}/{agent}/sightings/{name}/{id}.
+
+    The marker is written "pending" (create-only, naming the concept's version at that
+    moment) before the concept is written, and "applied" after. Together with the sighting id
+    each concept version carries in its metadata, that proves whether a sighting was applied
+    however long ago, whatever was written since (edits, deletes, restores): the proof is not
+    a window that a burst can overflow. A marker from before this scheme (empty) means applied.
+    """
 
     def __init__(self, s3: Any, bucket: str):
         self._s3, self.bucket = s3, bucket
@@ -156,10 +166,38 @@ class SightingLedger:
     def key(self, sighting: Sighting) -> str:
         return f"{sighting.tenant}/{sighting.agent}/sightings/{sighting.name}/{sighting_id(sighting)}"
 
-    def seen(self, sighting: Sighting) -> bool:
-        return _succeeds(NotFound, self._s3.head_object, Bucket=self.bucket, Key=self.key(sighting))
+    def begin(self, sighting: Sighting, base: Optional[str]) -> LedgerEntry:
+        """Mark the sighting pending unless a marker exists; answer what the ledger holds."""
+        record = json.dumps({"state": "pending", "base": base}).encode()
+        if awscall.succeeds(Conflict, self._s3, "put_object", Bucket=self.bucket, Key=self.key(sighting),
+                            Body=record, ContentType="application/json", IfNoneMatch="*"):
+            return LedgerEntry("new", base)
+        try:
+            body = awscall.call(self._s3, "get_object", Bucket=self.bucket, Key=self.key(sighting),
+                                read_body=True)["Body"]
+        except NotFound:  # removed between the two calls (a purge): begin again next delivery
+            raise LedgerUnreadable("sighting marker vanished while it was read") from None
+        return _entry(body)
 
-    def record(self, sighting: Sighting) -> None:
-        # A conflict means the marker is there already: recorded either way.
-        _succeeds(Conflict, self._s3.put_object, Bucket=self.bucket, Key=self.key(sighting), Body=b"",
-                  IfNoneMatch="*")
+    def applied(self, sighting: Sighting) -> None:
+        awscall.call(self._s3, "put_object", Bucket=self.bucket, Key=self.key(sighting),
+                     Body=json.dumps({"state": "applied"}).encode(), ContentType="application/json")
+
+
+class LedgerUnreadable(KnowledgeError):
+    code = "ledger_unreadable"
+
+
+def _entry(body: bytes) -> LedgerEntry:
+    if not body.strip():
+        return LedgerEntry("applied")
+    try:
+        data = json.loads(body)
+    except ValueError:
+        raise LedgerUnreadable("sighting marker is not JSON") from None
+    if not isinstance(data, dict) or data.get("state") not in ("pending", "applied"):
+        raise LedgerUnreadable("sighting marker has no valid state")
+    base = data.get("base")
+    if data["state"] == "pending" and base is not None and not isinstance(base, str):
+        raise LedgerUnreadable("sighting marker has a bad base version")
+    return LedgerEntry(data["state"], base if data["state"] == "pending" else None)

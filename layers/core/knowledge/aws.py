@@ -16,8 +16,13 @@ _CONFIG = Config(
 )
 
 
-# A model call can take far longer than a storage call.
-_SERVICE_CONFIG = {"bedrock-runtime": _CONFIG.merge(Config(read_timeout=60, retries={"mode": "standard", "max_attempts": 2}))}
+_SERVICE_CONFIG = {
+    # One attempt per call: knowledge.awscall retries S3 itself, within the invocation's deadline
+    # (botocore's loop knows no deadline, and its retry quota drains in a long-lived container).
+    "s3": _CONFIG.merge(Config(retries={"mode": "standard", "total_max_attempts": 1}, read_timeout=5)),
+    # A model call can take far longer than a storage call.
+    "bedrock-runtime": _CONFIG.merge(Config(read_timeout=60, retries={"mode": "standard", "max_attempts": 2})),
+}
 
 
 @functools.lru_cache(maxsize=None)

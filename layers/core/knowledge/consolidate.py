@@ -5,9 +5,14 @@ decides related (merged) or contradicting (appended under `## Contradiction`, co
 0.4, a human resolves it); no model or an unusable answer means contradicting. Every write
 is a compare-and-swap on the ETag that was read; a lost race is re-read and re-decided.
 
-Replay safety: a sighting (tenant, agent, name, session, turn) is applied once. A marker in
-SESSIONS_BUCKET records it after the write, and the write itself carries the sighting's id
-in the version's metadata, so a crash between the two is recognised on redelivery too.
+Replay safety: a sighting (tenant, agent, name, session, turn) is applied exactly once, however
+often it is delivered and whatever S3 does meanwhile. Its ledger marker is written "pending"
+(naming the concept's version at that moment) before the concept, and "applied" after; the
+concept version carries the sighting's id in its metadata. A delivery that finds the marker
+pending looks at the versions written since, so a crash, a lost answer or a failed marker
+write anywhere in between is recognised on the next delivery.
+
+A model outage is not a verdict: it fails the sighting, and the queue brings it back in order.
 """
 
 from __future__ import annotations
@@ -17,17 +22,18 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from . import claims
+from . import claims, deadline
 from .adapters import ConfigCache, SightingLedger, sighting_id
 from .concept import Concept, utc_now
 from .errors import Conflict, KnowledgeError
 from .events import CONFLICT, LEARNED, Events, detail
-from .model import ModelCache, ModelError
+from .model import ModelCache, ModelError, ModelUnavailable
 from .sighting import Sighting
 from .store import ConceptStore, StoredConcept
 from .telemetry import Counters
 
 ENGINE = "engine"
+OUTCOMES = ("created", "confirmed", "merged", "contradiction")
 MAX_ATTEMPTS = 8
 
 
@@ -57,27 +63,47 @@ class Consolidator:
 
     def apply(self, sighting: Sighting) -> Outcome:
         new = sighting.parsed()
-        if self._ledger.seen(sighting):
+        tenant, agent, me = sighting.tenant, sighting.agent, sighting_id(sighting)
+        current = self._store.find(tenant, agent, new.name)
+        if current is not None:
+            _ = current.concept  # an unreadable concept is never overwritten: InvalidConcept fails the record
+        entry = self._ledger.begin(sighting, current.version_id if current else None)
+        if entry.state == "applied":
             return self._done(Outcome("replayed", new.name, new.type))
-        me = sighting_id(sighting)
+        if current is not None and me in current.sightings:  # written, then stopped before the marker
+            return self._finish(sighting, current.concept, "replayed", current.reason)
+        if entry.state == "pending":
+            # An earlier delivery began this sighting; did it write its version before it stopped?
+            reason = self._store.written_since(tenant, agent, new.name, entry.base, me)
+            if reason is not None:
+                return self._finish(sighting, current.concept if current else new, "replayed", reason)
         verdicts: dict[str, claims.Verdict] = {}  # by recorded claim: a re-read need not ask again
         for attempt in range(1, self._max_attempts + 1):
-            current = self._store.find(sighting.tenant, sighting.agent, new.name)
-            if current is not None and me in current.sightings:
-                # Written before a crash that kept the marker (and maybe the event) from happening.
-                self._publish(sighting, current.concept, current.reason or "confirmed")
-                self._ledger.record(sighting)
-                return self._done(Outcome("replayed", new.name, new.type, attempt))
             try:
                 outcome, written = self._write(sighting, new, current, me, attempt, verdicts)
-            except Conflict:
+            except Conflict as lost:
+                current = lost.current
+                if current is not None and me in current.sightings:
+                    # Our own write, whose answer was lost (the retry found it there).
+                    kind = current.reason if current.reason in OUTCOMES else "confirmed"
+                    return self._finish(sighting, current.concept, kind, kind)
+                if current is not None:
+                    _ = current.concept
                 self.counters.count("ConsolidationRetry")
+                deadline.check(0.0, "consolidation retry")
                 self._sleep(min(1.0, 0.02 * 2 ** attempt) * random.random())
                 continue
             self._publish(sighting, written, outcome.kind)
-            self._ledger.record(sighting)
+            self._ledger.applied(sighting)
             return self._done(outcome)
         raise ConsolidationGaveUp(f"concept {new.name!r} kept changing during {self._max_attempts} attempts")
+
+    def _finish(self, sighting: Sighting, concept: Concept, kind: str, event_kind: Optional[str]) -> Outcome:
+        """A sighting whose concept version is already written: its event (perhaps again: events
+        are at least once) and its marker, then the outcome."""
+        self._publish(sighting, concept, event_kind if event_kind in OUTCOMES else "confirmed")
+        self._ledger.applied(sighting)
+        return self._done(Outcome(kind, concept.name, concept.type))
 
     def _write(self, sighting: Sighting, new: Concept, current: Optional[StoredConcept], me: str, attempt: int,
                verdicts: dict[str, claims.Verdict]) -> tuple[Outcome, Concept]:
@@ -104,9 +130,8 @@ class Consolidator:
             else:
                 kind, updated = "merged", claims.merge(existing, decision.description, decision.body,
                                                         sighting.session_id, now)
-        sightings = tuple(s for s in current.sightings if s != me) + (me,)
         self._store.replace(tenant, agent, updated, if_match=current.etag, actor=ENGINE, reason=kind,
-                            sightings=sightings)
+                            sightings=(me,))
         return Outcome(kind, new.name, existing.type, attempt, verdict), updated
 
     def _judge(self, tenant: str, agent: str, existing: Concept, new: Concept) -> claims.Verdict:
@@ -117,8 +142,10 @@ class Consolidator:
         system, user = claims.judge_prompt(existing, new)
         try:
             answer = self._models.get(ref).complete(system, user)
-        except ModelError as exc:
-            return claims.unusable("model_unavailable" if exc.code == "model_unavailable" else "model_error")
+        except ModelUnavailable:
+            raise  # an outage is retried by the queue, never judged
+        except ModelError:
+            return claims.unusable("model_error")
         return claims.parse_verdict(answer)
 
     def _publish(self, sighting: Sighting, concept: Concept, kind: str) -> None:

@@ -71,6 +71,13 @@ class Conflict(KnowledgeError):
 
 
 class StoreUnavailable(KnowledgeError):
-    """The store answered with throttling or a server error after the client's own retries."""
+    """The store kept answering with throttling, server errors or dropped connections until
+    the attempts or the time ran out; the work can be tried again later."""
 
     code = "store_unavailable"
+
+
+class NotModified(KnowledgeError):
+    """A conditional read found the object unchanged."""
+
+    code = "not_modified"

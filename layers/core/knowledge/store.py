@@ -18,11 +18,10 @@ from datetime import datetime, timezone
 from functools import cached_property
 from typing import Any, Iterator, Optional
 
-from botocore.exceptions import ClientError
-
+from . import awscall, deadline
 from .concept import Concept, parse
 from .config import KnowledgeConfig, parse_config
-from .errors import Conflict, InvalidConcept, InvalidName, KnowledgeError, NotFound, StoreUnavailable
+from .errors import Conflict, InvalidConcept, InvalidName, KnowledgeError, NotFound, NotModified
 from .names import check_slug
 
 REASONS = ("created", "confirmed", "merged", "contradiction", "edit", "restore", "delete")
@@ -32,10 +31,6 @@ _SIGHTING_ID = re.compile(r"[0-9a-f]{16}")
 SIGHTINGS_KEPT = 20  # 20 x 17 characters: well inside S3's 2 KB of user metadata
 CONTENT_TYPE = "text/markdown; charset=utf-8"
 CONFIG_CONTENT_TYPE = "application/yaml; charset=utf-8"
-_NOT_FOUND = {"NoSuchKey", "404", "NotFound", "NoSuchVersion"}
-_CONFLICT = {"PreconditionFailed", "412", "ConditionalRequestConflict", "409"}
-_UNAVAILABLE = {"SlowDown", "Throttling", "ThrottlingException", "RequestTimeout", "ServiceUnavailable",
-                "InternalError", "503", "500"}
 
 
 def check_actor(actor: str) -> str:
@@ -141,14 +136,6 @@ def config_key(tenant: str, agent: str) -> str:
     return f"{agent_prefix(tenant, agent)}knowledge.yaml"
 
 
-def _code(error: ClientError) -> str:
-    return str(error.response.get("Error", {}).get("Code", ""))
-
-
-def _status(error: ClientError) -> int:
-    return int(error.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0) or 0)
-
-
 class ConceptStore:
     """Reads and writes concepts; a lost race raises Conflict carrying what is stored now."""
 
@@ -206,7 +193,7 @@ class ConceptStore:
         if not keys:
             return []
         with ThreadPoolExecutor(max_workers=min(self._max_workers, len(keys))) as pool:
-            return list(pool.map(lambda pair: self._get_or_none(*pair), zip(keys, names)))
+            return list(pool.map(deadline.carry(lambda pair: self._get_or_none(*pair)), zip(keys, names)))
 
     def agent_exists(self, tenant: str, agent: str) -> bool:
         """An agent exists once it has a knowledge.yaml or any concept, current or deleted."""
@@ -232,7 +219,7 @@ class ConceptStore:
     ) -> StoredConcept:
         """Compare-and-swap: write only if the stored ETag is still `if_match`.
 
-        `sightings` (ids of the latest sightings applied, kept in the version's metadata) let
+        `sightings` (the id of the sighting this version applies, kept in its metadata) lets
         consolidation recognise a sighting it already wrote when its queue message comes back.
         """
         key = concept_key(tenant, agent, concept.name)
@@ -300,10 +287,28 @@ class ConceptStore:
                                meta.get("reason"), item["Size"], False, bool(item.get("IsLatest")))
 
         with ThreadPoolExecutor(max_workers=min(self._max_workers, len(raw))) as pool:
-            infos = list(pool.map(describe, raw))
+            infos = list(pool.map(deadline.carry(describe), raw))
         # Newest first. Times have one-second resolution: the sort is stable, so within one
         # second S3's own newest-first order is kept, and the current version stays on top.
         return sorted(infos, key=lambda v: (not v.latest, -v.time.timestamp()))
+
+    def written_since(self, tenant: str, agent: str, name: str, base: Optional[str], sighting: str
+                      ) -> Optional[str]:
+        """The reason of a version written after version `base` (None: any version) that carries
+        `sighting` in its metadata, or None when there is none. One listing, then one HEAD per
+        version newer than `base`."""
+        key = concept_key(tenant, agent, name)
+        for page in self._pages("list_object_versions", Prefix=key):
+            for item in page.get("Versions", []):  # newest first
+                if item["Key"] != key:
+                    continue
+                if base is not None and item["VersionId"] == base:
+                    return None
+                meta = self._call("head_object", Bucket=self.bucket, Key=key,
+                                  VersionId=item["VersionId"]).get("Metadata", {})
+                if sighting in meta.get("sightings", "").split(","):
+                    return meta.get("reason") or ""
+        return None
 
     def read_version(self, tenant: str, agent: str, name: str, version_id: str) -> StoredConcept:
         key = concept_key(tenant, agent, name)
@@ -338,10 +343,11 @@ class ConceptStore:
         """
         kwargs = {"IfNoneMatch": unless_etag} if unless_etag else {}
         try:
-            answer = self._call("get_object", Bucket=self.bucket, Key=config_key(tenant, agent), **kwargs)
+            answer = self._call("get_object", Bucket=self.bucket, Key=config_key(tenant, agent), read_body=True,
+                                **kwargs)
         except NotFound:
             return None
-        data = answer["Body"].read()
+        data = answer["Body"]
         return StoredConfig(parse_config(data), data.decode("utf-8"), answer["ETag"])
 
     def put_config(
@@ -392,11 +398,11 @@ class ConceptStore:
 
     def _get(self, key: str, name: str, version_id: Optional[str] = None) -> StoredConcept:
         kwargs = {"VersionId": version_id} if version_id else {}
-        answer = self._call("get_object", Bucket=self.bucket, Key=key, **kwargs)
+        answer = self._call("get_object", Bucket=self.bucket, Key=key, read_body=True, **kwargs)
         meta = answer.get("Metadata", {})
         sightings = tuple(s for s in meta.get("sightings", "").split(",") if _SIGHTING_ID.fullmatch(s))
         return StoredConcept(
-            name, answer["Body"].read(), answer["ETag"], answer.get("VersionId"),
+            name, answer["Body"], answer["ETag"], answer.get("VersionId"),
             answer.get("LastModified"), meta.get("actor"), meta.get("reason"), sightings,
         )
 
@@ -411,50 +417,24 @@ class ConceptStore:
         records = {}
         for item in self._paginate("list_objects_v2", "Contents", Prefix=prefix):
             try:
-                body = self._call("get_object", Bucket=self.bucket, Key=item["Key"])["Body"].read()
+                body = self._call("get_object", Bucket=self.bucket, Key=item["Key"], read_body=True)["Body"]
                 records[item["Key"][len(prefix):]] = json.loads(body)
             except (NotFound, ValueError):
                 continue
         return records
 
     def _pages(self, operation: str, **kwargs: Any) -> Iterator[dict]:
-        paginator = self._s3.get_paginator(operation)
-        try:
-            yield from paginator.paginate(Bucket=self.bucket, **kwargs)
-        except ClientError as error:
-            raise translate_client_error(error) from None
+        yield from awscall.pages(self._s3, operation, Bucket=self.bucket, **kwargs)
 
     def _paginate(self, operation: str, field: str, **kwargs: Any) -> Iterator[dict]:
         for page in self._pages(operation, **kwargs):
             yield from page.get(field, [])
 
     def _call(self, operation: str, **kwargs: Any) -> dict:
-        try:
-            return getattr(self._s3, operation)(**kwargs)
-        except ClientError as error:
-            raise translate_client_error(error) from None
+        return awscall.call(self._s3, operation, **kwargs)
 
 
-class NotModified(KnowledgeError):
-    """A conditional read found the object unchanged."""
-
-    code = "not_modified"
-
-
-def translate_client_error(error: ClientError) -> KnowledgeError:
-    """An S3 error as this package's typed errors (the one place that reads botocore's shapes)."""
-    code, status = _code(error), _status(error)
-    if code in ("304", "NotModified") or status == 304:
-        return NotModified("not modified")
-    if code in _CONFLICT or status in (409, 412):
-        return Conflict(f"conditional write failed ({code or status})")
-    if code in _NOT_FOUND or status == 404:
-        return NotFound(f"not found ({code or status})")
-    if code in _UNAVAILABLE or status >= 500 or status == 429:
-        return StoreUnavailable(f"store unavailable ({code or status})")
-    if code == "InvalidArgument" and "version" in str(error).lower():
-        return NotFound("no such version")
-    return KnowledgeError(f"store error ({code or status})")
+translate_client_error = awscall.translate
 
 
 def _name_from_key(key: str, prefix: str) -> Optional[str]:
