@@ -126,7 +126,7 @@ def test_a_chunked_request_body_reaches_s3_intact(proxy, s3):
     assert s3.get_object(Bucket=bucket, Key="chunked.md")["Body"].read() == b"Oi, tudo bem? Pedido #4821"
 
 
-def test_sqs_and_eventbridge_pass_untouched_while_every_s3_request_is_throttled(proxy, moto_endpoint, s3, sqs):
+def test_sqs_and_eventbridge_pass_untouched_while_every_s3_request_is_throttled(proxy, s3):
     bucket = new_bucket(s3)
     proxy.mix = FaultMix(slowdown=1.0)
     via_sqs = boto3.client("sqs", endpoint_url=proxy.url, region_name="us-east-1", config=ONE_ATTEMPT)

@@ -92,7 +92,7 @@ class Rule:
     or If-None-Match), `service` ("s3", "sqs", "events"; None for any) and `action` (regex fully
     matching the SQS/EventBridge operation, e.g. "SendMessage"). `nth` is 1-based: an int, a
     collection of ints, or None for every match. `fault` is one of FAULTS, or None for a slow but
-    correct answer; `delay` seconds are waited before answering.
+    correct answer; `delay` seconds are waited before answering (or dropping the connection).
     """
 
     fault: Optional[str] = None
