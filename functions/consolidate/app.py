@@ -9,7 +9,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-from knowledge import wiring
+from knowledge import deadline, wiring
 from knowledge.errors import KnowledgeError
 from knowledge.settings import Settings
 from knowledge.sighting import InvalidSighting, parse_sighting
@@ -17,6 +17,7 @@ from knowledge.sighting import InvalidSighting, parse_sighting
 logger = Logger()
 settings = Settings.from_env(require=("SESSIONS_BUCKET", "EVENT_BUS_NAME"))
 consolidator = wiring.consolidator(settings)
+redelivery = wiring.redelivery(settings.candidates_dlq_url)
 processor = SqsFifoPartialProcessor(skip_group_on_error=True)
 # As in ExtractFunction: a wholly failed batch is answered, not raised.
 processor.raise_on_entire_batch_failure = False
@@ -27,7 +28,12 @@ def record_handler(record: SQSRecord) -> None:
         sighting = parse_sighting(record.body)
     except InvalidSighting as exc:
         consolidator.counters.count("SightingRejected", reason="invalid_message")
-        logger.warning("sighting message rejected", extra={"message_id": record.message_id, "why": str(exc)})
+        # It can never succeed: straight to the dead-letter queue instead of five receives.
+        moved = redelivery.dead_letter(record.raw_event)
+        logger.warning("sighting message rejected", extra={"message_id": record.message_id, "why": str(exc),
+                                                      "dead_lettered": moved})
+        if moved:
+            return
         raise
     logger.append_keys(tenant=sighting.tenant, agent=sighting.agent, session_id=sighting.session_id,
                        turn_id=sighting.turn_id)
@@ -46,7 +52,12 @@ def record_handler(record: SQSRecord) -> None:
 @logger.inject_lambda_context
 def lambda_handler(event, context):
     try:
-        return process_partial_response(event=event, record_handler=record_handler, processor=processor,
-                                        context=context)
+        # Every record shares the invocation's deadline: one that cannot finish in time is
+        # reported failed before the timeout, never by it.
+        with deadline.until(deadline.at_the_latest(context)):
+            response = process_partial_response(event=event, record_handler=record_handler, processor=processor,
+                                                context=context)
+        redelivery.back_off_failures(event, response)
+        return response
     finally:
         consolidator.counters.flush(service="knowledge-consolidate")

@@ -10,7 +10,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-from knowledge import wiring
+from knowledge import deadline, wiring
 from knowledge.errors import KnowledgeError
 from knowledge.settings import Settings
 from knowledge.turn import InvalidTurn, parse_turn
@@ -18,6 +18,7 @@ from knowledge.turn import InvalidTurn, parse_turn
 logger = Logger()
 settings = Settings.from_env(require=("SESSIONS_BUCKET", "CANDIDATES_QUEUE_URL"))
 extractor = wiring.extractor(settings)
+redelivery = wiring.redelivery(settings.turn_dlq_url)
 # A batch whose every turn failed is answered like any other (all items listed) rather than
 # raised: the outcome for the queue is the same, and the log stays free of tracebacks.
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
@@ -28,7 +29,12 @@ def record_handler(record: SQSRecord) -> None:
         turn = parse_turn(record.body)
     except InvalidTurn as exc:
         extractor.counters.count("TurnRejected", reason="invalid_message")
-        logger.warning("turn message rejected", extra={"message_id": record.message_id, "why": str(exc)})
+        # It can never succeed: straight to the dead-letter queue instead of five receives.
+        moved = redelivery.dead_letter(record.raw_event)
+        logger.warning("turn message rejected", extra={"message_id": record.message_id, "why": str(exc),
+                                                      "dead_lettered": moved})
+        if moved:
+            return
         raise
     logger.append_keys(tenant=turn.tenant, agent=turn.agent, session_id=turn.session_id, turn_id=turn.turn_id)
     try:
@@ -45,7 +51,12 @@ def record_handler(record: SQSRecord) -> None:
 @logger.inject_lambda_context
 def lambda_handler(event, context):
     try:
-        return process_partial_response(event=event, record_handler=record_handler, processor=processor,
-                                        context=context)
+        # Every record shares the invocation's deadline: one that cannot finish in time is
+        # reported failed before the timeout, never by it.
+        with deadline.until(deadline.at_the_latest(context)):
+            response = process_partial_response(event=event, record_handler=record_handler, processor=processor,
+                                                context=context)
+        redelivery.back_off_failures(event, response)
+        return response
     finally:
         extractor.counters.flush(service="knowledge-extract")

@@ -201,3 +201,71 @@ def _entry(body: bytes) -> LedgerEntry:
     if data["state"] == "pending" and base is not None and not isinstance(base, str):
         raise LedgerUnreadable("sighting marker has a bad base version")
     return LedgerEntry(data["state"], base if data["state"] == "pending" else None)
+
+
+# Seconds a failed record stays invisible after its n-th receive: doubling from one minute to
+# fifteen. With the template's MaxReceiveCount (10) a record that keeps failing is retried for
+# about 90 minutes (60+120+240+480+900×5 s) before it reaches its dead-letter queue, however
+# short the function's own timeout; see template.yaml.
+BACKOFF_FIRST_SECONDS = 60
+BACKOFF_MAX_SECONDS = 900
+
+
+def backoff_seconds(receive_count: int) -> int:
+    return min(BACKOFF_MAX_SECONDS, BACKOFF_FIRST_SECONDS * 2 ** max(0, receive_count - 1))
+
+
+class Redelivery:
+    """What happens to a queue record that did not succeed.
+
+    A record that failed for a reason that may pass (S3 or the model down, a lost race, the
+    deadline) comes back later: its visibility grows with each receive, so an outage spends
+    time, not the receive budget. A record that can never succeed (its body is not a valid
+    message) goes to the dead-letter queue at once, on first sight.
+    """
+
+    def __init__(self, sqs: Any, dead_letter_url: Optional[str]):
+        self._sqs, self._dead_letter_url = sqs, dead_letter_url
+        self._urls: dict[str, str] = {}
+        self._hopeless: set[str] = set()  # invalid records left to the queue's redrive: no back-off
+
+    def back_off_failures(self, event: dict, response: dict) -> None:
+        """`later` for the records a partial batch response lists as failed."""
+        failed = {item["itemIdentifier"] for item in response.get("batchItemFailures", [])} - self._hopeless
+        self._hopeless.clear()
+        self.later([record for record in event.get("Records", []) if record.get("messageId") in failed])
+
+    def later(self, records: list[dict]) -> None:
+        """Push back each failed record by the backoff for its receive count (best effort: if
+        this fails, the queue's own visibility timeout applies)."""
+        for record in records:
+            try:
+                count = int(record.get("attributes", {}).get("ApproximateReceiveCount", "1"))
+                self._sqs.change_message_visibility(QueueUrl=self._queue_url(record["eventSourceARN"]),
+                                                    ReceiptHandle=record["receiptHandle"],
+                                                    VisibilityTimeout=backoff_seconds(count))
+            except (ClientError, BotoCoreError, KeyError, ValueError):
+                continue
+
+    def dead_letter(self, record: dict) -> bool:
+        """Send the record's body to the dead-letter queue; False when there is none or it failed
+        (then the record is failed as usual and the queue's redrive moves it)."""
+        if not self._dead_letter_url:
+            self._hopeless.add(record.get("messageId", ""))
+            return False
+        message: dict[str, Any] = {"QueueUrl": self._dead_letter_url, "MessageBody": record["body"]}
+        if self._dead_letter_url.endswith(".fifo"):
+            message["MessageGroupId"] = record.get("attributes", {}).get("MessageGroupId") or "invalid"
+            message["MessageDeduplicationId"] = record["messageId"]
+        try:
+            self._sqs.send_message(**message)
+        except (ClientError, BotoCoreError):
+            self._hopeless.add(record.get("messageId", ""))
+            return False
+        return True
+
+    def _queue_url(self, arn: str) -> str:
+        if arn not in self._urls:
+            _, _, _, _, account, name = arn.split(":", 5)
+            self._urls[arn] = self._sqs.get_queue_url(QueueName=name, QueueOwnerAWSAccountId=account)["QueueUrl"]
+        return self._urls[arn]

@@ -30,6 +30,8 @@ class Settings(BaseModel):
     sessions_bucket: Optional[str] = Field(default=None, alias="SESSIONS_BUCKET")
     turn_queue_url: Optional[str] = Field(default=None, alias="TURN_QUEUE_URL")
     candidates_queue_url: Optional[str] = Field(default=None, alias="CANDIDATES_QUEUE_URL")
+    turn_dlq_url: Optional[str] = Field(default=None, alias="TURN_DLQ_URL")
+    candidates_dlq_url: Optional[str] = Field(default=None, alias="CANDIDATES_DLQ_URL")
     event_bus_name: Optional[str] = Field(default=None, alias="EVENT_BUS_NAME")
     utility_model: Optional[str] = Field(default=None, alias="UTILITY_MODEL")
     openai_base_url: Optional[str] = Field(default=None, alias="OPENAI_BASE_URL")
@@ -44,7 +46,7 @@ class Settings(BaseModel):
             raise ValueError("is not a valid S3 bucket name")
         return value
 
-    @field_validator("turn_queue_url", "candidates_queue_url")
+    @field_validator("turn_queue_url", "candidates_queue_url", "turn_dlq_url", "candidates_dlq_url")
     @classmethod
     def _queue(cls, value: Optional[str]) -> Optional[str]:
         if value is not None and not _QUEUE_URL.fullmatch(value):

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Callable, Generic, Mapping, Optional, TypeVar
 
 if TYPE_CHECKING:  # pragma: no cover
     from .settings import Settings
-    from .adapters import TurnArchive
+    from .adapters import Redelivery, TurnArchive
     from .consolidate import Consolidator
     from .extract import Extractor
     from .model import ModelCache
@@ -42,6 +42,14 @@ def extractor(settings: Settings) -> "Extractor":
         models=model_cache(settings),
         utility_model=settings.utility_model,
     )
+
+
+def redelivery(dead_letter_url: Optional[str]) -> "Redelivery":
+    """How a queue consumer backs off failed records and dead-letters invalid ones."""
+    from .aws import client
+    from .adapters import Redelivery
+
+    return Redelivery(client("sqs"), dead_letter_url)
 
 
 def turn_archive(settings: Settings) -> "TurnArchive":
