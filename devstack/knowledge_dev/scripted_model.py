@@ -4,17 +4,65 @@ No model can be downloaded here, so the local stack (and the tests) talk to this
 through the product's real httpx client. It answers from a script: either rules matched
 against the prompt, or a function of the request. Everything it answers is labelled
 SCRIPTED in the local stack's output.
+
+A reply can also be a fault, to prove the client's deadlines against a misbehaving server:
+`hang()`, `trickle()`, `truncated()`, `reset()`, and the HTTP answers `throttled()` (429 with
+Retry-After) and `server_error()`.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
+import socket
+import struct
 import threading
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Union
+from typing import Any, Callable, Iterator, Optional, Union
 
-Reply = Union[str, tuple]  # content, or (status, body) for an error / raw answer
+
+@dataclass(frozen=True)
+class Fault:
+    """A reply that misbehaves below the HTTP status: see hang, trickle, truncated and reset."""
+
+    kind: str
+    content: str = "[]"
+    seconds: Optional[float] = None  # hang: answer after this long (None: never); trickle: between bytes
+    lead: Optional[int] = None  # trickle: spaces sent before the answer (None: endless)
+
+
+Reply = Union[str, tuple, Fault]  # content, (status, body[, headers]) for an error / raw answer, or a fault
 Responder = Callable[[dict], Reply]
+
+
+def hang(seconds: Optional[float] = None, content: str = "[]") -> Fault:
+    """Read the request, then say nothing (for `seconds`, then answer `content`; None: until stopped)."""
+    return Fault("hang", content, seconds)
+
+
+def trickle(every: float = 1.0, content: str = "[]", lead: Optional[int] = None) -> Fault:
+    """Send 200 and the headers at once, then one byte every `every` seconds: `lead` spaces (JSON
+    allows them; None: endlessly) and then the answer."""
+    return Fault("trickle", content, every, lead)
+
+
+def truncated(content: str = "[]") -> Fault:
+    """A complete HTTP 200 whose JSON body is cut in half (its content-length matches the cut)."""
+    return Fault("truncated", content)
+
+
+def reset() -> Fault:
+    """Read the request, then drop the connection with a TCP reset."""
+    return Fault("reset")
+
+
+def throttled(retry_after: Union[int, float, str] = 30) -> tuple:
+    return 429, {"error": {"message": "rate limited"}}, {"retry-after": str(retry_after)}
+
+
+def server_error(status: int = 503) -> tuple:
+    return status, {"error": {"message": "overloaded"}}
 
 
 def completion(content: str, model: str = "scripted") -> dict:
@@ -45,6 +93,8 @@ class ScriptedModel:
     def __init__(self, responder: Responder, port: int = 0, host: str = "127.0.0.1"):
         self.responder = responder
         self.requests: list[dict] = []
+        # Set by stop(): every hung or trickling reply ends, so shutdown never waits on a client.
+        self._stopping = threading.Event()
         model = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -61,10 +111,15 @@ class ScriptedModel:
                     return self._send(400, {"error": {"message": "body is not JSON"}})
                 model.requests.append(request)
                 reply = model.responder(request)
-                if isinstance(reply, tuple):
-                    status, body = reply[0], reply[1]
-                    return self._send(status, body, reply[2] if len(reply) > 2 else None)
-                return self._send(200, completion(reply, request.get("model", "scripted")))
+                try:
+                    if isinstance(reply, Fault):
+                        return self._fault(reply, request.get("model", "scripted"))
+                    if isinstance(reply, tuple):
+                        status, body = reply[0], reply[1]
+                        return self._send(status, body, reply[2] if len(reply) > 2 else None)
+                    return self._send(200, completion(reply, request.get("model", "scripted")))
+                except OSError:  # the client gave up (its deadline): nothing left to answer
+                    self.close_connection = True
 
             def _send(self, status: int, body: Any, headers: dict | None = None) -> None:
                 data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
@@ -75,6 +130,40 @@ class ScriptedModel:
                     self.send_header(key, value)
                 self.end_headers()
                 self.wfile.write(data)
+
+            def _fault(self, fault: Fault, name: str) -> None:
+                answer = json.dumps(completion(fault.content, name))
+                if fault.kind == "hang":
+                    if model._stopping.wait(fault.seconds):
+                        self.close_connection = True
+                        return
+                    return self._send(200, answer)
+                if fault.kind == "truncated":
+                    return self._send(200, answer[: len(answer) // 2])
+                if fault.kind == "reset":
+                    # SO_LINGER 0: close() sends RST instead of FIN, as a crashed proxy would.
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                    self.connection.close()
+                    self.close_connection = True
+                    return
+                if fault.kind == "trickle":
+                    return self._trickle(fault, answer)
+                raise ValueError(f"unknown fault {fault.kind!r}")
+
+            def _trickle(self, fault: Fault, answer: str) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("connection", "close")  # no content-length: the body ends when we close
+                self.end_headers()
+                self.wfile.flush()
+                self.close_connection = True
+                lead: Iterator[bytes] = (itertools.repeat(b" ") if fault.lead is None
+                                         else iter([b" "] * fault.lead))
+                for byte in itertools.chain(lead, (bytes([b]) for b in answer.encode())):
+                    if model._stopping.wait(fault.seconds):
+                        return
+                    self.wfile.write(byte)
+                    self.wfile.flush()
 
         self._server = ThreadingHTTPServer((host, port), Handler)
         self._server.daemon_threads = True
@@ -87,6 +176,7 @@ class ScriptedModel:
         return self
 
     def stop(self) -> None:
+        self._stopping.set()
         self._server.shutdown()
         self._server.server_close()
 

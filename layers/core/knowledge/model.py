@@ -1,23 +1,36 @@
 """The utility model, reached through real client code: Bedrock Converse (boto3) or any
-OpenAI-compatible chat-completions endpoint (httpx). Timeouts everywhere; bounded retries
-with backoff on throttling and server errors; a model that keeps failing raises
-ModelUnavailable so the caller can fail the work item and let the queue retry it.
+OpenAI-compatible chat-completions endpoint (httpx).
+
+Every call runs under a wall-clock deadline (an absolute `time.monotonic()` value; a default
+budget when the caller gives none) that covers all attempts, backoff sleeps and Retry-After
+waits; per-read socket timeouts alone cannot bound a server that trickles its answer. A call
+that cannot finish in time raises ModelTimeout; a model that keeps failing raises
+ModelUnavailable, so the caller can fail the work item and let the queue retry it.
 """
 
 from __future__ import annotations
 
+import contextvars
+import json
 import random
 import re
+import threading
 import time
 from dataclasses import dataclass
+from email.utils import parsedate_to_datetime
 from typing import Any, Callable, Optional, Protocol
 
 from .errors import KnowledgeError
 
 MODEL_REF = re.compile(r"(bedrock|openai):([A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199})")
-DEFAULT_TIMEOUT = 30.0
+DEFAULT_BUDGET = 45.0  # a whole call without a deadline: under a 60 s function timeout
+DEFAULT_TIMEOUT = 30.0  # one attempt, so a hung first attempt leaves time for a second
 DEFAULT_ATTEMPTS = 3
+CONNECT_TIMEOUT = 5.0
 MAX_TOKENS = 2048
+MAX_ANSWER_BYTES = 4 * 1024 * 1024
+# Lambda's longest timeout; a deadline further away was almost surely written with time.time().
+LONGEST_DEADLINE = 900.0
 _RETRYABLE_BEDROCK = {"ThrottlingException", "ServiceUnavailableException", "InternalServerException",
                       "ModelTimeoutException", "ModelNotReadyException", "TooManyRequestsException"}
 
@@ -32,6 +45,13 @@ class ModelUnavailable(ModelError):
     code = "model_unavailable"
 
 
+class ModelTimeout(ModelUnavailable):
+    """The call could not be answered by its deadline (raised at the deadline, or at once when a
+    wait the model asks for would pass it)."""
+
+    code = "model_timeout"
+
+
 class ModelConfigError(ModelError):
     code = "model_config"
 
@@ -39,7 +59,9 @@ class ModelConfigError(ModelError):
 class Model(Protocol):
     ref: str
 
-    def complete(self, system: str, user: str) -> str: ...
+    def complete(self, system: str, user: str, *, deadline: Optional[float] = None) -> str:
+        """The model's answer, returned or raised by `deadline` (a time.monotonic() value)."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -58,19 +80,105 @@ class ModelRef:
         return f"{self.provider}:{self.name}"
 
 
-def _backoff(attempt: int, retry_after: Optional[float] = None, sleep: Callable[[float], None] = time.sleep) -> None:
+class _Overdue(Exception):
+    """An attempt was still running at its own deadline."""
+
+
+def _deadline(deadline: Optional[float], budget: float) -> float:
+    now = time.monotonic()
+    if deadline is None:
+        return now + budget
+    if isinstance(deadline, bool) or not isinstance(deadline, (int, float)) or deadline != deadline:
+        raise ModelConfigError("deadline must be a time.monotonic() value")
+    if deadline - now > LONGEST_DEADLINE:
+        raise ModelConfigError("deadline is more than 900 s away: pass a time.monotonic() value, not time.time()")
+    return float(deadline)
+
+
+def _backoff_delay(attempt: int, retry_after: Optional[float]) -> float:
     delay = min(8.0, 0.5 * 2**attempt) * (0.5 + random.random() / 2)
-    if retry_after is not None:
-        delay = max(delay, min(retry_after, 10.0))
-    sleep(delay)
+    return delay if retry_after is None else max(delay, retry_after)
+
+
+def _run_until(deadline: float, work: Callable[[], Any]) -> Any:
+    """`work()`'s result or exception, or _Overdue once `deadline` passes. The work runs on a
+    daemon thread that is left to end on its own timeouts: a blocked socket read cannot be
+    interrupted from here, but the caller need not wait for it."""
+    box: dict[str, Any] = {}
+    done = threading.Event()
+
+    def run() -> None:
+        try:
+            box["value"] = work()
+        except BaseException as exc:  # handed to the caller, who decides
+            box["error"] = exc
+        finally:
+            done.set()
+
+    # The caller's context (its deadline, its logger's keys) goes with the work.
+    threading.Thread(target=contextvars.copy_context().run, args=(run,), name="model-call", daemon=True).start()
+    if not done.wait(max(0.0, deadline - time.monotonic())):
+        raise _Overdue
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+@dataclass(frozen=True)
+class _Retry:
+    """An attempt that failed in a way worth trying again (after `retry_after`, when the server says)."""
+
+    reason: str
+    retry_after: Optional[float] = None
+
+
+class _Attempts:
+    """The retry loop both clients share: attempts capped by `timeout` each and by the deadline
+    in total, with backoff (or the server's Retry-After) only when it fits before the deadline."""
+
+    def __init__(self, ref: str, attempts: int, timeout: float, budget: float, sleep: Callable[[float], None]):
+        if attempts < 1 or timeout <= 0 or budget <= 0:
+            raise ModelConfigError("attempts, timeout and budget must be positive")
+        self.ref, self.attempts, self.timeout, self.budget, self.sleep = ref, attempts, timeout, budget, sleep
+
+    def run(self, deadline: Optional[float], attempt: Callable[[float], Any]) -> Any:
+        """`attempt(attempt_deadline)` returns the answer, or a `_Retry` to try again."""
+        deadline = _deadline(deadline, self.budget)
+        last = "no attempt"
+        for number in range(self.attempts):
+            now = time.monotonic()
+            if now >= deadline:
+                raise self._timeout(last)
+            until = min(deadline, now + self.timeout)
+            try:
+                outcome = _run_until(until, lambda until=until: attempt(until))
+            except _Overdue:
+                if until >= deadline:
+                    raise self._timeout("timeout") from None
+                outcome = _Retry("timeout")
+            if not isinstance(outcome, _Retry):
+                return outcome
+            last = outcome.reason
+            if time.monotonic() >= deadline:
+                raise self._timeout(last)
+            if number + 1 < self.attempts:
+                delay = _backoff_delay(number, outcome.retry_after)
+                if time.monotonic() + delay >= deadline:
+                    raise self._timeout(f"{last}; a {delay:.1f} s wait would pass the deadline")
+                self.sleep(delay)
+        raise ModelUnavailable(f"model {self.ref} failed {self.attempts} times (last: {last})")
+
+    def _timeout(self, last: str) -> ModelTimeout:
+        return ModelTimeout(f"model {self.ref} could not answer by its deadline (last: {last})")
 
 
 class OpenAICompatible:
-    """POST {base_url}/chat/completions with httpx."""
+    """POST {base_url}/chat/completions with httpx, reading the answer as a stream so the clock
+    is checked between chunks."""
 
     def __init__(self, model: str, base_url: str, api_key: Optional[str], *, http: Any = None,
                  timeout: float = DEFAULT_TIMEOUT, attempts: int = DEFAULT_ATTEMPTS,
-                 sleep: Callable[[float], None] = time.sleep):
+                 budget: float = DEFAULT_BUDGET, sleep: Callable[[float], None] = time.sleep):
         import httpx
 
         if not base_url or not base_url.startswith(("http://", "https://")):
@@ -78,44 +186,60 @@ class OpenAICompatible:
         self.ref = f"openai:{model}"
         self._model, self._url = model, base_url.rstrip("/") + "/chat/completions"
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._http = http or httpx.Client(timeout=httpx.Timeout(timeout, connect=5.0))
-        self._attempts, self._sleep = attempts, sleep
+        self._http = http or httpx.Client(timeout=httpx.Timeout(timeout, connect=CONNECT_TIMEOUT))
+        self._loop = _Attempts(self.ref, attempts, timeout, budget, sleep)
         self._httpx = httpx
 
-    def complete(self, system: str, user: str) -> str:
+    def complete(self, system: str, user: str, *, deadline: Optional[float] = None) -> str:
         payload = {"model": self._model, "temperature": 0, "max_tokens": MAX_TOKENS,
                    "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]}
-        last = "no attempt"
-        for attempt in range(self._attempts):
-            retry_after = None
-            try:
-                response = self._http.post(self._url, json=payload, headers=self._headers)
-            except self._httpx.TimeoutException:
-                last = "timeout"
-            except self._httpx.TransportError as exc:
-                last = f"transport error ({type(exc).__name__})"
-            else:
-                if response.status_code == 200:
-                    return _openai_text(response)
-                last = f"HTTP {response.status_code}"
-                if response.status_code != 429 and response.status_code < 500:
-                    raise ModelError(f"model endpoint refused the request ({last})")
-                retry_after = _seconds(response.headers.get("retry-after"))
-            if attempt + 1 < self._attempts:
-                _backoff(attempt, retry_after, self._sleep)
-        raise ModelUnavailable(f"model {self.ref} failed {self._attempts} times (last: {last})")
+        return self._loop.run(deadline, lambda until: self._attempt(payload, until))
+
+    def _attempt(self, payload: dict, until: float) -> Any:
+        httpx = self._httpx
+        left = until - time.monotonic()
+        # Each socket read waits at most what is left of the attempt; the chunk loop below
+        # catches a server that keeps every single read short.
+        timeout = httpx.Timeout(max(left, 0.001), connect=max(min(CONNECT_TIMEOUT, left), 0.001))
+        try:
+            with self._http.stream("POST", self._url, json=payload, headers=self._headers,
+                                   timeout=timeout) as response:
+                status = response.status_code
+                if status != 200:
+                    if status in (408, 429) or status >= 500:
+                        return _Retry(f"HTTP {status}", _retry_after(response.headers.get("retry-after")))
+                    raise ModelError(f"model endpoint refused the request (HTTP {status})")
+                body = bytearray()
+                for chunk in response.iter_bytes():
+                    body += chunk
+                    if time.monotonic() >= until:
+                        return _Retry("timeout")
+                    if len(body) > MAX_ANSWER_BYTES:
+                        raise ModelError("model endpoint answered with more than 4 MiB")
+        except httpx.TimeoutException:
+            return _Retry("timeout")
+        except httpx.TransportError as exc:
+            return _Retry(f"transport error ({type(exc).__name__})")
+        return _openai_text(bytes(body))
 
 
-def _seconds(value: Optional[str]) -> Optional[float]:
+def _retry_after(value: Optional[str]) -> Optional[float]:
+    """Retry-After as seconds from now: a number of seconds or an HTTP date."""
+    if value is None:
+        return None
     try:
-        return float(value) if value is not None else None
+        return max(0.0, float(value))
     except ValueError:
+        pass
+    try:
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError, IndexError, OverflowError):
         return None
 
 
-def _openai_text(response: Any) -> str:
+def _openai_text(body: bytes) -> str:
     try:
-        content = response.json()["choices"][0]["message"]["content"]
+        content = json.loads(body)["choices"][0]["message"]["content"]
     except (ValueError, KeyError, IndexError, TypeError):
         raise ModelError("model endpoint answered without choices[0].message.content") from None
     if not isinstance(content, str):
@@ -124,38 +248,36 @@ def _openai_text(response: Any) -> str:
 
 
 class Bedrock:
-    """Bedrock Converse through boto3's bedrock-runtime client."""
+    """Bedrock Converse through boto3's bedrock-runtime client. botocore's timeouts are per read
+    and its retries are its own, so each attempt runs on a worker thread the caller stops
+    waiting for at the deadline."""
 
-    def __init__(self, model_id: str, client: Any, *, attempts: int = DEFAULT_ATTEMPTS,
+    def __init__(self, model_id: str, client: Any, *, timeout: float = DEFAULT_TIMEOUT,
+                 attempts: int = DEFAULT_ATTEMPTS, budget: float = DEFAULT_BUDGET,
                  sleep: Callable[[float], None] = time.sleep):
         self.ref = f"bedrock:{model_id}"
         self._model_id, self._client = model_id, client
-        self._attempts, self._sleep = attempts, sleep
+        self._loop = _Attempts(self.ref, attempts, timeout, budget, sleep)
 
-    def complete(self, system: str, user: str) -> str:
+    def complete(self, system: str, user: str, *, deadline: Optional[float] = None) -> str:
+        request = {"modelId": self._model_id, "system": [{"text": system}],
+                   "messages": [{"role": "user", "content": [{"text": user}]}],
+                   "inferenceConfig": {"temperature": 0, "maxTokens": MAX_TOKENS}}
+        return self._loop.run(deadline, lambda until: self._attempt(request))
+
+    def _attempt(self, request: dict) -> Any:
         from botocore.exceptions import BotoCoreError, ClientError
 
-        last = "no attempt"
-        for attempt in range(self._attempts):
-            try:
-                answer = self._client.converse(
-                    modelId=self._model_id,
-                    system=[{"text": system}],
-                    messages=[{"role": "user", "content": [{"text": user}]}],
-                    inferenceConfig={"temperature": 0, "maxTokens": MAX_TOKENS},
-                )
-            except ClientError as exc:
-                code = exc.response.get("Error", {}).get("Code", "")
-                if code not in _RETRYABLE_BEDROCK:
-                    raise ModelError(f"bedrock refused the request ({code})") from None
-                last = code
-            except BotoCoreError as exc:  # timeouts and connection errors
-                last = type(exc).__name__
-            else:
-                return _bedrock_text(answer)
-            if attempt + 1 < self._attempts:
-                _backoff(attempt, None, self._sleep)
-        raise ModelUnavailable(f"model {self.ref} failed {self._attempts} times (last: {last})")
+        try:
+            answer = self._client.converse(**request)
+        except ClientError as exc:
+            code = exc.response.get("Error", {}).get("Code", "")
+            if code not in _RETRYABLE_BEDROCK:
+                raise ModelError(f"bedrock refused the request ({code})") from None
+            return _Retry(code)
+        except BotoCoreError as exc:  # timeouts and connection errors
+            return _Retry(type(exc).__name__)
+        return _bedrock_text(answer)
 
 
 def _bedrock_text(answer: dict) -> str:
