@@ -52,3 +52,18 @@ def test_bad_events_get_a_clear_error_answer(handler, event, code, fragment):
     answer = handler.lambda_handler(event, LambdaContext())
     assert answer["ok"] is False and answer["error"]["code"] == code
     assert fragment in answer["error"]["message"]
+
+
+@pytest.mark.parametrize("event_file", ["export.json", "export-graphml.json"])
+def test_an_unreadable_concept_is_skipped_and_reported_and_the_rest_exported(handler, s3, bucket, sessions_bucket,
+                                                                             event_file):
+    from knowledge.store import concept_key
+
+    nested = (DEMO / "troca-em-30-dias.md").read_text().replace("sources: []", 'sources: [["sess_1"], {a: b}]')
+    s3.put_object(Bucket=bucket, Key=concept_key("default", "store-support", "fontes-aninhadas"), Body=nested.encode())
+    answer = handler.lambda_handler(load_event(event_file), LambdaContext())
+    assert answer["ok"] is True and list(answer["skipped"]) == ["fontes-aninhadas"]
+    assert "sources" in answer["skipped"]["fontes-aninhadas"]
+    assert answer["concepts"] == len(list(DEMO.glob("*.md")))
+    listed = s3.list_objects_v2(Bucket=sessions_bucket, Prefix=answer["prefix"]).get("Contents", [])
+    assert not any("fontes-aninhadas" in item["Key"] for item in listed)

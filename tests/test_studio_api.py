@@ -207,3 +207,54 @@ def test_the_openapi_document_is_served_and_kept_in_the_repo(api):
     assert "/tenants/{tenant}/agents/{agent}/concepts/{name}" in document["paths"]
     kept = json.loads((ROOT / "studio_web" / "openapi.json").read_text())
     assert kept == document, "run scripts/write_openapi.py"
+
+
+@pytest.mark.parametrize("groups, reaches", [
+    ("[default]", True),                      # as API Gateway's JWT authorizer renders an array claim
+    ("[support default]", True),
+    (["support", "default"], True),           # a JSON array
+    ("[support,default]", False),             # one group named "support,default"
+    ("[[x]default]", False),                  # one group named "[x]default"
+    (["support,default"], False),
+    (["[x]default"], False),
+    (["Default"], False),
+    ([" default"], False),
+    ("default", False),                       # not how an array claim arrives
+    ("support,default", False),
+    ('["default"]', False),                   # a JSON text is not a list: one group named '"default"'
+    ("[default", False),
+    ({"default": True}, False),
+    (None, False),
+])
+def test_a_group_grants_a_tenant_only_when_its_name_equals_the_tenant(api, groups, reaches):
+    claims = {"sub": "b0b"} | ({} if groups is None else {"cognito:groups": groups})
+    status, body, _ = api("GET", f"{BASE}/concepts", claims=claims)
+    assert status == (200 if reaches else 403), body
+
+
+@pytest.mark.parametrize("path", [f"{BASE}/concepts/troca-em-30-dias\n", f"{BASE}/concepts/troca-em-30-dias%0A",
+                                  f"{BASE}/concepts/troca-em-30-dias%0a", f"{BASE}/concepts/troca-em-30-dias\r",
+                                  f"{BASE}/concepts\n", f"/tenants/{T}\x00/agents/{A}/concepts",
+                                  f"{BASE}/concepts/troca-em-30-dias\t/versions", f"{BASE}/concepts/troca%1B[0m",
+                                  f"{BASE}/concepts/troca-em-30-dias%C2%85"])
+def test_a_path_with_control_characters_is_400_and_never_routed(api, store, path):
+    before = store.versions(T, A, "troca-em-30-dias")
+    for method in ("GET", "DELETE"):
+        status, body, _ = api(method, path)
+        assert status == 400 and body["error"]["code"] == "invalid_name", (method, path, status, body)
+    assert store.versions(T, A, "troca-em-30-dias") == before
+
+
+def test_an_unknown_route_is_404_in_the_error_shape(api):
+    status, body, _ = api("GET", f"{BASE}/nothing-here")
+    assert status == 404 and body["error"]["code"] == "not_found"
+
+
+def test_get_of_a_stored_file_that_is_not_utf8_shows_it_for_repair(api, s3, bucket):
+    from knowledge.store import concept_key
+
+    s3.put_object(Bucket=bucket, Key=concept_key(T, A, "quebrado"), Body=b"---\nname: quebrado\xff\n---\n\nx\n")
+    status, body, _ = api("GET", f"{BASE}/concepts/quebrado")
+    assert status == 200 and body["markdown"] == "---\nname: quebrado\ufffd\n---\n\nx\n"
+    _, listed, _ = api("GET", f"{BASE}/concepts")
+    assert "not UTF-8" in next(c for c in listed["concepts"] if c["name"] == "quebrado")["problem"]

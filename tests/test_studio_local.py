@@ -175,3 +175,26 @@ def test_sign_in_refuses_a_wrong_verifier_client_or_redirect(studio):
     assert authorize(server, code_challenge=challenge, client_id="someone-else")[0] == 400
     assert authorize(server, code_challenge=challenge, redirect_uri="https://evil.example/cb")[0] == 400
     assert authorize(server, code_challenge=challenge, code_challenge_method="plain")[0] == 400
+
+
+def test_a_body_that_is_not_utf8_is_422_through_the_adapter_not_a_dropped_connection(studio):
+    server, authorizer, calls = studio
+    status, body, _ = fetch(server, PATH, authorizer.token(), method="POST",
+                            body=b'{"markdown": "---\nname: a\xff\n---\n\nx\n"}')
+    assert status == 422 and json.loads(body)["error"]["code"] == "invalid_request"
+    assert calls[-1]["isBase64Encoded"] is True
+
+
+@pytest.mark.parametrize("tail", ["%0A", "%0D", "%00", "%1b", "%7F", "%C2%85"])
+def test_a_path_with_an_encoded_control_character_is_400_invalid_name(studio, tail):
+    server, authorizer, _ = studio
+    for method in ("GET", "DELETE"):
+        status, body, _ = fetch(server, f"{PATH}/troca-em-30-dias{tail}", authorizer.token(), method=method)
+        assert status == 400 and json.loads(body)["error"]["code"] == "invalid_name"
+    assert fetch(server, f"{PATH}/troca-em-30-dias", authorizer.token())[0] == 200
+
+
+def test_groups_spelled_to_look_like_a_tenant_do_not_reach_it(studio):
+    server, authorizer, _ = studio
+    for groups in (["support,default"], ["[x]default"], ["default]"], ["[default"]):
+        assert fetch(server, PATH, authorizer.token({"cognito:groups": groups}))[0] == 403

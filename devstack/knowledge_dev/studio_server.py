@@ -63,9 +63,10 @@ class LocalAuthorizer:
             return None
 
 
-def http_api_event(method: str, path: str, query: str, headers: dict[str, str], body: Optional[str],
+def http_api_event(method: str, path: str, query: str, headers: dict[str, str], body: Optional[bytes | str],
                    claims: Optional[dict[str, Any]], source_ip: str) -> dict[str, Any]:
-    """The payload 2.0 event API Gateway's HTTP API hands a Lambda integration."""
+    """The payload 2.0 event API Gateway's HTTP API hands a Lambda integration; a body that is
+    not UTF-8 text travels base64-encoded, as API Gateway sends binary bodies."""
     params = {key: ",".join(values) for key, values in parse_qs(query, keep_blank_values=True).items()}
     context: dict[str, Any] = {
         "accountId": "123456789012", "apiId": "local", "domainName": "127.0.0.1", "domainPrefix": "local",
@@ -82,6 +83,12 @@ def http_api_event(method: str, path: str, query: str, headers: dict[str, str], 
                              "headers": headers, "requestContext": context, "isBase64Encoded": False}
     if params:
         event["queryStringParameters"] = params
+    if isinstance(body, bytes):
+        try:
+            body = body.decode("utf-8")
+        except UnicodeDecodeError:
+            event["body"], event["isBase64Encoded"] = base64.b64encode(body).decode("ascii"), True
+            return event
     if body is not None:
         event["body"] = body
     return event
@@ -110,7 +117,7 @@ class StudioServer:
                 parts = urlsplit(self.path)
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 length = int(headers.get("content-length") or 0)
-                body = self.rfile.read(length).decode("utf-8") if length else None
+                body = self.rfile.read(length) if length else None
                 claims = None
                 if self.command != "OPTIONS":
                     claims = authorizer.verify(headers.get("authorization"))

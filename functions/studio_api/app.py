@@ -17,8 +17,8 @@ from knowledge import wiring
 from knowledge.errors import (Conflict, InvalidConcept, InvalidConfig, InvalidName, KnowledgeError, NotFound,
                               StoreUnavailable)
 from knowledge.settings import Settings
-from knowledge.studio import (MARKDOWN_MAX_BYTES, Forbidden, PreconditionRequired, Unauthorized, field_errors,
-                              operator_from_claims)
+from knowledge.studio import (MARKDOWN_MAX_BYTES, Forbidden, PreconditionRequired, Unauthorized, check_path,
+                              field_errors, operator_from_claims)
 
 logger = Logger()
 studio = wiring.studio(Settings.from_env())
@@ -28,6 +28,14 @@ app = APIGatewayHttpResolver(enable_validation=True,
                                              allow_headers=["Authorization", "Content-Type", "If-Match"],
                                              expose_headers=["ETag"], max_age=600, allow_credentials=False))
 BASE = "/tenants/<tenant>/agents/<agent>"
+
+
+def refuse_control_characters(app, next_middleware):
+    check_path(app.current_event.raw_path)
+    return next_middleware(app)
+
+
+app.use(middlewares=[refuse_control_characters])
 
 
 class Markdown(BaseModel):
@@ -155,6 +163,21 @@ def invalid_concept(exc: InvalidConcept) -> Response:
 def invalid_request(exc: RequestValidationError) -> Response:
     problems = [f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg', 'invalid')}" for e in exc.errors()]
     return _json(422, {"error": {"code": "invalid_request", "message": "; ".join(problems)}})
+
+
+@app.exception_handler([UnicodeDecodeError, RecursionError])
+def unreadable_body(exc: Exception) -> Response:
+    # Raised while the body is decoded (not UTF-8) or read as JSON (nested beyond the parser's reach).
+    return _json(422, {"error": {"code": "invalid_request", "message": "the body must be a UTF-8 JSON object"}})
+
+
+@app.not_found
+def no_route(exc: Exception) -> Response:
+    try:
+        check_path(app.current_event.raw_path)
+    except InvalidName as refused:
+        return _error(400, refused)
+    return _json(404, {"error": {"code": "not_found", "message": "no such route"}})
 
 
 @app.exception_handler(StoreUnavailable)

@@ -11,12 +11,13 @@ import dataclasses
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Iterable, Optional
+from typing import Any, Iterable, Mapping, Optional
 
 import yaml
 
 from .errors import FieldError, InvalidConcept
 from .names import is_session_id, slug_problem
+from .validation import YamlProblem, read_yaml
 
 TYPES = ("fact", "entity", "procedure", "policy", "objection")
 PROVENANCES = ("observed", "policy")
@@ -34,6 +35,8 @@ FIELDS = (
 DESCRIPTION_MAX = 300
 BODY_MAX_BYTES = 16 * 1024
 SOURCES_MAX = 5000
+# Far above any real count, and exact in the studio page's JavaScript numbers.
+OCCURRENCES_MAX = 10**12
 # Guards the YAML parser against oversized input before it does any work.
 DOCUMENT_MAX_BYTES = BODY_MAX_BYTES + SOURCES_MAX * (128 + 4) + 4096
 
@@ -45,7 +48,6 @@ CONFLICT_HEADING = "## Contradiction"
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
 _LINK = re.compile(r"\[\[([^\[\]\n]{1,200})\]\]")
 _CONFLICT = re.compile(r"^## Contradiction[ \t]*$", re.MULTILINE)
-_KEY_LINE = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)[ \t]*:")
 # Words other YAML parsers (1.1 and 1.2) read as something other than text.
 _YAML_WORDS = {
     "y", "n", "yes", "no", "true", "false", "on", "off", "null", "~",
@@ -105,7 +107,10 @@ class Concept:
         if isinstance(self.sources, list):
             object.__setattr__(self, "sources", tuple(self.sources))
         if isinstance(self.confidence, (int, float)) and not isinstance(self.confidence, bool):
-            object.__setattr__(self, "confidence", round(float(self.confidence), 4))
+            try:
+                object.__setattr__(self, "confidence", round(float(self.confidence), 4))
+            except OverflowError:  # an int too large for a float: reported as out of range below
+                object.__setattr__(self, "confidence", float("inf"))
         errors = _validate(self)
         if errors:
             raise InvalidConcept(errors)
@@ -178,17 +183,19 @@ def _validate(c: Concept) -> list[FieldError]:
     else:
         if len(c.sources) > SOURCES_MAX:
             bad("sources", f"must hold at most {SOURCES_MAX} session ids")
-        for source in c.sources:
-            if not is_session_id(source):
-                bad("sources", f"{source!r} is not a session id (letters, digits, '.', '_', ':', '-'; at most 128)")
-                break
-        if len(set(c.sources)) != len(c.sources):
+        wrong = next((source for source in c.sources if not is_session_id(source)), None)
+        if wrong is not None:
+            shown = repr(wrong[:130]) if isinstance(wrong, str) else "an item that is not text"
+            bad("sources", f"{shown} is not a session id (letters, digits, '.', '_', ':', '-'; at most 128)")
+        elif len(set(c.sources)) != len(c.sources):
             bad("sources", "must not repeat a session id")
 
     if isinstance(c.occurrences, bool) or not isinstance(c.occurrences, int):
         bad("occurrences", "must be a whole number")
     elif c.occurrences < 1:
         bad("occurrences", "must be at least 1")
+    elif c.occurrences > OCCURRENCES_MAX:
+        bad("occurrences", f"must be at most {OCCURRENCES_MAX}")
 
     stamps_ok = True
     for field in ("created_at", "updated_at"):
@@ -234,10 +241,10 @@ def _plain_ok(text: str) -> bool:
     if ": " in text or " #" in text or "\t" in text or text.lower() in _YAML_WORDS:
         return False
     try:
-        return yaml.load(f"d: {text}\n", Loader=_StrictLoader) == {"d": text} and yaml.load(
+        return read_yaml(f"d: {text}\n", max_depth=1, max_items=1).data == {"d": text} and yaml.load(
             f"d: {text}\n", Loader=_SafeLoader
         ) == {"d": text}
-    except yaml.YAMLError:
+    except (yaml.YAMLError, YamlProblem):
         return False
 
 
@@ -276,33 +283,11 @@ def render(concept: Concept) -> str:
 
 # -------------------------------------------------------------------- parse
 
-_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_SafeLoader = _BaseLoader
-
-
-class _StrictLoader(_BaseLoader):  # type: ignore[misc, valid-type]
-    """safe_load without timestamp resolution (timestamps stay text) and with duplicate-key errors."""
-
-    yaml_implicit_resolvers = {
-        first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-        for first, resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.items()
-    }
-
-    def construct_mapping(self, node, deep=False):  # noqa: ANN001 - pyyaml signature
-        seen = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=deep)
-            if isinstance(key, (str, int, float, bool)) and key in seen:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"duplicate key {key!r}", key_node.start_mark
-                )
-            seen.add(key) if isinstance(key, (str, int, float, bool)) else None
-        return super().construct_mapping(node, deep=deep)
-
-
-_StrictLoader.add_constructor(
-    "tag:yaml.org,2002:map", lambda loader, node: loader.construct_mapping(node, deep=True)
-)
+_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# A frontmatter is one mapping of fields; only `sources` holds a (flat) list.
+_FRONTMATTER_DEPTH = 2
+_FRONTMATTER_KEYS = 32
+_SHOWN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
 
 
 def _split(text: str) -> tuple[str, str]:
@@ -319,15 +304,6 @@ def _split(text: str) -> tuple[str, str]:
     return text[4 : end + 1], text[end + 5 :]
 
 
-def _key_lines(frontmatter: str) -> dict[str, int]:
-    lines: dict[str, int] = {}
-    for number, line in enumerate(frontmatter.split("\n"), start=2):
-        match = _KEY_LINE.match(line)
-        if match:
-            lines.setdefault(match.group(1), number)
-    return lines
-
-
 def _parse_timestamp(value: object) -> Optional[datetime]:
     if isinstance(value, str) and _TIMESTAMP.fullmatch(value):
         try:
@@ -337,35 +313,58 @@ def _parse_timestamp(value: object) -> Optional[datetime]:
     return None
 
 
-def parse(document: str | bytes) -> Concept:
-    """Parse a concept document; raise InvalidConcept listing every problem found."""
+def _text_of(document: str | bytes) -> str:
+    """The document as text, refused when too large or not UTF-8; BOMs and CRLF normalised."""
+    if not isinstance(document, (str, bytes)):
+        raise InvalidConcept([FieldError("document", "must be text")])
+    too_big = InvalidConcept([FieldError("document", f"must be at most {DOCUMENT_MAX_BYTES} bytes")])
+    if len(document) > DOCUMENT_MAX_BYTES:
+        raise too_big
     if isinstance(document, bytes):
-        if len(document) > DOCUMENT_MAX_BYTES:
-            raise InvalidConcept([FieldError("document", f"must be at most {DOCUMENT_MAX_BYTES} bytes")])
         try:
             document = document.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise InvalidConcept([FieldError("document", f"is not UTF-8 text (byte {exc.start})")]) from None
-    if len(document) > DOCUMENT_MAX_BYTES:
-        raise InvalidConcept([FieldError("document", f"must be at most {DOCUMENT_MAX_BYTES} bytes")])
-    text = document.lstrip("\ufeff").replace("\r\n", "\n")
+    elif len(document) * 4 > DOCUMENT_MAX_BYTES and len(document.encode("utf-8", "surrogatepass")) > DOCUMENT_MAX_BYTES:
+        raise too_big
+    return document.lstrip("\ufeff").replace("\r\n", "\n")
+
+
+def _shown(key: str) -> str:
+    """A key as an error names it: a field-like key as is, anything else quoted and cut short."""
+    return key if _SHOWN_KEY.fullmatch(key) else repr(key[:40])
+
+
+def parse(
+    document: str | bytes,
+    *,
+    defaults: Optional[Mapping[str, object]] = None,
+    overrides: Optional[Mapping[str, object]] = None,
+) -> Concept:
+    """Parse a concept document; raise InvalidConcept (and nothing else) listing every problem found.
+
+    `defaults` fill fields the document leaves out and `overrides` replace what it says,
+    both as the frontmatter would write them (a concept written by hand uses them).
+    """
+    text = _text_of(document)
     frontmatter, rest = _split(text)
     try:
-        data = yaml.load(frontmatter, Loader=_StrictLoader)  # noqa: S506 - a safe loader
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 2 if mark is not None else None
-        raise InvalidConcept([FieldError("frontmatter", f"invalid YAML: {exc.problem or exc}", line)]) from None
-    except yaml.YAMLError as exc:
-        raise InvalidConcept([FieldError("frontmatter", f"invalid YAML: {exc}")]) from None
+        read = read_yaml(frontmatter, max_depth=_FRONTMATTER_DEPTH, max_items=SOURCES_MAX,
+                         max_keys=_FRONTMATTER_KEYS)
+    except YamlProblem as exc:
+        line = exc.line + 2 if exc.line is not None else None
+        field = exc.path[0] if exc.path and exc.path[0] in FIELDS else "frontmatter"
+        raise InvalidConcept([FieldError(field, exc.message, line)]) from None
+    data = read.data
     if not isinstance(data, dict):
         raise InvalidConcept([FieldError("frontmatter", "must be a YAML mapping of field: value", 2)])
+    data = {**(defaults or {}), **data, **(overrides or {})}
+    key_lines = {key: line + 2 for key, line in read.key_lines.items()}
 
-    key_lines = _key_lines(frontmatter)
     errors: list[FieldError] = []
     for key in data:
         if key not in FIELDS:
-            errors.append(FieldError(str(key), "is not a concept field", key_lines.get(str(key))))
+            errors.append(FieldError(_shown(key), "is not a concept field", key_lines.get(key)))
     for field in FIELDS:
         if field not in data:
             errors.append(FieldError(field, "is missing"))
@@ -382,14 +381,15 @@ def parse(document: str | bytes) -> Concept:
                 )
             values[field] = stamp
     sources = values["sources"]
-    if isinstance(sources, list):
+    if isinstance(sources, list) and all(isinstance(s, str) for s in sources):
         values["sources"] = tuple(sources)
     elif "sources" in data:
-        errors.append(FieldError("sources", "must be a list of session ids", key_lines.get("sources")))
+        errors.append(FieldError("sources", "must be a list of session ids, each quoted text",
+                                 key_lines.get("sources")))
         values["sources"] = ()
     confidence = values["confidence"]
     if isinstance(confidence, int) and not isinstance(confidence, bool):
-        values["confidence"] = float(confidence)
+        values["confidence"] = float(confidence)  # at most NUMBER_MAX_CHARS digits: never overflows
     values["body"] = rest.lstrip("\n").rstrip()
 
     if errors:

@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from .concept import TYPES
 from .errors import InvalidConfig
 from .model import MODEL_REF
-from .validation import describe_errors
+from .validation import YamlProblem, describe_errors, read_yaml
 
 logger = logging.getLogger(__name__)
 
@@ -19,6 +19,10 @@ ConceptType = Literal["fact", "entity", "procedure", "policy", "objection"]
 CONFIG_MAX_BYTES = 32 * 1024
 PROMPT_MAX = 4000
 DEFAULT_MIN_SCORE = 1.0
+# knowledge: -> a setting -> a list of words; nothing in the block nests deeper or runs longer.
+_CONFIG_DEPTH = 3
+_CONFIG_ITEMS = 64
+_CONFIG_KEYS = 32
 
 
 class KnowledgeConfig(BaseModel):
@@ -46,7 +50,7 @@ class KnowledgeConfig(BaseModel):
     @classmethod
     def _types_list(cls, value: object) -> object:
         if isinstance(value, list):
-            if len(set(value)) != len(value):
+            if all(isinstance(v, str) for v in value) and len(set(value)) != len(value):
                 raise ValueError("must not repeat a type")
             return tuple(value)
         return value
@@ -65,18 +69,27 @@ class KnowledgeConfig(BaseModel):
 
 
 def parse_config(document: str | bytes | None) -> Optional[KnowledgeConfig]:
-    """Parse knowledge.yaml. None (feature off) when the document or its `knowledge:` key is absent."""
+    """Parse knowledge.yaml. None (feature off) when the document or its `knowledge:` key is absent.
+
+    Raises InvalidConfig, and nothing else, for any other input.
+    """
     if document is None:
         return None
-    if len(document) > CONFIG_MAX_BYTES:
+    if not isinstance(document, (str, bytes)):
+        raise InvalidConfig("knowledge.yaml must be text")
+    if len(document) > CONFIG_MAX_BYTES or (
+            isinstance(document, str) and len(document.encode("utf-8", "surrogatepass")) > CONFIG_MAX_BYTES):
         raise InvalidConfig(f"knowledge.yaml must be at most {CONFIG_MAX_BYTES} bytes")
+    if isinstance(document, bytes):
+        try:
+            document = document.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidConfig(f"knowledge.yaml is not UTF-8 text (byte {exc.start})") from None
     try:
-        data = yaml.safe_load(document)
-    except yaml.MarkedYAMLError as exc:
-        line = exc.problem_mark.line + 1 if exc.problem_mark else "?"
-        raise InvalidConfig(f"knowledge.yaml line {line}: invalid YAML: {exc.problem}") from None
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise InvalidConfig(f"knowledge.yaml: invalid YAML: {exc}") from None
+        data = read_yaml(document, max_depth=_CONFIG_DEPTH, max_items=_CONFIG_ITEMS, max_keys=_CONFIG_KEYS).data
+    except YamlProblem as exc:
+        where = f" line {exc.line + 1}" if exc.line is not None else ""
+        raise InvalidConfig(f"knowledge.yaml{where}: {exc.message}") from None
     if data is None:
         return None
     if not isinstance(data, dict) or set(data) - {"knowledge"}:

@@ -115,8 +115,12 @@ def export_agent(
     result = ExportResult(fmt)
     if fmt == "md":
         for done, item in enumerate(sorted(stored, key=lambda s: s.name), start=1):
-            sink.write(f"{item.name}.md", item.data)
-            result.files.append(f"{item.name}.md")
+            problem = unreadable(item)
+            if problem:
+                result.skipped[item.name] = problem
+            else:
+                sink.write(f"{item.name}.md", item.data)
+                result.files.append(f"{item.name}.md")
             if progress:
                 progress(done, len(stored))
         result.concepts = len(result.files)
@@ -126,6 +130,15 @@ def export_agent(
     result.files.append(GRAPHML_FILE)
     result.concepts = len(stored) - len(result.skipped)
     return result
+
+
+def unreadable(item: StoredConcept) -> Optional[str]:
+    """Why a stored concept cannot be exported (it does not parse), or None when it can."""
+    try:
+        item.concept
+    except InvalidConcept as exc:
+        return str(exc)
+    return None
 
 
 def graphml(stored: list[StoredConcept], progress: Optional[Progress] = None) -> tuple[bytes, int, dict[str, str]]:
@@ -139,10 +152,11 @@ def graphml(stored: list[StoredConcept], progress: Optional[Progress] = None) ->
 
     concepts, skipped = {}, {}
     for done, item in enumerate(sorted(stored, key=lambda s: s.name), start=1):
-        try:
+        problem = unreadable(item)
+        if problem:
+            skipped[item.name] = problem
+        else:
             concepts[item.name] = item.concept
-        except InvalidConcept as exc:
-            skipped[item.name] = str(exc)
         if progress:
             progress(done, len(stored))
     for name, concept in concepts.items():

@@ -12,17 +12,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Optional
 
-import yaml
-
-from .concept import FIELDS, Concept, format_timestamp, parse, utc_now
-from .errors import Conflict, FieldError, InvalidConcept, KnowledgeError
+from .concept import Concept, format_timestamp, parse, utc_now
+from .errors import Conflict, FieldError, InvalidConcept, InvalidName, KnowledgeError
 from .names import check_slug, is_slug
 from .store import ConceptStore, StoredConcept
 
 MARKDOWN_MAX_BYTES = 128 * 1024
-# The claim that lists an operator's tenants (Cognito groups). Each group named like a
-# tenant slug grants that tenant; other groups are ignored.
+# The claim that lists an operator's tenants (Cognito groups). A group whose name equals a
+# tenant slug exactly grants that tenant; other groups are ignored.
 TENANTS_CLAIM = "cognito:groups"
+_CONTROL_IN_PATH = re.compile(r"[\x00-\x1f\x7f-\x9f]|%(?:[01][0-9a-fA-F]|7[fF]|[cC]2%[89][0-9a-fA-F])")
 _OPERATOR_ID = re.compile(r"[A-Za-z0-9._@+:-]{1,128}")
 HAND_DEFAULTS = {"provenance": "policy", "confidence": 0.95, "sources": [], "occurrences": 1}
 
@@ -55,12 +54,21 @@ class Operator:
 
 
 def _claim_list(value: Any) -> list[str]:
-    """Cognito groups as API Gateway passes them: a list, or a string like "[a b]" or "a,b"."""
-    if isinstance(value, (list, tuple)):
-        return [str(v) for v in value]
-    if isinstance(value, str):
-        return [part for part in re.split(r"[\s,\[\]]+", value) if part]
+    """Cognito groups as a JSON array, or as API Gateway's JWT authorizer renders an array
+    claim in an HTTP API event: "[a b c]". Anything else grants nothing: a group name is
+    never split further, so `support,tenant-b` or `[x]tenant-b` cannot reach tenant-b."""
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, str)]
+    if isinstance(value, str) and len(value) >= 2 and value[0] == "[" and value[-1] == "]":
+        return [part for part in value[1:-1].split(" ") if part]
     return []
+
+
+def check_path(path: Any) -> None:
+    """Refuse a request path holding a control character, decoded or percent-encoded: such a
+    path is never routed (a router's `$` would match before a trailing newline)."""
+    if not isinstance(path, str) or _CONTROL_IN_PATH.search(path):
+        raise InvalidName("path", "must not contain control characters")
 
 
 def operator_from_claims(claims: Optional[dict[str, Any]]) -> Operator:
@@ -72,7 +80,9 @@ def operator_from_claims(claims: Optional[dict[str, Any]]) -> Operator:
 
 
 def _stored(item: StoredConcept) -> dict[str, Any]:
-    return {"name": item.name, "markdown": item.text, "etag": item.etag, "version_id": item.version_id}
+    # A stored file that is not UTF-8 is still shown (its bad bytes as U+FFFD) so an operator can fix it.
+    return {"name": item.name, "markdown": item.data.decode("utf-8", "replace"), "etag": item.etag,
+            "version_id": item.version_id}
 
 
 def summary_dict(summary: Any) -> dict[str, Any]:
@@ -83,30 +93,16 @@ def summary_dict(summary: Any) -> dict[str, Any]:
 
 
 def _text(markdown: str) -> str:
-    if len(markdown.encode("utf-8", "surrogatepass")) > MARKDOWN_MAX_BYTES:
+    if len(markdown) > MARKDOWN_MAX_BYTES or len(markdown.encode("utf-8", "surrogatepass")) > MARKDOWN_MAX_BYTES:
         raise InvalidConcept([FieldError("document", f"must be at most {MARKDOWN_MAX_BYTES} bytes")])
     return markdown
 
 
 def concept_by_hand(markdown: str, now: datetime) -> Concept:
     """A concept an operator writes from scratch: name, description, type and body are theirs;
-    missing engine fields default to a curated concept (provenance policy)."""
-    text = _text(markdown).lstrip("\ufeff").replace("\r\n", "\n")
-    if not text.startswith("---\n") or "\n---" not in text[3:]:
-        raise InvalidConcept([FieldError("frontmatter", "the document must start with a '---' frontmatter block", 1)])
-    end = text.index("\n---", 3)
-    try:
-        data = yaml.safe_load(text[4:end + 1]) or {}
-    except yaml.YAMLError:
-        data = None
-    if not isinstance(data, dict):
-        return parse(text)  # let the parser report the exact problem and line
+    missing engine fields default to a curated concept (provenance policy); both stamps are now."""
     stamp = format_timestamp(now)
-    filled = {**HAND_DEFAULTS, "created_at": stamp, "updated_at": stamp,
-              **{k: v for k, v in data.items() if k in FIELDS and k not in ("created_at", "updated_at")}}
-    filled.update({k: v for k, v in data.items() if k not in FIELDS})  # unknown keys: the parser names them
-    header = yaml.safe_dump(filled, sort_keys=False, allow_unicode=True, width=10_000)
-    return parse(f"---\n{header}---\n{text[end + 4:]}")
+    return parse(_text(markdown), defaults=HAND_DEFAULTS, overrides={"created_at": stamp, "updated_at": stamp})
 
 
 class Studio:
