@@ -1,4 +1,10 @@
-"""The CandidatesQueue message: one candidate concept seen in one turn (extract -> consolidate)."""
+"""The CandidatesQueue message: one candidate concept seen in one turn (extract -> consolidate).
+
+Rolling deploys: a reader accepts its own version of the message (`v`) and the next one.
+The next version may only add optional fields; a reader ignores top-level fields it does
+not know and never stores or forwards them. A change an older reader could misread is a
+new message, not a new `v`.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +17,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .concept import Concept, parse
 from .errors import InvalidConcept, KnowledgeError
 from .names import SessionId, Slug
+from .turn import UNKNOWN_FIELDS_NOTE
 from .validation import describe_errors
 
 SIGHTING_MAX_BYTES = 64 * 1024
+SIGHTING_VERSION = 1
+# This release writes SIGHTING_VERSION and reads it and the next: a reader one deploy behind
+# must not dead-letter what a newer extractor sends while a deploy rolls.
+READABLE_VERSIONS = (SIGHTING_VERSION, SIGHTING_VERSION + 1)
 
 
 class InvalidSighting(KnowledgeError, ValueError):
@@ -23,15 +34,16 @@ class InvalidSighting(KnowledgeError, ValueError):
 class Sighting(BaseModel):
     """A stamped candidate, as sent to the CandidatesQueue (FIFO)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="ignore", frozen=True, json_schema_extra={"additionalProperties": True})
 
-    v: Literal[1] = 1
+    v: Literal[READABLE_VERSIONS] = Field(  # type: ignore[valid-type]
+        default=SIGHTING_VERSION, description=f"Message version: this release writes {SIGHTING_VERSION} and "
+                                              f"reads {' and '.join(map(str, READABLE_VERSIONS))}.")
     tenant: Slug
     agent: Slug
     session_id: SessionId
     turn_id: SessionId
     concept: str = Field(description="The stamped candidate in the concept format (canonical markdown).")
-
 
     @classmethod
     def of(cls, tenant: str, agent: str, session_id: str, turn_id: str, concept: Concept) -> "Sighting":
@@ -45,7 +57,8 @@ class Sighting(BaseModel):
         return self.parsed().name
 
     def body(self) -> str:
-        return self.model_dump_json()
+        # Absent rather than null: a reader that predates a field still reads a message without it.
+        return self.model_dump_json(exclude_none=True)
 
     def group_id(self) -> str:
         """FIFO group: one concept's sightings are serialized (≤128 characters, so hashed)."""
@@ -62,8 +75,10 @@ def parse_sighting(body: str | bytes) -> Sighting:
         raise InvalidSighting(f"sighting is larger than {SIGHTING_MAX_BYTES} bytes")
     try:
         data = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
         raise InvalidSighting("sighting body is not JSON") from None
+    if not isinstance(data, dict):
+        raise InvalidSighting("the sighting must be a JSON object")
     try:
         sighting = Sighting.model_validate(data)
         sighting.parsed()
@@ -80,5 +95,5 @@ def sighting_schema() -> dict:
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["description"] = ("One candidate concept seen in one turn, sent by extraction to the CandidatesQueue "
                              "(FIFO; MessageGroupId = sha256(tenant/agent/name), MessageDeduplicationId = "
-                             "sha256(tenant/agent/session_id/turn_id/name)).")
+                             "sha256(tenant/agent/session_id/turn_id/name)). " + UNKNOWN_FIELDS_NOTE)
     return schema
