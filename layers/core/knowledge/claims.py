@@ -34,17 +34,20 @@ _CONFLICT = re.compile(r"^## Contradiction[ \t]*$", re.MULTILINE)
 
 # ------------------------------------------------------------------ same claim, without a model
 
-# Words that say nothing about what a claim states: articles, of/in/at, forms of ser/estar/ter/be.
-# Not here on purpose: negations, ou/or, com/with, para/por/to/for/by/from ("pago pela loja" /
-# "pago para a loja"), antes/depois, até/após, acima/abaixo, mais/menos, só/todos/qualquer.
+# Words that say nothing about what a claim states: articles, of/in/at, present forms of
+# ser/estar/ter/be. Not here on purpose: negations, ou/or, com/with, para/por/to/for/by/from
+# ("pago pela loja" / "pago para a loja"), antes/depois, até/após, acima/abaixo, mais/menos,
+# só/todos/qualquer, and past or future forms (foi, era, será, was, were).
 STOPWORDS = frozenset("""
-o a os as um uma uns umas de da do das dos em na no nas nos num numa ao aos e que se ser sao foi era eram
-sera esta estao estava ter tem tinha tera ha este esta estes estas isso isto esse essa esses essas disso desse
-dessa deste desta nesse nessa neste nesta aquele aquela seu sua seus suas lhe voce voces ele ela eles elas
-via tambem ja entao bem muito
-the an of in on at is are be been being was were it its this that these those as there their our your
+o a os as um uma uns umas de da do das dos em na no nas nos num numa ao aos e que se ser sao esta estao
+ter tem ha este esta estes estas isso isto esse essa esses essas disso desse dessa deste desta nesse nessa
+neste nesta aquele aquela seu sua seus suas lhe voce voces ele ela eles elas via tambem ja entao bem muito
+the an of in on at is are be been being it its this that these those as there their our your
 we you they he she his her also and
 """.split())
+# Stemming drops tense: "aceitava" and "aceita" share a stem but not a claim. These Portuguese
+# past endings add a term of their own.
+_PAST_ENDINGS = ("ava", "avam", "aram", "eram", "iram", "ou")
 # Negations and exceptions: not stemmed, counted, and never stopwords. "no" is Portuguese's
 # "em + o" or English's "no": it negates unless the text is plainly Portuguese (when unsure,
 # a negation too many only sends the pair to the model).
@@ -162,7 +165,11 @@ def _word_terms(word: str, portuguese: bool) -> list[str]:
     if word in STOPWORDS:
         return []
     word = CANONICAL.get(word, word)
-    return [word] if word in _CANONICAL_TERMS else [_stem(word)]
+    if word in _CANONICAL_TERMS:
+        return [word]
+    if len(word) > 4 and word.endswith(_PAST_ENDINGS):
+        return [_stem(word), "~past"]
+    return [_stem(word)]
 
 
 @dataclass(frozen=True)
