@@ -15,9 +15,9 @@ import statistics
 import sys
 import time
 
-from knowledge.extract import stamp
+from knowledge.extract import evidence_ref, stamp
 from knowledge_dev.local_aws import percentile
-from knowledge.gates import EVIDENCE_ROLES, gate
+from knowledge.gates import gate
 from knowledge.sighting import Sighting
 from knowledge.turn import parse_turn
 
@@ -66,10 +66,10 @@ def main() -> int:
         t0 = time.perf_counter()
         turn = parse_turn(body)
         t1 = time.perf_counter()
-        report = gate(answer, turn.text_of(*EVIDENCE_ROLES), types)
+        report = gate(answer, turn.messages, types)
         t2 = time.perf_counter()
-        sightings = [Sighting.of(turn.tenant, turn.agent, turn.session_id, turn.turn_id, stamp(c, turn)).body()
-                     for c in report.candidates]
+        sightings = [Sighting.of(turn.tenant, turn.agent, turn.session_id, turn.turn_id, stamp(c, turn),
+                                 evidence_ref(c, turn)).body() for c in report.candidates]
         t3 = time.perf_counter()
         accepted = len(sightings)
         for name, value in zip(stages, (t1 - t0, t2 - t1, t3 - t2, t3 - t0)):

@@ -158,3 +158,80 @@ def test_a_poison_turn_ends_in_the_dead_letter_queue(extract, sqs):
             break
     assert [m["Body"] for m in drain(sqs, dlq)] == ["not a turn"]
     assert drain(sqs, turns) == []
+
+
+def archived_turn(s3, sessions_bucket) -> tuple[str, dict]:
+    [item] = s3.list_objects_v2(Bucket=sessions_bucket)["Contents"]
+    return item["Key"], json.loads(s3.get_object(Bucket=sessions_bucket, Key=item["Key"])["Body"].read())
+
+
+PREVIOUS_SHAPE = {}  # today's message, as an engine one release behind sends it
+NEXT_SHAPE = {"customer_id": "cus_20931", "channel": "whatsapp", "facts": {"cpf": "529.982.247-25"}}
+
+
+@pytest.mark.parametrize("fields", [PREVIOUS_SHAPE, NEXT_SHAPE], ids=["previous", "next"])
+def test_a_turn_of_the_previous_or_the_next_shape_is_extracted_alike(extract, fields, sqs, candidates_queue, s3,
+                                                                      sessions_bucket):
+    answer = extract.lambda_handler(event_with(turn_body(**fields)), LambdaContext())
+    assert answer == {"batchItemFailures": []}
+    names = sorted(parse_sighting(m["Body"]).name for m in drain(sqs, candidates_queue))
+    assert names == ["cep-sudeste-cd-campinas", "despacho-no-mesmo-dia"]
+    _, archived = archived_turn(s3, sessions_bucket)
+    expected = {"tenant", "agent", "session_id", "turn_id", "completed_at", "messages"}
+    assert archived.keys() == expected | ({"customer_id"} if fields else set())
+    assert archived.get("customer_id") == fields.get("customer_id")
+    assert "529.982.247-25" not in json.dumps(archived)  # an unknown field is dropped, not archived
+
+
+def test_a_next_shape_turn_still_obeys_the_size_limit_and_a_bad_customer_id_is_refused(extract, sqs,
+                                                                                        candidates_queue, model):
+    oversized = turn_body(notes="x" * (240 * 1024))
+    bad_customer = turn_body(customer_id="../cus 1")
+    answer = extract.lambda_handler(event_with(oversized, bad_customer), LambdaContext())
+    assert sorted(f["itemIdentifier"] for f in answer["batchItemFailures"]) == ["msg-0", "msg-1"]
+    assert model.requests == [] and drain(sqs, candidates_queue) == []
+
+
+def test_each_sighting_links_to_its_quote_in_the_archived_turn_and_never_copies_it(extract, sqs,
+                                                                                   candidates_queue, s3,
+                                                                                   sessions_bucket):
+    from knowledge.adapters import TurnArchive
+
+    answer = extract.lambda_handler(event_with(turn_body(completed_at="2026-11-20T11:05:31.250000-03:00")),
+                                    LambdaContext())
+    assert answer == {"batchItemFailures": []}
+    key, archived = archived_turn(s3, sessions_bucket)
+    quotes = {}
+    for message in drain(sqs, candidates_queue):
+        sighting = parse_sighting(message["Body"])
+        link = sighting.evidence
+        assert f"{T}/{A}/turns/{TurnArchive.stamp(link.completed_at)}/{sighting.session_id}/{sighting.turn_id}.json" \
+            == key
+        quotes[sighting.name] = (link.message, archived["messages"][link.message]["content"][link.start:link.end])
+        assert "despachados" not in message["Body"] and "saem do nosso" not in message["Body"]
+    assert quotes == {
+        "cep-sudeste-cd-campinas": (1, "Pedidos para CEPs de 13000 a 13999 saem do nosso CD de Campinas e chegam "
+                                       "em 1 a 2 dias úteis."),
+        "despacho-no-mesmo-dia": (3, "pedidos pagos até as 14h em dias úteis são despachados no mesmo dia"),
+    }
+
+
+def test_a_customers_claim_offered_as_a_fact_is_refused_and_counted(make_extract, model, sqs, candidates_queue,
+                                                                     capsys):
+    extract = make_extract(service=f"knowledge-extract-{uuid.uuid4().hex[:6]}")
+    claim = "vocês aceitam devolução de produto em promoção né?"
+    model.responder = lambda request: json.dumps([
+        {"name": "devolucao-em-promocao", "type": "policy", "evidence": claim,
+         "description": "Sale items can be returned.", "body": "The store accepts returns of sale items."},
+        {"name": "devolucao-caro-concorrente", "type": "objection", "evidence": claim,
+         "description": "Customers ask whether sale items can be returned.",
+         "body": "Customers hesitate when unsure sale items can be returned."}], ensure_ascii=False)
+    body = turn_body(messages=[{"role": "user", "content": "oi, comprei na black friday. " + claim},
+                               {"role": "assistant", "content": "Vou verificar o seu pedido, só um instante."}])
+    assert extract.lambda_handler(event_with(body), LambdaContext()) == {"batchItemFailures": []}
+    assert [parse_sighting(m["Body"]).name for m in drain(sqs, candidates_queue)] == ["devolucao-caro-concorrente"]
+    output = capsys.readouterr().out
+    assert "promoção" not in output and "promo\\u00e7\\u00e3o" not in output
+    logs = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
+    rejected = {entry["reason"]: entry["CandidateRejected"] for entry in logs if "CandidateRejected" in entry}
+    assert rejected == {"evidence_not_from_store": [1.0]}

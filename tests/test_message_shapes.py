@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 import pytest
 
 from conftest import EVENTS, LambdaContext, drain, load_handler, make_concept
-from knowledge.sighting import InvalidSighting, Sighting, parse_sighting
+from knowledge.sighting import EvidenceRef, InvalidSighting, Sighting, parse_sighting
 
 T, A = "default", "store-support"
 SECRET = "cliente Ana, CPF 529.982.247-25"
@@ -42,7 +42,7 @@ def next_shape(**fields) -> dict:
 
 def test_the_previous_shape_is_read_as_before():
     sighting = parse_sighting(json.dumps(previous_shape()))
-    assert (sighting.v, sighting.name) == (1, "despacho-no-mesmo-dia")
+    assert (sighting.v, sighting.evidence, sighting.name) == (1, None, "despacho-no-mesmo-dia")
     assert json.loads(sighting.body()) == previous_shape()  # written back in the previous shape
 
 
@@ -53,17 +53,33 @@ def test_the_sqs_event_of_sam_local_invoke_is_a_readable_sighting():
 
 def test_the_next_shape_is_read_and_what_is_unknown_is_dropped():
     sighting = parse_sighting(json.dumps(next_shape()))
-    assert sighting.v == 2
+    assert sighting.v == 2 and sighting.evidence == EvidenceRef(
+        completed_at=datetime(2026, 11, 20, 14, 5, 31, 250000, tzinfo=timezone.utc), message=3, start=5, end=73)
     assert sighting.dedup_id() == parse_sighting(json.dumps(previous_shape())).dedup_id()
     kept = sighting.model_dump_json()
-    assert "evidence" not in kept and "quote_sha256" not in kept
-    assert "cus_20931" not in kept and "529.982" not in kept
+    assert "quote_sha256" not in kept and "cus_20931" not in kept and "529.982" not in kept
+
+
+def test_a_link_is_written_with_the_sighting_and_read_back_unchanged():
+    link = EvidenceRef(completed_at=datetime(2026, 11, 20, 11, 5, 31, 250000).astimezone(timezone.utc),
+                       message=1, start=0, end=42)
+    sighting = Sighting.of(T, A, "sess_1", "t1", make_concept(), evidence=link)
+    assert parse_sighting(sighting.body()) == sighting
+    assert json.loads(sighting.body())["evidence"]["completed_at"].endswith(".250000Z")
 
 
 @pytest.mark.parametrize("data, fragment", [
     (previous_shape(v=3), "v:"),
     (previous_shape(v="2"), "v:"),
     (previous_shape(tenant=SECRET), "tenant"),
+    (previous_shape(evidence={**LINK, "quote": SECRET}), "evidence.quote: unknown key"),
+    (previous_shape(evidence={**LINK, "end": 5}), "end must be greater than start"),
+    (previous_shape(evidence={**LINK, "start": "5"}), "evidence.start"),
+    (previous_shape(evidence={**LINK, "message": True}), "evidence.message"),
+    (previous_shape(evidence={**LINK, "message": 200}), "evidence.message"),
+    (previous_shape(evidence={**LINK, "end": 32_001}), "evidence.end"),
+    (previous_shape(evidence={**LINK, "completed_at": "2026-11-20T14:05:31"}), "must carry a time zone"),
+    (previous_shape(evidence=SECRET), "evidence"),
     (next_shape(padding=SECRET * 3000), "larger than"),
 ])
 def test_known_fields_stay_strict_and_the_size_limit_holds(data, fragment):

@@ -90,4 +90,5 @@ def test_published_schemas_match_the_code():
     assert schema["$defs"]["Message"]["additionalProperties"] is False
     sighting = json.loads((ROOT / "schemas" / "sighting.schema.json").read_text())
     assert sighting["additionalProperties"] is True and sighting["properties"]["v"]["enum"] == [1, 2]
-
+    assert sighting["$defs"]["EvidenceRef"]["additionalProperties"] is False
+    assert "evidence" not in sighting["required"]

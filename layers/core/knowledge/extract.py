@@ -2,8 +2,9 @@
 
 Per turn: read the agent's `knowledge:` block (cached, re-read only when its ETag
 changes), archive the turn for backfill, ask the model, gate its answer, stamp the
-survivors, and send them to the CandidatesQueue. Backfill replays archived turns through
-exactly the same code.
+survivors, and send them to the CandidatesQueue, each with a link to its evidence in the
+archived turn (never the quote). Backfill replays archived turns through exactly the same
+code.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from typing import Any, Optional
 from .adapters import CandidateSink, ConfigCache, TurnArchive
 from .concept import FIRST_SIGHTING_CONFIDENCE, Concept
 from .errors import InvalidConcept
-from .gates import EVIDENCE_ROLES, SCHEMA, Candidate, gate
+from .gates import SCHEMA, Candidate, gate
 from .model import ModelCache, ModelConfigError
 from .prompt import extraction_prompt
-from .sighting import Sighting
+from .sighting import EvidenceRef, Sighting
 from .telemetry import Counters
 from .turn import Turn
 
@@ -48,6 +49,12 @@ def stamp(candidate: Candidate, turn: Turn) -> Concept:
                    occurrences=1, created_at=moment, updated_at=moment, body=candidate.body)
 
 
+def evidence_ref(candidate: Candidate, turn: Turn) -> EvidenceRef:
+    """Where the candidate's quote is in the archived turn (its key needs completed_at, unrounded)."""
+    at = candidate.evidence_at
+    return EvidenceRef(completed_at=turn.completed_at, message=at.message, start=at.start, end=at.end)
+
+
 class Extractor:
     def __init__(self, configs: ConfigCache, archive: Optional[TurnArchive], candidates: CandidateSink,
                  models: ModelCache, utility_model: Optional[str], counters: Optional[Counters] = None):
@@ -70,12 +77,12 @@ class Extractor:
             raise ModelConfigError("no model: set the agent's knowledge.model or UTILITY_MODEL")
         system, user = extraction_prompt(turn, config.types, config.prompt)
         answer = self._models.get(ref).complete(system, user)
-        report = gate(answer, turn.text_of(*EVIDENCE_ROLES), config.types)
+        report = gate(answer, turn.messages, config.types)
         outcome.rejected, outcome.redacted = report.rejected, report.redacted
         for candidate in report.candidates:
             try:
                 outcome.sightings.append(Sighting.of(turn.tenant, turn.agent, turn.session_id, turn.turn_id,
-                                                     stamp(candidate, turn)))
+                                                     stamp(candidate, turn), evidence_ref(candidate, turn)))
             except InvalidConcept:
                 outcome.rejected[SCHEMA] += 1
         if send and outcome.sightings:

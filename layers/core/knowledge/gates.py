@@ -2,8 +2,9 @@
 
 The answer must be a JSON array of objects (a fenced code block is tolerated, nothing
 looser). Each candidate must pass the schema, carry only the keys a model may write, use
-an allowed type, quote its evidence verbatim from the turn, and fit the size limits. PII
-is redacted from what survives. Every rejection is counted by reason.
+an allowed type, quote its evidence verbatim from the turn (from the store's side of it for a
+claim about the store), and fit the size limits. PII is redacted from what survives. Every
+rejection is counted by reason. A survivor keeps where its evidence is, never the quote.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Iterable, Optional
+from typing import Iterable, NamedTuple, Optional, Protocol, Sequence
 
 from .concept import BODY_MAX_BYTES, DESCRIPTION_MAX, TYPES
 from .names import is_slug
@@ -27,8 +28,15 @@ CANDIDATES_MAX = 20
 EVIDENCE_MIN = 12
 EVIDENCE_MAX = 1000
 NAME_RAW_MAX = 200
-# Roles whose words count as evidence: what was said in the conversation, not the system prompt.
-EVIDENCE_ROLES = ("user", "assistant", "tool")
+# Whose words are evidence for which type. A claim about the store (what it sells, charges,
+# does or allows) stands only on what the store said: its agent and its tools. A customer's
+# words are evidence of what customers say (an objection), never of what the store does;
+# otherwise one customer's claim would reach every other customer. The system prompt is
+# never evidence.
+STORE_ROLES = frozenset({"assistant", "tool"})
+CUSTOMER_ROLES = frozenset({"user"})
+CUSTOMER_EVIDENCE_TYPES = frozenset({"objection"})
+EVIDENCE_ROLES = STORE_ROLES | CUSTOMER_ROLES
 
 # Reasons, each a metric dimension.
 ANSWER_NOT_JSON = "answer_not_json"
@@ -44,20 +52,40 @@ PII_IN_NAME = "pii_in_name"
 TOO_LARGE = "too_large"
 EVIDENCE_MISSING = "evidence_missing"
 EVIDENCE_NOT_FOUND = "evidence_not_found"
+EVIDENCE_NOT_FROM_STORE = "evidence_not_from_store"
 DUPLICATE = "duplicate_name"
 TOO_MANY = "too_many"
 
 _PATH_CHARS = re.compile(r"[/\\.~:]")
 
 
+class Said(Protocol):
+    """One message of the turn, as the gates read it (turn.Message)."""
+
+    @property
+    def role(self) -> str: ...
+
+    @property
+    def content(self) -> str: ...
+
+
+class EvidenceSpan(NamedTuple):
+    """Where a quote is: turn.messages[message].content[start:end], in the original characters."""
+
+    message: int
+    start: int
+    end: int
+
+
 @dataclass(frozen=True)
 class Candidate:
-    """A gated, redacted candidate concept: only what the model may write, evidence dropped."""
+    """A gated, redacted candidate concept: only what the model may write, and where (not what) its evidence is."""
 
     name: str
     description: str
     type: str
     body: str
+    evidence_at: EvidenceSpan
 
 
 @dataclass
@@ -71,6 +99,49 @@ class GateReport:
 def _squash(text: str) -> str:
     """Whitespace collapsed and case folded: the only normalisation evidence gets."""
     return " ".join(text.split()).casefold()
+
+
+def evidence_roles(type_: str) -> frozenset[str]:
+    """The roles whose words may evidence a candidate of this type."""
+    return EVIDENCE_ROLES if type_ in CUSTOMER_EVIDENCE_TYPES else STORE_ROLES
+
+
+def locate(text: str, needle: str) -> Optional[tuple[int, int]]:
+    """[start, end) in `text`'s original characters of the first match of `needle` (squashed, as
+    _squash makes it) in _squash(text); None when there is none."""
+    if not needle:
+        return None
+    folded = text.casefold()
+    if len(folded) == len(text):
+        # Casefolding never drops a character, so equal lengths mean one for one: offsets in
+        # `folded` are offsets in `text`, and only whitespace runs differ from _squash.
+        pattern = r"\s+".join(re.escape(word) for word in needle.split(" "))
+        match = re.search(pattern, folded)
+        return match.span() if match else None
+    return _locate_folding(text, needle)
+
+
+def _locate_folding(text: str, needle: str) -> Optional[tuple[int, int]]:
+    """locate() for a text whose folding changes lengths ("ß" is "ss"): each folded character
+    remembers the original one it came from."""
+    folded: list[str] = []
+    origin: list[int] = []
+    space_pending = False
+    for index, char in enumerate(text):
+        if char.isspace():  # what str.split() splits on
+            space_pending = bool(folded)
+            continue
+        if space_pending:
+            folded.append(" ")
+            origin.append(index)
+            space_pending = False
+        for piece in char.casefold():
+            folded.append(piece)
+            origin.append(index)
+    at = "".join(folded).find(needle)
+    if at < 0:
+        return None
+    return origin[at], origin[at + len(needle) - 1] + 1
 
 
 def normalize_name(raw: str) -> Optional[str]:
@@ -95,8 +166,8 @@ def parse_answer(answer: str) -> list:
     return data
 
 
-def gate(answer: str, evidence_texts: Iterable[str], allowed_types: Iterable[str]) -> GateReport:
-    """Run every gate over a model's answer for one turn."""
+def gate(answer: str, messages: Sequence[Said], allowed_types: Iterable[str]) -> GateReport:
+    """Run every gate over a model's answer for one turn (`messages` are the turn's, in order)."""
     report = GateReport()
     try:
         items = parse_answer(answer)
@@ -105,13 +176,14 @@ def gate(answer: str, evidence_texts: Iterable[str], allowed_types: Iterable[str
         report.rejected[str(exc)] += 1
         return report
     allowed = frozenset(allowed_types)
-    haystack = [_squash(text) for text in evidence_texts]
+    haystack = [(index, m.role, _squash(m.content)) for index, m in enumerate(messages)
+                if m.role in EVIDENCE_ROLES]
     seen: set[str] = set()
     for index, item in enumerate(items):
         if index >= CANDIDATES_MAX:
             report.rejected[TOO_MANY] += len(items) - CANDIDATES_MAX
             break
-        reason, candidate = _check(item, haystack, allowed, report)
+        reason, candidate = _check(item, messages, haystack, allowed, report)
         if reason is None and candidate is not None and candidate.name in seen:
             reason = DUPLICATE
         if reason is not None:
@@ -122,8 +194,8 @@ def gate(answer: str, evidence_texts: Iterable[str], allowed_types: Iterable[str
     return report
 
 
-def _check(item: object, haystack: list[str], allowed: frozenset, report: GateReport
-           ) -> tuple[Optional[str], Optional[Candidate]]:
+def _check(item: object, messages: Sequence[Said], haystack: list[tuple[int, str, str]], allowed: frozenset,
+           report: GateReport) -> tuple[Optional[str], Optional[Candidate]]:
     if not isinstance(item, dict):
         return NOT_OBJECT, None
     keys = set(item)
@@ -141,8 +213,16 @@ def _check(item: object, haystack: list[str], allowed: frozenset, report: GateRe
     if len(evidence) > EVIDENCE_MAX:
         return TOO_LARGE, None
     needle = _squash(evidence)
-    if not any(needle in text for text in haystack):
-        return EVIDENCE_NOT_FOUND, None
+    roles = evidence_roles(item["type"])
+    source, elsewhere = None, False
+    for index, role, text in haystack:
+        if needle in text:
+            if role in roles:
+                source = index
+                break
+            elsewhere = True
+    if source is None:
+        return (EVIDENCE_NOT_FROM_STORE if elsewhere else EVIDENCE_NOT_FOUND), None
 
     name = normalize_name(item["name"])
     if name is None:
@@ -155,8 +235,12 @@ def _check(item: object, haystack: list[str], allowed: frozenset, report: GateRe
     # In a slug, hyphens join what PII detectors need to see as separate words.
     if redact(name.replace("-", " ")).counts:
         return PII_IN_NAME, None
+    span = locate(messages[source].content, needle)
+    if span is None:  # cannot happen while locate folds as _squash does; refused rather than trusted
+        return EVIDENCE_NOT_FOUND, None
     redacted_description, redacted_body = redact(description), redact(body)
     report.redacted.update(redacted_description.counts)
     report.redacted.update(redacted_body.counts)
-    return None, Candidate(name, redacted_description.text, item["type"], redacted_body.text)
+    return None, Candidate(name, redacted_description.text, item["type"], redacted_body.text,
+                           EvidenceSpan(source, *span))
 

@@ -20,7 +20,10 @@ Answer with a JSON array and nothing else. Each element is an object with exactl
   "description": one line, at most 300 characters, that states the concept on its own
   "type":        one of: {types}
   "body":        a short markdown explanation; you may reference another concept as [[its-name]]
-  "evidence":    a VERBATIM quote from the conversation (at least a few words) that supports it
+  "evidence":    a VERBATIM quote from the conversation (at least a few words) that supports it:
+                 for a fact, entity, procedure or policy, from what the store said (the
+                 "assistant" or "tool" messages), never from the customer's ("user") words;
+                 for an objection, the customer's own words
 Do not add any other key. Never include personal data (names, e-mails, phone numbers,
 documents, card numbers, addresses) in any field. Answer [] when there is nothing durable.
 

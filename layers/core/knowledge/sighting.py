@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Literal
+from datetime import datetime
+from typing import Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .concept import Concept, parse
 from .errors import InvalidConcept, KnowledgeError
 from .names import SessionId, Slug
-from .turn import UNKNOWN_FIELDS_NOTE
+from .turn import MESSAGE_MAX_CHARS, MESSAGES_MAX, UNKNOWN_FIELDS_NOTE, utc_moment
 from .validation import describe_errors
 
 SIGHTING_MAX_BYTES = 64 * 1024
@@ -29,6 +30,35 @@ READABLE_VERSIONS = (SIGHTING_VERSION, SIGHTING_VERSION + 1)
 
 class InvalidSighting(KnowledgeError, ValueError):
     code = "invalid_sighting"
+
+
+class EvidenceRef(BaseModel):
+    """Where a sighting's evidence is, never the quote itself: a span of one message of the archived turn.
+
+    The turn is the sighting's (tenant, agent, session_id, turn_id), archived under `completed_at`;
+    the quote is `turn.messages[message].content[start:end]` (Python string indices: code points).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    completed_at: datetime = Field(description="The turn's completed_at (UTC, microseconds kept): part of the "
+                                               "archived turn's key.")
+    message: int = Field(ge=0, lt=MESSAGES_MAX, strict=True, description="Index in the turn's messages.")
+    start: int = Field(ge=0, lt=MESSAGE_MAX_CHARS, strict=True,
+                       description="First character of the quote in the message's original content.")
+    end: int = Field(gt=0, le=MESSAGE_MAX_CHARS, strict=True,
+                     description="One past the quote's last character (the span is [start, end)).")
+
+    @field_validator("completed_at")
+    @classmethod
+    def _aware(cls, value: datetime) -> datetime:
+        return utc_moment(value)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "EvidenceRef":
+        if self.end <= self.start:
+            raise ValueError("end must be greater than start")
+        return self
 
 
 class Sighting(BaseModel):
@@ -44,10 +74,14 @@ class Sighting(BaseModel):
     session_id: SessionId
     turn_id: SessionId
     concept: str = Field(description="The stamped candidate in the concept format (canonical markdown).")
+    evidence: Optional[EvidenceRef] = Field(default=None, description="Where the evidence is in the archived "
+                                                                      "turn; absent from older senders.")
 
     @classmethod
-    def of(cls, tenant: str, agent: str, session_id: str, turn_id: str, concept: Concept) -> "Sighting":
-        return cls(tenant=tenant, agent=agent, session_id=session_id, turn_id=turn_id, concept=concept.render())
+    def of(cls, tenant: str, agent: str, session_id: str, turn_id: str, concept: Concept,
+           evidence: Optional[EvidenceRef] = None) -> "Sighting":
+        return cls(tenant=tenant, agent=agent, session_id=session_id, turn_id=turn_id, concept=concept.render(),
+                   evidence=evidence)
 
     def parsed(self) -> Concept:
         return parse(self.concept)

@@ -40,8 +40,8 @@ def utc_moment(value: datetime) -> datetime:
 
 
 class Message(BaseModel):
-    # Only the message's top level is the extension point: a field inside a conversation
-    # message could change what its content means, so it is refused, not guessed at.
+    # Only the message's top level is the extension point: a conversation message's shape is
+    # what evidence spans index into, so a field there is refused, not guessed at.
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     role: Literal["user", "assistant", "system", "tool"]
@@ -76,9 +76,6 @@ class Turn(BaseModel):
         if isinstance(data, dict) and data.get("customer_id") is None:
             data.pop("customer_id", None)
         return data
-
-    def text_of(self, *roles: str) -> list[str]:
-        return [m.content for m in self.messages if not roles or m.role in roles]
 
 
 def parse_turn(body: str | bytes) -> Turn:
