@@ -14,6 +14,7 @@ import pytest
 from botocore.config import Config
 from botocore.stub import Stubber
 
+from knowledge import deadline
 from knowledge.model import (Bedrock, ModelConfigError, ModelError, ModelTimeout, ModelUnavailable,
                              OpenAICompatible, build_model)
 from knowledge_dev.scripted_model import (ScriptedModel, hang, reset, server_error, throttled, trickle,
@@ -310,6 +311,22 @@ def test_a_call_without_a_deadline_is_capped_by_the_default_budget(model, script
     started = time.monotonic()
     with pytest.raises(ModelTimeout):
         llm.complete("s", "u")
+    assert time.monotonic() - started < 1.0 + LATE
+
+
+def test_the_invocations_deadline_caps_a_call_that_names_none(model, script):
+    script.default = hang()
+    started = time.monotonic()
+    with deadline.until(started + 1.0), pytest.raises(ModelTimeout):
+        client(model)[0].complete("s", "u")
+    assert time.monotonic() - started < 1.0 + LATE
+
+
+def test_a_deadline_later_than_the_invocations_is_cut_to_it(model, script):
+    script.default = trickle(every=0.1)
+    started = time.monotonic()
+    with deadline.until(started + 1.0), pytest.raises(ModelTimeout):
+        client(model)[0].complete("s", "u", deadline=started + 20)
     assert time.monotonic() - started < 1.0 + LATE
 
 

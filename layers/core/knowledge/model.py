@@ -1,11 +1,12 @@
 """The utility model, reached through real client code: Bedrock Converse (boto3) or any
 OpenAI-compatible chat-completions endpoint (httpx).
 
-Every call runs under a wall-clock deadline (an absolute `time.monotonic()` value; a default
-budget when the caller gives none) that covers all attempts, backoff sleeps and Retry-After
-waits; per-read socket timeouts alone cannot bound a server that trickles its answer. A call
-that cannot finish in time raises ModelTimeout; a model that keeps failing raises
-ModelUnavailable, so the caller can fail the work item and let the queue retry it.
+Every call runs under a wall-clock deadline (an absolute `time.monotonic()` value: the
+caller's, capped by the invocation's from knowledge.deadline; a default budget when there is
+neither) that covers all attempts, backoff sleeps and Retry-After waits; per-read socket
+timeouts alone cannot bound a server that trickles its answer. A call that cannot finish in
+time raises ModelTimeout; a model that keeps failing raises ModelUnavailable, so the caller
+can fail the work item and let the queue retry it.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any, Callable, Optional, Protocol
 
+from .deadline import current as invocation_deadline
 from .errors import KnowledgeError
 
 MODEL_REF = re.compile(r"(bedrock|openai):([A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199})")
@@ -84,15 +86,17 @@ class _Overdue(Exception):
     """An attempt was still running at its own deadline."""
 
 
-def _deadline(deadline: Optional[float], budget: float) -> float:
+def _deadline(given: Optional[float], budget: float) -> float:
+    """The earlier of the caller's deadline and the invocation's (knowledge.deadline); with
+    neither, `budget` seconds from now."""
     now = time.monotonic()
-    if deadline is None:
-        return now + budget
-    if isinstance(deadline, bool) or not isinstance(deadline, (int, float)) or deadline != deadline:
-        raise ModelConfigError("deadline must be a time.monotonic() value")
-    if deadline - now > LONGEST_DEADLINE:
-        raise ModelConfigError("deadline is more than 900 s away: pass a time.monotonic() value, not time.time()")
-    return float(deadline)
+    if given is not None:
+        if isinstance(given, bool) or not isinstance(given, (int, float)) or given != given:
+            raise ModelConfigError("deadline must be a time.monotonic() value")
+        if given - now > LONGEST_DEADLINE:
+            raise ModelConfigError("deadline is more than 900 s away: pass a time.monotonic() value, not time.time()")
+    known = [float(moment) for moment in (given, invocation_deadline()) if moment is not None]
+    return min(known) if known else now + budget
 
 
 def _backoff_delay(attempt: int, retry_after: Optional[float]) -> float:
