@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Each model fault against the real clients, timed against the deadline ExtractFunction gives a call.
+
+    .venv/bin/python scripts/model_faults_report.py [--quick | --scale 0.1] [--json]
+
+The deadline is derived as the handler derives it: the function's timeout (read from
+template.yaml) less knowledge.deadline's reserve. The OpenAI-compatible rows run the real
+httpx client against the scripted model server misbehaving; the Bedrock row runs a real
+boto3 client, configured as aws.py configures it, against an endpoint that accepts and
+never answers. A full run takes about three minutes; --quick scales every duration (the
+function's timeout, the reserve, the per-attempt cap, Retry-After, the trickle's pace) by
+1/20 and runs in seconds. The client's own backoff (0.25 s to 1 s) is not scaled.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import socket
+import sys
+import threading
+import time
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
+
+import boto3
+from botocore.config import Config
+
+from knowledge import deadline
+from knowledge.model import DEFAULT_TIMEOUT, Bedrock, ModelError, OpenAICompatible
+from knowledge_dev.scripted_model import ScriptedModel, hang, reset, server_error, throttled, trickle, truncated
+from knowledge_dev.template import load_template
+
+PROMPT = ("Extraia conceitos duráveis desta conversa.",
+          "cliente: oi, meu pedido 48213 pra CEP 13083-970 chega quando?\n"
+          "assistente: Pedidos para CEPs de 13000 a 13999 saem do CD de Campinas em 1 a 2 dias úteis.")
+
+
+class LambdaContext:
+    def __init__(self, seconds: float):
+        self._until = time.monotonic() + seconds
+
+    def get_remaining_time_in_millis(self) -> int:
+        return int((self._until - time.monotonic()) * 1000)
+
+
+def faults(scale: float) -> list[tuple[str, list]]:
+    """(label, the replies in order; the last one repeats) per fault."""
+    return [
+        ("hang (accepts, never answers)", [hang()]),
+        (f"trickle (1 byte every {1.0 * scale:g} s, forever)", [trickle(every=1.0 * scale)]),
+        (f"429 Retry-After {30 * scale:g} (every time)", [throttled(retry_after=round(30 * scale, 3))]),
+        ("503 x3, then an answer", [server_error(503)] * 3 + ["[]"]),
+        ("truncated JSON (200)", [truncated('[{"name": "frete-gratis"}]')]),
+        ("connection reset x3, then an answer", [reset()] * 3 + ["[]"]),
+    ]
+
+
+def replay(replies: list) -> Callable[[dict], Any]:
+    queue = list(replies)
+    return lambda request: queue.pop(0) if len(queue) > 1 else queue[0]
+
+
+@contextmanager
+def silent_endpoint() -> Iterator[str]:
+    """Accepts connections and never reads or answers them."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.1)
+    held, stop = [], threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join()
+        for conn in held:
+            conn.close()
+        listener.close()
+
+
+def timed_call(llm: Any, function_timeout: float, reserve: float) -> dict:
+    """One model call inside an invocation's deadline, as the handler runs it."""
+    started = time.monotonic()
+    with deadline.until(deadline.at_the_latest(LambdaContext(function_timeout), reserve)):
+        budget = deadline.remaining()
+        try:
+            llm.complete(*PROMPT)
+            outcome = "answered"
+        except ModelError as exc:
+            outcome = f"{type(exc).__name__} ({exc.code})"
+    took = time.monotonic() - started
+    return {"outcome": outcome, "took_s": round(took, 2), "deadline_s": round(budget, 2),
+            "over_deadline_s": round(max(0.0, took - budget), 2), "left_of_timeout_s": round(function_timeout - took, 2)}
+
+
+def run(scale: float) -> tuple[float, list[dict]]:
+    function_timeout = float(load_template()["Resources"]["ExtractFunction"]["Properties"]["Timeout"]) * scale
+    reserve, attempt_cap = deadline.RESERVE_SECONDS * scale, DEFAULT_TIMEOUT * scale
+    rows = []
+    for label, replies in faults(scale):
+        with ScriptedModel(replay(replies)) as server:
+            llm = OpenAICompatible("utility", server.base_url, None, timeout=attempt_cap)
+            row = timed_call(llm, function_timeout, reserve)
+            rows.append({"fault": label, "client": "openai (httpx)", "requests": len(server.requests), **row})
+    with silent_endpoint() as endpoint:
+        # aws.py's bedrock-runtime settings today: reads of up to 60 s, botocore retrying once.
+        runtime = boto3.client("bedrock-runtime", region_name="us-east-1", endpoint_url=endpoint,
+                               aws_access_key_id="x", aws_secret_access_key="x",
+                               config=Config(connect_timeout=3, read_timeout=60,
+                                             retries={"mode": "standard", "max_attempts": 2}))
+        row = timed_call(Bedrock("anthropic.claude-3-haiku", runtime, timeout=attempt_cap), function_timeout, reserve)
+        rows.append({"fault": "hang (accepts, never answers)", "client": "bedrock (boto3)", "requests": None, **row})
+    return function_timeout, rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--scale", type=float, default=1.0, help="multiply every duration by this (default 1)")
+    parser.add_argument("--quick", action="store_const", const=0.05, dest="scale", help="--scale 0.05")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    if args.scale <= 0:
+        parser.error("--scale must be positive")
+    function_timeout, rows = run(args.scale)
+    if args.json:
+        print(json.dumps({"function_timeout_s": function_timeout, "rows": rows}, indent=2))
+    else:
+        print(f"ExtractFunction timeout {function_timeout:g} s, reserve {deadline.RESERVE_SECONDS * args.scale:g} s, "
+              f"per-attempt cap {DEFAULT_TIMEOUT * args.scale:g} s")
+        print(f"{'fault':42} {'client':16} {'outcome':36} {'req':>3} {'took':>7} {'deadline':>8} {'over':>5} "
+              f"{'left':>6}")
+        for row in rows:
+            print(f"{row['fault']:42} {row['client']:16} {row['outcome']:36} {row['requests'] or '-':>3} "
+                  f"{row['took_s']:>6.2f}s {row['deadline_s']:>7.2f}s {row['over_deadline_s']:>4.2f}s "
+                  f"{row['left_of_timeout_s']:>5.2f}s")
+    # Fails (for CI) when any call ran past its deadline by more than a second.
+    return 1 if any(row["over_deadline_s"] > 1.0 for row in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
