@@ -21,7 +21,9 @@ _SERVICE_CONFIG = {
     # (botocore's loop knows no deadline, and its retry quota drains in a long-lived container).
     "s3": _CONFIG.merge(Config(retries={"mode": "standard", "total_max_attempts": 1}, read_timeout=5)),
     # A model call can take far longer than a storage call.
-    "bedrock-runtime": _CONFIG.merge(Config(read_timeout=60, retries={"mode": "standard", "max_attempts": 2})),
+    # One attempt, 30 s a read: knowledge.model's loop retries within the deadline, and an attempt it
+    # abandons at the deadline must not keep a connection for minutes.
+    "bedrock-runtime": _CONFIG.merge(Config(read_timeout=30, retries={"mode": "standard", "total_max_attempts": 1})),
 }
 
 

@@ -33,7 +33,7 @@ from .store import ConceptStore, StoredConcept
 from .telemetry import Counters
 
 ENGINE = "engine"
-OUTCOMES = ("created", "confirmed", "merged", "contradiction")
+OUTCOMES = ("created", "confirmed", "merged", "kept_beside", "contradiction")
 MAX_ATTEMPTS = 8
 
 
@@ -45,7 +45,7 @@ class ConsolidationGaveUp(KnowledgeError):
 
 @dataclass(frozen=True)
 class Outcome:
-    kind: str  # created | confirmed | merged | contradiction | replayed
+    kind: str  # created | confirmed | merged | kept_beside | contradiction | replayed
     name: str
     type: str
     attempts: int = 1
@@ -122,11 +122,16 @@ class Consolidator:
                 verdicts[key] = self._judge(tenant, agent, existing, new)
             decision = verdicts[key]
             verdict = decision.why
-            if not decision.related:
+            if decision.same:
+                kind, updated = "confirmed", claims.confirm(existing, sighting.session_id, now)
+            elif not decision.related:
                 kind, updated = "contradiction", claims.contradict(existing, new, sighting.session_id, now)
             elif existing.provenance == "policy" or existing.in_conflict:
                 # A human's concept, or one a human must resolve, is never rewritten by a merge.
                 kind, updated = "confirmed", claims.confirm(existing, sighting.session_id, now)
+            elif (current.actor or "").startswith("operator:"):
+                # An operator wrote this body: the related claim waits beside it for them to fold in.
+                kind, updated = "kept_beside", claims.keep_beside(existing, new, sighting.session_id, now)
             else:
                 kind, updated = "merged", claims.merge(existing, decision.description, decision.body,
                                                         sighting.session_id, now)

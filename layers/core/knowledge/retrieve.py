@@ -21,8 +21,9 @@ from xml.sax.saxutils import escape, quoteattr
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from . import deadline
 from .config import KnowledgeConfig
-from .errors import InvalidConcept, KnowledgeError, NotFound
+from .errors import InvalidConcept, InvalidConfig, KnowledgeError, NotFound, StoreUnavailable
 from .events import RETRIEVED, EventPublishError, Events, detail
 from .names import SLUG_MAX, SLUG_SCHEMA, SessionId, Slug, is_slug
 from .search import MIN_COVERAGE, Hit, Index
@@ -162,11 +163,14 @@ class Retriever:
         `remaining_seconds` (what Lambda says is left) caps the fetch budget."""
         request = parse_request(event)
         budget = self.fetch_budget_seconds
+        ends = None
         if remaining_seconds is not None:
             budget = max(0.0, min(budget, remaining_seconds - INVOCATION_RESERVE_SECONDS))
-        if isinstance(request, LoadRequest):
-            return self.load(request, budget)
-        return self.retrieve(request, budget)
+            ends = time.monotonic() + max(0.0, remaining_seconds - INVOCATION_RESERVE_SECONDS)
+        with deadline.until(ends):  # S3 retries stop in time for the answer
+            if isinstance(request, LoadRequest):
+                return self.load(request, budget)
+            return self.retrieve(request, budget)
 
     def retrieve(self, request: RetrieveRequest, budget: Optional[float] = None) -> dict[str, Any]:
         knowledge = self.knowledge(request.tenant, request.agent, budget)
@@ -216,16 +220,23 @@ class Retriever:
             knowledge = self._agents.setdefault((tenant, agent), AgentKnowledge())
         if self._clock() - knowledge.refreshed_at < self.refresh_seconds and not knowledge.backlog:
             return knowledge
-        deadline = self._clock() + (self.fetch_budget_seconds if budget is None else budget)
+        fetch_until = self._clock() + (self.fetch_budget_seconds if budget is None else budget)
         with knowledge.lock:
-            if self._clock() - knowledge.refreshed_at >= self.refresh_seconds:
-                self._refresh(tenant, agent, knowledge, deadline)
+            try:
+                if self._clock() - knowledge.refreshed_at >= self.refresh_seconds:
+                    self._refresh(tenant, agent, knowledge, fetch_until)
+                    knowledge.refreshed_at = self._clock()
+                elif knowledge.backlog:
+                    self._catch_up(tenant, agent, knowledge, fetch_until)
+            except (StoreUnavailable, deadline.DeadlineExceeded, InvalidConfig) as exc:
+                if knowledge.config_etag is None:
+                    raise  # nothing to serve yet: the engine gets the error
+                # Serve what this container already holds, and look again after the window.
                 knowledge.refreshed_at = self._clock()
-            elif knowledge.backlog:
-                self._catch_up(tenant, agent, knowledge, deadline)
+                self.counters.count("ServedStale", reason=exc.code)
         return knowledge
 
-    def _refresh(self, tenant: str, agent: str, knowledge: AgentKnowledge, deadline: float) -> None:
+    def _refresh(self, tenant: str, agent: str, knowledge: AgentKnowledge, fetch_until: float) -> None:
         try:
             stored = self._store.get_config(tenant, agent, unless_etag=knowledge.config_etag)
         except NotModified:
@@ -248,18 +259,20 @@ class Retriever:
         knowledge.backlog = [item.name for item in listing
                              if index.etag(item.name) != item.etag and knowledge.unreadable.get(item.name) != item.etag]
         self.counters.count("IndexRefreshed")
-        self._catch_up(tenant, agent, knowledge, deadline)
+        self._catch_up(tenant, agent, knowledge, fetch_until)
 
-    def _catch_up(self, tenant: str, agent: str, knowledge: AgentKnowledge, deadline: float) -> None:
+    def _catch_up(self, tenant: str, agent: str, knowledge: AgentKnowledge, fetch_until: float) -> None:
         """Fetch the backlog in chunks (a few hundred parsed concepts held at a time, not all)
         until it is done or the deadline passes; at least one chunk per call, so it ends."""
-        while knowledge.backlog:
-            self._fetch(tenant, agent, knowledge, knowledge.backlog[:FETCH_CHUNK])
-            del knowledge.backlog[:FETCH_CHUNK]
-            if knowledge.backlog and self._clock() >= deadline:
-                self.counters.count("IndexIncomplete")
-                break
-        knowledge.index.settle()
+        try:
+            while knowledge.backlog:
+                self._fetch(tenant, agent, knowledge, knowledge.backlog[:FETCH_CHUNK])
+                del knowledge.backlog[:FETCH_CHUNK]
+                if knowledge.backlog and self._clock() >= fetch_until:
+                    self.counters.count("IndexIncomplete")
+                    break
+        finally:
+            knowledge.index.settle()
 
     def _fetch(self, tenant: str, agent: str, knowledge: AgentKnowledge, names: list[str]) -> None:
         index = knowledge.index

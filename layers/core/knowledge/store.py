@@ -57,6 +57,7 @@ class StoredConcept:
     actor: Optional[str] = None
     reason: Optional[str] = None
     sightings: tuple[str, ...] = ()
+    written_at: Optional[str] = None  # the writer's own stamp (metadata), to the microsecond
 
     @property
     def text(self) -> str:
@@ -392,9 +393,11 @@ class ConceptStore:
         except (Conflict, NotFound):
             # 412 (changed or exists) or 404 (IfMatch on a deleted key): tell the caller what is there now.
             current = self._get_or_none(key, name)
+            if current is not None and current.data == data and current.written_at == metadata["written-at"]:
+                return current  # our own write, whose answer was lost: the retry met it
             raise Conflict(f"concept {name!r} changed since it was read", current) from None
         return StoredConcept(name, data, answer["ETag"], answer.get("VersionId"), None, actor, reason,
-                             tuple(sightings[-SIGHTINGS_KEPT:]))
+                             tuple(sightings[-SIGHTINGS_KEPT:]), metadata["written-at"])
 
     def _get(self, key: str, name: str, version_id: Optional[str] = None) -> StoredConcept:
         kwargs = {"VersionId": version_id} if version_id else {}
@@ -403,7 +406,7 @@ class ConceptStore:
         sightings = tuple(s for s in meta.get("sightings", "").split(",") if _SIGHTING_ID.fullmatch(s))
         return StoredConcept(
             name, answer["Body"], answer["ETag"], answer.get("VersionId"),
-            answer.get("LastModified"), meta.get("actor"), meta.get("reason"), sightings,
+            answer.get("LastModified"), meta.get("actor"), meta.get("reason"), sightings, meta.get("written-at"),
         )
 
     def _get_or_none(self, key: str, name: str) -> Optional[StoredConcept]:
