@@ -336,3 +336,31 @@ def test_an_unreadable_concept_is_never_overwritten_and_its_sighting_fails(conso
     assert answer == {"batchItemFailures": [{"itemIdentifier": "m0"}]}
     body = s3.get_object(Bucket=bucket, Key=concept_key(T, A, "frete-gratis"))["Body"].read()
     assert body == b"---\nname: [1, 2]\n---\nbody\n"
+
+
+def test_each_version_links_to_where_its_sighting_was_quoted_never_the_quote(consolidate, store, s3, bucket):
+    from knowledge.adapters import TurnArchive
+    from knowledge.evidence import EvidenceLink
+    from knowledge.sighting import EvidenceRef
+    from knowledge.store import concept_key
+
+    completed = datetime(2026, 11, 20, 14, 5, 31, 123456, tzinfo=timezone.utc)
+    first = sighting("sess_1").model_copy(update={"evidence": EvidenceRef(completed_at=completed, message=2,
+                                                                           start=10, end=58)})
+    run(consolidate, first)
+    run(consolidate, sighting("sess_2"))  # a sighting from an engine one release behind: no link
+    [second, created] = store.versions(T, A, "frete-gratis")
+    assert created.evidence == EvidenceLink("sess_1", "t1", completed, 2, 10, 58)
+    assert second.evidence is None
+    assert TurnArchive.key_for(T, A, created.evidence.completed_at, "sess_1", "t1") == (
+        "default/store-support/turns/20261120T140531.123456Z/sess_1/t1.json")
+    head = s3.head_object(Bucket=bucket, Key=concept_key(T, A, "frete-gratis"), VersionId=created.version_id)
+    assert head["Metadata"]["evidence"] == "sess_1/t1/20261120T140531.123456Z/2/10-58"
+
+
+@pytest.mark.parametrize("text", ["", "x", "a/b/20261120T140531.123456Z/2/58-10", "a b/t/20261120T140531.123456Z/1/0-1",
+                                  "s/t/20261340T140531.123456Z/1/0-1", "s/t/20261120T140531.123456Z/1/0-1/extra"])
+def test_a_link_that_is_not_one_reads_as_none(text):
+    from knowledge.evidence import EvidenceLink
+
+    assert EvidenceLink.decode(text) is None

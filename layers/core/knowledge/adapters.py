@@ -17,8 +17,9 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from . import awscall
 from .config import KnowledgeConfig
-from .errors import Conflict, KnowledgeError, NotFound, NotModified
-from .names import check_slug
+from .evidence import STAMP
+from .errors import Conflict, InvalidName, KnowledgeError, NotFound, NotModified
+from .names import check_slug, is_session_id
 from .sighting import Sighting
 from .store import ConceptStore
 from .turn import Turn, parse_turn
@@ -65,10 +66,16 @@ class TurnArchive:
 
     @staticmethod
     def stamp(moment: datetime) -> str:
-        return moment.astimezone(timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+        return moment.astimezone(timezone.utc).strftime(STAMP)
 
     def key(self, turn: Turn) -> str:
-        return f"{self.prefix(turn.tenant, turn.agent)}{self.stamp(turn.completed_at)}/{turn.session_id}/{turn.turn_id}.json"
+        return self.key_for(turn.tenant, turn.agent, turn.completed_at, turn.session_id, turn.turn_id)
+
+    @classmethod
+    def key_for(cls, tenant: str, agent: str, completed_at: datetime, session_id: str, turn_id: str) -> str:
+        if not (is_session_id(session_id) and is_session_id(turn_id)):
+            raise InvalidName("session_id", "letters, digits, '.', '_', ':', '-'; at most 128")
+        return f"{cls.prefix(tenant, agent)}{cls.stamp(completed_at)}/{session_id}/{turn_id}.json"
 
     def put(self, turn: Turn) -> bool:
         """Archive a turn; False when it was already archived (a redelivery, or our own write

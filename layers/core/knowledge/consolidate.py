@@ -25,6 +25,7 @@ from typing import Callable, Optional
 from . import claims, deadline
 from .adapters import ConfigCache, SightingLedger, sighting_id
 from .concept import Concept, utc_now
+from .evidence import EvidenceLink
 from .errors import Conflict, KnowledgeError
 from .events import CONFLICT, LEARNED, Events, detail
 from .model import ModelCache, ModelError, ModelUnavailable
@@ -108,8 +109,9 @@ class Consolidator:
     def _write(self, sighting: Sighting, new: Concept, current: Optional[StoredConcept], me: str, attempt: int,
                verdicts: dict[str, claims.Verdict]) -> tuple[Outcome, Concept]:
         tenant, agent = sighting.tenant, sighting.agent
+        evidence = EvidenceLink.of(sighting)
         if current is None:
-            self._store.create(tenant, agent, new, actor=ENGINE, reason="created", sightings=(me,))
+            self._store.create(tenant, agent, new, actor=ENGINE, reason="created", sightings=(me,), evidence=evidence)
             return Outcome("created", new.name, new.type, attempt), new
         existing = current.concept
         now = utc_now()
@@ -136,7 +138,7 @@ class Consolidator:
                 kind, updated = "merged", claims.merge(existing, decision.description, decision.body,
                                                         sighting.session_id, now)
         self._store.replace(tenant, agent, updated, if_match=current.etag, actor=ENGINE, reason=kind,
-                            sightings=(me,))
+                            sightings=(me,), evidence=evidence)
         return Outcome(kind, new.name, existing.type, attempt, verdict), updated
 
     def _judge(self, tenant: str, agent: str, existing: Concept, new: Concept) -> claims.Verdict:

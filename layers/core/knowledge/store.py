@@ -21,6 +21,7 @@ from typing import Any, Iterator, Optional
 from . import awscall, deadline
 from .concept import Concept, parse
 from .config import KnowledgeConfig, parse_config
+from .evidence import EvidenceLink
 from .errors import Conflict, InvalidConcept, InvalidName, KnowledgeError, NotFound, NotModified
 from .names import check_slug
 
@@ -109,6 +110,7 @@ class VersionInfo:
     size: int
     deleted: bool
     latest: bool
+    evidence: Optional[EvidenceLink] = None  # where the sighting that wrote it was quoted
 
 
 @dataclass(frozen=True)
@@ -208,24 +210,25 @@ class ConceptStore:
 
     # ------------------------------------------------------------ writing
     def create(self, tenant: str, agent: str, concept: Concept, *, actor: str, reason: str = "created",
-               sightings: tuple[str, ...] = ()) -> StoredConcept:
+               sightings: tuple[str, ...] = (), evidence: Optional[EvidenceLink] = None) -> StoredConcept:
         """Write a concept whose name is new (or deleted); Conflict when it already exists."""
         key = concept_key(tenant, agent, concept.name)
         return self._put(key, concept.name, concept.render().encode("utf-8"), actor, reason, if_none_match=True,
-                         sightings=sightings)
+                         sightings=sightings, evidence=evidence)
 
     def replace(
         self, tenant: str, agent: str, concept: Concept, *, if_match: str, actor: str, reason: str,
-        sightings: tuple[str, ...] = (),
+        sightings: tuple[str, ...] = (), evidence: Optional[EvidenceLink] = None,
     ) -> StoredConcept:
         """Compare-and-swap: write only if the stored ETag is still `if_match`.
 
         `sightings` (the id of the sighting this version applies, kept in its metadata) lets
-        consolidation recognise a sighting it already wrote when its queue message comes back.
+        consolidation recognise a sighting it already wrote when its queue message comes back;
+        `evidence` is where that sighting's claim was quoted.
         """
         key = concept_key(tenant, agent, concept.name)
         return self._put(key, concept.name, concept.render().encode("utf-8"), actor, reason, if_match=if_match,
-                         sightings=sightings)
+                         sightings=sightings, evidence=evidence)
 
     def delete(self, tenant: str, agent: str, name: str, *, actor: str) -> str:
         """Add a delete marker (restorable) and record who did it; returns the marker's version id."""
@@ -285,7 +288,8 @@ class ConceptStore:
                                    "delete", 0, True, bool(item.get("IsLatest")))
             meta = self._call("head_object", Bucket=self.bucket, Key=key, VersionId=vid).get("Metadata", {})
             return VersionInfo(vid, _precise(meta.get("written-at"), item["LastModified"]), meta.get("actor"),
-                               meta.get("reason"), item["Size"], False, bool(item.get("IsLatest")))
+                               meta.get("reason"), item["Size"], False, bool(item.get("IsLatest")),
+                               EvidenceLink.decode(meta.get("evidence")))
 
         with ThreadPoolExecutor(max_workers=min(self._max_workers, len(raw))) as pool:
             infos = list(pool.map(deadline.carry(describe), raw))
@@ -378,9 +382,12 @@ class ConceptStore:
     def _put(
         self, key: str, name: str, data: bytes, actor: str, reason: str, *,
         if_match: Optional[str] = None, if_none_match: bool = False, sightings: tuple[str, ...] = (),
+        evidence: Optional[EvidenceLink] = None,
     ) -> StoredConcept:
         condition: dict[str, str] = {"IfNoneMatch": "*"} if if_none_match else {"IfMatch": if_match or ""}
         metadata = self._metadata(actor, reason)
+        if evidence is not None:
+            metadata["evidence"] = evidence.encode()
         if sightings:
             if not all(_SIGHTING_ID.fullmatch(s) for s in sightings):
                 raise KnowledgeError("sighting ids must be 16 lowercase hex characters")
