@@ -364,3 +364,18 @@ def test_a_link_that_is_not_one_reads_as_none(text):
     from knowledge.evidence import EvidenceLink
 
     assert EvidenceLink.decode(text) is None
+
+
+def test_a_related_claim_never_rewrites_an_operators_body_it_waits_beside_it(consolidate, store, script):
+    store.create(T, A, make_concept("frete-gratis", **FRETE), actor="operator:ana")
+    script.replies.append(json.dumps({"verdict": "related", "description": "Rewritten by the model.",
+                                      "body": "Rewritten by the model."}))
+    assert run(consolidate, sighting("sess_2", description="The R$199 threshold applies after discounts.",
+                                     body="The R$199 free-shipping threshold is checked after discounts.")) == {
+        "batchItemFailures": []}
+    stored = store.get(T, A, "frete-gratis")
+    concept = stored.concept
+    assert concept.description == FRETE["description"]
+    assert concept.body.startswith(FRETE["body"] + "\n\n## Related claims\n")
+    assert "checked after discounts" in concept.body and not concept.in_conflict
+    assert (concept.occurrences, stored.reason, stored.actor) == (2, "kept_beside", "engine")

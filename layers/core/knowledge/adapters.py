@@ -104,6 +104,26 @@ class TurnArchive:
         return parse_turn(body)
 
 
+class ExtractionLedger:
+    """Which turns the model has already read: {tenant}/{agent}/extracted/{session_id}/{turn_id} in
+    SESSIONS_BUCKET, written once the turn's sightings are on the queue. A redelivered turn that
+    finds its marker is not sent to the model again (backfill re-reads on purpose and skips this)."""
+
+    def __init__(self, s3: Any, bucket: str):
+        self._s3, self.bucket = s3, bucket
+
+    @staticmethod
+    def key(turn: Turn) -> str:
+        return f"{check_slug('tenant', turn.tenant)}/{check_slug('agent', turn.agent)}/extracted/" \
+               f"{turn.session_id}/{turn.turn_id}"
+
+    def done(self, turn: Turn) -> bool:
+        return awscall.succeeds(NotFound, self._s3, "head_object", Bucket=self.bucket, Key=self.key(turn))
+
+    def mark(self, turn: Turn) -> None:
+        awscall.call(self._s3, "put_object", Bucket=self.bucket, Key=self.key(turn), Body=b"")
+
+
 def _before(key: str) -> str:
     """A StartAfter value that still includes `key` itself."""
     return key[:-1] + chr(ord(key[-1]) - 1) if key else key

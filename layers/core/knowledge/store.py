@@ -25,7 +25,7 @@ from .evidence import EvidenceLink
 from .errors import Conflict, InvalidConcept, InvalidName, KnowledgeError, NotFound, NotModified
 from .names import check_slug
 
-REASONS = ("created", "confirmed", "merged", "contradiction", "edit", "restore", "delete")
+REASONS = ("created", "confirmed", "merged", "kept_beside", "contradiction", "edit", "restore", "delete")
 _ACTOR = re.compile(r"engine|operator:[A-Za-z0-9._@+:-]{1,128}")
 _VERSION_ID = re.compile(r"[A-Za-z0-9._+=-]{1,1024}")
 _SIGHTING_ID = re.compile(r"[0-9a-f]{16}")
