@@ -241,13 +241,13 @@ def large_agent(counted, monkeypatch):
     """The demo agent plus one newer concept, fetched two at a time, each fetch a second."""
     import time
 
-    from knowledge import retrieve
+    from knowledge import warm
 
     store, calls = counted
     time.sleep(1.1)  # listings tell time to the second
     store.create(T, A, make_concept("frete-campinas-sabado", description="Campinas frete also on Saturdays.",
                                     body="Frete to Campinas ships on Saturdays too."), actor="engine")
-    monkeypatch.setattr(retrieve, "FETCH_CHUNK", 2)
+    monkeypatch.setattr(warm, "FETCH_CHUNK", 2)
     clock = Clock()
     calls.clear()
     return SlowStore(store, clock), clock, calls

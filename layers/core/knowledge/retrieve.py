@@ -1,21 +1,14 @@
 """Retrieval: the per-turn <knowledge> block and the load_knowledge tool, from a warm index.
 
-The container keeps one index per agent. At most once per refresh window it lists the
-agent's concepts (and re-checks its knowledge.yaml with a conditional GET); only changed
-concepts are fetched (in parallel, newest first) and parsed, deleted ones are dropped.
-Between refreshes a call makes no S3 request at all.
-
-Fetching has a time budget per call. An agent too large to load in one call (a cold
-container, thousands of concepts) is answered from the part already indexed, and the next
-calls fetch the rest without listing again: a first turn is never held past the budget,
-and the function never times out trying to warm up.
+The index is the container's warm per-agent index (knowledge.warm): refreshed at most once
+per refresh window, only changed concepts fetched, a time budget per call, the warm index
+served when S3 fails. Between refreshes a call makes no S3 request at all.
 """
 
 from __future__ import annotations
 
-import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Optional
 from xml.sax.saxutils import escape, quoteattr
 
@@ -23,19 +16,18 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from . import deadline
 from .config import KnowledgeConfig
-from .errors import InvalidConcept, InvalidConfig, KnowledgeError, NotFound, StoreUnavailable
+from .errors import KnowledgeError, NotFound
 from .events import RETRIEVED, EventPublishError, Events, detail
 from .names import SLUG_MAX, SLUG_SCHEMA, SessionId, Slug, is_slug
 from .search import MIN_COVERAGE, Hit, Index
-from .store import ConceptStore, NotModified
+from .store import ConceptStore
 from .telemetry import Counters
 from .validation import validate_object
+from .warm import FETCH_BUDGET_SECONDS, AgentKnowledge, WarmIndexes
 
 PRIORITY = 77
 _QUOTE = {'"': "&quot;"}  # escape() covers & < >; quotes too, so nothing in the block looks like markup
 MESSAGE_MAX_CHARS = 8000
-FETCH_CHUNK = 128  # concepts fetched and indexed between two looks at the clock
-FETCH_BUDGET_SECONDS = 4.0
 # Kept free of fetching at the end of an invocation, for the answer itself.
 INVOCATION_RESERVE_SECONDS = 1.5
 INSTRUCTION = (
@@ -133,29 +125,15 @@ def select(index: Index, message: str, config: KnowledgeConfig) -> list[Injected
     return injected + linked
 
 
-@dataclass
-class AgentKnowledge:
-    config: Optional[KnowledgeConfig] = None
-    config_etag: Optional[str] = None
-    index: Index = field(default_factory=Index)
-    refreshed_at: float = float("-inf")
-    unreadable: dict[str, str] = field(default_factory=dict)  # name -> ETag that did not parse
-    # Changed concepts found by a listing but not fetched yet (a refresh ran out of time).
-    backlog: list[str] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-
 class Retriever:
     def __init__(self, store: ConceptStore, events: Events, *, refresh_seconds: float = 5.0,
                  fetch_budget_seconds: float = FETCH_BUDGET_SECONDS,
                  counters: Optional[Counters] = None, clock: Callable[[], float] = time.monotonic):
-        self._store, self._events = store, events
-        self.refresh_seconds = refresh_seconds
+        self._events = events
         self.fetch_budget_seconds = fetch_budget_seconds
         self.counters = counters or Counters()
-        self._clock = clock
-        self._agents: dict[tuple[str, str], AgentKnowledge] = {}
-        self._agents_lock = threading.Lock()
+        self._warm = WarmIndexes(store, lambda config: config.retrieve, refresh_seconds=refresh_seconds,
+                                 fetch_budget_seconds=fetch_budget_seconds, counters=self.counters, clock=clock)
 
     # ------------------------------------------------------------ the two calls
     def handle(self, event: Any, remaining_seconds: Optional[float] = None) -> dict[str, Any]:
@@ -188,11 +166,8 @@ class Retriever:
         knowledge = self.knowledge(request.tenant, request.agent, budget)
         if knowledge.config is None or not knowledge.config.retrieve:
             raise NotFound("retrieval is off for this agent")
-        if request.name not in knowledge.index.docs and request.name in knowledge.backlog:
-            with knowledge.lock:  # not reached yet by the warm-up: this one now
-                if request.name in knowledge.backlog:
-                    self._fetch(request.tenant, request.agent, knowledge, [request.name])
-                    knowledge.backlog.remove(request.name)
+        # Not reached yet by the warm-up: this one now.
+        self._warm.fetch_pending(request.tenant, request.agent, knowledge, request.name)
         doc = knowledge.index.docs.get(request.name)
         if doc is None:
             raise NotFound(f"no such concept: {request.name}")
@@ -214,74 +189,5 @@ class Retriever:
 
     # ------------------------------------------------------------ the warm index
     def knowledge(self, tenant: str, agent: str, budget: Optional[float] = None) -> AgentKnowledge:
-        """The agent's config and index, refreshed when the window has passed, and caught up
-        (within `budget` seconds of fetching) while a backlog remains."""
-        with self._agents_lock:
-            knowledge = self._agents.setdefault((tenant, agent), AgentKnowledge())
-        if self._clock() - knowledge.refreshed_at < self.refresh_seconds and not knowledge.backlog:
-            return knowledge
-        fetch_until = self._clock() + (self.fetch_budget_seconds if budget is None else budget)
-        with knowledge.lock:
-            try:
-                if self._clock() - knowledge.refreshed_at >= self.refresh_seconds:
-                    self._refresh(tenant, agent, knowledge, fetch_until)
-                    knowledge.refreshed_at = self._clock()
-                elif knowledge.backlog:
-                    self._catch_up(tenant, agent, knowledge, fetch_until)
-            except (StoreUnavailable, deadline.DeadlineExceeded, InvalidConfig) as exc:
-                if knowledge.config_etag is None:
-                    raise  # nothing to serve yet: the engine gets the error
-                # Serve what this container already holds, and look again after the window.
-                knowledge.refreshed_at = self._clock()
-                self.counters.count("ServedStale", reason=exc.code)
-        return knowledge
-
-    def _refresh(self, tenant: str, agent: str, knowledge: AgentKnowledge, fetch_until: float) -> None:
-        try:
-            stored = self._store.get_config(tenant, agent, unless_etag=knowledge.config_etag)
-        except NotModified:
-            pass
-        else:
-            knowledge.config = stored.config if stored else None
-            knowledge.config_etag = stored.etag if stored else None
-        if knowledge.config is None or not knowledge.config.retrieve:
-            if len(knowledge.index):
-                knowledge.index = Index()
-            knowledge.backlog = []
-            return
-        index = knowledge.index
-        listing = self._store.list(tenant, agent)
-        listed = {item.name for item in listing}
-        for name in [name for name in index.docs if name not in listed]:
-            index.remove(name)
-        # Newest first: what a warm-up cut short leaves out is the oldest knowledge.
-        listing.sort(key=lambda item: (item.last_modified, item.name), reverse=True)
-        knowledge.backlog = [item.name for item in listing
-                             if index.etag(item.name) != item.etag and knowledge.unreadable.get(item.name) != item.etag]
-        self.counters.count("IndexRefreshed")
-        self._catch_up(tenant, agent, knowledge, fetch_until)
-
-    def _catch_up(self, tenant: str, agent: str, knowledge: AgentKnowledge, fetch_until: float) -> None:
-        """Fetch the backlog in chunks (a few hundred parsed concepts held at a time, not all)
-        until it is done or the deadline passes; at least one chunk per call, so it ends."""
-        try:
-            while knowledge.backlog:
-                self._fetch(tenant, agent, knowledge, knowledge.backlog[:FETCH_CHUNK])
-                del knowledge.backlog[:FETCH_CHUNK]
-                if knowledge.backlog and self._clock() >= fetch_until:
-                    self.counters.count("IndexIncomplete")
-                    break
-        finally:
-            knowledge.index.settle()
-
-    def _fetch(self, tenant: str, agent: str, knowledge: AgentKnowledge, names: list[str]) -> None:
-        index = knowledge.index
-        for stored_concept in self._store.fetch_many(tenant, agent, names):
-            if stored_concept is None:
-                continue
-            try:
-                index.upsert(stored_concept.name, stored_concept.etag, stored_concept.concept, stored_concept.data)
-            except InvalidConcept:
-                index.remove(stored_concept.name)
-                knowledge.unreadable[stored_concept.name] = stored_concept.etag
-                self.counters.count("ConceptUnreadable")
+        """The agent's config and index (knowledge.warm), caught up within `budget` seconds."""
+        return self._warm.knowledge(tenant, agent, budget)
