@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from knowledge.config import parse_config, render_config
+from knowledge.config import AgentConfig, parse_agent_config, parse_config, render_agent_config, render_config
 from knowledge.errors import InvalidConfig
 
 
@@ -52,7 +52,8 @@ def test_fts5_is_accepted_and_falls_back_to_scan_with_a_log(caplog):
     ("knowledge:\n  index: vector\n", "knowledge.index"),
     ("knowledge:\n  prompt: " + "x" * 4001 + "\n", "knowledge.prompt"),
     ("knowledge: [1, 2]\n", "must be a mapping"),
-    ("other: 1\n", "exactly one top-level key"),
+    ("other: 1\n", "other: unknown top-level key"),
+    ("- knowledge\n", "must be a mapping of blocks"),
     ("knowledge:\n  top_k: [\n", "line 3: invalid YAML"),
 ])
 def test_bad_blocks_are_clear_errors(document, fragment):
@@ -116,3 +117,94 @@ def test_any_input_is_a_config_none_or_invalid_config(document):
     except InvalidConfig:
         return
     assert config is None or parse_config(render_config(config)) == config
+
+
+# ------------------------------------------------------------------ the `distill:` block (Facts)
+
+
+def test_the_file_holds_both_blocks_and_each_is_read():
+    config = parse_agent_config("knowledge:\n  top_k: 3\ndistill:\n  enabled: true\n  idle_hours: 6\n"
+                                "  min_messages: 3\n  max_proposals: 10\n  prompt: 'tamanho, orçamento'\n"
+                                "  model: openai:llama3.1\n")
+    assert config.knowledge.top_k == 3
+    assert (config.distill.enabled, config.distill.idle_hours, config.distill.min_messages,
+            config.distill.max_proposals, config.distill.prompt, config.distill.model) == (
+        True, 6, 3, 10, "tamanho, orçamento", "openai:llama3.1")
+
+
+def test_a_file_with_only_distill_turns_knowledge_off():
+    assert parse_config("distill:\n  idle_hours: 2\n") is None
+    assert parse_agent_config("distill:\n  idle_hours: 2\n").distill.idle_hours == 2
+
+
+@pytest.mark.parametrize("document", [None, "", "knowledge: {}\n", "distill:\n", "# nada\n"])
+def test_an_absent_distill_block_means_distillation_is_off(document):
+    assert parse_agent_config(document).distill is None
+
+
+def test_distill_defaults_when_the_block_is_present_but_empty():
+    distill = parse_agent_config("distill: {}\n").distill
+    assert (distill.enabled, distill.idle_hours, distill.min_messages, distill.max_proposals,
+            distill.prompt, distill.model) == (True, 6, 3, 10, None, None)
+
+
+def test_a_fraction_of_an_hour_is_an_idle_time():
+    assert parse_agent_config("distill:\n  idle_hours: 0.25\n").distill.idle_hours == 0.25
+
+
+@pytest.mark.parametrize("document, fragment", [
+    ("distill:\n  idle_hour: 6\n", "distill.idle_hour: unknown key"),
+    ("distill:\n  enabled: 'yes'\n", "distill.enabled"),
+    ("distill:\n  enabled: 1\n", "distill.enabled"),
+    ("distill:\n  idle_hours: '6'\n", "distill.idle_hours"),
+    ("distill:\n  idle_hours: true\n", "distill.idle_hours"),
+    ("distill:\n  idle_hours: 0\n", "distill.idle_hours"),
+    ("distill:\n  idle_hours: -1\n", "distill.idle_hours"),
+    ("distill:\n  idle_hours: .nan\n", "distill.idle_hours"),
+    ("distill:\n  idle_hours: .inf\n", "distill.idle_hours"),
+    ("distill:\n  idle_hours: 100000\n", "distill.idle_hours"),
+    ("distill:\n  min_messages: 0\n", "distill.min_messages"),
+    ("distill:\n  min_messages: 2.5\n", "distill.min_messages"),
+    ("distill:\n  min_messages: '3'\n", "distill.min_messages"),
+    ("distill:\n  max_proposals: 0\n", "distill.max_proposals"),
+    ("distill:\n  max_proposals: 51\n", "distill.max_proposals"),
+    ("distill:\n  max_proposals: 3.0\n", "distill.max_proposals"),
+    ("distill:\n  prompt: " + "x" * 4001 + "\n", "distill.prompt"),
+    ("distill:\n  prompt: [a, b]\n", "distill.prompt"),
+    ("distill:\n  model: gpt-4\n", "bedrock:<model-id> or openai:<model-name>"),
+    ("distill: [1, 2]\n", "distill: must be a mapping"),
+    ("distill: true\n", "distill: must be a mapping"),
+    ("distill:\n  scope: tenant\n", "distill.scope: unknown key"),
+    ("knowledge: {}\ndistill:\n  idle_hours: 1\ndistill:\n  idle_hours: 2\n", "duplicate key 'distill'"),
+    ("distill:\n  <<: {idle_hours: 3}\n", "merge key << is not allowed"),
+])
+def test_bad_distill_blocks_are_clear_errors_naming_the_key(document, fragment):
+    with pytest.raises(InvalidConfig) as caught:
+        parse_agent_config(document)
+    assert fragment in str(caught.value)
+
+
+def test_a_bad_distill_block_refuses_the_whole_file_for_knowledge_too():
+    # One file: the studio's save (which parses it with parse_config) refuses it whole.
+    with pytest.raises(InvalidConfig) as caught:
+        parse_config("knowledge: {}\ndistill:\n  max_proposals: 500\n")
+    assert "distill.max_proposals" in str(caught.value)
+
+
+def test_render_reads_back_both_blocks():
+    config = parse_agent_config("knowledge:\n  types: [fact]\ndistill:\n  idle_hours: 1.5\n  prompt: 'Só: tamanho'\n")
+    assert parse_agent_config(render_agent_config(config)) == config
+    assert parse_agent_config(render_agent_config(AgentConfig())) == AgentConfig()
+
+
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(
+    ["distill:", "knowledge:", "\n  ", "enabled: ", "idle_hours: ", "min_messages: ", "max_proposals: ",
+     "prompt: ", "model: ", "true", "0", "6", "0.5", "-1", ".nan", "[", "]", "{", "}", "'", "~", "openai:x",
+     "9" * 40, "&a ", "*a"]), st.text(max_size=4)), max_size=24).map("".join))
+def test_any_input_is_an_agent_config_or_invalid_config(document):
+    try:
+        config = parse_agent_config(document)
+    except InvalidConfig:
+        return
+    assert parse_agent_config(render_agent_config(config)) == config

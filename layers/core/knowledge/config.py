@@ -1,9 +1,16 @@
-"""An agent's `knowledge:` block: pack data that switches the feature on and tunes it."""
+"""The agent's config file (knowledge.yaml): its `knowledge:` and `distill:` blocks, pack data that
+switch each loop on and tune it. Each block is optional; an absent block turns its loop off.
+
+The file is one document shared by both loops, so it is read and validated whole here (a bad
+`distill:` block is refused at save time like a bad `knowledge:` one); the Facts package reads
+its block through `parse_agent_config`, and this module never imports Facts.
+"""
 
 from __future__ import annotations
 
 import logging
-from typing import Literal, Optional
+from dataclasses import dataclass
+from typing import Literal, Optional, Union
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -23,6 +30,12 @@ DEFAULT_MIN_SCORE = 1.0
 _CONFIG_DEPTH = 3
 _CONFIG_ITEMS = 64
 _CONFIG_KEYS = 32
+
+
+def _model_ref(value: Optional[str]) -> Optional[str]:
+    if value is not None and not MODEL_REF.fullmatch(value):
+        raise ValueError("must be written bedrock:<model-id> or openai:<model-name>")
+    return value
 
 
 class KnowledgeConfig(BaseModel):
@@ -58,9 +71,7 @@ class KnowledgeConfig(BaseModel):
     @field_validator("model")
     @classmethod
     def _model_ref(cls, value: Optional[str]) -> Optional[str]:
-        if value is not None and not MODEL_REF.fullmatch(value):
-            raise ValueError("must be written bedrock:<model-id> or openai:<model-name>")
-        return value
+        return _model_ref(value)
 
     @property
     def effective_index(self) -> Literal["scan"]:
@@ -68,13 +79,63 @@ class KnowledgeConfig(BaseModel):
         return "scan"
 
 
+IDLE_HOURS_MAX = 24 * 30  # a session idle longer than this has long left the archive's window
+
+
+class DistillConfig(BaseModel):
+    """The `distill:` block (Facts). A present block with no keys turns distillation on."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    enabled: bool = True
+    # Hours nobody has written to a session before it is distilled; a fraction is allowed (a demo).
+    idle_hours: Union[int, float] = Field(default=6, gt=0, le=IDLE_HOURS_MAX)
+    min_messages: int = Field(default=3, ge=1, le=10_000)
+    max_proposals: int = Field(default=10, ge=1, le=50)
+    prompt: Optional[str] = Field(default=None, max_length=PROMPT_MAX)
+    model: Optional[str] = None
+
+    @field_validator("idle_hours", mode="before")
+    @classmethod
+    def _hours(cls, value: object) -> object:
+        # bool is an int to Python; a YAML `true` is not a number of hours. inf and nan are refused by the bounds.
+        if isinstance(value, bool):
+            raise ValueError("must be a number of hours")
+        return value
+
+    @field_validator("model")
+    @classmethod
+    def _model_ref(cls, value: Optional[str]) -> Optional[str]:
+        return _model_ref(value)
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """Both blocks of the agent's config file; None where a block is absent (that loop is off)."""
+
+    knowledge: Optional[KnowledgeConfig] = None
+    distill: Optional[DistillConfig] = None
+
+
+_BLOCKS = ("knowledge", "distill")
+
+
 def parse_config(document: str | bytes | None) -> Optional[KnowledgeConfig]:
     """Parse knowledge.yaml. None (feature off) when the document or its `knowledge:` key is absent.
 
-    Raises InvalidConfig, and nothing else, for any other input.
+    The whole file is validated, `distill:` included. Raises InvalidConfig, and nothing else,
+    for any other input.
+    """
+    return parse_agent_config(document).knowledge
+
+
+def parse_agent_config(document: str | bytes | None) -> AgentConfig:
+    """Parse knowledge.yaml into both of its blocks, each None when absent.
+
+    Raises InvalidConfig, and nothing else, for any input that is not a valid file.
     """
     if document is None:
-        return None
+        return AgentConfig()
     if not isinstance(document, (str, bytes)):
         raise InvalidConfig("knowledge.yaml must be text")
     if len(document) > CONFIG_MAX_BYTES or (
@@ -91,21 +152,30 @@ def parse_config(document: str | bytes | None) -> Optional[KnowledgeConfig]:
         where = f" line {exc.line + 1}" if exc.line is not None else ""
         raise InvalidConfig(f"knowledge.yaml{where}: {exc.message}") from None
     if data is None:
-        return None
-    if not isinstance(data, dict) or set(data) - {"knowledge"}:
-        raise InvalidConfig("knowledge.yaml must hold exactly one top-level key, `knowledge:`")
-    block = data.get("knowledge")
+        return AgentConfig()
+    if not isinstance(data, dict):
+        raise InvalidConfig("knowledge.yaml must be a mapping of blocks (`knowledge:`, `distill:`)")
+    unknown = [key for key in data if key not in _BLOCKS]
+    if unknown:
+        raise InvalidConfig(f"knowledge.yaml: {unknown[0][:64]}: unknown top-level key "
+                            "(the file holds `knowledge:` and `distill:`)")
+    knowledge = _block(data, "knowledge", KnowledgeConfig)
+    distill = _block(data, "distill", DistillConfig)
+    if knowledge is not None and knowledge.index == "fts5":
+        logger.warning("knowledge index fts5 is not built yet; falling back to scan")
+    return AgentConfig(knowledge, distill)
+
+
+def _block(data: dict, name: str, model: type[BaseModel]):
+    block = data.get(name)
     if block is None:
         return None
     if not isinstance(block, dict):
-        raise InvalidConfig("knowledge: must be a mapping of settings")
+        raise InvalidConfig(f"{name}: must be a mapping of settings")
     try:
-        config = KnowledgeConfig.model_validate(block)
+        return model.model_validate(block)
     except ValidationError as exc:
-        raise InvalidConfig("; ".join(describe_errors(exc, prefix="knowledge."))) from None
-    if config.index == "fts5":
-        logger.warning("knowledge index fts5 is not built yet; falling back to scan")
-    return config
+        raise InvalidConfig("; ".join(describe_errors(exc, prefix=f"{name}."))) from None
 
 
 def render_config(config: KnowledgeConfig) -> str:
@@ -114,3 +184,13 @@ def render_config(config: KnowledgeConfig) -> str:
     block["types"] = list(config.types)
     return yaml.safe_dump({"knowledge": block}, sort_keys=False, allow_unicode=True)
 
+
+
+def render_agent_config(config: AgentConfig) -> str:
+    """knowledge.yaml text holding each present block (every key written out)."""
+    out: dict = {}
+    if config.knowledge is not None:
+        out.update(yaml.safe_load(render_config(config.knowledge)))
+    if config.distill is not None:
+        out["distill"] = config.distill.model_dump(mode="json", exclude_none=True)
+    return yaml.safe_dump(out, sort_keys=False, allow_unicode=True) if out else ""
