@@ -263,3 +263,20 @@ def test_pii_is_redacted_from_description_and_body_and_counted():
 def test_pii_in_a_name_rejects_the_candidate():
     report = run([item(name="cliente 52998224725")])
     assert report.rejected == {"pii_in_name": 1}
+
+
+NEGATED = said(("user", "Oi, boa tarde! Comprei na promoção (pedido 48213), posso devolver?"),
+               ("assistant", "Infelizmente não aceitamos devolução de produto comprado em promoção; fazemos a troca "
+                             "em até 7 dias. Aceitamos devolução de produtos sem uso em até 30 dias."))
+
+
+@pytest.mark.parametrize("evidence, passes", [
+    ("aceitamos devolução de produto comprado em promoção", False),  # cut from just after "não"
+    ("fazemos a troca em até 7 dias", True),
+    ("Aceitamos devolução de produtos sem uso em até 30 dias", True),  # "sem" inside the quote is fine
+])
+def test_a_quote_cut_from_right_after_a_negation_is_not_evidence_of_the_claim(evidence, passes):
+    report = run([item(name="devolucao-promocao", type="policy", description="Returns of sale items.",
+                       body="Sale items may be returned.", evidence=evidence)], NEGATED, ALL_TYPES)
+    assert bool(report.candidates) is passes
+    assert report.rejected == ({} if passes else {"evidence_negated": 1})

@@ -53,6 +53,10 @@ TOO_LARGE = "too_large"
 EVIDENCE_MISSING = "evidence_missing"
 EVIDENCE_NOT_FOUND = "evidence_not_found"
 EVIDENCE_NOT_FROM_STORE = "evidence_not_from_store"
+EVIDENCE_NEGATED = "evidence_negated"
+# A quote cut from just after one of these ("não | aceitamos devolução…") supports the opposite claim.
+_NEGATIONS = frozenset("nao nunca jamais nem sem not no never without cannot can't don't doesn't won't".split())
+_CLAUSE_END = re.compile(r"[.;!?:\n]")
 DUPLICATE = "duplicate_name"
 TOO_MANY = "too_many"
 
@@ -142,6 +146,14 @@ def _locate_folding(text: str, needle: str) -> Optional[tuple[int, int]]:
     if at < 0:
         return None
     return origin[at], origin[at + len(needle) - 1] + 1
+
+
+def _negated_before(text: str, start: int) -> bool:
+    """True when one of the three words right before `start`, in the same clause, is a negation."""
+    clause = _CLAUSE_END.split(text[:start])[-1]
+    words = re.findall(r"[\w']+", "".join(c for c in unicodedata.normalize("NFKD", clause.casefold())
+                                           if not unicodedata.combining(c)))
+    return any(word in _NEGATIONS for word in words[-3:])
 
 
 def normalize_name(raw: str) -> Optional[str]:
@@ -238,6 +250,8 @@ def _check(item: object, messages: Sequence[Said], haystack: list[tuple[int, str
     span = locate(messages[source].content, needle)
     if span is None:  # cannot happen while locate folds as _squash does; refused rather than trusted
         return EVIDENCE_NOT_FOUND, None
+    if _negated_before(messages[source].content, span[0]):
+        return EVIDENCE_NEGATED, None
     redacted_description, redacted_body = redact(description), redact(body)
     report.redacted.update(redacted_description.counts)
     report.redacted.update(redacted_body.counts)
