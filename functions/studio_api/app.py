@@ -5,7 +5,7 @@ knowledge.studio, and every domain error is mapped to HTTP once, below.
 """
 
 import os
-from typing import Annotated, Optional
+from typing import Annotated, Literal, Optional
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, CORSConfig, Response, content_types
@@ -17,8 +17,8 @@ from knowledge import wiring
 from knowledge.errors import (Conflict, InvalidConcept, InvalidConfig, InvalidName, KnowledgeError, NotFound,
                               StoreUnavailable)
 from knowledge.settings import Settings
-from knowledge.studio import (MARKDOWN_MAX_BYTES, Forbidden, PreconditionRequired, Unauthorized, check_path,
-                              field_errors, operator_from_claims)
+from knowledge.studio import (MARKDOWN_MAX_BYTES, ArchiveNotConfigured, Forbidden, PreconditionRequired,
+                              Unauthorized, check_path, field_errors, operator_from_claims)
 
 logger = Logger()
 studio = wiring.studio(Settings.from_env())
@@ -46,6 +46,64 @@ class ConfigText(BaseModel):
     yaml: str = Field(max_length=32 * 1024, description="knowledge.yaml, with its `knowledge:` key.")
 
 
+class ConceptSummary(BaseModel):
+    name: str
+    type: Optional[str]
+    provenance: Optional[str]
+    confidence: Optional[float]
+    occurrences: Optional[int]
+    updated_at: Optional[str]
+    conflict: bool = Field(description="The body holds a `## Contradiction` for a human to resolve.")
+    related: int = Field(description="Claims kept under `## Related claims` beside an operator's body, "
+                                     "waiting to be folded in.")
+    etag: str
+    problem: Optional[str] = Field(description="Why the stored file does not parse (the other fields are empty).")
+
+
+class ConceptList(BaseModel):
+    concepts: list[ConceptSummary]
+
+
+class StoredConcept(BaseModel):
+    name: str
+    markdown: str = Field(description="The whole document as stored.")
+    etag: str
+    version_id: Optional[str]
+    related: int = Field(description="Claims waiting under `## Related claims`.")
+
+
+class EvidenceLink(BaseModel):
+    session_id: str
+    turn_id: str
+    completed_at: str = Field(description="When the turn completed (UTC).")
+
+
+class Version(BaseModel):
+    version_id: str
+    time: str
+    actor: Optional[str] = Field(description="engine, or operator:<id>.")
+    reason: Optional[str] = Field(description="created, confirmed, merged, contradiction, edit, restore, delete.")
+    size: int
+    deleted: bool
+    latest: bool
+    evidence: Optional[EvidenceLink] = Field(description="Where the sighting that wrote this version was learned: "
+                                                         "a link, never the quote.")
+
+
+class VersionList(BaseModel):
+    versions: list[Version]
+
+
+class Evidence(BaseModel):
+    session_id: str
+    turn_id: str
+    completed_at: str
+    status: Literal["available", "expired"] = Field(
+        description="expired: the archived turn is gone (retention, purge) or no longer holds the quoted span.")
+    excerpt: Optional[str] = Field(description="The quote, read from the archived turn now and redacted; "
+                                               "null when expired.")
+
+
 def operator():
     return operator_from_claims(app.current_event.request_context.authorizer.jwt_claim)
 
@@ -60,25 +118,25 @@ def _error(status: int, exc: KnowledgeError, **extra) -> Response:
 
 # ------------------------------------------------------------------ concepts
 @app.get(f"{BASE}/concepts", summary="List concepts, newest first")
-def list_concepts(tenant: str, agent: str, status: Annotated[Optional[str], Query(pattern="^conflict$")] = None,
+def list_concepts(tenant: str, agent: str, status: Annotated[Optional[str], Query(pattern="^(conflict|related)$")] = None,
                   type: Annotated[Optional[str], Query(pattern="^(fact|entity|procedure|policy|objection)$")] = None,
-                  q: Annotated[Optional[str], Query(max_length=200)] = None) -> dict:
+                  q: Annotated[Optional[str], Query(max_length=200)] = None) -> ConceptList:
     return {"concepts": studio.list(operator(), tenant, agent, status=status, type=type, q=q)}
 
 
 @app.post(f"{BASE}/concepts", summary="Create a concept by hand (provenance policy unless the text says otherwise)")
-def create_concept(tenant: str, agent: str, body: Markdown) -> Response[dict]:
+def create_concept(tenant: str, agent: str, body: Markdown) -> Response[StoredConcept]:
     return _json(201, studio.create(operator(), tenant, agent, body.markdown))
 
 
 @app.get(f"{BASE}/concepts/<name>", summary="One concept: raw markdown, ETag, version id")
-def get_concept(tenant: str, agent: str, name: str) -> dict:
+def get_concept(tenant: str, agent: str, name: str) -> StoredConcept:
     return studio.get(operator(), tenant, agent, name)
 
 
 @app.put(f"{BASE}/concepts/<name>", summary="Save an edit (If-Match: the ETag that was read)")
 def save_concept(tenant: str, agent: str, name: str, body: Markdown,
-                 if_match: Annotated[Optional[str], Header(alias="if-match")] = None) -> dict:
+                 if_match: Annotated[Optional[str], Header(alias="if-match")] = None) -> StoredConcept:
     return studio.save(operator(), tenant, agent, name, body.markdown, if_match)
 
 
@@ -87,19 +145,28 @@ def delete_concept(tenant: str, agent: str, name: str) -> dict:
     return studio.delete(operator(), tenant, agent, name)
 
 
-@app.get(f"{BASE}/concepts/<name>/versions", summary="Version history: time, actor, reason, size")
-def list_versions(tenant: str, agent: str, name: str) -> dict:
+@app.get(f"{BASE}/concepts/<name>/versions",
+         summary="Version history: time, actor, reason, size, and the session each sighting was learned from")
+def list_versions(tenant: str, agent: str, name: str) -> VersionList:
     return {"versions": studio.versions(operator(), tenant, agent, name)}
 
 
 @app.get(f"{BASE}/concepts/<name>/versions/<version_id>", summary="Read one version")
-def get_version(tenant: str, agent: str, name: str, version_id: str) -> dict:
+def get_version(tenant: str, agent: str, name: str, version_id: str) -> StoredConcept:
     return studio.version(operator(), tenant, agent, name, version_id)
+
+
+@app.get(f"{BASE}/concepts/<name>/versions/<version_id>/evidence",
+         summary="The quote a version was learned from, read from the archived turn now (redacted), or expired")
+def get_evidence(tenant: str, agent: str, name: str, version_id: str) -> Response[Evidence]:
+    # Customer words: never cached by a browser or a proxy on the way.
+    return Response(status_code=200, content_type=content_types.APPLICATION_JSON, headers={"Cache-Control": "no-store"},
+                    body=studio.evidence(operator(), tenant, agent, name, version_id))
 
 
 @app.post(f"{BASE}/concepts/<name>/versions/<version_id>/restore", summary="Restore a version as a new one")
 def restore_version(tenant: str, agent: str, name: str, version_id: str,
-                    if_match: Annotated[Optional[str], Header(alias="if-match")] = None) -> dict:
+                    if_match: Annotated[Optional[str], Header(alias="if-match")] = None) -> StoredConcept:
     return studio.restore(operator(), tenant, agent, name, version_id, if_match)
 
 
@@ -109,7 +176,7 @@ def list_deleted(tenant: str, agent: str) -> dict:
 
 
 @app.post(f"{BASE}/deleted/<name>/restore", summary="Undelete")
-def undelete(tenant: str, agent: str, name: str) -> dict:
+def undelete(tenant: str, agent: str, name: str) -> StoredConcept:
     return studio.undelete(operator(), tenant, agent, name)
 
 
@@ -137,7 +204,7 @@ def openapi_document() -> str:
 # ------------------------------------------------------------------ errors, mapped once
 # Errors answered with their own code and message: the status by type.
 STATUS = {Unauthorized: 401, Forbidden: 403, NotFound: 404, InvalidName: 400, InvalidConfig: 422,
-          PreconditionRequired: 428}
+          PreconditionRequired: 428, ArchiveNotConfigured: 503}
 
 
 @app.exception_handler(list(STATUS))

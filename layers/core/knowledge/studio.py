@@ -9,13 +9,21 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any, Optional
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, Optional, Protocol
 
-from .concept import Concept, format_timestamp, parse, utc_now
-from .errors import Conflict, FieldError, InvalidConcept, InvalidName, KnowledgeError
+from . import pii
+from .adapters import TurnArchive
+from .claims import RELATED_HEADING
+from .concept import CONFLICT_HEADING, Concept, format_timestamp, parse, utc_now
+from .errors import Conflict, FieldError, InvalidConcept, InvalidName, KnowledgeError, NotFound
+from .evidence import EvidenceLink
 from .names import check_slug, is_slug
-from .store import ConceptStore, StoredConcept
+from .store import ConceptStore, ConceptSummary, StoredConcept
+from .turn import InvalidTurn
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .turn import Turn
 
 MARKDOWN_MAX_BYTES = 128 * 1024
 # The claim that lists an operator's tenants (Cognito groups). A group whose name equals a
@@ -36,6 +44,20 @@ class Forbidden(KnowledgeError):
 
 class PreconditionRequired(KnowledgeError):
     code = "precondition_required"
+
+
+class NoEvidence(NotFound):
+    code = "no_evidence"
+
+
+class ArchiveNotConfigured(KnowledgeError):
+    code = "archive_not_configured"
+
+
+class Archive(Protocol):
+    """Where archived turns are read (adapters.TurnArchive)."""
+
+    def get(self, key: str) -> "Turn": ...
 
 
 @dataclass(frozen=True)
@@ -79,17 +101,64 @@ def operator_from_claims(claims: Optional[dict[str, Any]]) -> Operator:
     return Operator(claims["sub"], tenants)
 
 
+_SECTION_HEADING = re.compile(r"^## (?:Contradiction|Related claims)[ \t]*$", re.MULTILINE)
+_RELATED_ENTRY = re.compile(r"^Session \S+ \(\d{4}-\d{2}-\d{2}\): ", re.MULTILINE)
+
+
+def related_claims(body: str) -> int:
+    """How many claims consolidation kept under `## Related claims` for an operator to fold in
+    (claims.keep_beside): the section's entries, or 1 when it holds text in another shape."""
+    heading = re.search(rf"^{re.escape(RELATED_HEADING)}[ \t]*$", body, re.MULTILINE)
+    if heading is None:
+        return 0
+    end = next((m.start() for m in _SECTION_HEADING.finditer(body, heading.end())
+                if m.group(0).startswith(CONFLICT_HEADING)), len(body))
+    section = body[heading.end():end]
+    return len(_RELATED_ENTRY.findall(section)) or (1 if section.strip() else 0)
+
+
+def _related_in(data: bytes) -> int:
+    try:
+        return related_claims(parse(data).body)
+    except InvalidConcept:
+        return 0
+
+
 def _stored(item: StoredConcept) -> dict[str, Any]:
     # A stored file that is not UTF-8 is still shown (its bad bytes as U+FFFD) so an operator can fix it.
     return {"name": item.name, "markdown": item.data.decode("utf-8", "replace"), "etag": item.etag,
-            "version_id": item.version_id}
+            "version_id": item.version_id, "related": _related_in(item.data)}
 
 
-def summary_dict(summary: Any) -> dict[str, Any]:
+def summary_dict(summary: Any, related: int = 0) -> dict[str, Any]:
     return {"name": summary.name, "type": summary.type, "provenance": summary.provenance,
             "confidence": summary.confidence, "occurrences": summary.occurrences,
             "updated_at": format_timestamp(summary.updated_at) if summary.updated_at else None,
-            "conflict": summary.conflict, "etag": summary.etag, "problem": summary.problem}
+            "conflict": summary.conflict, "related": related, "etag": summary.etag, "problem": summary.problem}
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+def excerpt(content: str, start: int, end: int) -> str:
+    """content[start:end] as an operator may see it: personal data found in the whole message
+    (whose context a span alone can lack) is replaced where it overlaps, then the span again."""
+    out, at = [], start
+    for finding in pii.find(content):
+        if finding.end <= at or finding.start >= end:
+            continue
+        out.append(content[at:max(finding.start, at)])
+        out.append(f"[{finding.kind}]")
+        at = min(finding.end, end)
+    out.append(content[at:end])
+    return pii.redact("".join(out)).text
+
+
+@dataclass(frozen=True)
+class _Row:
+    summary: ConceptSummary
+    related: int
 
 
 def _text(markdown: str) -> str:
@@ -106,34 +175,88 @@ def concept_by_hand(markdown: str, now: datetime) -> Concept:
 
 
 class Studio:
-    def __init__(self, store: ConceptStore):
+    def __init__(self, store: ConceptStore, archive: Optional[Archive] = None):
         self._store = store
-        # Per agent, the summaries this container has read: a list re-reads only what changed.
-        self._summaries: dict[tuple[str, str], dict[str, Any]] = {}
+        self._archive = archive
+        # Per agent, the rows this container has read: a list re-reads only what changed.
+        self._rows: dict[tuple[str, str], dict[str, _Row]] = {}
 
     # ------------------------------------------------------------ reading
+    def _summaries(self, tenant: str, agent: str) -> list[_Row]:
+        """Every current concept, newest first: one listing, then only the changed ones read
+        (as ConceptStore.summaries, keeping what a summary does not: the related claims waiting)."""
+        known = self._rows.setdefault((tenant, agent), {})
+        listing = {item.name: item.etag for item in self._store.list(tenant, agent)}
+        for name in [name for name in known if name not in listing]:
+            del known[name]
+        changed = [name for name, etag in listing.items() if name not in known or known[name].summary.etag != etag]
+        for item in self._store.fetch_many(tenant, agent, changed):
+            if item is not None:
+                known[item.name] = _Row(ConceptSummary.of(item), _related_in(item.data))
+        epoch = datetime.min.replace(tzinfo=timezone.utc)
+        return sorted(known.values(), key=lambda r: (r.summary.updated_at or epoch, r.summary.name), reverse=True)
+
     def list(self, op: Operator, tenant: str, agent: str, *, status: Optional[str] = None,
              type: Optional[str] = None, q: Optional[str] = None) -> list[dict[str, Any]]:
         op.check(tenant)
-        items = self._store.summaries(tenant, agent, self._summaries.setdefault((tenant, agent), {}))
+        rows = self._summaries(tenant, agent)
         if status == "conflict":
-            items = [s for s in items if s.conflict]
+            rows = [r for r in rows if r.summary.conflict]
+        elif status == "related":
+            rows = [r for r in rows if r.related]
         if type:
-            items = [s for s in items if s.type == type]
+            rows = [r for r in rows if r.summary.type == type]
         if q:
             needle = q.casefold()
-            items = [s for s in items if needle in s.name.casefold()]
-        return [summary_dict(s) for s in items]
+            rows = [r for r in rows if needle in r.summary.name.casefold()]
+        return [summary_dict(r.summary, r.related) for r in rows]
 
     def get(self, op: Operator, tenant: str, agent: str, name: str) -> dict[str, Any]:
         op.check(tenant)
         return _stored(self._store.get(tenant, agent, name))
 
     def versions(self, op: Operator, tenant: str, agent: str, name: str) -> list[dict[str, Any]]:
+        """The history; a version written from a sighting names where it was learned (session
+        and turn, never the quote)."""
         op.check(tenant)
-        return [{"version_id": v.version_id, "time": v.time.isoformat().replace("+00:00", "Z"), "actor": v.actor,
-                 "reason": v.reason, "size": v.size, "deleted": v.deleted, "latest": v.latest}
+        return [{"version_id": v.version_id, "time": _stamp(v.time), "actor": v.actor,
+                 "reason": v.reason, "size": v.size, "deleted": v.deleted, "latest": v.latest,
+                 "evidence": None if v.evidence is None else {
+                     "session_id": v.evidence.session_id, "turn_id": v.evidence.turn_id,
+                     "completed_at": _stamp(v.evidence.completed_at)}}
                 for v in self._store.versions(tenant, agent, name)]
+
+    def evidence(self, op: Operator, tenant: str, agent: str, name: str, version_id: str) -> dict[str, Any]:
+        """The quote a version was learned from, read from the archived turn now and redacted;
+        "expired" once the turn is gone (retention, purge) or the link no longer fits it."""
+        op.check(tenant)
+        version = next((v for v in self._store.versions(tenant, agent, name) if v.version_id == version_id), None)
+        if version is None:
+            raise NotFound(f"no version {version_id!r} of concept {name!r}")
+        link = version.evidence
+        if link is None:
+            raise NoEvidence(f"version {version_id!r} of concept {name!r} was not learned from a sighting")
+        if self._archive is None:
+            raise ArchiveNotConfigured("the studio has no session archive to read evidence from (SESSIONS_BUCKET)")
+        quote = self._quote(tenant, agent, link)
+        return {"session_id": link.session_id, "turn_id": link.turn_id, "completed_at": _stamp(link.completed_at),
+                "status": "expired" if quote is None else "available", "excerpt": quote}
+
+    def _quote(self, tenant: str, agent: str, link: EvidenceLink) -> Optional[str]:
+        key = TurnArchive.key_for(tenant, agent, link.completed_at, link.session_id, link.turn_id)
+        try:
+            turn = self._archive.get(key)  # type: ignore[union-attr]  # checked by the caller
+        except (NotFound, InvalidTurn):
+            return None
+        except KnowledgeError as exc:
+            # Without s3:ListBucket (least privilege) S3 answers a missing key 403 AccessDenied,
+            # which the adapter leaves as a plain store error: the turn is gone all the same.
+            if exc.code != KnowledgeError.code:
+                raise
+            return None
+        if not (0 <= link.message < len(turn.messages)) or link.end > len(turn.messages[link.message].content):
+            return None
+        return excerpt(turn.messages[link.message].content, link.start, link.end)
 
     def version(self, op: Operator, tenant: str, agent: str, name: str, version_id: str) -> dict[str, Any]:
         op.check(tenant)

@@ -91,11 +91,15 @@ def retriever(settings: Settings) -> "Retriever":
 
 
 def studio(settings: Settings) -> "Studio":
+    from .adapters import TurnArchive
     from .aws import client
     from .store import ConceptStore
     from .studio import Studio
 
-    return Studio(ConceptStore(client("s3"), settings.knowledge_bucket))
+    s3 = client("s3")
+    # The archive answers the evidence of a version; without SESSIONS_BUCKET that one route says so.
+    archive = TurnArchive(s3, settings.sessions_bucket) if settings.sessions_bucket else None
+    return Studio(ConceptStore(s3, settings.knowledge_bucket), archive)
 
 
 def retriever_from_env() -> "Retriever":
