@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -33,12 +34,12 @@ def browser():
 
 
 @pytest.fixture
-def studio(monkeypatch, store, bucket):
+def studio(monkeypatch, store, bucket, sessions_bucket):
     from knowledge_dev.studio_server import LocalAuthorizer, StudioServer
 
     for path in sorted(DEMO.glob("*.md")):
         store.create(T, A, parse(path.read_text()), actor="engine")
-    handler = load_handler("studio_api", monkeypatch, KNOWLEDGE_BUCKET=bucket,
+    handler = load_handler("studio_api", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
                            POWERTOOLS_SERVICE_NAME=f"studio-{uuid.uuid4().hex[:6]}", POWERTOOLS_LOG_LEVEL="WARNING")
     server = StudioServer(handler.lambda_handler, LocalAuthorizer(issuer="http://127.0.0.1/dev"),
                           context_factory=LambdaContext).start()
@@ -169,3 +170,92 @@ def test_sign_in_keeps_the_pages_query_and_a_401_signs_in_again(browser, studio)
     page.reload()
     page.wait_for_selector("#signin:not([hidden])")  # the API said 401
     context.close()
+
+
+def test_history_says_which_session_taught_a_version_and_shows_its_quote_on_demand(browser, studio, store, s3,
+                                                                                     sessions_bucket, request):
+    from test_studio_api import archive_demo_turn, learned_from
+
+    turn = archive_demo_turn(s3, sessions_bucket)
+    learned_from(store, turn, 1, "chegam em 1 a 2 dias úteis")
+    content = turn.messages[0].content
+    learned_from(store, turn, 0, content[content.index("Moro"):], start=content.index("Moro"))
+    with signed_in(browser, studio, request) as page:
+        open_concept(page, "cep-sudeste-cd-campinas")
+        page.click("#history")
+        history = page.locator("#versions tbody tr")
+        expect(history).to_have_count(3)
+        assert history.nth(0).locator(".learned").inner_text() == "learned from session sess_demo_01"
+        assert history.nth(2).locator(".learned").count() == 0  # seeded by hand: learned from no session
+        assert "úteis" not in page.inner_text("#versions")  # the quote is read only when asked for
+        history.nth(1).get_by_role("button", name="Show quote").click()
+        expect(history.nth(1).locator("blockquote.excerpt")).to_have_text("chegam em 1 a 2 dias úteis")
+        history.nth(0).get_by_role("button", name="Show quote").click()
+        quote = history.nth(0).locator("blockquote.excerpt")
+        expect(quote).to_contain_text("Moro em Campinas")
+        assert quote.inner_text().endswith("Meu e-mail é [email]") and "ana.souza" not in page.content()
+
+
+def test_a_quote_whose_conversation_expired_says_expired(browser, studio, store, s3, sessions_bucket, request):
+    from knowledge.adapters import TurnArchive
+    from test_studio_api import archive_demo_turn, learned_from
+
+    turn = archive_demo_turn(s3, sessions_bucket)
+    learned_from(store, turn, 1, "chegam em 1 a 2 dias úteis")
+    s3.delete_object(Bucket=sessions_bucket, Key=TurnArchive(s3, sessions_bucket).key(turn))  # retention ran out
+    with signed_in(browser, studio, request) as page:
+        open_concept(page, "cep-sudeste-cd-campinas")
+        page.click("#history")
+        first = page.locator("#versions tbody tr").first
+        expect(first.locator(".learned")).to_have_text("learned from session sess_demo_01")
+        first.get_by_role("button", name="Show quote").click()
+        expect(first.locator("blockquote.excerpt.expired")).to_contain_text("expired")
+
+
+def test_related_claims_waiting_are_marked_filtered_shown_in_the_editor_and_cleared_by_folding(
+        browser, studio, store, request):
+    from test_studio_api import keep_related_beside
+
+    keep_related_beside(store)
+    with signed_in(browser, studio, request) as page:
+        row = page.locator("#concepts tbody tr", has_text="troca-em-30-dias")
+        expect(row.locator(".badge.related")).to_have_text("1 related claim")
+        assert row.locator(".badge.conflict").count() == 0
+        page.check("#filter-related")
+        expect(page.locator("#concepts tbody tr")).to_have_count(1)
+        assert rows(page) == ["troca-em-30-dias"] and "status=related" in page.url
+        open_concept(page, "troca-em-30-dias")
+        expect(page.locator("#related-note")).to_be_visible()
+        expect(page.locator("#related-note")).to_contain_text("1 related claim was kept beside your text")
+        tinted = page.locator(".cm-line.cm-related-claims")
+        assert tinted.first.inner_text() == "## Related claims" and tinted.count() >= 3
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"{request.node.name}-editor.png"), full_page=True)
+        page.click("#related-show")  # selects the section, ready to cut or fold in
+        page.keyboard.press("Delete")
+        expect(tinted).to_have_count(0)
+        page.keyboard.press("Control+s")
+        page.wait_for_selector("#status:has-text('Saved.')")
+        expect(page.locator("#related-note")).to_be_hidden()
+        assert "Related claims" not in store.get(T, A, "troca-em-30-dias").text
+        page.click("#back-from-editor")
+        expect(page.locator("#empty")).to_be_visible()  # the related filter is still on: nothing waits
+
+
+@contextmanager
+def signed_in(browser, studio, request, path=f"/studio/knowledge?agent={A}"):
+    """A page signed in after the test's data is in place (the `page` fixture signs in before)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(studio.url + path)
+    page.click("#signin-link")
+    page.wait_for_selector("#concepts tbody tr")
+    try:
+        yield page
+    finally:
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
+        context.close()
+    assert errors == [], errors

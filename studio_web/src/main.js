@@ -1,7 +1,8 @@
 // The studio page: list, conflicts, edit (CodeMirror), history and restore, delete and undelete.
 // All state comes from the studio HTTP API; the page keeps only the ETag of what it shows.
 import { EditorView, basicSetup } from "codemirror";
-import { keymap } from "@codemirror/view";
+import { Decoration, keymap } from "@codemirror/view";
+import { StateField } from "@codemirror/state";
 import { markdown } from "@codemirror/lang-markdown";
 import { yamlFrontmatter } from "@codemirror/lang-yaml";
 import { lintGutter, setDiagnostics } from "@codemirror/lint";
@@ -148,6 +149,7 @@ function renderList() {
     open.addEventListener("click", () => openConcept(concept.name));
     const name = cell(row, open);
     if (concept.conflict) name.append(badge("conflict", "conflict"));
+    if (concept.related) name.append(badge(`${concept.related} related claim${concept.related === 1 ? "" : "s"}`, "related"));
     if (concept.problem) name.append(badge("unreadable", "conflict"));
     cell(row, concept.type || "");
     cell(row, badge(concept.provenance || "?", concept.provenance || "conflict"));
@@ -160,11 +162,12 @@ function renderList() {
 
 async function loadList() {
   const query = new URLSearchParams();
-  if ($("filter-conflict").checked) query.set("status", "conflict");
+  const status = $("filter-conflict").checked ? "conflict" : $("filter-related").checked ? "related" : "";
+  if (status) query.set("status", status);
   if ($("filter-type").value) query.set("type", $("filter-type").value);
   if ($("filter-q").value.trim()) query.set("q", $("filter-q").value.trim());
   const next = new URLSearchParams(location.search);
-  if ($("filter-conflict").checked) next.set("status", "conflict"); else next.delete("status");
+  if (status) next.set("status", status); else next.delete("status");
   history.replaceState(null, "", `${location.pathname}?${next}`);
   say("Loading…");
   try {
@@ -179,6 +182,48 @@ async function loadList() {
 
 // ------------------------------------------------------------------ the editor
 
+// The section consolidation keeps beside an operator's body (`## Related claims`, up to a
+// `## Contradiction` or the end): tinted, so the claims waiting to be folded in are seen.
+const RELATED_HEADING = /^## Related claims[ \t]*$/;
+const NEXT_SECTION = /^## Contradiction[ \t]*$/;
+
+function relatedLines(doc) {
+  const lines = [];
+  let inside = false;
+  for (let number = 1; number <= doc.lines; number++) {
+    const line = doc.line(number);
+    if (RELATED_HEADING.test(line.text)) inside = true;
+    else if (NEXT_SECTION.test(line.text)) inside = false;
+    if (inside) lines.push(line);
+  }
+  return lines;
+}
+
+function relatedDecorations(doc) {
+  return Decoration.set(relatedLines(doc).map((line) => Decoration.line({
+    class: RELATED_HEADING.test(line.text) ? "cm-related-claims cm-related-heading" : "cm-related-claims",
+  }).range(line.from)));
+}
+
+const relatedField = StateField.define({
+  create: (state) => relatedDecorations(state.doc),
+  update: (decorations, transaction) => (transaction.docChanged ? relatedDecorations(transaction.state.doc) : decorations),
+  provide: (field) => EditorView.decorations.from(field),
+});
+
+function showRelatedNote(count) {
+  $("related-note").hidden = !count;
+  $("related-count").textContent = `${count} related claim${count === 1 ? " was" : "s were"}`;
+}
+
+function goToRelatedClaims() {
+  const lines = relatedLines(editor.state.doc);
+  if (!lines.length) return;
+  const last = lines[lines.length - 1];
+  editor.dispatch({ selection: { anchor: lines[0].from, head: last.to }, scrollIntoView: true });
+  editor.focus();
+}
+
 function ensureEditor() {
   if (editor) return editor;
   editor = new EditorView({
@@ -187,6 +232,7 @@ function ensureEditor() {
       basicSetup,
       yamlFrontmatter({ content: markdown() }),
       lintGutter(),
+      relatedField,
       EditorView.lineWrapping,
       keymap.of([{ key: "Mod-s", preventDefault: true, run: () => { save(); return true; } }]),
     ],
@@ -219,6 +265,7 @@ function showErrors(errors) {
 
 function resetPanels() {
   $("errors").replaceChildren();
+  $("related-note").hidden = true;
   $("stale").hidden = true;
   $("history-panel").hidden = true;
   $("version-preview").hidden = true;
@@ -235,6 +282,7 @@ async function openConcept(name) {
     $("editor-meta").textContent = "Promote observed to policy by editing the provenance line.";
     $("history").disabled = $("delete").disabled = false;
     setText(concept.markdown);
+    showRelatedNote(concept.related);
     say("");
     editor.focus();
   } catch (error) {
@@ -268,6 +316,7 @@ async function save(etagOverride) {
     $("history").disabled = $("delete").disabled = false;
     $("stale").hidden = true;
     setText(saved.markdown);
+    showRelatedNote(saved.related);
     say("Saved.");
   } catch (error) {
     if (error.status === 422) {
@@ -288,32 +337,79 @@ async function save(etagOverride) {
 
 // ------------------------------------------------------------------ history, delete, undelete
 
+function button(text, onClick) {
+  const element = document.createElement("button");
+  element.type = "button";
+  element.textContent = text;
+  element.addEventListener("click", onClick);
+  return element;
+}
+
+// "Learned from session X", and on demand the quote, read from the archived turn now (the API
+// redacts it); once the archive has expired or been purged, the link says so.
+function evidenceCell(row, version) {
+  const td = cell(row, "");
+  if (!version.evidence) return;
+  const learned = document.createElement("span");
+  learned.className = "learned";
+  learned.textContent = `learned from session ${version.evidence.session_id}`;
+  const quote = document.createElement("blockquote");
+  quote.className = "excerpt";
+  quote.hidden = true;
+  const show = button("Show quote", async () => {
+    show.disabled = true;
+    try {
+      const path = `/concepts/${encodeURIComponent(current.name)}/versions/${encodeURIComponent(version.version_id)}/evidence`;
+      const evidence = await api("GET", path);
+      if (evidence.status === "available") {
+        quote.textContent = evidence.excerpt;
+        quote.classList.remove("expired");
+      } else {
+        quote.textContent = "expired: the conversation it was learned from is no longer archived";
+        quote.classList.add("expired");
+      }
+      quote.hidden = false;
+      show.remove();
+    } catch (error) {
+      show.disabled = false;
+      if (error.status !== 401) say(`Could not read the quote: ${error.message}`);
+    }
+  });
+  show.className = "show-quote";
+  td.append(learned, " ", show, quote);
+}
+
 async function showHistory() {
-  const versions = (await api("GET", `/concepts/${encodeURIComponent(current.name)}/versions`)).versions;
+  let versions;
+  try {
+    versions = (await api("GET", `/concepts/${encodeURIComponent(current.name)}/versions`)).versions;
+  } catch (error) {
+    if (error.status !== 401) say(`Could not load the history: ${error.message}`);
+    return;
+  }
   const body = $("versions").tBodies[0];
   body.replaceChildren();
   for (const version of versions) {
     const row = body.insertRow();
+    row.dataset.versionId = version.version_id;
     cell(row, version.time.replace("T", " ").slice(0, 19));
     cell(row, version.actor || "");
     cell(row, version.reason || "");
     cell(row, version.deleted ? "deleted" : `${version.size} B`);
+    evidenceCell(row, version);
     const actions = cell(row, "");
     if (!version.deleted) {
-      const view = document.createElement("button");
-      view.type = "button";
-      view.textContent = "View";
-      view.addEventListener("click", async () => {
-        const old = await api("GET", `/concepts/${encodeURIComponent(current.name)}/versions/${encodeURIComponent(version.version_id)}`);
-        $("version-preview").textContent = old.markdown;
-        $("version-preview").hidden = false;
-      });
-      actions.append(view);
+      actions.append(button("View", async () => {
+        try {
+          const old = await api("GET", `/concepts/${encodeURIComponent(current.name)}/versions/${encodeURIComponent(version.version_id)}`);
+          $("version-preview").textContent = old.markdown;
+          $("version-preview").hidden = false;
+        } catch (error) {
+          if (error.status !== 401) say(`Could not read that version: ${error.message}`);
+        }
+      }));
       if (!version.latest) {
-        const restore = document.createElement("button");
-        restore.type = "button";
-        restore.textContent = "Restore";
-        restore.addEventListener("click", async () => {
+        actions.append(button("Restore", async () => {
           try {
             await api("POST", `/concepts/${encodeURIComponent(current.name)}/versions/${encodeURIComponent(version.version_id)}/restore`, { etag: current.etag });
             await openConcept(current.name);
@@ -321,8 +417,7 @@ async function showHistory() {
           } catch (error) {
             say(`Not restored: ${error.message}`);
           }
-        });
-        actions.append(restore);
+        }));
       }
     }
   }
@@ -376,7 +471,12 @@ async function start() {
   }
   if (!token()) return signIn();
   $("filter-conflict").checked = params.get("status") === "conflict";
-  for (const id of ["filter-conflict", "filter-type"]) $(id).addEventListener("change", loadList);
+  $("filter-related").checked = params.get("status") === "related";
+  // One status at a time: conflicts, or related claims waiting.
+  $("filter-conflict").addEventListener("change", () => { if ($("filter-conflict").checked) $("filter-related").checked = false; loadList(); });
+  $("filter-related").addEventListener("change", () => { if ($("filter-related").checked) $("filter-conflict").checked = false; loadList(); });
+  $("filter-type").addEventListener("change", loadList);
+  $("related-show").addEventListener("click", goToRelatedClaims);
   let typing;
   $("filter-q").addEventListener("input", () => { clearTimeout(typing); typing = setTimeout(loadList, 250); });
   for (const button of document.querySelectorAll("th button[data-sort]")) {
