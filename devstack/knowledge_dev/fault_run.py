@@ -21,6 +21,7 @@ from typing import Any
 import boto3
 
 from .faults import FaultMix, FaultProxy
+from .poller import LambdaContext
 
 TENANT, AGENT, NAME = "default", "fault-run", "frete-gratis"
 DEFAULT_MIX = FaultMix(slowdown=0.10, internal=0.05, reset=0.05, conflict_on_conditional=0.05)
@@ -46,19 +47,6 @@ class RunResult:
         return self.occurrences == self.sources == self.sightings and self.dead_lettered == 0 and self.escaped == 0
 
 
-class _Context:
-    function_name = "consolidate"
-    memory_limit_in_mb = 512
-    invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:consolidate"
-    aws_request_id = "fault-run"
-
-    def __init__(self, timeout_seconds: float):
-        self._ends = time.monotonic() + timeout_seconds
-
-    def get_remaining_time_in_millis(self) -> int:
-        return max(0, int((self._ends - time.monotonic()) * 1000))
-
-
 def _record(sighting: Any, index: int, receives: int) -> dict:
     return {"messageId": f"m-{index}", "receiptHandle": f"r-{index}-{receives}", "body": sighting.body(),
             "attributes": {"MessageGroupId": sighting.group_id(), "MessageDeduplicationId": sighting.dedup_id(),
@@ -82,7 +70,7 @@ def deliver(handler: Any, sightings: list, *, batch_size: int, max_receives: int
         event = {"Records": [_record(s, index, receives[index]) for index, s in batch]}
         result.invocations += 1
         try:
-            answer = handler.lambda_handler(event, _Context(timeout_seconds))
+            answer = handler.lambda_handler(event, LambdaContext("consolidate", timeout_ms=int(timeout_seconds * 1000)))
             failed = {item["itemIdentifier"] for item in answer.get("batchItemFailures", [])}
         except Exception:  # noqa: BLE001 - what escapes a handler is an invocation error, counted
             result.escaped += 1

@@ -10,21 +10,25 @@ from __future__ import annotations
 
 import hashlib
 import threading
+import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 
 @dataclass
 class LambdaContext:
+    """What Lambda hands a handler; the remaining time counts down from `timeout_ms` as it does there."""
+
     function_name: str
     memory_limit_in_mb: int = 512
     invoked_function_arn: str = "arn:aws:lambda:us-east-1:123456789012:function:local"
     aws_request_id: str = ""
     timeout_ms: int = 60_000
+    started: float = field(default_factory=time.monotonic)
 
     def get_remaining_time_in_millis(self) -> int:
-        return self.timeout_ms
+        return max(0, int(self.timeout_ms - (time.monotonic() - self.started) * 1000))
 
 
 def sqs_event(messages: list[dict], queue_arn: str) -> dict:
