@@ -1,0 +1,285 @@
+"""A distillation pass: every due session of every agent with `distill:` on, within the deadline.
+
+Per due session: read its archived turns (the transcript, completed_at order), ask the model,
+gate the answer, drop what the latch, the cell or the ledger already knows, and store the
+rest as pending proposals. The landing cell is (the session's tenant, the session's customer):
+the model's answer never names it. Recovery is a re-scan: a crash leaves the session marked
+due, the next pass takes it again, and the ledger (proposal ids) filters the duplicates.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import Any, Callable, Iterator, Optional
+
+from pydantic import BaseModel, ConfigDict
+
+from knowledge import awscall, deadline
+from knowledge.adapters import TurnArchive
+from knowledge.config import DistillConfig, parse_agent_config
+from knowledge.errors import Conflict, InvalidConfig, KnowledgeError, NotFound
+from knowledge.events import Events
+from knowledge.model import ModelCache, ModelConfigError, ModelError
+from knowledge.names import Slug, is_slug
+from knowledge.store import config_key
+from knowledge.telemetry import Counters
+from knowledge.turn import Message
+from knowledge.validation import validate_object
+
+from . import events as fact_events
+from .cells import MemoryCells
+from .errors import InvalidRequest, RecordUnreadable
+from .fact import distilled_origin, same_value, utc_now
+from .gates import gate
+from .keys import FactKeys
+from .prompt import distill_prompt
+from .proposals import EvidenceLink, Proposal, ProposalStore
+from .sessions import IdleMarker, SessionStates, StoredState
+
+logger = logging.getLogger(__name__)
+
+MODEL_ATTEMPTS = 3  # passes a session's model call may fail before the session is given up
+MODEL_FAILURES_STOP = 3  # consecutive failures (any sessions) that end the pass: the model is down
+# A session is started only with this much time left: a model call and its writes.
+SESSION_SECONDS = 60.0
+
+
+@dataclass
+class PassReport:
+    agents: int = 0
+    scanned: int = 0
+    distilled: int = 0
+    proposed: int = 0
+    complete: bool = True
+    skipped: Counter = field(default_factory=Counter)
+    rejected: Counter = field(default_factory=Counter)
+    filtered: Counter = field(default_factory=Counter)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Counts only: safe to log and to answer."""
+        return {"agents": self.agents, "scanned": self.scanned, "distilled": self.distilled,
+                "proposed": self.proposed, "complete": self.complete, "skipped": dict(self.skipped),
+                "rejected": dict(self.rejected), "filtered": dict(self.filtered)}
+
+
+class Distiller:
+    def __init__(self, s3: Any, *, knowledge_bucket: str, sessions_bucket: str, models: ModelCache,
+                 utility_model: Optional[str], keys: FactKeys, events: Optional[Events],
+                 counters: Optional[Counters] = None, clock: Callable[[], datetime] = utc_now):
+        self._s3, self._knowledge_bucket, self._sessions_bucket = s3, knowledge_bucket, sessions_bucket
+        self.states = SessionStates(s3, sessions_bucket)
+        self.archive = TurnArchive(s3, sessions_bucket)
+        self.proposals = ProposalStore(s3, sessions_bucket)
+        self.cells = MemoryCells(s3, knowledge_bucket)
+        self._models, self._utility_model, self._keys, self._events = models, utility_model, keys, events
+        self.counters = counters or Counters()
+        self._clock = clock
+
+    # ------------------------------------------------------------ the pass
+    def run(self, *, tenant: Optional[str] = None, agent: Optional[str] = None,
+            keep_going: Callable[[], bool] = lambda: True) -> PassReport:
+        report = PassReport()
+        now = self._clock()
+        failures = 0
+        for tenant_, agent_ in self.agents(tenant, agent):
+            config = self._config(tenant_, agent_, report)
+            if config is None:
+                continue
+            report.agents += 1
+            cutoff = now - timedelta(hours=config.idle_hours)
+            for marker in self.states.idle_markers(tenant_, agent_, cutoff):
+                if not keep_going() or failures >= MODEL_FAILURES_STOP:
+                    report.complete = False
+                    return self._counted(report)
+                report.scanned += 1
+                outcome = self.session(tenant_, agent_, marker, config, report)
+                failures = failures + 1 if outcome == "model_failed" else 0
+        return self._counted(report)
+
+    def agents(self, tenant: Optional[str], agent: Optional[str]) -> Iterator[tuple[str, str]]:
+        """(tenant, agent) pairs that have anything archived (two delimiter listings, no turn read)."""
+        tenants = [tenant] if tenant else self._children("")
+        for tenant_ in tenants:
+            for agent_ in ([agent] if agent else self._children(f"{tenant_}/")):
+                yield tenant_, agent_
+
+    def _children(self, prefix: str) -> list[str]:
+        names = []
+        for page in awscall.pages(self._s3, "list_objects_v2", Bucket=self._sessions_bucket, Prefix=prefix,
+                                  Delimiter="/"):
+            for common in page.get("CommonPrefixes", []):
+                name = common["Prefix"][len(prefix):-1]
+                if is_slug(name):
+                    names.append(name)
+        return names
+
+    def _config(self, tenant: str, agent: str, report: PassReport) -> Optional[DistillConfig]:
+        try:
+            body = awscall.call(self._s3, "get_object", Bucket=self._knowledge_bucket, Key=config_key(tenant, agent),
+                                read_body=True)["Body"]
+            config = parse_agent_config(body).distill
+        except NotFound:
+            return None
+        except InvalidConfig:
+            report.skipped["config_invalid"] += 1
+            return None
+        return config if config is not None and config.enabled else None
+
+    # ------------------------------------------------------------ one session
+    def session(self, tenant: str, agent: str, marker: IdleMarker, config: DistillConfig, report: PassReport) -> str:
+        """Settle one marker; answers what happened (a reason, `distilled` or `model_failed`)."""
+        try:
+            stored = self.states.get(tenant, agent, marker.session_id)
+        except RecordUnreadable:
+            return self._skip(report, "state_unreadable", marker)
+        if stored is None:
+            return self._skip(report, "gone", marker)
+        state = stored.state
+        if marker.stamp != self._stamp(state.last_at) or state.distilled:
+            return self._skip(report, "obsolete" if not state.distilled else "done", marker)
+        if not state.customer_id:
+            return self._park(report, "untagged", marker, stored)
+        if state.messages < config.min_messages:
+            return self._park(report, "too_short", marker, stored)
+        links, transcript = self._transcript(stored)
+        if not transcript:
+            return self._park(report, "gone", marker, stored)
+        ref = config.model or self._utility_model
+        try:
+            if not ref:
+                raise ModelConfigError("no model: set the agent's distill.model or UTILITY_MODEL")
+            system, user = distill_prompt(transcript, config.prompt)
+            answer = self._models.get(ref).complete(system, user)
+        except deadline.DeadlineExceeded:
+            raise
+        except ModelError as exc:
+            self.counters.count("DistillModelFailed", reason=exc.code)
+            self._failed(stored, marker)
+            report.skipped["model_failed"] += 1
+            return "model_failed"
+        gated = gate(answer, len(transcript), config.max_proposals)
+        report.rejected.update(gated.rejected)
+        self._propose(stored, gated.proposals, links, report)
+        self._done(stored, marker)
+        report.distilled += 1
+        self.counters.count("SessionDistilled")
+        return "distilled"
+
+    def _transcript(self, stored: StoredState) -> tuple[list[EvidenceLink], list[Message]]:
+        state = stored.state
+        links: list[EvidenceLink] = []
+        messages: list[Message] = []
+        for entry in state.ordered_turns():
+            try:
+                turn = self.archive.get(TurnArchive.key_for(state.tenant, state.agent, entry.completed_at,
+                                                            state.session_id, entry.turn_id))
+            except NotFound:  # aged out of the archive: the rest is still a transcript
+                self.counters.count("TurnMissing")
+                continue
+            except KnowledgeError as exc:
+                if exc.code != "invalid_turn":
+                    raise
+                self.counters.count("TurnMissing")
+                continue
+            for index, message in enumerate(turn.messages):
+                links.append(EvidenceLink(turn_id=entry.turn_id, completed_at=entry.completed_at, message=index))
+                messages.append(message)
+        return links, messages
+
+    def _propose(self, stored: StoredState, proposed: list, links: list[EvidenceLink], report: PassReport) -> None:
+        state = stored.state
+        # The landing cell: the session's tenant and customer. Nothing in the answer reaches these.
+        tenant, customer = state.tenant, state.customer_id
+        cell = self.cells.read(tenant, customer).cell
+        latched = self.cells.latched(tenant, customer)
+        now = self._clock()
+        for item in proposed:
+            tuple_id = self._keys.tuple_id(tenant, customer, item.name, item.value)
+            fact = cell.facts.get(item.name)
+            if tuple_id in latched:
+                reason = "latched"
+            elif fact is not None and same_value(fact.value, item.value):
+                reason = "already_applied" if fact.origin.startswith("distilled:") else "already_known"
+            else:
+                reason = None
+            if reason:
+                report.filtered[reason] += 1
+                continue
+            proposal = Proposal(id=tuple_id, tenant=tenant, agent=state.agent, session_id=state.session_id,
+                                customer_id=customer, name=item.name, value=item.value, confidence=item.confidence,
+                                evidence=tuple(links[i] for i in item.evidence), proposed_at=now,
+                                base_revision=fact.revision if fact else None)
+            if not self.proposals.create(proposal):
+                report.filtered["duplicate"] += 1
+                continue
+            report.proposed += 1
+            fact_events.publish(self._events, self.counters, fact_events.PROPOSED, fact_events.detail(
+                tenant, state.agent, self._keys.pseudonym(tenant, customer), item.name))
+
+    # ------------------------------------------------------------ settling a marker
+    def _done(self, stored: StoredState, marker: IdleMarker) -> None:
+        state = stored.state
+        try:
+            self.states.swap(stored, replace(state, distilled_through=state.last_at, attempts=0))
+        except Conflict:
+            return  # a turn arrived meanwhile: the marker stays (or moved), the next pass re-scans
+        self.states.drop_marker(marker.key)
+
+    def _failed(self, stored: StoredState, marker: IdleMarker) -> None:
+        state = stored.state
+        attempts = state.attempts + 1
+        gave_up = attempts >= MODEL_ATTEMPTS
+        try:
+            self.states.swap(stored, replace(state, attempts=0 if gave_up else attempts,
+                                              distilled_through=state.last_at if gave_up else state.distilled_through))
+        except Conflict:
+            return
+        if gave_up:
+            self.counters.count("SessionGivenUp")
+            self.states.drop_marker(marker.key)
+
+    def _skip(self, report: PassReport, reason: str, marker: IdleMarker) -> str:
+        self.states.drop_marker(marker.key)
+        report.skipped[reason] += 1
+        return reason
+
+    def _park(self, report: PassReport, reason: str, marker: IdleMarker, stored: StoredState) -> str:
+        self.states.park(marker, stored)
+        report.skipped[reason] += 1
+        return reason
+
+    @staticmethod
+    def _stamp(moment: datetime) -> str:
+        return TurnArchive.stamp(moment)
+
+    def _counted(self, report: PassReport) -> PassReport:
+        self.counters.count("SessionScanned", report.scanned)
+        self.counters.count("FactProposed", report.proposed)
+        for reason, n in report.skipped.items():
+            self.counters.count("SessionSkipped", n, reason=reason)
+        for reason, n in report.rejected.items():
+            self.counters.count("ProposalRejected", n, reason=reason)
+        for reason, n in report.filtered.items():
+            self.counters.count("ProposalFiltered", n, reason=reason)
+        return report
+
+
+class DistillRequest(BaseModel):
+    """The scheduled event ({}), or a manual run narrowed to one tenant or one agent."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tenant: Optional[Slug] = None
+    agent: Optional[Slug] = None
+
+
+def parse_distill_request(event: Any) -> DistillRequest:
+    if event is None:
+        return DistillRequest()
+    request = validate_object(DistillRequest, event, InvalidRequest, "the distill event")
+    if request.agent and not request.tenant:
+        raise InvalidRequest("agent: needs tenant")
+    return request

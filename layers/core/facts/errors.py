@@ -1,0 +1,61 @@
+"""Typed Facts errors: callers branch on the type (and its `code`), never on message text."""
+
+from __future__ import annotations
+
+from knowledge.errors import Conflict, KnowledgeError, NotFound
+
+
+class FactsError(KnowledgeError):
+    code = "facts_error"
+
+
+class InvalidRequest(FactsError, ValueError):
+    """A payload (memory read or write, a review, a distill event) that breaks the contract."""
+
+    code = "invalid_request"
+
+
+class InvalidFact(FactsError, ValueError):
+    """A fact name or value outside the rules (fact.py)."""
+
+    code = "invalid_fact"
+
+
+class ProposalNotFound(NotFound):
+    code = "not_found"
+
+
+class NotPending(FactsError):
+    """The proposal was already resolved in a way that excludes this action."""
+
+    code = "not_pending"
+
+
+class ProposalChanged(Conflict):
+    """Someone else resolved the proposal between our read and our write."""
+
+    code = "conflict"
+
+
+class FactMoved(Conflict):
+    """A write that expected a fact's revision found another one (the caller's view is old)."""
+
+    code = "conflict"
+
+
+class RecordUnreadable(FactsError):
+    """A stored Facts record (session state, proposal, cell) that no longer parses."""
+
+    code = "record_unreadable"
+
+
+class Busy(FactsError):
+    """A compare-and-swap kept losing its race within the attempts allowed; try again later."""
+
+    code = "busy"
+
+
+class KeyUnavailable(FactsError):
+    """The secret that keys latches and pseudonyms is missing or too short."""
+
+    code = "settings_error"

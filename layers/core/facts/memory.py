@@ -1,0 +1,87 @@
+"""The engine's direct invoke of its customer's memory (MemoryFunction).
+
+{"action": "read", "tenant", "customer_id"} -> the facts and the rendered <memory> block.
+{"action": "remember", "tenant", "customer_id", "name", "value"} -> the fact as written (origin
+`engine`): the engine's own `remember` tool writes the cell directly, never through a proposal.
+Values are answered to the engine only: never logged, counted or published.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, Optional, Union
+from xml.sax.saxutils import escape, quoteattr
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from knowledge.names import SessionId, Slug
+from knowledge.telemetry import Counters
+from knowledge.validation import describe_errors
+
+from .cells import MemoryCells
+from .errors import InvalidRequest
+from .fact import NAME_MAX, VALUE_MAX, Cell, check_fact
+
+PRIORITY = 75  # below knowledge (77) and curated skills (80)
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tenant: Slug
+    customer_id: SessionId
+    # Correlation only (logs); the cell is the customer's, whichever agent asks.
+    agent: Optional[Slug] = None
+    session_id: Optional[SessionId] = None
+
+
+class ReadRequest(_Request):
+    action: Literal["read"]
+
+
+class RememberRequest(_Request):
+    action: Literal["remember"]
+    name: str = Field(min_length=1, max_length=NAME_MAX)
+    value: str = Field(min_length=1, max_length=VALUE_MAX)
+
+
+MemoryRequest = Annotated[Union[ReadRequest, RememberRequest], Field(discriminator="action")]
+_REQUEST = TypeAdapter(MemoryRequest)
+
+
+def parse_request(event: Any) -> Union[ReadRequest, RememberRequest]:
+    if not isinstance(event, dict):
+        raise InvalidRequest("the request must be a JSON object")
+    if event.get("action") not in ("read", "remember"):
+        raise InvalidRequest("action: must be 'read' or 'remember'")
+    try:
+        return _REQUEST.validate_python(event)
+    except ValidationError as exc:
+        problems = [p.removeprefix(f"{event['action']}.") for p in describe_errors(exc)]
+        raise InvalidRequest("; ".join(problems)) from None
+
+
+def render_block(cell: Cell) -> str:
+    """The <memory> block, one line per fact, XML-escaped; empty when the customer has none."""
+    if not cell.facts:
+        return ""
+    lines = [f"  <fact name={quoteattr(name)}>{escape(fact.value)}</fact>" for name, fact in sorted(cell.facts.items())]
+    return "<memory>\n" + "\n".join(lines) + "\n</memory>"
+
+
+class Memory:
+    def __init__(self, cells: MemoryCells, counters: Optional[Counters] = None):
+        self._cells = cells
+        self.counters = counters or Counters()
+
+    def handle(self, event: Any) -> dict:
+        request = parse_request(event)
+        if isinstance(request, ReadRequest):
+            cell = self._cells.read(request.tenant, request.customer_id).cell
+            self.counters.count("MemoryRead", tenant=request.tenant)
+            return {"customer_id": request.customer_id, "priority": PRIORITY, "block": render_block(cell),
+                    "facts": [{"name": name, **fact.as_json()} for name, fact in sorted(cell.facts.items())]}
+        name, value = check_fact(request.name, request.value)
+        fact = self._cells.write_fact(request.tenant, request.customer_id, name, value, "engine")
+        self.counters.count("FactRemembered", tenant=request.tenant)
+        return {"customer_id": request.customer_id, "fact": {"name": name, **fact.as_json()}}
+

@@ -1,0 +1,165 @@
+"""Proposals: the stored records that ARE the ledger, and the review that resolves them.
+
+A proposal's id is the keyed hash of (tenant, customer, name, value), so the same tuple from
+a re-scan lands on the same key and a create-only write filters it: an unanswered proposal is
+never piled on, a resolved one never re-opened. A rejected or dismissed tuple is also latched
+beside the customer's cell (cells.py), which outlives the proposal's retention.
+
+Statuses: pending → approving → approved; pending → rejected | dismissed; pending → stale →
+dismissed; expired (aged out unanswered; the tuple may be proposed again). `approving` is the
+claim an approval takes before it writes the cell, so a concurrent reject or dismiss loses
+cleanly instead of leaving a written fact under a dismissed proposal.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from knowledge import awscall
+from knowledge.errors import Conflict, NotFound
+from knowledge.names import SessionId, Slug
+
+from . import layout
+from .errors import ProposalNotFound, RecordUnreadable
+from .fact import NAME_MAX, VALUE_MAX
+
+Status = Literal["pending", "approving", "approved", "rejected", "dismissed", "stale", "expired"]
+REASON_MAX = 500
+_ID = r"^[0-9a-f]{32}$"
+OPERATOR = re.compile(r"[A-Za-z0-9._@+:-]{1,128}")
+
+
+class EvidenceLink(BaseModel):
+    """Where a supporting message is: its archived turn and its index in that turn (never the text)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    turn_id: SessionId
+    completed_at: datetime
+    message: int = Field(ge=0)
+
+
+class CurrentFact(BaseModel):
+    """The fact as it stood when a proposal went stale: what the operator will see beside it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    value: str
+    origin: str
+    revision: int
+
+
+class Proposal(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    v: Literal[1] = 1
+    id: str = Field(pattern=_ID)
+    tenant: Slug
+    agent: Slug
+    session_id: SessionId
+    customer_id: SessionId
+    name: str = Field(max_length=NAME_MAX)
+    value: str = Field(max_length=VALUE_MAX)
+    confidence: Optional[float] = Field(default=None, ge=0, le=1)
+    evidence: tuple[EvidenceLink, ...]
+    status: Status = "pending"
+    proposed_at: datetime
+    # The target fact at distill time: its revision, or None when the customer had no such fact.
+    base_revision: Optional[int] = None
+    resolved_at: Optional[datetime] = None
+    resolved_by: Optional[str] = None
+    reason: Optional[str] = Field(default=None, max_length=REASON_MAX)
+    current: Optional[CurrentFact] = None
+    current_deleted: bool = False
+
+    def body(self) -> bytes:
+        return self.model_dump_json(exclude_none=True).encode()
+
+
+@dataclass(frozen=True)
+class ProposalRef:
+    """What names one proposal in the review API (and, later, the studio's routes)."""
+
+    tenant: str
+    agent: str
+    customer_id: str
+    id: str
+
+    @property
+    def key(self) -> str:
+        return layout.proposal_key(self.tenant, self.agent, self.customer_id, self.id)
+
+
+def ref_of(proposal: Proposal) -> ProposalRef:
+    return ProposalRef(proposal.tenant, proposal.agent, proposal.customer_id, proposal.id)
+
+
+@dataclass(frozen=True)
+class StoredProposal:
+    proposal: Proposal
+    etag: str
+
+
+def parse_proposal(body: bytes) -> Proposal:
+    try:
+        return Proposal.model_validate(json.loads(body))
+    except (ValueError, ValidationError, RecursionError):
+        raise RecordUnreadable("proposal does not follow the format") from None
+
+
+class ProposalStore:
+    def __init__(self, s3: Any, bucket: str):
+        self._s3, self.bucket = s3, bucket
+
+    def create(self, proposal: Proposal) -> bool:
+        """Store a new proposal; False when its tuple already has one that is not expired."""
+        key = ref_of(proposal).key
+        if awscall.succeeds(Conflict, self._s3, "put_object", Bucket=self.bucket, Key=key, Body=proposal.body(),
+                            ContentType="application/json", IfNoneMatch="*"):
+            return True
+        try:
+            stored = self.get(ref_of(proposal))
+        except ProposalNotFound:  # aged out between the two calls: the next pass proposes it
+            return False
+        if stored.proposal.status != "expired":
+            return False
+        try:
+            self.swap(stored, proposal)
+        except Conflict:
+            return False
+        return True
+
+    def get(self, ref: ProposalRef) -> StoredProposal:
+        try:
+            answer = awscall.call(self._s3, "get_object", Bucket=self.bucket, Key=ref.key, read_body=True)
+        except NotFound:
+            raise ProposalNotFound("no such proposal") from None
+        proposal = parse_proposal(answer["Body"])
+        if ref_of(proposal) != ref:
+            raise RecordUnreadable("proposal is stored under another key")
+        return StoredProposal(proposal, answer["ETag"])
+
+    def swap(self, stored: StoredProposal, proposal: Proposal) -> StoredProposal:
+        """Conflict when the proposal was written since `stored` was read."""
+        answer = awscall.call(self._s3, "put_object", Bucket=self.bucket, Key=ref_of(proposal).key,
+                              Body=proposal.body(), ContentType="application/json", IfMatch=stored.etag)
+        return StoredProposal(proposal, answer["ETag"])
+
+    def list(self, tenant: str, agent: str, customer_id: Optional[str] = None) -> list[StoredProposal]:
+        """Every proposal of an agent (or of one customer there), in key order."""
+        prefix = layout.proposals_prefix(tenant, agent, customer_id)
+        out = []
+        for page in awscall.pages(self._s3, "list_objects_v2", Bucket=self.bucket, Prefix=prefix):
+            for item in page.get("Contents", []):
+                customer, _, name = item["Key"][len(layout.proposals_prefix(tenant, agent)):].partition("/")
+                try:
+                    out.append(self.get(ProposalRef(tenant, agent, customer, name.removesuffix(".json"))))
+                except ProposalNotFound:
+                    continue
+        return out

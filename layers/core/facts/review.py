@@ -1,0 +1,121 @@
+"""Approve, reject, dismiss: the operator's decisions (the API the studio calls).
+
+An approval is the only path from a proposal to the customer's memory cell. It writes by
+compare-and-swap, conditional on the target FACT's revision recorded at distill time (another
+fact's change does not matter); if that fact moved, the proposal turns stale with both values
+kept, and the operator's value stays. Every decision is stored before its event is published.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Callable, Optional
+
+from knowledge.errors import Conflict
+from knowledge.events import Events
+from knowledge.telemetry import Counters
+
+from . import events as fact_events
+from .cells import CAS_ATTEMPTS, MemoryCells
+from .errors import Busy, InvalidRequest, NotPending, ProposalChanged
+from .fact import distilled_origin, utc_now
+from .keys import FactKeys
+from .proposals import OPERATOR, REASON_MAX, CurrentFact, Proposal, ProposalRef, ProposalStore, StoredProposal
+
+
+def check_operator(operator: object) -> str:
+    if not isinstance(operator, str) or not OPERATOR.fullmatch(operator):
+        raise InvalidRequest("operator: ASCII letters, digits and ._@+:- (at most 128)")
+    return operator
+
+
+class Review:
+    def __init__(self, proposals: ProposalStore, cells: MemoryCells, keys: FactKeys, events: Optional[Events],
+                 counters: Optional[Counters] = None, clock: Callable[[], datetime] = utc_now):
+        self._proposals, self._cells, self._keys, self._events = proposals, cells, keys, events
+        self.counters = counters or Counters()
+        self._clock = clock
+
+    def approve(self, ref: ProposalRef, operator: str) -> Proposal:
+        """Approved (the fact is in the cell) or stale (the fact moved; nothing written)."""
+        check_operator(operator)
+        stored = self._proposals.get(ref)
+        proposal = stored.proposal
+        if proposal.status == "approved":
+            return proposal
+        if proposal.status not in ("pending", "approving"):
+            raise NotPending(f"the proposal is {proposal.status}")
+        if proposal.status == "pending":
+            stored = self._swap(stored, proposal.model_copy(update={"status": "approving", "resolved_by": operator}))
+        own = distilled_origin(proposal.session_id)
+        for _ in range(CAS_ATTEMPTS):
+            cell = self._cells.read(ref.tenant, ref.customer_id)
+            fact = cell.cell.facts.get(proposal.name)
+            # An earlier approval of this very proposal that died before recording itself.
+            if fact is not None and fact.origin == own and fact.value == proposal.value and (
+                    proposal.base_revision is None or fact.revision > proposal.base_revision):
+                break
+            if (fact.revision if fact else None) != proposal.base_revision:
+                return self._stale(stored, fact)
+            try:
+                self._cells.swap(cell, cell.cell.with_fact(proposal.name, proposal.value, own, self._clock()))
+                break
+            except Conflict:
+                continue
+        else:
+            raise Busy("the memory cell kept changing; approve again")
+        done = self._swap(stored, stored.proposal.model_copy(update={
+            "status": "approved", "resolved_at": self._clock(), "resolved_by": operator})).proposal
+        self._announce(fact_events.APPROVED, done)
+        self.counters.count("FactApproved")
+        return done
+
+    def reject(self, ref: ProposalRef, operator: str, reason: Optional[str] = None) -> Proposal:
+        if reason is not None and (not isinstance(reason, str) or len(reason) > REASON_MAX):
+            raise InvalidRequest(f"reason: text of at most {REASON_MAX} characters")
+        return self._latch(ref, operator, "rejected", ("pending",), reason or None)
+
+    def dismiss(self, ref: ProposalRef, operator: str) -> Proposal:
+        """Never proposed again; also how a stale proposal is resolved."""
+        return self._latch(ref, operator, "dismissed", ("pending", "stale"), None)
+
+    # ------------------------------------------------------------ internals
+    def _latch(self, ref: ProposalRef, operator: str, status: str, from_states: tuple[str, ...],
+               reason: Optional[str]) -> Proposal:
+        check_operator(operator)
+        stored = self._proposals.get(ref)
+        proposal = stored.proposal
+        if proposal.status == status:
+            done = proposal  # a retried click: make sure the latch is there, as below
+        elif proposal.status in from_states:
+            done = self._swap(stored, proposal.model_copy(update={
+                "status": status, "resolved_at": self._clock(), "resolved_by": operator, "reason": reason})).proposal
+        else:
+            raise NotPending(f"the proposal is {proposal.status}")
+        self._cells.latch(ref.tenant, ref.customer_id,
+                          self._keys.tuple_id(ref.tenant, ref.customer_id, proposal.name, proposal.value))
+        if done is not proposal:
+            kind = fact_events.REJECTED if status == "rejected" else fact_events.DISMISSED
+            self._announce(kind, done)
+            self.counters.count("FactRejected" if status == "rejected" else "FactDismissed")
+        return done
+
+    def _stale(self, stored: StoredProposal, fact) -> Proposal:
+        current = CurrentFact(value=fact.value, origin=fact.origin, revision=fact.revision) if fact else None
+        done = self._swap(stored, stored.proposal.model_copy(update={
+            "status": "stale", "current": current, "current_deleted": fact is None,
+            "resolved_at": self._clock(), "resolved_by": None})).proposal
+        self._announce(fact_events.STALE, done)
+        self.counters.count("FactStale")
+        return done
+
+    def _swap(self, stored: StoredProposal, proposal: Proposal) -> StoredProposal:
+        try:
+            return self._proposals.swap(stored, proposal)
+        except Conflict:
+            raise ProposalChanged("the proposal was resolved by someone else; reload it") from None
+
+    def _announce(self, kind: str, proposal: Proposal) -> None:
+        fact_events.publish(self._events, self.counters, kind, fact_events.detail(
+            proposal.tenant, proposal.agent, self._keys.pseudonym(proposal.tenant, proposal.customer_id),
+            proposal.name))

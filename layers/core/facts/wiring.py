@@ -1,0 +1,90 @@
+"""Building Facts' parts from the environment (imports inside, so a handler loads only what it uses).
+
+Settings each builder needs: KNOWLEDGE_BUCKET (cells, latches, agent configs); SESSIONS_BUCKET
+(session states, proposals; the archive) for distillation and review; the Facts key, as
+FACTS_KEY (text, at least 32 bytes: local stack, tests) or FACTS_KEY_SECRET_ARN (the Secrets
+Manager secret template.yaml creates); UTILITY_MODEL / OPENAI_* and EVENT_BUS_NAME as knowledge's.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Mapping, Optional
+
+if TYPE_CHECKING:  # pragma: no cover
+    from knowledge.settings import Settings
+
+    from .distill import Distiller
+    from .keys import FactKeys
+    from .memory import Memory
+    from .review import Review
+
+
+def facts_keys(environ: Optional[Mapping[str, str]] = None) -> "FactKeys":
+    """The key from FACTS_KEY, else from the secret FACTS_KEY_SECRET_ARN names (read once)."""
+    from .errors import KeyUnavailable
+    from .keys import FactKeys
+
+    environ = os.environ if environ is None else environ
+    if environ.get("FACTS_KEY"):
+        return FactKeys(environ["FACTS_KEY"])
+    arn = environ.get("FACTS_KEY_SECRET_ARN")
+    if not arn:
+        raise KeyUnavailable("set FACTS_KEY_SECRET_ARN (or FACTS_KEY locally): latches and pseudonyms are keyed")
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from knowledge.aws import client
+
+    try:
+        secret = client("secretsmanager").get_secret_value(SecretId=arn)["SecretString"]
+    except (ClientError, BotoCoreError, KeyError) as exc:
+        raise KeyUnavailable(f"the Facts key secret could not be read ({type(exc).__name__})") from None
+    return FactKeys(secret)
+
+
+def _events(settings: "Settings"):
+    from knowledge.aws import client
+    from knowledge.events import EventBridgeEvents
+
+    return EventBridgeEvents(lambda: client("events"), settings.event_bus_name) if settings.event_bus_name else None
+
+
+def distiller_from_env() -> "Distiller":
+    from knowledge.aws import client
+    from knowledge.model import ModelCache
+    from knowledge.settings import Settings
+
+    from .distill import Distiller
+
+    settings = Settings.from_env(require=("SESSIONS_BUCKET",))
+    return Distiller(client("s3"), knowledge_bucket=settings.knowledge_bucket,
+                     sessions_bucket=settings.sessions_bucket,
+                     models=ModelCache({"OPENAI_BASE_URL": settings.openai_base_url or "",
+                                        "OPENAI_API_KEY": settings.openai_api_key or ""}),
+                     utility_model=settings.utility_model, keys=facts_keys(), events=_events(settings))
+
+
+def memory_from_env() -> "Memory":
+    from knowledge.aws import client
+    from knowledge.settings import Settings
+
+    from .cells import MemoryCells
+    from .memory import Memory
+
+    settings = Settings.from_env()
+    return Memory(MemoryCells(client("s3"), settings.knowledge_bucket))
+
+
+def review_from_env() -> "Review":
+    """The operator's decisions (for the studio API)."""
+    from knowledge.aws import client
+    from knowledge.settings import Settings
+
+    from .cells import MemoryCells
+    from .proposals import ProposalStore
+    from .review import Review
+
+    settings = Settings.from_env(require=("SESSIONS_BUCKET",))
+    s3 = client("s3")
+    return Review(ProposalStore(s3, settings.sessions_bucket), MemoryCells(s3, settings.knowledge_bucket),
+                  facts_keys(), _events(settings))
