@@ -1,7 +1,8 @@
 """Extraction: one completed turn in, gated and redacted sightings out.
 
 Per turn: read the agent's `knowledge:` block (cached, re-read only when its ETag
-changes), archive the turn for backfill, ask the model, gate its answer, stamp the
+changes), archive the turn for backfill, ask the model (shown the agent's known concepts
+the turn is about, so it reuses their names), gate its answer, stamp the
 survivors, and send them to the CandidatesQueue, each with a link to its evidence in the
 archived turn (never the quote). Backfill replays archived turns through exactly the same
 code.
@@ -17,6 +18,7 @@ from .adapters import CandidateSink, ConfigCache, TurnArchive
 from .concept import FIRST_SIGHTING_CONFIDENCE, Concept
 from .errors import InvalidConcept
 from .gates import SCHEMA, Candidate, gate
+from .known import KnownConcepts
 from .model import ModelCache, ModelConfigError
 from .prompt import extraction_prompt
 from .sighting import EvidenceRef, Sighting
@@ -57,10 +59,13 @@ def evidence_ref(candidate: Candidate, turn: Turn) -> EvidenceRef:
 
 class Extractor:
     def __init__(self, configs: ConfigCache, archive: Optional[TurnArchive], candidates: CandidateSink,
-                 models: ModelCache, utility_model: Optional[str], counters: Optional[Counters] = None):
+                 models: ModelCache, utility_model: Optional[str], counters: Optional[Counters] = None,
+                 known: Optional[KnownConcepts] = None):
+        """`known` (None: no list) finds the agent's concepts a turn is about for the prompt."""
         self._configs, self._archive, self._candidates = configs, archive, candidates
         self._models, self._utility_model = models, utility_model
         self.counters = counters or Counters()
+        self._known = known
 
     def process(self, turn: Turn, *, archive: bool = True, send: bool = True) -> TurnOutcome:
         """Extract one turn. Raises (so the queue retries) when the model or a send keeps failing."""
@@ -75,7 +80,8 @@ class Extractor:
         ref = config.model or self._utility_model
         if not ref:
             raise ModelConfigError("no model: set the agent's knowledge.model or UTILITY_MODEL")
-        system, user = extraction_prompt(turn, config.types, config.prompt)
+        known = self._known.about(turn, config) if self._known is not None else []
+        system, user = extraction_prompt(turn, config.types, config.prompt, known)
         answer = self._models.get(ref).complete(system, user)
         report = gate(answer, turn.messages, config.types)
         outcome.rejected, outcome.redacted = report.rejected, report.redacted

@@ -31,16 +31,23 @@ def extractor(settings: Settings) -> "Extractor":
     from .aws import client
     from .adapters import ConfigCache, SqsCandidates, TurnArchive
     from .extract import Extractor
+    from .known import KnownConcepts
     from .store import ConceptStore
+    from .telemetry import Counters
 
     s3 = client("s3")
-    store = ConceptStore(s3, settings.knowledge_bucket)
+    # A cold start fetches every concept for the known list: a pool as wide as retrieval's.
+    store = ConceptStore(s3, settings.knowledge_bucket, max_workers=32)
+    counters = Counters()
     return Extractor(
         configs=ConfigCache(store),
         archive=TurnArchive(s3, settings.sessions_bucket),
         candidates=SqsCandidates(client("sqs"), settings.candidates_queue_url),
         models=model_cache(settings),
         utility_model=settings.utility_model,
+        counters=counters,
+        known=KnownConcepts(store, refresh_seconds=settings.refresh_seconds,
+                            fetch_budget_seconds=settings.fetch_budget_seconds, counters=counters),
     )
 
 
