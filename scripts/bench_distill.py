@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""A distillation pass over a large archive, against moto's server and the scripted model.
+
+    .venv/bin/python scripts/bench_distill.py [--sessions 10000] [--due 0.01] [--json]
+
+Archives `--sessions` customer-tagged sessions (two turns each, through TurnArchive.put and
+facts.sessions.record_turn, as the extraction path does), of which the share `--due` went
+idle hours ago and the rest in the last hour; then times one DistillFunction pass. Prints
+sessions scanned per second, S3 requests per session scanned (by operation), and what the pass
+never did: list the archive (the turns a full listing would have paged through, for scale).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "layers" / "core"))  # the facts package, beside knowledge
+
+from knowledge_dev.local_aws import moto_server  # noqa: E402
+
+T, A = "default", "store-support"
+TURNS = [[("user", "oi, quero trocar o tenis do pedido 48213, calço 42"), ("assistant", "Claro! Troco pelo 43?")],
+         [("user", "pode ser 43. prefiro pagar no pix"), ("assistant", "Feito, troca para o 43 registrada.")]]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=10_000)
+    parser.add_argument("--due", type=float, default=0.01)
+    parser.add_argument("--workers", type=int, default=16)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    with moto_server("bench"):
+        from facts.distill import Distiller
+        from facts.keys import FactKeys
+        from facts.sessions import record_turn
+        from knowledge.adapters import TurnArchive
+        from knowledge.aws import client
+        from knowledge.model import ModelCache
+        from knowledge.turn import Turn
+        from knowledge_dev.scripted_model import ScriptedModel
+
+        s3 = client("s3")
+        knowledge_bucket, sessions_bucket = "bench-knowledge", "bench-sessions"
+        s3.create_bucket(Bucket=knowledge_bucket)
+        s3.put_bucket_versioning(Bucket=knowledge_bucket, VersioningConfiguration={"Status": "Enabled"})
+        s3.create_bucket(Bucket=sessions_bucket)
+        s3.put_object(Bucket=knowledge_bucket, Key=f"agents/{T}/{A}/knowledge.yaml",
+                      Body=b"distill:\n  idle_hours: 6\n  min_messages: 3\n")
+        now = datetime.now(timezone.utc)
+        due = max(1, round(args.sessions * args.due))
+        archive = TurnArchive(s3, sessions_bucket)
+
+        def seed(n: int) -> None:
+            start = now - (timedelta(hours=9) if n < due else timedelta(minutes=50))
+            for i, messages in enumerate(TURNS):
+                turn = Turn(tenant=T, agent=A, session_id=f"sess_{n:06d}", turn_id=f"turn_{i}",
+                            completed_at=start + timedelta(minutes=i), customer_id=f"cust-{n:06d}",
+                            messages=[{"role": r, "content": c} for r, c in messages])
+                archive.put(turn)
+                record_turn(s3, sessions_bucket, turn)
+
+        began = time.perf_counter()
+        with ThreadPoolExecutor(args.workers) as pool:
+            list(pool.map(seed, range(args.sessions)))
+        seeded = time.perf_counter() - began
+
+        answer = json.dumps([{"name": "tamanho_calcado", "value": "43", "evidence": [2]},
+                             {"name": "pagamento_preferido", "value": "Pix", "evidence": [2]}])
+        with ScriptedModel(lambda request: answer) as model:
+            distiller = Distiller(s3, knowledge_bucket=knowledge_bucket, sessions_bucket=sessions_bucket,
+                                  models=ModelCache({"OPENAI_BASE_URL": model.base_url}),
+                                  utility_model="openai:bench", keys=FactKeys("b" * 48), events=None)
+            calls: Counter = Counter()
+
+            def count(model, **_):
+                calls[model.name] += 1
+
+            s3.meta.events.register("before-call.s3", count)
+            began = time.perf_counter()
+            report = distiller.run()
+            elapsed = time.perf_counter() - began
+            s3.meta.events.unregister("before-call.s3", count)
+
+        pages = sum(1 for _ in s3.get_paginator("list_objects_v2").paginate(
+            Bucket=sessions_bucket, Prefix=f"{T}/{A}/turns/"))
+        scanned = report.scanned
+        result = {
+            "sessions": args.sessions, "due": due, "turns_archived": args.sessions * len(TURNS),
+            "seed_seconds": round(seeded, 1), "pass_seconds": round(elapsed, 3),
+            "scanned": scanned, "distilled": report.distilled, "proposed": report.proposed,
+            "sessions_scanned_per_second": round(scanned / elapsed, 1) if elapsed else None,
+            "s3_requests": sum(calls.values()),
+            "s3_requests_per_session_scanned": round(sum(calls.values()) / scanned, 2) if scanned else None,
+            "by_operation": dict(calls), "model_calls": len(model.requests),
+            "archive_list_pages_avoided": pages,
+        }
+    if args.json:
+        print(json.dumps(result, indent=1))
+    else:
+        for key, value in result.items():
+            print(f"{key:34} {value}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
