@@ -421,3 +421,15 @@ def test_no_value_reaches_a_log_an_event_or_a_metric(distill, memory, s3, sessio
     for text in (*secret_values, "Cambuí perto da padaria", "vazou", "calço 42"):
         assert text not in logged and text not in events
     assert CUSTOMER not in events and "fact_approved" in events
+
+
+def test_a_cell_that_no_longer_parses_holds_its_session_without_a_model_call_or_blocking_others(
+        distill, s3, bucket, sessions_bucket, script, model, proposals):
+    s3.put_object(Bucket=bucket, Key=layout.cell_key(T, CUSTOMER), Body=b"not json")
+    conversation(s3, sessions_bucket, "sess_a")
+    conversation(s3, sessions_bucket, "sess_outra", customer="cust-0002-bia")
+    script.default = answer(PIX)
+    report = run(distill)
+    assert report["skipped"] == {"cell_unreadable": 1} and report["distilled"] == 1 and len(model.requests) == 1
+    assert [p.proposal.customer_id for p in proposals.list(T, A)] == ["cust-0002-bia"]
+    assert run(distill)["skipped"] == {"cell_unreadable": 1}  # still due, waiting for the cell to be fixed

@@ -32,7 +32,7 @@ from knowledge.validation import validate_object
 from . import events as fact_events
 from .cells import MemoryCells
 from .errors import InvalidRequest, RecordUnreadable
-from .fact import distilled_origin, same_value, utc_now
+from .fact import Cell, same_value, utc_now
 from .gates import gate
 from .keys import FactKeys
 from .prompt import distill_prompt
@@ -147,6 +147,12 @@ class Distiller:
         links, transcript = self._transcript(stored)
         if not transcript:
             return self._park(report, "gone", marker, stored)
+        try:
+            # Before the model call: a cell that no longer parses waits for a human, at no model cost.
+            cell = self.cells.read(state.tenant, state.customer_id).cell
+        except RecordUnreadable:
+            report.skipped["cell_unreadable"] += 1
+            return "cell_unreadable"
         ref = config.model or self._utility_model
         try:
             if not ref:
@@ -162,7 +168,7 @@ class Distiller:
             return "model_failed"
         gated = gate(answer, len(transcript), config.max_proposals)
         report.rejected.update(gated.rejected)
-        self._propose(stored, gated.proposals, links, report)
+        self._propose(stored, cell, gated.proposals, links, report)
         self._done(stored, marker)
         report.distilled += 1
         self.counters.count("SessionDistilled")
@@ -189,11 +195,11 @@ class Distiller:
                 messages.append(message)
         return links, messages
 
-    def _propose(self, stored: StoredState, proposed: list, links: list[EvidenceLink], report: PassReport) -> None:
+    def _propose(self, stored: StoredState, cell: Cell, proposed: list, links: list[EvidenceLink],
+                 report: PassReport) -> None:
         state = stored.state
         # The landing cell: the session's tenant and customer. Nothing in the answer reaches these.
         tenant, customer = state.tenant, state.customer_id
-        cell = self.cells.read(tenant, customer).cell
         latched = self.cells.latched(tenant, customer)
         now = self._clock()
         for item in proposed:
