@@ -129,7 +129,7 @@ def build_index(concepts):
 
 
 def bench_search(sizes: list[int], n_queries: int) -> list[dict]:
-    from knowledge.search import MIN_COVERAGE, OverlapScan
+    from knowledge.search import OverlapScan
 
     rows = []
     for size in sizes:
@@ -140,11 +140,11 @@ def bench_search(sizes: list[int], n_queries: int) -> list[dict]:
         scan = OverlapScan(concepts)
         qs = queries(zipf, n_queries)
         for q in qs:  # warm the stemmer's memo, as a warm container has
-            index.search(q, 5, 1.0, MIN_COVERAGE)
-        ours = timed(lambda q: index.search(q, 5, 1.0, MIN_COVERAGE), qs)
+            index.relevant(q, 5, 1.0)
+        ours = timed(lambda q: index.relevant(q, 5, 1.0), qs)
         overlap_qs = qs if size <= 5000 else qs[: max(20, n_queries // 10)]
         theirs = timed(lambda q: scan.search(q, 5), overlap_qs)
-        injected = sum(1 for q in qs if index.search(q, 5, 1.0, MIN_COVERAGE)) / len(qs)
+        injected = sum(1 for q in qs if index.relevant(q, 5, 1.0)) / len(qs)
         rows.append({"concepts": size, "build_ms": build_ms,
                      "p50_ms": statistics.median(ours), "p95_ms": percentile(ours, 0.95),
                      "overlap_p50_ms": statistics.median(theirs), "overlap_p95_ms": percentile(theirs, 0.95),

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Ranking quality on the labelled set (tests/data/retrieval_labelled.json), side by side
-with plain term overlap (seed 000's scan): hit@5, MRR, and the share of off-topic messages
-that inject anything.
+"""Ranking quality on the labelled messages, side by side with plain term overlap (seed 000's
+scan) in the same run: hit@5, MRR, and the share of off-topic messages that inject anything,
+per slice (short, long, English, off-topic) and overall, for the tuning set
+(tests/data/retrieval_labelled.json) and the held-out set (tests/data/retrieval_heldout.json,
+written before the floor was tuned) separately. Both sets use the tuning file's concepts.
 
     .venv/bin/python scripts/retrieval_report.py [--min-score X] [--json]
 """
@@ -13,53 +15,91 @@ import json
 import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from typing import Callable
 
 from knowledge.concept import Concept
 from knowledge.config import DEFAULT_MIN_SCORE
-from knowledge.search import MIN_COVERAGE, Index, OverlapScan
+from knowledge.search import Index, OverlapScan
 
-LABELLED = Path(__file__).resolve().parents[1] / "tests" / "data" / "retrieval_labelled.json"
+DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
+LABELLED = DATA / "retrieval_labelled.json"
+HELDOUT = DATA / "retrieval_heldout.json"
 TOP_K = 5
+SLICES = ("short", "long", "english", "off_topic", "overall")
 
 
-def load(path: Path = LABELLED) -> tuple[list[Concept], list[dict], list[str]]:
+def concepts_of(path: Path = LABELLED) -> list[Concept]:
     data = json.loads(path.read_text(encoding="utf-8"))
     start = datetime(2026, 9, 1, tzinfo=timezone.utc)
-    concepts = [Concept(name=c["name"], description=c["description"], type=c["type"], provenance="observed",
-                        confidence=0.6, sources=("sess_1",), occurrences=1, created_at=start,
-                        updated_at=start + timedelta(hours=i), body=c["body"])
-                for i, c in enumerate(data["concepts"])]
-    return concepts, data["queries"], data["off_topic"]
+    return [Concept(name=c["name"], description=c["description"], type=c["type"], provenance="observed",
+                    confidence=0.6, sources=("sess_1",), occurrences=1, created_at=start,
+                    updated_at=start + timedelta(hours=i), body=c["body"])
+            for i, c in enumerate(data["concepts"])]
 
 
-def evaluate(min_score: float = DEFAULT_MIN_SCORE, path: Path = LABELLED) -> dict:
-    concepts, queries, off_topic = load(path)
+def messages_of(path: Path) -> tuple[list[dict], list[dict]]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return data["queries"], data["off_topic"]
+
+
+def rankers(concepts: list[Concept], min_score: float) -> dict[str, Callable[[str], list[str]]]:
+    """This index behind the floor retrieval applies (what select() injects before links),
+    and plain term overlap."""
     index = Index()
     for concept in concepts:
         index.upsert(concept.name, "etag", concept, concept.render().encode())
     index.settle()
     scan = OverlapScan(concepts)
-    rankers = {
-        "bm25": lambda message: [hit.name for hit in index.search(message, TOP_K, min_score, MIN_COVERAGE)],
+    return {
+        "index": lambda message: [hit.name for hit in index.relevant(message, TOP_K, min_score)],
         "overlap": lambda message: [name for name, _ in scan.search(message, TOP_K)],
     }
-    report = {}
-    for label, rank in rankers.items():
-        hits, reciprocal, misses = 0, 0.0, []
-        for query in queries:
-            ranked = rank(query["message"])
-            positions = [ranked.index(name) for name in query["expected"] if name in ranked]
-            if positions:
-                hits += 1
-                reciprocal += 1 / (min(positions) + 1)
-            else:
-                misses.append({"message": query["message"], "expected": query["expected"], "got": ranked})
-        injected = [message for message in off_topic if rank(message)]
-        report[label] = {"hit_at_5": hits / len(queries), "mrr": reciprocal / len(queries),
-                         "off_topic_injecting": len(injected) / len(off_topic), "misses": misses,
-                         "off_topic_that_injected": injected}
-    return {"concepts": len(concepts), "queries": len(queries), "off_topic": len(off_topic),
-            "min_score": min_score, "rankers": report}
+
+
+def _quality(rank: Callable[[str], list[str]], queries: list[dict]) -> dict:
+    hits, reciprocal, misses = 0, 0.0, []
+    for query in queries:
+        ranked = rank(query["message"])
+        positions = [ranked.index(name) for name in query["expected"] if name in ranked]
+        if positions:
+            hits += 1
+            reciprocal += 1 / (min(positions) + 1)
+        else:
+            misses.append({"message": query["message"], "expected": query["expected"], "got": ranked})
+    n = len(queries) or 1
+    return {"n": len(queries), "hit_at_5": hits / n, "mrr": reciprocal / n, "misses": misses}
+
+
+def _injection(rank: Callable[[str], list[str]], messages: list[dict]) -> dict:
+    injected = [{"message": m["message"], "got": got} for m in messages if (got := rank(m["message"]))]
+    return {"n_off_topic": len(messages), "off_topic_injecting": len(injected) / (len(messages) or 1), "injected": injected}
+
+
+def evaluate_set(rank: Callable[[str], list[str]], queries: list[dict], off_topic: list[dict]) -> dict:
+    english = [q for q in queries if q.get("lang") == "en"]
+    english_off = [m for m in off_topic if m.get("lang") == "en"]
+    return {
+        "short": _quality(rank, [q for q in queries if q["slice"] == "short"]),
+        "long": _quality(rank, [q for q in queries if q["slice"] == "long"]),
+        "english": {**_quality(rank, english), **_injection(rank, english_off)},
+        "off_topic": _injection(rank, off_topic),
+        "overall": {**_quality(rank, queries), **_injection(rank, off_topic)},
+    }
+
+
+def evaluate(min_score: float = DEFAULT_MIN_SCORE) -> dict:
+    concepts = concepts_of()
+    ranked = rankers(concepts, min_score)
+    sets = {}
+    for label, path in (("tuning", LABELLED), ("heldout", HELDOUT)):
+        queries, off_topic = messages_of(path)
+        sets[label] = {"queries": len(queries), "off_topic": len(off_topic),
+                       "rankers": {name: evaluate_set(rank, queries, off_topic) for name, rank in ranked.items()}}
+    return {"concepts": len(concepts), "top_k": TOP_K, "min_score": min_score, "sets": sets}
+
+
+def _cell(row: dict, key: str) -> str:
+    return f"{row[key]:.3f}" if key in row else "-"
 
 
 def main() -> int:
@@ -71,16 +111,21 @@ def main() -> int:
     if args.json:
         print(json.dumps(report, indent=1, ensure_ascii=False))
         return 0
-    print(f"{report['concepts']} concepts, {report['queries']} store questions, {report['off_topic']} off-topic "
-          f"messages; top {TOP_K}; min_score {report['min_score']}\n")
-    print(f"{'ranker':<10} {'hit@5':>7} {'MRR':>7} {'off-topic injecting':>20}")
-    for label, row in report["rankers"].items():
-        print(f"{label:<10} {row['hit_at_5']:>7.3f} {row['mrr']:>7.3f} {row['off_topic_injecting']:>20.3f}")
-    for label, row in report["rankers"].items():
-        for miss in row["misses"]:
-            print(f"\n[{label}] missed: {miss['message']!r}\n  expected {miss['expected']}\n  got      {miss['got']}")
-        for message in row["off_topic_that_injected"]:
-            print(f"\n[{label}] off-topic injected: {message!r}")
+    print(f"{report['concepts']} concepts; top {TOP_K}; min_score {report['min_score']}")
+    for label, result in report["sets"].items():
+        print(f"\n{label}: {result['queries']} store questions, {result['off_topic']} off-topic messages")
+        print(f"  {'slice':<10} {'ranker':<8} {'n':>4} {'hit@5':>7} {'MRR':>7} {'n':>5} {'off-topic injecting':>20}")
+        for slice_ in SLICES:
+            for name, rows in result["rankers"].items():
+                row = rows[slice_]
+                print(f"  {slice_:<10} {name:<8} {row.get('n', '-'):>4} {_cell(row, 'hit_at_5'):>7} "
+                      f"{_cell(row, 'mrr'):>7} {row.get('n_off_topic', '-'):>5} {_cell(row, 'off_topic_injecting'):>20}")
+        for name, rows in result["rankers"].items():
+            for miss in rows["overall"]["misses"]:
+                print(f"\n  [{label}/{name}] missed: {miss['message']!r}\n    expected {miss['expected']}\n"
+                      f"    got      {miss['got']}")
+            for item in rows["overall"]["injected"]:
+                print(f"\n  [{label}/{name}] off-topic injected: {item['message']!r} -> {item['got']}")
     return 0
 
 

@@ -19,7 +19,7 @@ from .config import KnowledgeConfig
 from .errors import KnowledgeError, NotFound
 from .events import RETRIEVED, EventPublishError, Events, detail
 from .names import SLUG_MAX, SLUG_SCHEMA, SessionId, Slug, is_slug
-from .search import MIN_COVERAGE, Hit, Index
+from .search import Hit, Index
 from .store import ConceptStore
 from .telemetry import Counters
 from .validation import validate_object
@@ -109,8 +109,9 @@ def render_block(injected: list[Injected]) -> str:
 
 
 def select(index: Index, message: str, config: KnowledgeConfig) -> list[Injected]:
-    """The top_k matches, then one hop of their [[links]] (capped at top_k again), no duplicates."""
-    matches = index.search(message, config.top_k, config.min_score, MIN_COVERAGE)
+    """The top_k matches past the relevance floor, then one hop of their [[links]] (capped at
+    top_k again), no duplicates."""
+    matches = index.relevant(message, config.top_k, config.min_score)
     chosen = {hit.name for hit in matches}
     injected = [Injected(hit, False) for hit in matches]
     linked: list[Injected] = []

@@ -1,10 +1,16 @@
 """Lexical search over an agent's concepts: an inverted index with BM25 weights, pure Python.
 
-Text is folded (case, accents), split into words, stripped of stopwords and stemmed
-(Snowball Portuguese, then English, so troca/trocas/trocar and installment/installments
-meet). Name and description count more than the body. Each posting keeps its BM25 term
-weight, so a query only sums the postings of its own words; the index changes one concept
-at a time and re-weights everything only when the average length drifts.
+Text is folded (case, accents), split into words, stripped of stopwords and conversational
+filler, brought to the singular and stemmed (Snowball Portuguese, then English, so
+troca/trocas/trocar, móvel/móveis and installment/installments meet). Numbers are read
+whole: a CEP (13083-970), a CEP range (13000-13999, 13xxx, 13000 a 13999) or a number with
+a unit (R$199, 3 a 5 dias, 10x) becomes an interval that a message's number matches when it
+falls inside; a bare number matches only the same whole number, and a lone digit nothing.
+Name and description count more than the body. Each posting keeps its BM25 term weight, so
+a query only sums the postings of its own words; the index changes one concept at a time
+and re-weights everything only when the average length drifts.
+
+`Index.search` ranks; `Index.relevant` is the floor retrieval applies before injecting.
 """
 
 from __future__ import annotations
@@ -41,16 +47,78 @@ could should do does did have has had i me my mine hi hello hey thanks thank ple
 how when where why about just also any some each other
 moro mora morar tempo quero queria gostaria preciso precisa fica faz fazer sou agora acho achei saber
 ajuda ajudar demais coisa gente alguém alguem ta tá pra né ne aí ai
+tenho temos tive teve tinha tivemos estamos estive esteve fui foram seria seja sejam há havia houve vão
+fiz fez faço depois antes ontem amanhã amanha hoje sempre nunca nada todo toda todos todas assim ali cá
 """.split())
-# A concept must share at least this share of the message's words (after stopwords) to be
-# injected: one shared word out of three is chance, not relevance. Numbers are not counted:
-# a CEP the store never wrote down should not hide the concept about its range.
-MIN_COVERAGE = 0.5
+# Conversational filler: greetings, thanks, politeness, hedges, chat shorthand. It says how a
+# customer talks, not what they ask, so it weighs nothing in a match or in the floor.
+FILLER = frozenset("""
+oii oie opa eae eai salve bomdia boanoite boatarde tchau tchauzinho abraço abraços beijo bjs att atenciosamente
+obrigadão obrigadinho brigado brigada valeu vlw agradeço agradecida agradecido grato grata gratidão
+blz beleza joia jóia certo certinho ok okay okey entendi entendido perfeito show top legal massa ótimo otimo
+kk kkk kkkk kkkkk haha hahaha rs rsrs
+vc vcs voce tb tbm td tds q pq porque pf pfv pfvr gentileza poderia poderiam consegue conseguem
+dúvida duvida dúvidas duvidas pergunta perguntar informação informacao informações informacoes
+queria gostaria gostaria saber sabe sei favor urgente urgencia urgência ajudinha
+pessoal gente moça moço amigo amiga senhor senhora sr sra
+hi hello hey hiya thanks thank thx please pls good morning afternoon evening night bye cheers ok okay
+i'm im i'd id like want wondering need know tell could would
+""".split())
+_SKIP = STOPWORDS | FILLER
+# English store words, read as the Portuguese word concepts use, so "installments" meets
+# "parcela" and "hours" meets "horário" (applied to concepts and messages alike).
+GLOSSARY = {
+    "installment": "parcela", "installments": "parcela", "interest": "juros", "card": "cartão",
+    "credit": "crédito", "payment": "pagamento", "pay": "pagar", "paid": "pago", "discount": "desconto",
+    "coupon": "cupom", "shipping": "frete", "freight": "frete", "delivery": "entrega", "deliver": "entregar",
+    "arrive": "chegar", "arrives": "chegar", "order": "pedido", "orders": "pedido", "tracking": "rastreio",
+    "track": "rastreio", "refund": "reembolso", "return": "devolução", "exchange": "troca",
+    "warranty": "garantia", "guarantee": "garantia", "furniture": "móveis", "mattress": "colchão",
+    "store": "loja", "shop": "loja", "pickup": "retirada", "password": "senha", "account": "conta",
+    "invoice": "nota", "cancel": "cancelar", "address": "endereço", "hours": "horário", "service": "atendimento",
+    "free": "grátis", "damaged": "avariado", "broken": "avariado", "assembly": "montagem", "gift": "presente",
+    "wrapping": "embrulho", "wrap": "embrulho", "days": "dias", "day": "dias", "express": "expresso",
+    "voucher": "vale-presente", "stock": "estoque", "fabric": "tecido", "linen": "linho", "sofa": "sofá",
+}
+
+# The floor (Index.relevant): the best concept must share at least this much with the message,
+# in units of the most one word can tell (found in no other concept, named in the concept's
+# name): half of one rare word, or several common ones. A word that shares only its stem with
+# the concept (valeu/vale) counts STEM_ONLY of what it would. Chosen on
+# tests/data/retrieval_labelled.json with scripts/retrieval_report.py, over a grid that also
+# tried a relative floor (a share of the message's own information): it added nothing.
+MIN_SHARED = 0.45
+STEM_ONLY = 0.5
+FLOOR_CONCEPTS = 40
+
+# Units a number may carry; only these (and CEPs) match as ranges.
+_UNITS = {"dia": "dias", "dias": "dias", "day": "dias", "days": "dias",
+          "x": "x", "vez": "x", "vezes": "x",
+          "h": "h", "hr": "h", "hrs": "h", "hora": "h", "horas": "h", "hour": "h", "hours": "h",
+          "mes": "meses", "meses": "meses", "month": "meses", "months": "meses",
+          "reais": "R$", "real": "R$", "%": "%"}
+_UNIT_GAP = frozenset({"uteis", "corridos", "business", "working"})  # "2 dias úteis", "1-2 business days"
+_RANGE_JOIN = frozenset({"a", "-", "ate", "to", "e"})
+_UP_TO = frozenset({"ate", "within"})
+_FROM = frozenset({"acima", "partir", "above", "over"})
+_CEP_WORDS = frozenset({"cep", "ceps", "zip"})
+_NOT_CEP = frozenset({"pedido", "pedidos", "order", "protocolo", "nota", "nf", "n", "no", "numero", "#"})
+_TOKEN = re.compile(r"""
+    (?P<cep>(?<![\d.,])\d{5}-?\d{3}(?!\d|[.,-]\d))        # 13083-970, 13083970
+  | (?P<cepx>(?<![\dx])(?=[\dx]{5}(?![\dx]))\d{2,3}x{2,3})  # 13xxx
+  | (?P<money>r\$|us\$)
+  | (?P<sign>[%#-])
+  | (?P<num>\d+(?:[.,]\d+)*)
+  | (?P<word>[^\W\d_]+)
+""", re.UNICODE | re.VERBOSE)
+_INF = float("inf")
 
 _PT = snowballstemmer.stemmer("portuguese")
 _EN = snowballstemmer.stemmer("english")
-_STEMS: dict[str, str] = {}
+_STEMS: dict[str, tuple[str, str]] = {}
 _FOLD: dict[str, str] = {}
+_PLURAL = (("oes", "ao"), ("aes", "ao"), ("ais", "al"), ("eis", "el"), ("ois", "ol"), ("ns", "m"),
+           ("res", "r"), ("zes", "z"), ("les", "l"))
 
 
 def _fold(word: str) -> str:
@@ -62,24 +130,160 @@ def _fold(word: str) -> str:
     return folded
 
 
-def stem(word: str) -> str:
-    """The index term for one lowercase word (memoised: stemming is the slow part)."""
-    term = _STEMS.get(word)
-    if term is None:
-        term = _EN.stemWord(_PT.stemWord(_fold(word)))
+def singular(folded: str) -> str:
+    """A folded word brought to the singular (móveis → movel, cartões → cartao, frete → frete)."""
+    if len(folded) < 4 or not folded.endswith("s"):
+        return folded
+    for plural, single in _PLURAL:
+        if folded.endswith(plural) and len(folded) > len(plural) + 2:
+            return folded[: -len(plural)] + single
+    return folded if folded.endswith(("ss", "us", "is")) else folded[:-1]
+
+
+def _forms(word: str) -> tuple[str, str]:
+    """(index term, singular form) of one lowercase word, memoised: stemming is the slow part."""
+    found = _STEMS.get(word)
+    if found is None:
+        single = singular(_fold(word))
+        found = (_EN.stemWord(_PT.stemWord(single)), single)
         if len(_STEMS) < 200_000:
-            _STEMS[word] = term
-    return term
+            _STEMS[word] = found
+    return found
+
+
+def stem(word: str) -> str:
+    """The index term for one lowercase word."""
+    return _forms(word)[0]
+
+
+class Interval(NamedTuple):
+    """A number a text states, as the range of values it covers, with its unit ('cep' for a CEP's
+    5-digit prefix)."""
+
+    unit: str
+    low: float
+    high: float
+
+
+@dataclass(slots=True)
+class Analysis:
+    """What a text says, for the index: its word terms (with the singular form each was written
+    in, to tell inflection from accident), whole numbers, and intervals."""
+
+    words: list[tuple[str, str]]
+    numbers: list[str]
+    intervals: list[Interval]
+
+    def terms(self) -> list[str]:
+        return [term for term, _ in self.words] + self.numbers
+
+
+def _value(text: str) -> Optional[float]:
+    """A written number: 1.800 and 1,5 the Brazilian way; 39.90 as a decimal."""
+    if "," in text:
+        text = text.replace(".", "").replace(",", ".", 1).replace(",", "")
+    elif re.fullmatch(r"\d{1,3}(\.\d{3})+", text):
+        text = text.replace(".", "")
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def analyze(text: str, open_ranges: bool = True) -> Analysis:
+    """Words and numbers of a text. `open_ranges`: "até 30 dias" and "acima de R$199" cover
+    everything up to or from the number (what a concept states, not what a message asks)."""
+    tokens = [(m.lastgroup, m.group()) for m in _TOKEN.finditer(text.lower())]
+    words: list[tuple[str, str]] = []
+    numbers: list[str] = []
+    intervals: list[Interval] = []
+    i, n = 0, len(tokens)
+
+    def word_at(j: int) -> str:
+        return _fold(tokens[j][1]) if 0 <= j < n and tokens[j][0] in ("word", "sign") else ""
+
+    def unit_after(j: int) -> tuple[Optional[str], int]:
+        if word_at(j) in _UNIT_GAP:
+            j += 1
+        if 0 <= j < n and tokens[j][0] in ("word", "sign") and word_at(j) in _UNITS:
+            after = word_at(j + 1)
+            return _UNITS[word_at(j)], j + 1 + (after in _UNIT_GAP)
+        return None, j
+
+    while i < n:
+        kind, text_ = tokens[i]
+        if kind == "word":
+            folded = _fold(text_)
+            if text_ not in _SKIP and folded not in _SKIP:
+                words.append(_forms(GLOSSARY.get(text_, text_)))
+            i += 1
+            continue
+        if kind not in ("num", "cep", "cepx"):
+            i += 1
+            continue
+        money = i > 0 and tokens[i - 1][0] == "money"
+        before = [word_at(j) for j in ((i - 2, i - 3) if money else (i - 1, i - 2))]
+        ident = any(w in _NOT_CEP for w in before[:2])
+        low = high = 0.0
+        unit: Optional[str] = None
+        if kind == "cep" and not ident:
+            unit, low = "cep", float(text_[:5])
+            high = low
+        elif kind == "cepx":
+            digits = text_.rstrip("x")
+            unit, low, high = "cep", float(digits.ljust(5, "0")), float(digits.ljust(5, "9"))
+        elif kind == "num" and len(text_) == 5 and not ident and (
+                any(w in _CEP_WORDS for w in [word_at(j) for j in range(max(0, i - 3), i)])
+                or (word_at(i + 1) in ("-", "a") and i + 2 < n and len(tokens[i + 2][1]) == 5)):
+            unit, low = "cep", float(text_)
+            high = low
+        value = _value(text_) if kind != "cep" or ident else None
+        j = i + 1
+        if unit is None and value is not None:
+            unit, j = unit_after(j)
+            if money:
+                unit = "R$"
+            low = high = value
+            if unit is None and word_at(j) in _RANGE_JOIN and j + 1 < n and tokens[j + 1][0] == "num":
+                unit = unit_after(j + 2)[0]  # "1 a 2 dias": the unit is written once, at the end
+        if unit is None:
+            # A bare number: matched whole, never a lone digit (list numbers, "3 mais 3").
+            if value is not None and (len(text_) > 1 or "." in text_ or "," in text_):
+                numbers.append("#" + (str(int(value)) if value.is_integer() else str(value)))
+            i += 1
+            continue
+        # A range: "1 a 2 dias", "13000-13999", "13xxx-13999", "R$50 a R$500".
+        k = j
+        if word_at(k) in _RANGE_JOIN and (word_at(k) != "e" or "entre" in before):
+            k += 1
+            if 0 <= k < n and tokens[k][0] == "money":
+                k += 1
+            if k < n and tokens[k][0] in ("num", "cep"):
+                end_text = tokens[k][1]
+                if unit == "cep":
+                    end = float(end_text[:5]) if len(end_text.replace("-", "")) in (5, 8) else None
+                else:
+                    end = _value(end_text)
+                    later, k2 = unit_after(k + 1)
+                    if later is not None and later != unit and low == high and unit != "R$":
+                        end = None
+                    elif later is not None:
+                        k = k2 - 1
+                if end is not None and end >= low:
+                    high, j = end, k + 1
+        if open_ranges and low == high:
+            if before[0] in _UP_TO:
+                low = 0.0
+            elif before[0] in _FROM or (before[0] == "de" and before[1] in _FROM):
+                high = _INF
+        intervals.append(Interval(unit, low, high))
+        i = j
+    return Analysis(words, numbers, intervals)
 
 
 def terms(text: str) -> list[str]:
     """Index terms of a text, in order, stopwords removed."""
-    out = []
-    for word in _WORD.findall(text.lower()):
-        if word in STOPWORDS or _fold(word) in STOPWORDS:
-            continue
-        out.append(stem(word))
-    return out
+    return analyze(text).terms()
 
 
 def plain_words(text: str) -> set[str]:
@@ -106,6 +310,7 @@ class Doc:
     term_ids: array
     counts: array
     recency: float
+    spans: tuple[tuple[str, float, float, float], ...] = ()  # (unit, low, high, field-weighted count)
 
     @property
     def concept(self) -> Concept:
@@ -118,18 +323,25 @@ class Hit(NamedTuple):
     name: str
     score: float
     doc: Doc
-    coverage: float = 1.0
+    coverage: float = 1.0  # what the concept shares with the message, in rare words (see MIN_SHARED)
 
 
-def _analyze(concept: Concept) -> tuple[dict[str, float], float]:
+def _analyze(concept: Concept) -> tuple[dict[str, float], float, dict[Interval, float], set[tuple[str, str]]]:
     tf: dict[str, float] = {}
+    spans: dict[Interval, float] = {}
+    forms: set[tuple[str, str]] = set()
     length = 0.0
     fields = {"name": concept.name.replace("-", " "), "description": concept.description, "body": concept.body}
     for field, weight in FIELD_WEIGHTS:
-        for term in terms(fields[field]):
+        analysis = analyze(fields[field])
+        forms.update(analysis.words)
+        for term in analysis.terms():
             tf[term] = tf.get(term, 0.0) + weight
             length += weight
-    return tf, length
+        for interval in analysis.intervals:
+            spans[interval] = spans.get(interval, 0.0) + weight
+            length += weight
+    return tf, length, spans, forms
 
 
 class _Postings:
@@ -155,7 +367,7 @@ class _Postings:
     def idf_weights(self, n_docs: int) -> np.ndarray:
         key = (n_docs, self.live, len(self.slots))
         if self.scaled_for != key:
-            idf = math.log(1 + (n_docs - self.live + 0.5) / (self.live + 0.5))
+            idf = _idf(n_docs, self.live)
             self.scaled, self.scaled_for = self.weights * idf, key
         return self.scaled
 
@@ -188,6 +400,13 @@ class Index:
         self._weighted_avg = 0.0  # the average length the weights were computed with
         self._live_postings = 0
         self._dead_postings = 0
+        # Each stem's singular forms seen in any concept since the index was built: a message
+        # word whose form is not among them shares only a stem, maybe by accident (valeu/vale).
+        self._forms: dict[str, set[str]] = {}
+        # Numbers with a unit, and CEPs: unit -> slot -> (low, high, count); as arrays per
+        # unit, built on the first query after a change.
+        self._spans: dict[str, dict[int, list[tuple[float, float, float]]]] = {}
+        self._span_arrays: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def __len__(self) -> int:
         return len(self.docs)
@@ -201,7 +420,7 @@ class Index:
 
     def upsert(self, name: str, etag: str, concept: Concept, data: bytes) -> None:
         self.remove(name)
-        tf, length = _analyze(concept)
+        tf, length, spans, forms = _analyze(concept)
         slot = len(self._by_slot)
         if slot >= len(self._recency):
             grown = np.zeros(len(self._recency) * 2, dtype=np.float64)
@@ -209,7 +428,11 @@ class Index:
             self._recency = grown
         ids = array("i", (self._term_id(t) for t in tf))
         doc = Doc(name, etag, data, concept.description, concept.type, concept.provenance, concept.confidence,
-                  tuple(concept.links), slot, length, ids, array("f", tf.values()), concept.updated_at.timestamp())
+                  tuple(concept.links), slot, length, ids, array("f", tf.values()), concept.updated_at.timestamp(),
+                  tuple((span.unit, span.low, span.high, count) for span, count in spans.items()))
+        for term, form in forms:
+            self._forms.setdefault(term, set()).add(form)
+        self._add_spans(doc)
         self.docs[name] = doc
         self._by_slot.append(doc)
         self._recency[slot] = doc.recency
@@ -225,6 +448,25 @@ class Index:
             postings.live += 1
         self._live_postings += len(ids)
 
+    def _add_spans(self, doc: Doc) -> None:
+        for unit, low, high, count in doc.spans:
+            self._spans.setdefault(unit, {}).setdefault(doc.slot, []).append((low, high, count))
+            self._span_arrays.pop(unit, None)
+
+    def _spans_of(self, unit: str) -> Optional[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+        """(lows, highs, slots, BM25 weights) of the unit's live intervals."""
+        found = self._span_arrays.get(unit)
+        if found is None:
+            by_slot = self._spans.get(unit)
+            if not by_slot:
+                return None
+            rows = [(low, high, slot, _weight(count, self._norm(self._by_slot[slot].length)))
+                    for slot, spans in by_slot.items() for low, high, count in spans]
+            lows, highs, slots, weights = zip(*rows)
+            found = self._span_arrays[unit] = (np.array(lows), np.array(highs), np.array(slots, dtype=np.int64),
+                                               np.array(weights))
+        return found
+
     def _term_id(self, term: str) -> int:
         found = self._vocab.get(term)
         if found is None:
@@ -238,6 +480,9 @@ class Index:
             return
         self._by_slot[doc.slot] = None
         self._dead.append(doc.slot)
+        for unit, *_ in doc.spans:
+            self._spans[unit].pop(doc.slot, None)
+            self._span_arrays.pop(unit, None)
         self._total_length -= doc.length
         for term_id in doc.term_ids:
             term = self._terms[term_id]
@@ -290,8 +535,9 @@ class Index:
 
     def _rebuild(self, renumber: bool) -> None:
         docs = sorted(self.docs.values(), key=lambda d: d.slot)
+        self._span_arrays = {}  # their weights follow the average length
         if renumber:
-            self._by_slot, self._dead = [], []
+            self._by_slot, self._dead, self._spans = [], [], {}
             self._recency = np.zeros(max(64, len(docs) * 2), dtype=np.float64)
         collected: dict[str, tuple[list[int], list[float]]] = {}
         for doc in docs:
@@ -301,6 +547,7 @@ class Index:
                 self._by_slot.append(moved)
                 self._recency[moved.slot] = doc.recency
                 doc = moved
+                self._add_spans(doc)
             norm = self._norm(doc.length)
             for term_id, count in zip(doc.term_ids, doc.counts):
                 entry = collected.setdefault(self._terms[term_id], ([], []))
@@ -318,28 +565,47 @@ class Index:
         self._dead = []  # rebuilt from live concepts only: nothing left to mask
         self._dead_slots = np.zeros(0, dtype=np.int64)
 
-    def search(self, query: str, top_k: int, min_score: float = 0.0,
-               min_coverage: float = 0.0) -> list[Hit]:
-        """The best `top_k` concepts scoring at least `min_score` and sharing at least
-        `min_coverage` of the query's (non-numeric) terms; recency breaks ties."""
+    def _match(self, query: str) -> Optional[tuple[np.ndarray, np.ndarray]]:
+        """Per slot, the BM25 score, and what the concept shares with the message as
+        `relevant` weighs it; None when nothing matches."""
         n_docs = len(self.docs)
-        query_terms = set(terms(query))
-        if not n_docs or not query_terms:
-            return []
+        if not n_docs:
+            return None
+        analysis = analyze(query, open_ranges=False)
+        if not analysis.words and not analysis.numbers and not analysis.intervals:
+            return None
         n = len(self._by_slot)
-        slot_arrays, weight_arrays, word_arrays = [], [], []
-        for term in query_terms:
+        # The floor reads rarity as if the agent had at least FLOOR_CONCEPTS concepts: in a
+        # small agent every word is in a large share of them, and would tell nothing.
+        floor_docs = max(n_docs, FLOOR_CONCEPTS)
+        scale = 1.0 / (_idf(floor_docs, 0) * (K1 + 1))
+        slot_arrays, weight_arrays, shared_arrays = [], [], []
+        for term, form in [*dict(analysis.words).items(), *((number, None) for number in analysis.numbers)]:
             postings = self._postings.get(term)
             if postings is None:
                 continue
             if postings.pending:
                 self._merge(postings)
+            tells = _idf(floor_docs, postings.live) * scale
+            if form is not None and form not in self._forms.get(term, ()):
+                tells *= STEM_ONLY
             slot_arrays.append(postings.slots)
             weight_arrays.append(postings.idf_weights(n_docs))
-            if not term.isdigit():
-                word_arrays.append(postings.slots)
+            shared_arrays.append(postings.weights * tells)
+        for unit, low, high in set(analysis.intervals):
+            spans = self._spans_of(unit)
+            if spans is None:
+                continue
+            lows, highs, slots, weights = spans
+            inside = (lows <= high) & (highs >= low)
+            if inside.any():
+                # A number inside a stated range weighs as a word found in that many concepts.
+                live = len(np.unique(slots[inside]))
+                slot_arrays.append(slots[inside])
+                weight_arrays.append(weights[inside] * _idf(n_docs, live))
+                shared_arrays.append(weights[inside] * (_idf(floor_docs, live) * scale))
         if not slot_arrays:
-            return []
+            return None
         # One C pass sums every query word's weights per concept.
         all_slots = np.concatenate(slot_arrays)
         scores = np.bincount(all_slots, weights=np.concatenate(weight_arrays), minlength=n)
@@ -347,27 +613,49 @@ class Index:
             if len(self._dead) != len(self._dead_slots):
                 self._dead_slots = np.array(self._dead, dtype=np.int64)
             scores[self._dead_slots] = 0.0
-        wanted = min(n, top_k * 3 if min_coverage else top_k)
+        # What is shared, in units of the most one word can tell (a word no other concept has,
+        # weighed as if the name said it), stems shared by accident discounted.
+        shared = np.bincount(all_slots, weights=np.concatenate(shared_arrays), minlength=n)
+        return scores, shared
+
+    def _ranked(self, scores: np.ndarray, wanted: int) -> list[tuple[float, float, int]]:
+        n = len(scores)
+        wanted = min(n, wanted)
         candidates = np.argpartition(scores, n - wanted)[n - wanted:] if wanted < n else np.arange(n)
-        words = sum(1 for term in query_terms if not term.isdigit())
-        if not word_arrays:
-            matched = [0] * len(candidates)
-        else:
-            word_slots = all_slots if len(word_arrays) == len(slot_arrays) else np.concatenate(word_arrays)
-            matched = np.bincount(word_slots, minlength=n)[candidates].tolist()
-        ranked = sorted(zip(scores[candidates].tolist(), self._recency[candidates].tolist(), candidates.tolist(),
-                            matched), reverse=True)
+        return sorted(zip(scores[candidates].tolist(), self._recency[candidates].tolist(), candidates.tolist()),
+                      reverse=True)
+
+    def search(self, query: str, top_k: int, min_score: float = 0.0) -> list[Hit]:
+        """The best `top_k` concepts scoring at least `min_score`, with no relevance floor
+        (listing known concepts, the studio's search); recency breaks ties."""
+        matched = self._match(query)
+        return self._hits(matched, top_k, min_score) if matched is not None else []
+
+    def relevant(self, query: str, top_k: int, min_score: float = 0.0) -> list[Hit]:
+        """What retrieval injects: `search`, once the message passes the floor (its best concept
+        shares at least MIN_SHARED of what one rare word tells; filler tells nothing, and a word
+        sharing only a stem with the concept, STEM_ONLY of what it would)."""
+        matched = self._match(query)
+        if matched is None:
+            return []
+        hits = self._hits(matched, top_k * 3, min_score)
+        if not hits or max(hit.coverage for hit in hits) < MIN_SHARED:
+            return []
+        return hits[:top_k]
+
+    def _hits(self, matched: tuple[np.ndarray, np.ndarray], top_k: int, min_score: float) -> list[Hit]:
+        scores, shared = matched
         hits = []
-        for score, _, slot, shared in ranked:
+        for score, _, slot in self._ranked(scores, top_k):
             if score <= 0 or score < min_score:
                 break
-            coverage = shared / words if words else 1.0
-            if coverage >= min_coverage:
-                doc = self._by_slot[slot]
-                hits.append(Hit(doc.name, round(score, 4), doc, round(coverage, 3)))
-                if len(hits) == top_k:
-                    break
+            doc = self._by_slot[slot]
+            hits.append(Hit(doc.name, round(score, 4), doc, round(float(shared[slot]), 3)))
         return hits
+
+
+def _idf(n_docs: int, df: int) -> float:
+    return math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
 
 
 class OverlapScan:
