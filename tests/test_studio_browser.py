@@ -242,6 +242,122 @@ def test_related_claims_waiting_are_marked_filtered_shown_in_the_editor_and_clea
         expect(page.locator("#empty")).to_be_visible()  # the related filter is still on: nothing waits
 
 
+# ------------------------------------------------------------------ never lose work
+
+def test_leaving_or_restoring_over_unsaved_changes_asks_first(page, store):
+    open_concept(page, "troca-em-30-dias")
+    expect(page.locator("#dirty")).to_be_hidden()
+    type_at_end_of_line(page, "description:", " Rascunho.")
+    expect(page.locator("#dirty")).to_be_visible()
+    asked = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
+    page.click("#back-from-editor")
+    expect(page.locator("#editor-view")).to_be_visible()  # declined: still editing, the text kept
+    assert "unsaved changes to troca-em-30-dias" in asked[0]
+    assert "Rascunho." in page.inner_text(".cm-content")
+    page.click("#history")
+    page.locator("#versions tbody tr").first.wait_for()
+    store_before = store.get(T, A, "troca-em-30-dias").etag
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
+    page.go_back()  # the browser's Back, too
+    expect(page.locator("#editor-view")).to_be_visible()
+    assert len(asked) == 2 and "concept=troca-em-30-dias" in page.url
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
+    page.click("#back-from-editor")
+    page.wait_for_selector("#list-view:not([hidden])")
+    assert len(asked) == 3 and store.get(T, A, "troca-em-30-dias").etag == store_before
+
+
+def test_restoring_an_old_version_over_unsaved_changes_asks_first(page, store):
+    open_concept(page, "troca-em-30-dias")
+    type_at_end_of_line(page, "description:", " Temporary.")
+    page.keyboard.press("Control+s")
+    page.wait_for_selector("#status:has-text('Saved.')")
+    type_at_end_of_line(page, "description:", " Not saved yet.")
+    page.click("#history")
+    page.once("dialog", lambda dialog: dialog.dismiss())
+    page.locator("#versions tbody tr", has_text="created").get_by_role("button", name="Restore").click()
+    assert "Not saved yet." in page.inner_text(".cm-content")
+    assert store.versions(T, A, "troca-em-30-dias")[0].reason == "edit"  # nothing restored
+
+
+def test_closing_the_tab_with_unsaved_changes_asks_first(browser, studio, request):
+    with signed_in(browser, studio, request) as page:
+        open_concept(page, "troca-em-30-dias")
+        type_at_end_of_line(page, "description:", " Unsaved.")
+        page.locator(".cm-content").click()  # a user gesture: Chromium asks only on a page that had one
+        kinds = []
+        page.once("dialog", lambda dialog: (kinds.append(dialog.type), dialog.dismiss()))
+        page.close(run_before_unload=True)
+        page.wait_for_timeout(300)
+        assert kinds == ["beforeunload"] and not page.is_closed()
+
+
+def test_a_401_during_a_save_keeps_the_draft_and_returns_to_it_after_sign_in(page, store):
+    open_concept(page, "troca-em-30-dias")
+    type_at_end_of_line(page, "description:", " Embalagem original.")
+    page.evaluate("() => sessionStorage.setItem('knowledge-studio-token', 'expired-or-forged')")
+    page.keyboard.press("Control+s")
+    page.wait_for_selector("#signin:not([hidden])")
+    expect(page.locator("#status")).to_contain_text("unsaved changes to troca-em-30-dias are kept in this tab")
+    assert "Embalagem original." not in store.get(T, A, "troca-em-30-dias").text
+    page.click("#signin-link")
+    page.wait_for_selector("#editor-view:not([hidden])")
+    assert "concept=troca-em-30-dias" in page.url and "code=" not in page.url
+    expect(page.locator("#status")).to_contain_text("Your unsaved changes are back in the editor")
+    assert "delivery. Embalagem original." in page.inner_text(".cm-content")
+    expect(page.locator("#dirty")).to_be_visible()
+    page.keyboard.press("Control+s")
+    page.wait_for_selector("#status:has-text('Saved.')")
+    assert store.get(T, A, "troca-em-30-dias").concept.description.endswith("delivery. Embalagem original.")
+
+
+def test_the_open_concept_is_in_the_url_and_back_and_forward_move_between_list_and_concept(page, studio):
+    open_concept(page, "rastreio-pedido")
+    assert "concept=rastreio-pedido" in page.url and "agent=store-support" in page.url
+    page.go_back()
+    page.wait_for_selector("#list-view:not([hidden])")
+    assert "concept=" not in page.url
+    page.go_forward()
+    page.wait_for_selector("#editor-view:not([hidden])")
+    expect(page.locator("#editor-title")).to_have_text("rastreio-pedido")
+    page.goto(f"{studio.url}/studio/knowledge?agent={A}&concept=troca-em-30-dias")  # a deep link
+    expect(page.locator("#editor-title")).to_have_text("troca-em-30-dias")
+    assert "30 days of delivery" in page.inner_text(".cm-content")
+    page.goto(f"{studio.url}/studio/knowledge?agent={A}&concept=nao-existe")
+    page.wait_for_selector("#list-view:not([hidden])")
+    expect(page.locator("#status")).to_contain_text("Could not open nao-existe")
+
+
+# ------------------------------------------------------------------ diffs
+
+def test_history_shows_what_each_version_changed_against_the_one_before(page, store):
+    current = store.get(T, A, "troca-em-30-dias")
+    store.replace(T, A, current.concept.replace(description="Trocas e devoluções em até 30 dias corridos."),
+                  if_match=current.etag, actor="operator:bob", reason="edit")
+    open_concept(page, "troca-em-30-dias")
+    page.click("#history")
+    newest = page.locator("#versions tbody tr").first
+    newest.get_by_role("button", name="Changes").click()
+    label = page.locator("#diff-label")
+    expect(label).to_contain_text("by operator:bob (edit)")
+    expect(label).to_contain_text("against the one before, of")
+    expect(label).to_contain_text("by engine (created)")
+    removed = page.locator("#diff .cm-deletedChunk")
+    expect(removed).to_contain_text("Exchanges and returns are accepted within 30 days of delivery.")
+    added = page.locator("#diff .cm-changedLine")
+    expect(added).to_have_count(1)
+    assert "Trocas e devoluções em até 30 dias corridos." in added.inner_text()
+    assert "original packaging" not in page.inner_text("#diff")  # unchanged lines are folded away
+    page.locator("#versions tbody tr", has_text="created").get_by_role("button", name="Against current").click()
+    expect(label).to_contain_text("The current version, of")
+    expect(page.locator("#diff .cm-changedLine")).to_have_count(1)
+    page.locator("#versions tbody tr", has_text="created").get_by_role("button", name="Changes").click()
+    expect(label).to_contain_text("The first version")
+    assert "".join(page.locator("#diff .cm-deletedChunk").all_inner_texts()).strip() == ""  # nothing came before
+    assert "original packaging" in "\n".join(page.locator("#diff .cm-changedLine").all_inner_texts())  # all of it new
+
+
 @contextmanager
 def signed_in(browser, studio, request, path=f"/studio/knowledge?agent={A}"):
     """A page signed in after the test's data is in place (the `page` fixture signs in before)."""

@@ -1,8 +1,10 @@
-// The studio page: list, conflicts, edit (CodeMirror), history and restore, delete and undelete.
-// All state comes from the studio HTTP API; the page keeps only the ETag of what it shows.
+// The studio page: list, conflicts, edit (CodeMirror), history with diffs and restore, delete and undelete.
+// All state comes from the studio HTTP API; the page keeps only the ETag of what it shows, and
+// an unsaved edit in the tab's storage while the operator signs in again.
 import { EditorView, basicSetup } from "codemirror";
-import { Decoration, keymap } from "@codemirror/view";
-import { StateField } from "@codemirror/state";
+import { Decoration, keymap, lineNumbers } from "@codemirror/view";
+import { EditorState, StateField } from "@codemirror/state";
+import { unifiedMergeView } from "@codemirror/merge";
 import { markdown } from "@codemirror/lang-markdown";
 import { yamlFrontmatter } from "@codemirror/lang-yaml";
 import { lintGutter, setDiagnostics } from "@codemirror/lint";
@@ -11,6 +13,7 @@ const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
 const scope = { tenant: params.get("tenant") || "default", agent: params.get("agent") || "" };
 const TOKEN_KEY = "knowledge-studio-token";
+const DRAFT_KEY = "knowledge-studio-draft";
 const NEW_CONCEPT = `---
 name: new-concept
 description: One line that states the concept on its own.
@@ -27,8 +30,65 @@ let sortKey = "updated_at";
 let sortDescending = true;
 let editor = null;
 let current = null; // { name, etag } of the version in the editor; name null for a new concept
+let savedText = null; // the text as loaded or last saved: anything else in the editor is unsaved work
+let leavingOnPurpose = false; // set when the page itself navigates away (sign-in), the draft kept
+let diffView = null;
 
 function say(text) { $("status").textContent = text; }
+
+// ------------------------------------------------------------------ unsaved work
+
+function isDirty() {
+  return Boolean(current && editor && !$("editor-view").hidden && editor.state.doc.toString() !== savedText);
+}
+
+function markDirty() {
+  $("dirty").hidden = !isDirty();
+}
+
+// Asks before unsaved work is thrown away; true when it may go.
+function mayDiscard(what) {
+  if (!isDirty()) return true;
+  const name = current.name || "the new concept";
+  return confirm(`You have unsaved changes to ${name}. ${what} discards them. Discard them?`);
+}
+
+// The draft outlives a sign-in in this tab only (sessionStorage), and is taken back once.
+function keepDraft() {
+  if (!isDirty()) return false;
+  sessionStorage.setItem(DRAFT_KEY, JSON.stringify({
+    tenant: scope.tenant, agent: scope.agent, name: current.name, etag: current.etag, text: editor.state.doc.toString(),
+  }));
+  return true;
+}
+
+function takeDraft() {
+  const draft = JSON.parse(sessionStorage.getItem(DRAFT_KEY) || "null");
+  sessionStorage.removeItem(DRAFT_KEY);
+  return draft && draft.tenant === scope.tenant && draft.agent === scope.agent ? draft : null;
+}
+
+// ------------------------------------------------------------------ the open concept is in the URL
+
+function urlFor(name) {
+  const next = new URLSearchParams(location.search);
+  next.delete("concept");
+  next.delete("new");
+  if (name === NEW) next.set("new", "1");
+  else if (name) next.set("concept", name);
+  return `${location.pathname}?${next}`;
+}
+
+function visit(name) {
+  if (location.pathname + location.search !== urlFor(name)) history.pushState(null, "", urlFor(name));
+}
+
+function wantedInUrl() {
+  const here = new URLSearchParams(location.search);
+  return here.get("new") ? NEW : here.get("concept");
+}
+
+const NEW = Symbol("new concept");
 
 function show(view) {
   for (const id of ["signin", "list-view", "deleted-view", "editor-view"]) $(id).hidden = id !== view;
@@ -50,6 +110,7 @@ async function beginSignIn() {
   const state = base64url(crypto.getRandomValues(new Uint8Array(16)));
   const challenge = base64url(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
   sessionStorage.setItem(SIGN_IN_KEY, JSON.stringify({ verifier, state, search: location.search }));
+  leavingOnPurpose = true;
   const ask = new URLSearchParams({
     response_type: "code", client_id: config.signIn.clientId, redirect_uri: config.signIn.redirectUri,
     scope: config.signIn.scope || "openid email", state, code_challenge: challenge, code_challenge_method: "S256",
@@ -111,8 +172,12 @@ async function api(method, path, { body, etag } = {}) {
 
 function signIn() {
   sessionStorage.removeItem(TOKEN_KEY);
+  const kept = keepDraft();
+  const name = current && (current.name || "the new concept");
   show("signin");
-  say(config.signIn ? "" : "Sign-in is not configured for this page (config.json has no signIn).");
+  if (!config.signIn) say("Sign-in is not configured for this page (config.json has no signIn).");
+  else if (kept) say(`Your session has ended. Your unsaved changes to ${name} are kept in this tab: sign in to go on with them.`);
+  else say("");
 }
 
 // ------------------------------------------------------------------ the list
@@ -146,7 +211,7 @@ function renderList() {
     open.type = "button";
     open.className = "link";
     open.textContent = concept.name;
-    open.addEventListener("click", () => openConcept(concept.name));
+    open.addEventListener("click", async () => { if (await openConcept(concept.name)) visit(concept.name); });
     const name = cell(row, open);
     if (concept.conflict) name.append(badge("conflict", "conflict"));
     if (concept.related) name.append(badge(`${concept.related} related claim${concept.related === 1 ? "" : "s"}`, "related"));
@@ -168,6 +233,8 @@ async function loadList() {
   if ($("filter-q").value.trim()) query.set("q", $("filter-q").value.trim());
   const next = new URLSearchParams(location.search);
   if (status) next.set("status", status); else next.delete("status");
+  next.delete("concept");
+  next.delete("new");
   history.replaceState(null, "", `${location.pathname}?${next}`);
   say("Loading…");
   try {
@@ -235,6 +302,8 @@ function ensureEditor() {
       relatedField,
       EditorView.lineWrapping,
       keymap.of([{ key: "Mod-s", preventDefault: true, run: () => { save(); return true; } }]),
+      EditorView.contentAttributes.of({ "aria-label": "Concept markdown" }),
+      EditorView.updateListener.of((update) => { if (update.docChanged) markDirty(); }),
     ],
   });
   return editor;
@@ -269,8 +338,10 @@ function resetPanels() {
   $("stale").hidden = true;
   $("history-panel").hidden = true;
   $("version-preview").hidden = true;
+  $("diff-panel").hidden = true;
 }
 
+// Loads a concept into the editor; true when it is shown.
 async function openConcept(name) {
   say("Loading…");
   try {
@@ -281,12 +352,15 @@ async function openConcept(name) {
     $("editor-title").textContent = concept.name;
     $("editor-meta").textContent = "Promote observed to policy by editing the provenance line.";
     $("history").disabled = $("delete").disabled = false;
+    savedText = concept.markdown;
     setText(concept.markdown);
     showRelatedNote(concept.related);
     say("");
     editor.focus();
+    return true;
   } catch (error) {
     if (error.status !== 401) say(`Could not open ${name}: ${error.message}`);
+    return false;
   }
 }
 
@@ -297,9 +371,42 @@ function newConcept() {
   $("editor-title").textContent = "New concept";
   $("editor-meta").textContent = "Fields you leave out are filled in: provenance policy, no sources.";
   $("history").disabled = $("delete").disabled = true;
+  savedText = NEW_CONCEPT;  // the untouched template is nobody's work
   setText(NEW_CONCEPT);
   say("");
   editor.focus();
+}
+
+// Back in the editor after a sign-in, with the text the expired session could not save. The
+// ETag is the one the edit started from: a version saved meanwhile is still caught as stale.
+async function restoreDraft(draft) {
+  if (draft.name) {
+    if (!(await openConcept(draft.name))) return;
+    current.etag = draft.etag;
+  } else {
+    newConcept();
+  }
+  history.replaceState(null, "", urlFor(draft.name || NEW));
+  setText(draft.text);
+  markDirty();
+  say("Signed in again. Your unsaved changes are back in the editor: save them when ready.");
+}
+
+// Shows what the URL names: a concept, a new one, or the list.
+async function follow() {
+  const wanted = wantedInUrl();
+  if (wanted === NEW) newConcept();
+  else if (wanted) {
+    if (!(await openConcept(wanted))) {
+      const why = $("status").textContent;
+      history.replaceState(null, "", urlFor(null));
+      await loadList();
+      say(why);
+    }
+  } else {
+    current = null;
+    await loadList();
+  }
 }
 
 async function save(etagOverride) {
@@ -315,7 +422,9 @@ async function save(etagOverride) {
     $("editor-title").textContent = saved.name;
     $("history").disabled = $("delete").disabled = false;
     $("stale").hidden = true;
+    savedText = saved.markdown;
     setText(saved.markdown);
+    history.replaceState(null, "", urlFor(saved.name));
     showRelatedNote(saved.related);
     say("Saved.");
   } catch (error) {
@@ -379,6 +488,45 @@ function evidenceCell(row, version) {
   td.append(learned, " ", show, quote);
 }
 
+function describe(version) {
+  return `${version.time.replace("T", " ").slice(0, 19)} by ${version.actor || "unknown"} (${version.reason || "no reason"})`;
+}
+
+// A unified, line-level diff of two whole documents (frontmatter included), read-only.
+function showDiff(label, before, after) {
+  if (diffView) diffView.destroy();
+  diffView = new EditorView({
+    parent: $("diff"),
+    doc: after,
+    extensions: [
+      lineNumbers(),
+      EditorView.lineWrapping,
+      EditorState.readOnly.of(true),
+      EditorView.editable.of(false),
+      EditorView.contentAttributes.of({ "aria-label": label }),
+      yamlFrontmatter({ content: markdown() }),
+      unifiedMergeView({ original: before, mergeControls: false, collapseUnchanged: { margin: 2, minSize: 4 } }),
+    ],
+  });
+  $("diff-label").textContent = label;
+  $("diff-same").hidden = before !== after;
+  $("diff-panel").hidden = false;
+  $("diff-panel").scrollIntoView({ block: "nearest" });
+}
+
+async function readVersion(version) {
+  return (await api("GET", `/concepts/${encodeURIComponent(current.name)}/versions/${encodeURIComponent(version.version_id)}`)).markdown;
+}
+
+async function compare(label, older, newer) {
+  try {
+    const [before, after] = await Promise.all([older ? readVersion(older) : "", readVersion(newer)]);
+    showDiff(label, before, after);
+  } catch (error) {
+    if (error.status !== 401) say(`Could not compare the versions: ${error.message}`);
+  }
+}
+
 async function showHistory() {
   let versions;
   try {
@@ -389,7 +537,8 @@ async function showHistory() {
   }
   const body = $("versions").tBodies[0];
   body.replaceChildren();
-  for (const version of versions) {
+  const latest = versions.find((v) => v.latest && !v.deleted);
+  versions.forEach((version, index) => {
     const row = body.insertRow();
     row.dataset.versionId = version.version_id;
     cell(row, version.time.replace("T", " ").slice(0, 19));
@@ -399,6 +548,14 @@ async function showHistory() {
     evidenceCell(row, version);
     const actions = cell(row, "");
     if (!version.deleted) {
+      const before = versions.slice(index + 1).find((v) => !v.deleted);
+      actions.append(button("Changes", () => compare(before
+        ? `What the version of ${describe(version)} changed against the one before, of ${describe(before)}`
+        : `The first version, of ${describe(version)}: all of it new`, before, version)));
+      if (latest && latest !== version) {
+        actions.append(button("Against current", () => compare(
+          `The current version, of ${describe(latest)}, against the version of ${describe(version)}`, version, latest)));
+      }
       actions.append(button("View", async () => {
         try {
           const old = await api("GET", `/concepts/${encodeURIComponent(current.name)}/versions/${encodeURIComponent(version.version_id)}`);
@@ -410,6 +567,7 @@ async function showHistory() {
       }));
       if (!version.latest) {
         actions.append(button("Restore", async () => {
+          if (!mayDiscard("Restoring an old version")) return;
           try {
             await api("POST", `/concepts/${encodeURIComponent(current.name)}/versions/${encodeURIComponent(version.version_id)}/restore`, { etag: current.etag });
             await openConcept(current.name);
@@ -420,7 +578,7 @@ async function showHistory() {
         }));
       }
     }
-  }
+  });
   $("history-panel").hidden = false;
 }
 
@@ -428,6 +586,7 @@ async function deleteCurrent() {
   if (!confirm(`Delete ${current.name}? It can be restored from "Deleted concepts".`)) return;
   await api("DELETE", `/concepts/${encodeURIComponent(current.name)}`);
   current = null;
+  visit(null);
   await loadList();
   say("Deleted. Restore it from \"Deleted concepts\".");
 }
@@ -489,13 +648,36 @@ async function start() {
   $("save").addEventListener("click", () => save());
   $("history").addEventListener("click", showHistory);
   $("delete").addEventListener("click", deleteCurrent);
-  $("back-from-editor").addEventListener("click", loadList);
+  $("back-from-editor").addEventListener("click", async () => {
+    if (!mayDiscard("Going back to the list")) return;
+    current = null;
+    visit(null);
+    await loadList();
+  });
   $("back-from-deleted").addEventListener("click", loadList);
   $("show-deleted").addEventListener("click", showDeleted);
-  $("new-concept").addEventListener("click", newConcept);
+  $("new-concept").addEventListener("click", () => { newConcept(); visit(NEW); });
   $("stale-reload").addEventListener("click", async () => { await openConcept(current.name); say("Loaded the newer version."); });
   $("stale-overwrite").addEventListener("click", () => save($("stale").dataset.etag));
-  await loadList();
+  // Back and Forward move between the list and concepts; unsaved work is asked about first.
+  window.addEventListener("popstate", async () => {
+    const wanted = wantedInUrl();
+    const showing = current ? current.name || NEW : null;
+    if (wanted === showing) return;
+    if (!mayDiscard("Leaving this concept")) {
+      history.pushState(null, "", urlFor(showing));  // stay where the work is
+      return;
+    }
+    await follow();
+  });
+  window.addEventListener("beforeunload", (event) => {
+    if (leavingOnPurpose || !isDirty()) return;
+    event.preventDefault();
+    event.returnValue = "";  // the browser asks: leave the page with unsaved changes?
+  });
+  const draft = takeDraft();
+  if (draft) return restoreDraft(draft);
+  await follow();
 }
 
 start();
