@@ -1,10 +1,15 @@
 #!/usr/bin/env python3
-"""Extraction's own cost per turn, excluding the model: gates + PII redaction + stamping.
+"""Extraction's own cost per turn, excluding the model: gates + PII redaction + stamping, and
+the known-concepts list the prompt carries.
 
     .venv/bin/python scripts/bench_extract.py [--runs 500] [--json]
 
 A 20-message turn and a 10-candidate answer (two with PII, two rejected). Prints p50/p95
-per stage and in total; the target is a total p50 of at most 5 ms.
+per stage and in total; the target is a total p50 of at most 5 ms. Then, over the labelled
+convergence turns and that 20-message turn, for an agent of 100 and of 1000 concepts (the 45
+labelled ones, padded as scripts/convergence_report.py pads them): the names listed (20 at
+most), the bytes the list adds to the prompt (p50/p95, and the most the prompt code allows),
+and the time to choose and render it from a warm index.
 """
 
 from __future__ import annotations
@@ -14,12 +19,19 @@ import json
 import statistics
 import sys
 import time
+from pathlib import Path
 
-from knowledge.extract import evidence_ref, stamp
-from knowledge_dev.local_aws import percentile
-from knowledge.gates import gate
-from knowledge.sighting import Sighting
-from knowledge.turn import parse_turn
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import convergence_report  # noqa: E402  (a sibling script: the labelled turns and the padding)
+from knowledge.extract import evidence_ref, stamp  # noqa: E402
+from knowledge.known import KNOWN_MAX, choose  # noqa: E402
+from knowledge.prompt import KNOWN_PROMPT_MAX_BYTES, extraction_prompt  # noqa: E402
+from knowledge.search import Index  # noqa: E402
+from knowledge_dev.local_aws import percentile  # noqa: E402
+from knowledge.gates import gate  # noqa: E402
+from knowledge.sighting import Sighting  # noqa: E402
+from knowledge.turn import parse_turn  # noqa: E402
 
 LINES = [
     "Pedidos para CEPs de 13000 a 13999 saem do nosso CD de Campinas e chegam em 1 a 2 dias úteis.",
@@ -53,6 +65,39 @@ def build_answer() -> str:
     return json.dumps(items, ensure_ascii=False)
 
 
+def _prompt_bytes(prompt: tuple[str, str]) -> int:
+    return sum(len(text.encode("utf-8")) for text in prompt)
+
+
+def known_list_cost(agent_sizes: tuple[int, ...] = (100, 1000), repeats: int = 20) -> dict:
+    """Per agent size: names listed, bytes the list adds per turn and time to choose it (warm index)."""
+    rows = [row for path in convergence_report.SETS.values() for row in convergence_report.load_turns(path)]
+    turns = [parse_turn(json.dumps(row["turn"], ensure_ascii=False)) for row in rows] + [parse_turn(build_turn())]
+    types = ("fact", "entity", "procedure", "policy", "objection")
+    base = convergence_report.agent_concepts()
+    out = {}
+    for size in agent_sizes:
+        index = Index()
+        for concept in base + convergence_report.padding(size - len(base)):
+            index.upsert(concept.name, "etag", concept, concept.render().encode())
+        index.settle()
+        extra, listed, timings = [], [], []
+        for turn in turns:
+            bare = _prompt_bytes(extraction_prompt(turn, types, None))
+            for _ in range(repeats):
+                t0 = time.perf_counter()
+                known = choose(index, turn, KNOWN_MAX)
+                prompt = extraction_prompt(turn, types, None, known)
+                timings.append((time.perf_counter() - t0) * 1000)
+            extra.append(_prompt_bytes(prompt) - bare)
+            listed.append(len(known))
+        out[size] = {"turns": len(turns), "listed_max": max(listed), "listed_p50": statistics.median(listed),
+                     "extra_bytes_p50": statistics.median(extra), "extra_bytes_p95": percentile(extra, 0.95),
+                     "extra_bytes_max": max(extra), "choose_p50_ms": statistics.median(timings),
+                     "choose_p95_ms": percentile(timings, 0.95)}
+    return {"limit": KNOWN_MAX, "bound_bytes": KNOWN_PROMPT_MAX_BYTES, "agents": out}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=500)
@@ -77,7 +122,8 @@ def main() -> int:
     table = {name: {"p50_ms": statistics.median(v), "p95_ms": percentile(v, 0.95)} for name, v in stages.items()}
     result = {"runs": args.runs, "messages": 20, "candidates": 10, "accepted": accepted,
               "rejected": dict(report.rejected), "redacted": dict(report.redacted), "stages": table,
-              "target_total_p50_ms": 5.0, "meets_target": table["total"]["p50_ms"] <= 5.0}
+              "target_total_p50_ms": 5.0, "meets_target": table["total"]["p50_ms"] <= 5.0,
+              "known_list": known_list_cost()}
     if args.json:
         print(json.dumps(result, indent=1))
         return 0
@@ -87,6 +133,15 @@ def main() -> int:
     for name, row in table.items():
         print(f"{name:<20} {row['p50_ms']:>8.3f} {row['p95_ms']:>8.3f}")
     print(f"\ntarget: total p50 <= 5 ms -> {'met' if result['meets_target'] else 'NOT met'}")
+    known = result["known_list"]
+    print(f"\nknown-concepts list in the prompt (up to {known['limit']} names; the prompt code caps what it "
+          f"adds at {known['bound_bytes']} bytes), warm index:")
+    print(f"{'agent':>14} {'turns':>6} {'names p50/max':>14} {'+bytes p50':>11} {'+bytes p95':>11} "
+          f"{'+bytes max':>11} {'choose p50 ms':>14} {'p95 ms':>8}")
+    for size, row in known["agents"].items():
+        print(f"{f'{size} concepts':>14} {row['turns']:>6} {row['listed_p50']:>8.0f}/{row['listed_max']:<5} "
+              f"{row['extra_bytes_p50']:>11.0f} {row['extra_bytes_p95']:>11.0f} {row['extra_bytes_max']:>11.0f} "
+              f"{row['choose_p50_ms']:>14.3f} {row['choose_p95_ms']:>8.3f}")
     return 0
 
 

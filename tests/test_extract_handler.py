@@ -235,3 +235,20 @@ def test_a_customers_claim_offered_as_a_fact_is_refused_and_counted(make_extract
     logs = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
     rejected = {entry["reason"]: entry["CandidateRejected"] for entry in logs if "CandidateRejected" in entry}
     assert rejected == {"evidence_not_from_store": [1.0]}
+
+
+def test_the_model_is_shown_the_agents_known_concepts_the_turn_is_about(extract, store, model, sqs,
+                                                                        candidates_queue):
+    from knowledge.concept import parse
+
+    for path in sorted(DEMO.glob("*.md")):
+        store.create(T, A, parse(path.read_text()), actor="engine")
+    answer = extract.lambda_handler(load_event("turn-complete.json"), LambdaContext())
+    assert answer == {"batchItemFailures": []}
+    system, user = (m["content"] for m in model.requests[0]["messages"])
+    heading, listed = user.split("\n", 1)
+    names = [entry["name"] for entry in json.loads(listed.split("\n\n", 1)[0])]
+    assert heading.startswith("Known concepts") and "use that listed name exactly" in system
+    assert names[0] == "cep-sudeste-cd-campinas" and len(names) == 7  # the demo agent's seven, best first
+    assert sorted(parse_sighting(m["Body"]).name for m in drain(sqs, candidates_queue)) == [
+        "cep-sudeste-cd-campinas", "despacho-no-mesmo-dia"]

@@ -19,6 +19,7 @@ from .config import KnowledgeConfig
 from .errors import KnowledgeError
 from .model import DEFAULT_BUDGET
 from .prompt import KnownConcept
+from .search import Index
 from .store import ConceptStore
 from .telemetry import Counters
 from .turn import Turn
@@ -36,6 +37,11 @@ def turn_text(turn: Turn) -> str:
     return "\n".join(m.content for m in turn.messages if m.role != "system")
 
 
+def choose(index: Index, turn: Turn, limit: int = KNOWN_MAX) -> list[KnownConcept]:
+    """The `limit` concepts of `index` the turn's text matches best, with no relevance floor."""
+    return [KnownConcept(hit.name, hit.doc.description) for hit in index.search(turn_text(turn), limit)]
+
+
 class KnownConcepts:
     """Per agent, the concepts a turn is about: at most `limit`, best match first."""
 
@@ -44,6 +50,7 @@ class KnownConcepts:
                  clock: Callable[[], float] = time.monotonic):
         self.limit = limit
         self.counters = counters or Counters()
+        self._clock = clock
         self._warm = WarmIndexes(store, lambda config: config.extract, refresh_seconds=refresh_seconds,
                                  fetch_budget_seconds=fetch_budget_seconds, counters=self.counters, clock=clock)
 
@@ -60,10 +67,10 @@ class KnownConcepts:
             except KnowledgeError as exc:  # a hint, never a reason to fail the turn
                 self.counters.count("KnownConceptsNotRefreshed", reason=exc.code)
                 knowledge = self._warm.held(turn.tenant, turn.agent)
+                knowledge.refreshed_at = self._clock()  # a refusal (403) lasts: ask again after the window
         if knowledge.config is None or not knowledge.config.extract:
             return []
-        hits = knowledge.index.search(turn_text(turn), self.limit)
-        return [KnownConcept(hit.name, hit.doc.description) for hit in hits]
+        return choose(knowledge.index, turn, self.limit)
 
     def _budget(self) -> Optional[float]:
         """Seconds of S3 the turn can spend on the list, or None when it cannot spend any."""
