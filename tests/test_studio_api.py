@@ -467,3 +467,19 @@ def test_a_turn_s3_refuses_without_list_permission_reads_as_expired_but_an_outag
     else:
         with pytest.raises(StoreUnavailable):
             studio.evidence(ana, T, A, "cep-sudeste-cd-campinas", version.version_id)
+
+
+def test_a_concept_with_related_claims_and_a_contradiction_counts_only_the_related_ones(api, store):
+    from datetime import datetime, timezone
+
+    from conftest import make_concept
+    from knowledge.claims import contradict
+
+    keep_related_beside(store)
+    current = store.get(T, A, "troca-em-30-dias")
+    against = make_concept("troca-em-30-dias", description="Trocas só em 7 dias.", body="Session sess_x (2026-11-22): x")
+    store.replace(T, A, contradict(current.concept, against, "sess_44", datetime(2026, 11, 22, tzinfo=timezone.utc)),
+                  if_match=current.etag, actor="engine", reason="contradiction")
+    _, body, _ = api("GET", f"{BASE}/concepts", query={"status": "related"})
+    [concept] = body["concepts"]
+    assert (concept["name"], concept["related"], concept["conflict"]) == ("troca-em-30-dias", 1, True)

@@ -101,19 +101,19 @@ def operator_from_claims(claims: Optional[dict[str, Any]]) -> Operator:
     return Operator(claims["sub"], tenants)
 
 
-_SECTION_HEADING = re.compile(r"^## (?:Contradiction|Related claims)[ \t]*$", re.MULTILINE)
-_RELATED_ENTRY = re.compile(r"^Session \S+ \(\d{4}-\d{2}-\d{2}\): ", re.MULTILINE)
+_RELATED_HEADING = re.compile(rf"^{re.escape(RELATED_HEADING)}[ \t]*$", re.MULTILINE)
+_CONFLICT_HEADING = re.compile(rf"^{re.escape(CONFLICT_HEADING)}[ \t]*$", re.MULTILINE)
+_RELATED_ENTRY = re.compile(r"^Session \S+ \(\d{4}-\d{2}-\d{2}\): ", re.MULTILINE)  # claims._entries
 
 
 def related_claims(body: str) -> int:
     """How many claims consolidation kept under `## Related claims` for an operator to fold in
     (claims.keep_beside): the section's entries, or 1 when it holds text in another shape."""
-    heading = re.search(rf"^{re.escape(RELATED_HEADING)}[ \t]*$", body, re.MULTILINE)
+    heading = _RELATED_HEADING.search(body)
     if heading is None:
         return 0
-    end = next((m.start() for m in _SECTION_HEADING.finditer(body, heading.end())
-                if m.group(0).startswith(CONFLICT_HEADING)), len(body))
-    section = body[heading.end():end]
+    conflict = _CONFLICT_HEADING.search(body, heading.end())
+    section = body[heading.end():conflict.start() if conflict else len(body)]
     return len(_RELATED_ENTRY.findall(section)) or (1 if section.strip() else 0)
 
 
