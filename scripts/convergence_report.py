@@ -19,9 +19,10 @@ import argparse
 import json
 import random
 import sys
+import unicodedata
 import uuid
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import ExitStack
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Optional
@@ -85,8 +86,6 @@ _BRANDS = ["Mondial", "Arno", "Britânia", "Electrolux", "Philco", "Oster"]
 
 
 def _slug(text: str) -> str:
-    import unicodedata
-
     folded = "".join(c for c in unicodedata.normalize("NFKD", text.lower()) if not unicodedata.combining(c))
     return "-".join("".join(c if c.isalnum() else " " for c in folded).split())
 
@@ -104,10 +103,11 @@ def padding(count: int, seed: int = 7) -> list[Concept]:
                  f"Entrega de {p} em {c} leva de {(n := rng.randint(2, 9))} a {n + 3} dias úteis.",
                  f"O prazo de entrega de {p} para {c} é de {n} a {n + 3} dias úteis após o despacho."),
         lambda: (f"medidas-{_slug(p := rng.choice(_PRODUCTS))}-{_slug(m := rng.choice(_MODELS))}", "entity",
-                 f"{p.capitalize()} {m}: {rng.randint(40, 220)} x {rng.randint(30, 120)} x {rng.randint(30, 110)} cm.",
+                 f"{p.capitalize()} {m}: {rng.randint(40, 220)} x {rng.randint(30, 120)} x "
+                 f"{rng.randint(30, 110)} cm.",
                  f"Medidas do {p} {m}, com embalagem de {rng.randint(5, 60)} kg."),
-        lambda: (f"cor-{_slug(p := rng.choice(_PRODUCTS))}-{_slug(m := rng.choice(_MODELS))}-{_slug(k := rng.choice(_COLORS))}",
-                 "fact", f"{p.capitalize()} {m} disponível na cor {k}.",
+        lambda: (f"cor-{_slug(p := rng.choice(_PRODUCTS))}-{_slug(m := rng.choice(_MODELS))}-"
+                 f"{_slug(k := rng.choice(_COLORS))}", "fact", f"{p.capitalize()} {m} disponível na cor {k}.",
                  f"O {p} {m} tem a cor {k} em estoque; outras cores sob encomenda."),
         lambda: (f"garantia-{_slug(p := rng.choice(_PRODUCTS))}-{_slug(b := rng.choice(_BRANDS))}", "policy",
                  f"{p.capitalize()} {b} tem garantia de {(g := rng.choice([3, 6, 12, 24]))} meses do fabricante.",
@@ -120,7 +120,8 @@ def padding(count: int, seed: int = 7) -> list[Concept]:
                  f"Durante a campanha o {p} tem {d}% de desconto no pagamento via Pix, não cumulativo com cupons."),
         lambda: (f"montagem-{_slug(p := rng.choice(_PRODUCTS))}-{_slug(c := rng.choice(_CITIES))}", "procedure",
                  f"Como agendar a montagem de {p} em {c}.",
-                 f"A montagem de {p} em {c} é agendada pela central em até {rng.randint(2, 7)} dias úteis após a entrega."),
+                 f"A montagem de {p} em {c} é agendada pela central em até {rng.randint(2, 7)} dias úteis "
+                 "após a entrega."),
     ]
     taken = {c.name for c in agent_concepts()}
     out: list[Concept] = []
@@ -239,15 +240,8 @@ def replay(s3: Any, bucket: str, sessions_bucket: str, rows: list[dict], concept
     return {"turns": len(rows), "named_in_request": named, "share_named": round(named / len(rows), 3),
             "max_listed": max((len(names) for names in listed), default=0),
             "rank_median": ranks[len(ranks) // 2] if ranks else None, "rank_worst": ranks[-1] if ranks else None,
-            "near_duplicates": len(created), "outcomes": dict(sorted(_count(sink.outcomes).items())),
+            "near_duplicates": len(created), "outcomes": dict(sorted(Counter(sink.outcomes).items())),
             "missed": [row["concept"] for row, names in zip(rows, listed) if row["concept"] not in names]}
-
-
-def _count(items: list[str]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for item in items:
-        out[item] = out.get(item, 0) + 1
-    return out
 
 
 def measure(endpoint: str, padded: int = 500, sets: Optional[dict[str, Path]] = None) -> dict:
@@ -282,7 +276,8 @@ def _print(report: dict) -> None:
         for key, agent in (("with_list", f"{n} concepts"), ("padded_with_list", f"{big} concepts")):
             run = runs[key]
             print(f"{label:<10} {run['turns']:>5}  {run['named_in_request']:>3}/{run['turns']:<3} "
-                  f"({run['share_named']:>5.0%})    {run['max_listed']:>7} {run['rank_median']:>8}/{run['rank_worst']:<5}  "
+                  f"({run['share_named']:>5.0%})    {run['max_listed']:>7} "
+                  f"{run['rank_median']:>8}/{run['rank_worst']:<5}  "
                   f"with list {run['near_duplicates']:>3}   ({agent})")
         without = runs["without_list"]
         print(f"{label:<10} {without['turns']:>5}  {'(no list)':>18} {without['max_listed']:>10} {'':>14}  "
@@ -300,8 +295,7 @@ def main() -> int:
     args = parser.parse_args()
     from knowledge_dev.local_aws import moto_server
 
-    with ExitStack() as stack:
-        endpoint = stack.enter_context(moto_server())
+    with moto_server() as endpoint:
         report = measure(endpoint, args.padded)
     if args.json:
         print(json.dumps(report, indent=1, ensure_ascii=False))

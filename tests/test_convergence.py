@@ -173,7 +173,8 @@ def test_with_s3_failing_before_the_index_is_warm_the_turn_is_extracted_without_
     concepts_failing(proxy)
     script.default = json.dumps([{"name": "despacho-mesmo-dia", "description": "Pedidos até 14h saem no dia.",
                                   "type": "policy", "body": "Pedidos pagos até as 14h saem no mesmo dia.",
-                                  "evidence": "pedidos pagos até as 14h em dias úteis são despachados no mesmo dia"}])
+                                  "evidence": "pedidos pagos até as 14h em dias úteis são despachados no mesmo dia",
+                                  }])
     extractor = extractor_on(through(proxy, bucket), model, fetch_budget_seconds=1.0)
     started = time.monotonic()
     outcome = extractor.process(TURN, archive=False)
