@@ -18,7 +18,7 @@ from botocore.exceptions import ConnectionError as BotoConnectionError
 from botocore.exceptions import HTTPClientError, ResponseStreamingError
 
 from . import deadline
-from .errors import Conflict, KnowledgeError, NotFound, NotModified, StoreUnavailable
+from .errors import AccessDenied, Conflict, KnowledgeError, NotFound, NotModified, StoreUnavailable
 
 # Without a deadline (the CLI, a test), a call gives up after this many attempts.
 MAX_ATTEMPTS = 6
@@ -47,6 +47,8 @@ def translate(error: Exception) -> KnowledgeError:
         return Conflict(f"conditional write failed ({code or status})")
     if code in _NOT_FOUND or status == 404:
         return NotFound(f"not found ({code or status})")
+    if code in ("AccessDenied", "403") or status == 403:
+        return AccessDenied(f"access denied ({code or status})")
     if code in _TRANSIENT or status >= 500 or status in (409, 429):
         return StoreUnavailable(f"store unavailable ({code or status})")
     if code == "InvalidArgument" and "version" in str(error).lower():

@@ -283,6 +283,20 @@ def contradict(existing: Concept, new: Concept, session_id: str, now: datetime) 
                             updated_at=_later(existing, now))
 
 
+_ENTRY = re.compile(r"^Session \S+ \(\d{4}-\d{2}-\d{2}\): ", re.MULTILINE)  # the head `_entries` writes
+
+
+def related_waiting(body: str) -> int:
+    """How many claims `keep_beside` left under `## Related claims` for an operator to fold in:
+    the section's entries, or 1 when it holds text in another shape (an operator's own)."""
+    heading = _RELATED.search(body)
+    if heading is None:
+        return 0
+    conflict = _CONFLICT.search(body, heading.end())
+    section = body[heading.end():conflict.start() if conflict else len(body)]
+    return len(_ENTRY.findall(section)) or (1 if section.strip() else 0)
+
+
 def keep_beside(existing: Concept, new: Concept, session_id: str, now: datetime) -> Concept:
     """A related claim beside a body an operator wrote, which no merge rewrites.
 

@@ -81,3 +81,10 @@ class NotModified(KnowledgeError):
     """A conditional read found the object unchanged."""
 
     code = "not_modified"
+
+
+class AccessDenied(KnowledgeError):
+    """S3 refused the request (403). Without s3:ListBucket, which least privilege leaves out
+    where it is not needed, this is also how S3 answers a key that does not exist."""
+
+    code = "access_denied"

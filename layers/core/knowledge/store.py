@@ -19,10 +19,11 @@ from functools import cached_property
 from typing import Any, Iterator, Optional
 
 from . import awscall, deadline
+from .claims import related_waiting
 from .concept import Concept, parse
 from .config import KnowledgeConfig, parse_config
 from .evidence import EvidenceLink
-from .errors import Conflict, InvalidConcept, InvalidName, KnowledgeError, NotFound, NotModified
+from .errors import Conflict, InvalidConcept, InvalidName, KnowledgeError, NotFound, NotModified  # noqa: F401 - NotModified re-exported
 from .names import check_slug
 
 REASONS = ("created", "confirmed", "merged", "kept_beside", "contradiction", "edit", "restore", "delete")
@@ -90,6 +91,7 @@ class ConceptSummary:
     updated_at: Optional[datetime] = None
     conflict: bool = False
     problem: Optional[str] = None
+    related: int = 0  # claims kept beside an operator's body, waiting to be folded in
 
     @classmethod
     def of(cls, stored: "StoredConcept") -> "ConceptSummary":
@@ -98,7 +100,7 @@ class ConceptSummary:
         except InvalidConcept as exc:
             return cls(stored.name, stored.etag, problem=str(exc))
         return cls(stored.name, stored.etag, c.type, c.provenance, c.confidence, c.occurrences,
-                   c.updated_at, c.in_conflict)
+                   c.updated_at, c.in_conflict, related=related_waiting(c.body))
 
 
 @dataclass(frozen=True)
@@ -314,6 +316,20 @@ class ConceptStore:
                 if sighting in meta.get("sightings", "").split(","):
                     return meta.get("reason") or ""
         return None
+
+    def version_info(self, tenant: str, agent: str, name: str, version_id: str) -> VersionInfo:
+        """One version's history entry with a single HEAD, however long the history is."""
+        key = concept_key(tenant, agent, name)
+        if not isinstance(version_id, str) or not _VERSION_ID.fullmatch(version_id):
+            raise NotFound(f"no version {version_id!r} of concept {name!r}")
+        try:
+            head = self._call("head_object", Bucket=self.bucket, Key=key, VersionId=version_id)
+        except NotFound:
+            raise NotFound(f"no version {version_id!r} of concept {name!r}") from None
+        meta = head.get("Metadata", {})
+        return VersionInfo(version_id, _precise(meta.get("written-at"), head["LastModified"]), meta.get("actor"),
+                           meta.get("reason"), int(head.get("ContentLength", 0)), False, False,
+                           EvidenceLink.decode(meta.get("evidence")))
 
     def read_version(self, tenant: str, agent: str, name: str, version_id: str) -> StoredConcept:
         key = concept_key(tenant, agent, name)

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any, Optional, Protocol
 
 from . import pii
 from .adapters import TurnArchive
-from .claims import RELATED_HEADING
-from .concept import CONFLICT_HEADING, Concept, format_timestamp, parse, utc_now
-from .errors import Conflict, FieldError, InvalidConcept, InvalidName, KnowledgeError, NotFound
+from .claims import related_waiting
+from .concept import Concept, format_timestamp, parse, utc_now
+from .errors import AccessDenied, Conflict, FieldError, InvalidConcept, InvalidName, KnowledgeError, NotFound
 from .evidence import EvidenceLink
 from .names import check_slug, is_slug
 from .store import ConceptStore, ConceptSummary, StoredConcept
@@ -101,25 +101,9 @@ def operator_from_claims(claims: Optional[dict[str, Any]]) -> Operator:
     return Operator(claims["sub"], tenants)
 
 
-_RELATED_HEADING = re.compile(rf"^{re.escape(RELATED_HEADING)}[ \t]*$", re.MULTILINE)
-_CONFLICT_HEADING = re.compile(rf"^{re.escape(CONFLICT_HEADING)}[ \t]*$", re.MULTILINE)
-_RELATED_ENTRY = re.compile(r"^Session \S+ \(\d{4}-\d{2}-\d{2}\): ", re.MULTILINE)  # claims._entries
-
-
-def related_claims(body: str) -> int:
-    """How many claims consolidation kept under `## Related claims` for an operator to fold in
-    (claims.keep_beside): the section's entries, or 1 when it holds text in another shape."""
-    heading = _RELATED_HEADING.search(body)
-    if heading is None:
-        return 0
-    conflict = _CONFLICT_HEADING.search(body, heading.end())
-    section = body[heading.end():conflict.start() if conflict else len(body)]
-    return len(_RELATED_ENTRY.findall(section)) or (1 if section.strip() else 0)
-
-
 def _related_in(data: bytes) -> int:
     try:
-        return related_claims(parse(data).body)
+        return related_waiting(parse(data).body)
     except InvalidConcept:
         return 0
 
@@ -130,11 +114,12 @@ def _stored(item: StoredConcept) -> dict[str, Any]:
             "version_id": item.version_id, "related": _related_in(item.data)}
 
 
-def summary_dict(summary: Any, related: int = 0) -> dict[str, Any]:
+def summary_dict(summary: Any) -> dict[str, Any]:
     return {"name": summary.name, "type": summary.type, "provenance": summary.provenance,
             "confidence": summary.confidence, "occurrences": summary.occurrences,
             "updated_at": format_timestamp(summary.updated_at) if summary.updated_at else None,
-            "conflict": summary.conflict, "related": related, "etag": summary.etag, "problem": summary.problem}
+            "conflict": summary.conflict, "related": summary.related, "etag": summary.etag,
+            "problem": summary.problem}
 
 
 def _stamp(moment: datetime) -> str:
@@ -155,12 +140,6 @@ def excerpt(content: str, start: int, end: int) -> str:
     return pii.redact("".join(out)).text
 
 
-@dataclass(frozen=True)
-class _Row:
-    summary: ConceptSummary
-    related: int
-
-
 def _text(markdown: str) -> str:
     if len(markdown) > MARKDOWN_MAX_BYTES or len(markdown.encode("utf-8", "surrogatepass")) > MARKDOWN_MAX_BYTES:
         raise InvalidConcept([FieldError("document", f"must be at most {MARKDOWN_MAX_BYTES} bytes")])
@@ -179,37 +158,23 @@ class Studio:
         self._store = store
         self._archive = archive
         # Per agent, the rows this container has read: a list re-reads only what changed.
-        self._rows: dict[tuple[str, str], dict[str, _Row]] = {}
+        self._known: dict[tuple[str, str], dict[str, ConceptSummary]] = {}  # per agent, kept per container
 
     # ------------------------------------------------------------ reading
-    def _summaries(self, tenant: str, agent: str) -> list[_Row]:
-        """Every current concept, newest first: one listing, then only the changed ones read
-        (as ConceptStore.summaries, keeping what a summary does not: the related claims waiting)."""
-        known = self._rows.setdefault((tenant, agent), {})
-        listing = {item.name: item.etag for item in self._store.list(tenant, agent)}
-        for name in [name for name in known if name not in listing]:
-            del known[name]
-        changed = [name for name, etag in listing.items() if name not in known or known[name].summary.etag != etag]
-        for item in self._store.fetch_many(tenant, agent, changed):
-            if item is not None:
-                known[item.name] = _Row(ConceptSummary.of(item), _related_in(item.data))
-        epoch = datetime.min.replace(tzinfo=timezone.utc)
-        return sorted(known.values(), key=lambda r: (r.summary.updated_at or epoch, r.summary.name), reverse=True)
-
     def list(self, op: Operator, tenant: str, agent: str, *, status: Optional[str] = None,
              type: Optional[str] = None, q: Optional[str] = None) -> list[dict[str, Any]]:
         op.check(tenant)
-        rows = self._summaries(tenant, agent)
+        rows = self._store.summaries(tenant, agent, self._known.setdefault((tenant, agent), {}))
         if status == "conflict":
-            rows = [r for r in rows if r.summary.conflict]
+            rows = [r for r in rows if r.conflict]
         elif status == "related":
             rows = [r for r in rows if r.related]
         if type:
-            rows = [r for r in rows if r.summary.type == type]
+            rows = [r for r in rows if r.type == type]
         if q:
             needle = q.casefold()
-            rows = [r for r in rows if needle in r.summary.name.casefold()]
-        return [summary_dict(r.summary, r.related) for r in rows]
+            rows = [r for r in rows if needle in r.name.casefold()]
+        return [summary_dict(r) for r in rows]
 
     def get(self, op: Operator, tenant: str, agent: str, name: str) -> dict[str, Any]:
         op.check(tenant)
@@ -230,10 +195,7 @@ class Studio:
         """The quote a version was learned from, read from the archived turn now and redacted;
         "expired" once the turn is gone (retention, purge) or the link no longer fits it."""
         op.check(tenant)
-        version = next((v for v in self._store.versions(tenant, agent, name) if v.version_id == version_id), None)
-        if version is None:
-            raise NotFound(f"no version {version_id!r} of concept {name!r}")
-        link = version.evidence
+        link = self._store.version_info(tenant, agent, name, version_id).evidence
         if link is None:
             raise NoEvidence(f"version {version_id!r} of concept {name!r} was not learned from a sighting")
         if self._archive is None:
@@ -246,13 +208,8 @@ class Studio:
         key = TurnArchive.key_for(tenant, agent, link.completed_at, link.session_id, link.turn_id)
         try:
             turn = self._archive.get(key)  # type: ignore[union-attr]  # checked by the caller
-        except (NotFound, InvalidTurn):
-            return None
-        except KnowledgeError as exc:
-            # Without s3:ListBucket (least privilege) S3 answers a missing key 403 AccessDenied,
-            # which the adapter leaves as a plain store error: the turn is gone all the same.
-            if exc.code != KnowledgeError.code:
-                raise
+        except (NotFound, InvalidTurn, AccessDenied):
+            # Without s3:ListBucket (least privilege) S3 answers a missing key 403: gone all the same.
             return None
         if not (0 <= link.message < len(turn.messages)) or link.end > len(turn.messages[link.message].content):
             return None
