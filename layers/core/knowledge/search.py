@@ -116,6 +116,9 @@ _INF = float("inf")
 _PT = snowballstemmer.stemmer("portuguese")
 _EN = snowballstemmer.stemmer("english")
 _STEMS: dict[str, tuple[str, str]] = {}
+_WORDS: dict[str, Optional[tuple[str, str]]] = {}
+_LETTERS = re.compile(r"[^\W\d_]+", re.UNICODE)
+_DIGIT = re.compile(r"\d")
 _FOLD: dict[str, str] = {}
 _PLURAL = (("oes", "ao"), ("aes", "ao"), ("ais", "al"), ("eis", "el"), ("ois", "ol"), ("ns", "m"),
            ("res", "r"), ("zes", "z"), ("les", "l"))
@@ -148,6 +151,16 @@ def _forms(word: str) -> tuple[str, str]:
         found = (_EN.stemWord(_PT.stemWord(single)), single)
         if len(_STEMS) < 200_000:
             _STEMS[word] = found
+    return found
+
+
+def _word(word: str) -> Optional[tuple[str, str]]:
+    """(index term, singular form) of a lowercase word, or None for a stopword or filler."""
+    found = _WORDS.get(word, False)
+    if found is False:
+        found = None if word in _SKIP or _fold(word) in _SKIP else _forms(GLOSSARY.get(word, word))
+        if len(_WORDS) < 200_000:
+            _WORDS[word] = found
     return found
 
 
@@ -193,7 +206,10 @@ def _value(text: str) -> Optional[float]:
 def analyze(text: str, open_ranges: bool = True) -> Analysis:
     """Words and numbers of a text. `open_ranges`: "até 30 dias" and "acima de R$199" cover
     everything up to or from the number (what a concept states, not what a message asks)."""
-    tokens = [(m.lastgroup, m.group()) for m in _TOKEN.finditer(text.lower())]
+    text = text.lower()
+    if _DIGIT.search(text) is None:  # the common case, and the fast one: words only
+        return Analysis([found for word in _LETTERS.findall(text) if (found := _word(word))], [], [])
+    tokens = [(m.lastgroup, m.group()) for m in _TOKEN.finditer(text)]
     words: list[tuple[str, str]] = []
     numbers: list[str] = []
     intervals: list[Interval] = []
@@ -213,9 +229,8 @@ def analyze(text: str, open_ranges: bool = True) -> Analysis:
     while i < n:
         kind, text_ = tokens[i]
         if kind == "word":
-            folded = _fold(text_)
-            if text_ not in _SKIP and folded not in _SKIP:
-                words.append(_forms(GLOSSARY.get(text_, text_)))
+            if found := _word(text_):
+                words.append(found)
             i += 1
             continue
         if kind not in ("num", "cep", "cepx"):
@@ -579,19 +594,22 @@ class Index:
         # small agent every word is in a large share of them, and would tell nothing.
         floor_docs = max(n_docs, FLOOR_CONCEPTS)
         scale = 1.0 / (_idf(floor_docs, 0) * (K1 + 1))
-        slot_arrays, weight_arrays, shared_arrays = [], [], []
+        slot_arrays, weight_arrays, ratios = [], [], []
         for term, form in [*dict(analysis.words).items(), *((number, None) for number in analysis.numbers)]:
             postings = self._postings.get(term)
             if postings is None:
                 continue
             if postings.pending:
                 self._merge(postings)
-            tells = _idf(floor_docs, postings.live) * scale
+            # What the floor counts per unit of score: the same for every word in an agent of
+            # FLOOR_CONCEPTS or more, unless its stem is shared by accident.
+            ratio = scale if n_docs >= FLOOR_CONCEPTS else (
+                _idf(floor_docs, postings.live) * scale / _idf(n_docs, postings.live))
             if form is not None and form not in self._forms.get(term, ()):
-                tells *= STEM_ONLY
+                ratio *= STEM_ONLY
             slot_arrays.append(postings.slots)
             weight_arrays.append(postings.idf_weights(n_docs))
-            shared_arrays.append(postings.weights * tells)
+            ratios.append(ratio)
         for unit, low, high in set(analysis.intervals):
             spans = self._spans_of(unit)
             if spans is None:
@@ -603,7 +621,7 @@ class Index:
                 live = len(np.unique(slots[inside]))
                 slot_arrays.append(slots[inside])
                 weight_arrays.append(weights[inside] * _idf(n_docs, live))
-                shared_arrays.append(weights[inside] * (_idf(floor_docs, live) * scale))
+                ratios.append(_idf(floor_docs, live) * scale / _idf(n_docs, live))
         if not slot_arrays:
             return None
         # One C pass sums every query word's weights per concept.
@@ -615,7 +633,11 @@ class Index:
             scores[self._dead_slots] = 0.0
         # What is shared, in units of the most one word can tell (a word no other concept has,
         # weighed as if the name said it), stems shared by accident discounted.
-        shared = np.bincount(all_slots, weights=np.concatenate(shared_arrays), minlength=n)
+        if max(ratios) - min(ratios) < 1e-9:
+            shared = scores * ratios[0]
+        else:
+            shared = np.bincount(all_slots, minlength=n,
+                                 weights=np.concatenate([w * r for w, r in zip(weight_arrays, ratios)]))
         return scores, shared
 
     def _ranked(self, scores: np.ndarray, wanted: int) -> list[tuple[float, float, int]]:
@@ -638,10 +660,11 @@ class Index:
         matched = self._match(query)
         if matched is None:
             return []
-        hits = self._hits(matched, top_k * 3, min_score)
-        if not hits or max(hit.coverage for hit in hits) < MIN_SHARED:
+        scores, shared = matched
+        eligible = shared[(scores > 0) & (scores >= min_score)]
+        if not len(eligible) or eligible.max() < MIN_SHARED:
             return []
-        return hits[:top_k]
+        return self._hits(matched, top_k, min_score)
 
     def _hits(self, matched: tuple[np.ndarray, np.ndarray], top_k: int, min_score: float) -> list[Hit]:
         scores, shared = matched
@@ -650,7 +673,7 @@ class Index:
             if score <= 0 or score < min_score:
                 break
             doc = self._by_slot[slot]
-            hits.append(Hit(doc.name, round(score, 4), doc, round(float(shared[slot]), 3)))
+            hits.append(Hit(doc.name, round(score, 4), doc, round(shared.item(slot), 3)))
         return hits
 
 
