@@ -243,4 +243,4 @@ def test_a_refused_listing_never_fails_the_turn_and_is_not_asked_again_within_th
     assert extractor.process(TURN, archive=False).status == "processed"
     assert extractor.process(TURN, archive=False).status == "processed"
     assert refusing.listings == 1 and [listed_in(r) for r in model.requests] == [[], []]
-    assert finder.counters.get("KnownConceptsNotRefreshed", reason="knowledge_error") == 1
+    assert finder.counters.get("KnownConceptsNotRefreshed", reason="access_denied") == 1

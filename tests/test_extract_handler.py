@@ -66,7 +66,7 @@ def test_the_demo_turn_becomes_gated_redacted_stamped_sightings(extract, sqs, ca
         assert message["Attributes"]["MessageDeduplicationId"] == sighting.dedup_id()
         assert (sighting.session_id, sighting.turn_id) == ("sess_demo_01", "turn_0004")
 
-    archived = s3.list_objects_v2(Bucket=sessions_bucket)["Contents"]
+    archived = s3.list_objects_v2(Bucket=sessions_bucket, Prefix=f"{T}/{A}/turns/")["Contents"]
     assert [o["Key"] for o in archived] == [
         "default/store-support/turns/20261120T140531.000000Z/sess_demo_01/turn_0004.json"]
 
@@ -74,12 +74,13 @@ def test_the_demo_turn_becomes_gated_redacted_stamped_sightings(extract, sqs, ca
 def test_a_redelivered_turn_is_archived_once_and_sends_no_duplicates(extract, sqs, candidates_queue, s3,
                                                                        sessions_bucket, model):
     extract.lambda_handler(load_event("turn-complete.json"), LambdaContext())
-    key = s3.list_objects_v2(Bucket=sessions_bucket)["Contents"][0]["Key"]
+    key = s3.list_objects_v2(Bucket=sessions_bucket, Prefix=f"{T}/{A}/turns/")["Contents"][0]["Key"]
     first = s3.head_object(Bucket=sessions_bucket, Key=key)["ETag"]
     extract.lambda_handler(load_event("turn-complete.json"), LambdaContext())
-    assert s3.list_objects_v2(Bucket=sessions_bucket)["KeyCount"] == 1
+    assert s3.list_objects_v2(Bucket=sessions_bucket, Prefix=f"{T}/{A}/turns/")["KeyCount"] == 1
     assert s3.head_object(Bucket=sessions_bucket, Key=key)["ETag"] == first
-    assert len(drain(sqs, candidates_queue)) == 2  # FIFO deduplication per (turn, concept)
+    assert len(drain(sqs, candidates_queue)) == 2  # sent once
+    assert len(model.requests) == 1  # the redelivery was not read by the model again
 
 
 def test_poison_messages_fail_alone(extract, sqs, candidates_queue):
@@ -161,7 +162,7 @@ def test_a_poison_turn_ends_in_the_dead_letter_queue(extract, sqs):
 
 
 def archived_turn(s3, sessions_bucket) -> tuple[str, dict]:
-    [item] = s3.list_objects_v2(Bucket=sessions_bucket)["Contents"]
+    [item] = s3.list_objects_v2(Bucket=sessions_bucket, Prefix=f"{T}/{A}/turns/")["Contents"]
     return item["Key"], json.loads(s3.get_object(Bucket=sessions_bucket, Key=item["Key"])["Body"].read())
 
 

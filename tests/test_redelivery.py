@@ -86,3 +86,28 @@ def test_records_that_cannot_finish_before_the_deadline_are_reported_failed_not_
     assert answer == {"batchItemFailures": [{"itemIdentifier": records["Records"][0]["messageId"]}]}
     assert time.monotonic() - started < 1.5
     assert model.requests == []
+
+
+def test_a_redelivered_turn_already_extracted_is_not_read_by_the_model_again(extract_on_queue, sqs, model):
+    poller, turns, dlq, handler = extract_on_queue
+    body = load_event("turn-complete.json")["Records"][0]["body"]
+    for _ in range(2):  # the engine's send retried, or SQS delivering twice
+        sqs.send_message(QueueUrl=turns, MessageBody=body)
+        poller.poll_once(wait_seconds=0)
+    assert len(model.requests) == 1
+    assert counts(sqs, turns) == (0, 0) and counts(sqs, dlq) == (0, 0)
+
+
+def test_backfill_re_reads_a_turn_the_live_path_already_extracted(monkeypatch, store, bucket, sessions_bucket,
+                                                                  candidates_queue, model):
+    from knowledge.turn import parse_turn
+
+    store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
+    handler = load_handler("extract", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
+                           CANDIDATES_QUEUE_URL=candidates_queue, UTILITY_MODEL="openai:test-model",
+                           OPENAI_BASE_URL=model.base_url)
+    turn = parse_turn(load_event("turn-complete.json")["Records"][0]["body"])
+    assert handler.extractor.process(turn).status == "processed"
+    assert handler.extractor.process(turn).status == "already_extracted"
+    assert handler.extractor.process(turn, archive=False).status == "processed"
+    assert len(model.requests) == 2

@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from .adapters import CandidateSink, ConfigCache, TurnArchive
+from .adapters import CandidateSink, ConfigCache, ExtractionLedger, TurnArchive
 from .concept import FIRST_SIGHTING_CONFIDENCE, Concept
 from .errors import InvalidConcept
 from .gates import SCHEMA, Candidate, gate
@@ -31,7 +31,7 @@ from .turn import Turn
 
 @dataclass
 class TurnOutcome:
-    status: str  # processed | no_config | extract_off
+    status: str  # processed | no_config | extract_off | already_extracted
     archived: bool = False
     sightings: list[Sighting] = field(default_factory=list)
     rejected: Counter = field(default_factory=Counter)
@@ -60,20 +60,30 @@ def evidence_ref(candidate: Candidate, turn: Turn) -> EvidenceRef:
 class Extractor:
     def __init__(self, configs: ConfigCache, archive: Optional[TurnArchive], candidates: CandidateSink,
                  models: ModelCache, utility_model: Optional[str], counters: Optional[Counters] = None,
-                 known: Optional[KnownConcepts] = None):
-        """`known` (None: no list) finds the agent's concepts a turn is about for the prompt."""
+                 known: Optional[KnownConcepts] = None, extracted: Optional[ExtractionLedger] = None):
+        """`known` (None: no list) finds the agent's concepts a turn is about for the prompt;
+        `extracted` (None: none) remembers which live turns the model has already read."""
         self._configs, self._archive, self._candidates = configs, archive, candidates
+        self._extracted = extracted
         self._models, self._utility_model = models, utility_model
         self.counters = counters or Counters()
         self._known = known
 
     def process(self, turn: Turn, *, archive: bool = True, send: bool = True) -> TurnOutcome:
-        """Extract one turn. Raises (so the queue retries) when the model or a send keeps failing."""
+        """Extract one turn. Raises (so the queue retries) when the model or a send keeps failing.
+
+        A live turn (`archive`) whose sightings were already sent is not read by the model again
+        when the queue redelivers it; a backfill replay (archive=False) re-reads on purpose.
+        """
         config = self._configs.get(turn.tenant, turn.agent)
         if config is None or not config.extract:
             outcome = TurnOutcome("no_config" if config is None else "extract_off")
             self.counters.count("TurnSkipped", reason=outcome.status)
             return outcome
+        once = archive and self._extracted is not None
+        if once and self._extracted.done(turn):  # type: ignore[union-attr]
+            self.counters.count("TurnSkipped", reason="already_extracted")
+            return TurnOutcome("already_extracted")
         outcome = TurnOutcome("processed")
         if archive and self._archive is not None:
             outcome.archived = self._archive.put(turn)
@@ -93,6 +103,8 @@ class Extractor:
                 outcome.rejected[SCHEMA] += 1
         if send and outcome.sightings:
             self._candidates.send(outcome.sightings)
+        if once and send:
+            self._extracted.mark(turn)  # type: ignore[union-attr]
         self.counters.count("TurnProcessed")
         self.counters.count("CandidateAccepted", len(outcome.sightings))
         for reason, n in outcome.rejected.items():

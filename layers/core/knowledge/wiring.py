@@ -29,7 +29,7 @@ def model_cache(settings: Settings) -> "ModelCache":
 
 def extractor(settings: Settings) -> "Extractor":
     from .aws import client
-    from .adapters import ConfigCache, SqsCandidates, TurnArchive
+    from .adapters import ConfigCache, ExtractionLedger, SqsCandidates, TurnArchive
     from .extract import Extractor
     from .known import KnownConcepts
     from .store import ConceptStore
@@ -48,6 +48,7 @@ def extractor(settings: Settings) -> "Extractor":
         counters=counters,
         known=KnownConcepts(store, refresh_seconds=settings.refresh_seconds,
                             fetch_budget_seconds=settings.fetch_budget_seconds, counters=counters),
+        extracted=ExtractionLedger(s3, settings.sessions_bucket),
     )
 
 
