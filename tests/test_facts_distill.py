@@ -7,7 +7,6 @@ facts.sessions.record_turn); everything after that goes through the real handler
 from __future__ import annotations
 
 import json
-import sys
 import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -15,23 +14,19 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from conftest import ROOT, LambdaContext, drain, load_event, load_handler
+from conftest import LambdaContext, drain, load_event, load_handler
 
-try:
-    import facts  # noqa: F401
-except ImportError:  # until pyproject.toml maps the facts package (see the Facts report)
-    sys.path.insert(0, str(ROOT / "layers" / "core"))
 
-from facts import layout  # noqa: E402
-from facts.cells import MemoryCells  # noqa: E402
-from facts.errors import NotPending  # noqa: E402
-from facts.keys import FactKeys  # noqa: E402
-from facts.proposals import ProposalStore, ref_of  # noqa: E402
-from facts.review import Review  # noqa: E402
-from facts.sessions import SessionStates, record_turn  # noqa: E402
-from knowledge.adapters import TurnArchive  # noqa: E402
-from knowledge.events import EventBridgeEvents  # noqa: E402
-from knowledge.turn import Turn  # noqa: E402
+from facts import layout
+from facts.cells import MemoryCells
+from facts.errors import NotPending
+from facts.keys import FactKeys
+from facts.proposals import ProposalStore, ref_of
+from facts.review import Review
+from facts.sessions import SessionStates, record_turn
+from knowledge.adapters import TurnArchive
+from knowledge.events import EventBridgeEvents
+from knowledge.turn import Turn
 
 T, A = "default", "store-support"
 KEY = "k" * 48

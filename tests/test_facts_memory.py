@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from conftest import ROOT, LambdaContext, load_event, load_handler
+from conftest import LambdaContext, load_event, load_handler
 
-try:
-    import facts  # noqa: F401
-except ImportError:  # until pyproject.toml maps the facts package (see the Facts report)
-    sys.path.insert(0, str(ROOT / "layers" / "core"))
 
-from facts import layout  # noqa: E402
+from facts import layout
 
 T, CUSTOMER = "default", "cust-8842-ana"
 

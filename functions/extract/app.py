@@ -10,14 +10,17 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
+from facts.sessions import SessionStates
 from knowledge import deadline, wiring
+from knowledge.aws import client
 from knowledge.errors import KnowledgeError
 from knowledge.settings import Settings
 from knowledge.turn import InvalidTurn, parse_turn
 
 logger = Logger()
 settings = Settings.from_env(require=("SESSIONS_BUCKET", "CANDIDATES_QUEUE_URL"))
-extractor = wiring.extractor(settings)
+# Facts keeps a small state per session for the agents that distil (told of each archived turn).
+extractor = wiring.extractor(settings, sessions=SessionStates(client("s3"), settings.sessions_bucket))
 redelivery = wiring.redelivery(settings.turn_dlq_url)
 # A batch whose every turn failed is answered like any other (all items listed) rather than
 # raised: the outcome for the queue is the same, and the log stays free of tracebacks.

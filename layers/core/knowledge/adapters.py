@@ -16,7 +16,7 @@ from typing import Any, Iterator, Optional, Protocol
 from botocore.exceptions import BotoCoreError, ClientError
 
 from . import awscall
-from .config import KnowledgeConfig
+from .config import AgentConfig, KnowledgeConfig
 from .evidence import STAMP
 from .errors import Conflict, InvalidName, KnowledgeError, NotFound, NotModified
 from .names import check_slug, is_session_id
@@ -28,14 +28,19 @@ SQS_BATCH = 10
 
 
 class ConfigCache:
-    """Each agent's `knowledge:` block, kept per container and re-read only when its ETag changes."""
+    """Each agent's config file (`knowledge:` and `distill:`), kept per container and re-read only
+    when its ETag changes."""
 
     def __init__(self, store: ConceptStore):
         self._store = store
-        self._entries: dict[tuple[str, str], tuple[str, Optional[KnowledgeConfig]]] = {}
+        self._entries: dict[tuple[str, str], tuple[str, AgentConfig]] = {}
         self._lock = threading.Lock()
 
     def get(self, tenant: str, agent: str) -> Optional[KnowledgeConfig]:
+        """The `knowledge:` block, None when it is absent (learning and retrieval off)."""
+        return self.both(tenant, agent).knowledge
+
+    def both(self, tenant: str, agent: str) -> AgentConfig:
         key = (tenant, agent)
         cached = self._entries.get(key)
         try:
@@ -45,9 +50,9 @@ class ConfigCache:
         with self._lock:
             if stored is None:
                 self._entries.pop(key, None)
-                return None
-            self._entries[key] = (stored.etag, stored.config)
-        return stored.config
+                return AgentConfig()
+            self._entries[key] = (stored.etag, AgentConfig(stored.config, stored.distill))
+        return self._entries[key][1]
 
 
 class TurnArchive:

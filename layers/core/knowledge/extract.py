@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, Optional, Protocol
 
 from .adapters import CandidateSink, ConfigCache, ExtractionLedger, TurnArchive
 from .concept import FIRST_SIGHTING_CONFIDENCE, Concept
@@ -57,14 +57,22 @@ def evidence_ref(candidate: Candidate, turn: Turn) -> EvidenceRef:
     return EvidenceRef(completed_at=turn.completed_at, message=at.message, start=at.start, end=at.end)
 
 
+class SessionRecorder(Protocol):
+    """Told of every archived turn of an agent that distils (Facts keeps its session state)."""
+
+    def record(self, turn: Turn) -> Any: ...
+
+
 class Extractor:
     def __init__(self, configs: ConfigCache, archive: Optional[TurnArchive], candidates: CandidateSink,
                  models: ModelCache, utility_model: Optional[str], counters: Optional[Counters] = None,
-                 known: Optional[KnownConcepts] = None, extracted: Optional[ExtractionLedger] = None):
+                 known: Optional[KnownConcepts] = None, extracted: Optional[ExtractionLedger] = None,
+                 sessions: Optional[SessionRecorder] = None):
         """`known` (None: no list) finds the agent's concepts a turn is about for the prompt;
-        `extracted` (None: none) remembers which live turns the model has already read."""
+        `extracted` (None: none) remembers which live turns the model has already read;
+        `sessions` (None: none) is told of each turn archived for an agent that distils."""
         self._configs, self._archive, self._candidates = configs, archive, candidates
-        self._extracted = extracted
+        self._extracted, self._sessions = extracted, sessions
         self._models, self._utility_model = models, utility_model
         self.counters = counters or Counters()
         self._known = known
@@ -75,9 +83,13 @@ class Extractor:
         A live turn (`archive`) whose sightings were already sent is not read by the model again
         when the queue redelivers it; a backfill replay (archive=False) re-reads on purpose.
         """
-        config = self._configs.get(turn.tenant, turn.agent)
+        both = self._configs.both(turn.tenant, turn.agent)
+        config = both.knowledge
+        distils = both.distill is not None and both.distill.enabled and self._sessions is not None
         if config is None or not config.extract:
             outcome = TurnOutcome("no_config" if config is None else "extract_off")
+            if archive and distils:  # Facts reads the session's turns even where nothing is learned
+                outcome.archived = self._archive_for_facts(turn)
             self.counters.count("TurnSkipped", reason=outcome.status)
             return outcome
         once = archive and self._extracted is not None
@@ -85,7 +97,9 @@ class Extractor:
             self.counters.count("TurnSkipped", reason="already_extracted")
             return TurnOutcome("already_extracted")
         outcome = TurnOutcome("processed")
-        if archive and self._archive is not None:
+        if archive and distils:
+            outcome.archived = self._archive_for_facts(turn)
+        elif archive and self._archive is not None:
             outcome.archived = self._archive.put(turn)
         ref = config.model or self._utility_model
         if not ref:
@@ -112,3 +126,9 @@ class Extractor:
         for kind, n in outcome.redacted.items():
             self.counters.count("PiiRedacted", n, kind=kind)
         return outcome
+
+    def _archive_for_facts(self, turn: Turn) -> bool:
+        """Archive the turn and tell Facts (also on a redelivery: it puts back what a crash lost)."""
+        archived = self._archive.put(turn) if self._archive is not None else False
+        self._sessions.record(turn)  # type: ignore[union-attr]
+        return archived

@@ -21,7 +21,7 @@ from typing import Any, Iterator, Optional
 from . import awscall, deadline
 from .claims import related_waiting
 from .concept import Concept, parse
-from .config import KnowledgeConfig, parse_config
+from .config import DistillConfig, KnowledgeConfig, parse_agent_config
 from .evidence import EvidenceLink
 from .errors import Conflict, InvalidConcept, InvalidName, KnowledgeError, NotFound, NotModified  # noqa: F401 - NotModified re-exported
 from .names import check_slug
@@ -127,6 +127,7 @@ class StoredConfig:
     config: Optional[KnowledgeConfig]
     text: str
     etag: str
+    distill: Optional[DistillConfig] = None  # the same file's `distill:` block (Facts)
 
 
 def agent_prefix(tenant: str, agent: str) -> str:
@@ -369,13 +370,14 @@ class ConceptStore:
         except NotFound:
             return None
         data = answer["Body"]
-        return StoredConfig(parse_config(data), data.decode("utf-8"), answer["ETag"])
+        both = parse_agent_config(data)
+        return StoredConfig(both.knowledge, data.decode("utf-8"), answer["ETag"], both.distill)
 
     def put_config(
         self, tenant: str, agent: str, text: str, *, actor: str, if_match: Optional[str] = None
     ) -> StoredConfig:
         """Validate and write knowledge.yaml; create-only unless `if_match` names the current ETag."""
-        config = parse_config(text)
+        both = parse_agent_config(text)
         key = config_key(tenant, agent)
         kwargs: dict[str, Any] = {"IfMatch": if_match} if if_match else {"IfNoneMatch": "*"}
         try:
@@ -385,7 +387,7 @@ class ConceptStore:
             )
         except (Conflict, NotFound):
             raise Conflict("knowledge.yaml changed since it was read", None) from None
-        return StoredConfig(config, text, answer["ETag"])
+        return StoredConfig(both.knowledge, text, answer["ETag"], both.distill)
 
     # ------------------------------------------------------------ internals
     def _metadata(self, actor: str, reason: str) -> dict[str, str]:

@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .settings import Settings
     from .adapters import Redelivery, TurnArchive
     from .consolidate import Consolidator
-    from .extract import Extractor
+    from .extract import Extractor, SessionRecorder
     from .model import ModelCache
     from .retrieve import Retriever
     from .studio import Studio
@@ -27,7 +27,8 @@ def model_cache(settings: Settings) -> "ModelCache":
                        "OPENAI_API_KEY": settings.openai_api_key or ""})
 
 
-def extractor(settings: Settings) -> "Extractor":
+def extractor(settings: Settings, sessions: Optional["SessionRecorder"] = None) -> "Extractor":
+    """ExtractFunction's service; `sessions` is told of turns archived for agents that distil."""
     from .aws import client
     from .adapters import ConfigCache, ExtractionLedger, SqsCandidates, TurnArchive
     from .extract import Extractor
@@ -49,6 +50,7 @@ def extractor(settings: Settings) -> "Extractor":
         known=KnownConcepts(store, refresh_seconds=settings.refresh_seconds,
                             fetch_budget_seconds=settings.fetch_budget_seconds, counters=counters),
         extracted=ExtractionLedger(s3, settings.sessions_bucket),
+        sessions=sessions,
     )
 
 
