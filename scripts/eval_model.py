@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import claims_report  # noqa: E402  (a sibling script)
 from knowledge import claims  # noqa: E402
-from knowledge.config import KnowledgeConfig, parse_config  # noqa: E402
+from knowledge.config import AgentConfig, KnowledgeConfig, parse_config  # noqa: E402
 from knowledge.errors import KnowledgeError  # noqa: E402
 from knowledge.extract import Extractor  # noqa: E402
 from knowledge.model import Model, ModelCache, ModelError  # noqa: E402
@@ -46,6 +46,9 @@ class _OneConfig:
 
     def get(self, tenant: str, agent: str) -> Optional[KnowledgeConfig]:
         return self._config
+
+    def both(self, tenant: str, agent: str) -> AgentConfig:
+        return AgentConfig(self._config)
 
 
 def judge_pairs(model: Model) -> dict:
