@@ -130,8 +130,9 @@ def test_create_by_hand_defaults_to_policy(api, store):
     assert status == 201 and created["name"] == "horario-atendimento", created
     concept = store.get(T, A, "horario-atendimento").concept
     assert (concept.provenance, concept.sources, concept.occurrences) == ("policy", (), 1)
-    status, _, _ = api("POST", f"{BASE}/concepts", body={"markdown": text})
-    assert status == 412  # the name exists
+    status, body, _ = api("POST", f"{BASE}/concepts", body={"markdown": text})
+    assert status == 409 and body["error"]["code"] == "name_taken" and body["name"] == "horario-atendimento"
+    assert "already exists" in body["error"]["message"]
 
 
 def test_delete_list_deleted_and_undelete(api, store):
@@ -483,3 +484,79 @@ def test_a_concept_with_related_claims_and_a_contradiction_counts_only_the_relat
     _, body, _ = api("GET", f"{BASE}/concepts", query={"status": "related"})
     [concept] = body["concepts"]
     assert (concept["name"], concept["related"], concept["conflict"]) == ("troca-em-30-dias", 1, True)
+
+
+# ------------------------------------------------------------------ lines, no-op saves, unknown agents, deletions
+
+NEW = "---\nname: horario-atendimento\ndescription: Atendimento de seg a sex, 8h-20h.\ntype: fact\n---\n\n{body}\n"
+
+
+@pytest.mark.parametrize("text, field, line", [
+    (NEW.format(body="Chat e telefone.").replace("type: fact", "type: rumour"), "type", 4),
+    (NEW.format(body="Chat e telefone.\n\nSábado\x07 só por chat."), "body", 9),
+    (NEW.format(body="Chat e telefone.\u2028Sábado não."), "body", 7),
+    (NEW.format(body="Chat e telefone.").replace("type: fact\n", ""), "type", 4),
+])
+def test_a_new_concept_s_errors_name_the_line_where_they_are(api, text, field, line):
+    status, body, _ = api("POST", f"{BASE}/concepts", body={"markdown": text})
+    assert status == 422
+    assert [(e["field"], e["line"]) for e in body["errors"]] == [(field, line)], body
+
+
+def test_an_edit_s_body_error_is_marked_at_its_own_line(api):
+    _, concept, _ = api("GET", f"{BASE}/concepts/troca-em-30-dias")
+    text = concept["markdown"].rstrip("\n") + "\n\nCaixa\x0boriginal.\n"
+    status, body, _ = api("PUT", f"{BASE}/concepts/troca-em-30-dias", body={"markdown": text},
+                          headers={"if-match": concept["etag"]})
+    assert status == 422 and body["errors"][0]["line"] == text.count("\n")  # the last line
+
+
+def test_saving_what_is_stored_writes_no_version(api, store):
+    _, concept, _ = api("GET", f"{BASE}/concepts/troca-em-30-dias")
+    before = store.versions(T, A, "troca-em-30-dias")
+    status, saved, _ = api("PUT", f"{BASE}/concepts/troca-em-30-dias", body={"markdown": concept["markdown"]},
+                           headers={"if-match": concept["etag"]})
+    assert status == 200 and saved["etag"] == concept["etag"]
+    assert store.versions(T, A, "troca-em-30-dias") == before
+    edited = concept["markdown"].replace("within 30 days", "within 31 days")
+    status, saved, _ = api("PUT", f"{BASE}/concepts/troca-em-30-dias", body={"markdown": edited},
+                           headers={"if-match": concept["etag"]})
+    assert status == 200 and saved["etag"] != concept["etag"] and len(store.versions(T, A, "troca-em-30-dias")) == 2
+
+
+@pytest.mark.parametrize("method, path", [
+    ("GET", "/concepts"), ("GET", "/concepts/troca-em-30-dias"), ("GET", "/concepts/troca-em-30-dias/versions"),
+    ("GET", "/deleted"), ("GET", "/config"), ("POST", "/concepts"),
+])
+def test_an_agent_that_does_not_exist_is_404_with_a_clear_message(api, store, method, path):
+    body = {"markdown": NEW.format(body="Chat.")} if method == "POST" else None
+    status, answer, _ = api(method, f"/tenants/{T}/agents/store-suport{path}", body=body)  # a typo
+    assert status == 404 and answer["error"]["code"] == "unknown_agent", answer
+    assert "no agent 'store-suport'" in answer["error"]["message"]
+    assert store.list(T, "store-suport") == []
+
+
+def test_an_agent_s_first_knowledge_yaml_makes_it_and_then_concepts_may_be_created(api, store):
+    new = f"/tenants/{T}/agents/loja-nova"
+    status, saved, _ = api("PUT", f"{new}/config", body={"yaml": "knowledge:\n  top_k: 3\n"})
+    assert status == 200 and saved["config"]["top_k"] == 3
+    status, listed, _ = api("GET", f"{new}/concepts")
+    assert status == 200 and listed["concepts"] == []
+    status, created, _ = api("POST", f"{new}/concepts", body={"markdown": NEW.format(body="Chat.")})
+    assert status == 201 and store.get(T, "loja-nova", "horario-atendimento").concept.body == "Chat."
+
+
+def test_a_known_concept_missing_from_a_real_agent_is_a_plain_404(api):
+    status, body, _ = api("GET", f"{BASE}/concepts/nao-existe")
+    assert status == 404 and body["error"]["code"] == "not_found"
+
+
+def test_a_deleted_concept_shows_its_content_who_deleted_it_and_when(api, store):
+    api("DELETE", f"{BASE}/concepts/objecao-frete-caro")
+    status, deleted, _ = api("GET", f"{BASE}/deleted/objecao-frete-caro")
+    assert status == 200 and deleted["markdown"] == (DEMO / "objecao-frete-caro.md").read_text()
+    assert deleted["deleted_by"] == f"operator:{ANA['sub']}" and deleted["deleted_at"].endswith("Z")
+    _, listed, _ = api("GET", f"{BASE}/deleted")
+    assert listed["deleted"][0]["deleted_at"][:19] == deleted["deleted_at"][:19]
+    status, body, _ = api("GET", f"{BASE}/deleted/troca-em-30-dias")
+    assert status == 404 and body["error"]["code"] == "not_deleted"

@@ -3,6 +3,7 @@ StudioApiFunction handler behind the local authorizer, on moto's S3. Screenshots
 
 from __future__ import annotations
 
+import re
 import shutil
 import uuid
 from contextlib import contextmanager
@@ -54,6 +55,7 @@ def page(browser, studio, request):
     page = context.new_page()
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda message: errors.append(message.text) if "Content Security Policy" in message.text else None)
     page.goto(f"{studio.url}/studio/knowledge?agent={A}")
     page.click("#signin-link")  # authorization code + PKCE, against the local stand-in for Cognito
     page.wait_for_selector("#concepts tbody tr")
@@ -116,8 +118,86 @@ def test_an_invalid_edit_shows_the_error_at_its_line(page, store):
     page.click("#save")
     page.wait_for_selector("#errors li")
     assert "type (line 4)" in page.inner_text("#errors")
-    assert page.locator(".cm-lint-marker-error").count() >= 1
+    assert_marked_at(page, 4)
     assert store.get(T, A, "troca-em-30-dias").concept.type == "policy"
+
+
+def assert_marked_at(page, line):
+    """The error mark is drawn (CSS, not a data: image the CSP blocks) beside the given line and nowhere else."""
+    marker = page.locator(".cm-lint-marker-error")
+    expect(marker).to_have_count(1)
+    box, gutter_line = marker.bounding_box(), page.locator(".cm-lineNumbers .cm-gutterElement", has_text=str(line))
+    target = gutter_line.filter(has_text=re.compile(f"^{line}$")).bounding_box()
+    assert box["width"] > 5 and box["height"] > 5 and abs(box["y"] + box["height"] / 2 - target["y"]
+                                                          - target["height"] / 2) < target["height"] / 2
+    assert marker.evaluate("e => getComputedStyle(e).backgroundColor") == "rgb(255, 136, 119)"
+    underline = page.locator(".cm-lintRange-error")
+    assert underline.evaluate("e => getComputedStyle(e).textDecorationStyle") == "wavy"
+
+
+def replace_line(page, text_in_line, replacement):
+    page.locator(".cm-line", has_text=text_in_line).first.click()
+    page.keyboard.press("Home")
+    page.keyboard.press("Shift+End")
+    page.keyboard.type(replacement)
+
+
+def test_a_new_concept_s_errors_are_marked_at_their_own_line(page, store):
+    page.click("#new-concept")
+    replace_line(page, "name: new-concept", "name: horario-atendimento")
+    replace_line(page, "type: fact", "type: horario")
+    page.click("#save")
+    page.wait_for_selector("#errors li")
+    assert "type (line 4)" in page.inner_text("#errors")
+    assert_marked_at(page, 4)
+    assert store.find(T, A, "horario-atendimento") is None
+
+
+def test_saving_the_untouched_template_creates_nothing(page, store):
+    page.click("#new-concept")
+    page.keyboard.press("Control+s")
+    expect(page.locator("#status")).to_contain_text("the template is unchanged")
+    assert store.find(T, A, "new-concept") is None
+
+
+def test_a_save_without_changes_writes_no_version(page, store):
+    open_concept(page, "troca-em-30-dias")
+    page.keyboard.press("Control+s")
+    expect(page.locator("#status")).to_have_text("No changes to save: nothing was written.")
+    assert len(store.versions(T, A, "troca-em-30-dias")) == 1
+
+
+def test_creating_a_name_that_exists_offers_to_open_it(page, store):
+    requested = []
+    page.on("request", lambda r: requested.append(r.url))
+    page.click("#new-concept")
+    replace_line(page, "name: new-concept", "name: troca-em-30-dias")
+    page.click("#save")
+    expect(page.locator("#taken")).to_be_visible()
+    expect(page.locator("#taken h3")).to_have_text("A concept named troca-em-30-dias already exists")
+    assert store.versions(T, A, "troca-em-30-dias")[0].actor == "engine"  # nothing written over it
+    asked = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
+    page.click("#taken-open")
+    expect(page.locator("#editor-title")).to_have_text("troca-em-30-dias")
+    assert "30 days of delivery" in page.inner_text(".cm-content") and "unsaved changes" in asked[0]
+    assert not [url for url in requested if "/null" in url or "undefined" in url]
+
+
+def test_a_typo_in_the_agent_says_there_is_no_such_agent(browser, studio, request, store):
+    with signed_in(browser, studio, request, path="/studio/knowledge?agent=store-suport", ready="#status:has-text('no agent')") as page:
+        expect(page.locator("#status")).to_contain_text("there is no agent 'store-suport' in tenant 'default'")
+        expect(page.locator("#list-view")).to_be_hidden()
+        expect(page.locator("#new-concept")).to_be_hidden()
+
+
+def test_the_deleted_view_previews_the_content_and_says_who_deleted_it_and_when(page, store):
+    store.delete(T, A, "objecao-frete-caro", actor="operator:bia")
+    page.click("#show-deleted")
+    row = page.locator("#deleted tbody tr", has_text="objecao-frete-caro")
+    row.get_by_role("button", name="Preview").click()
+    expect(page.locator("#deleted-preview-who")).to_contain_text("Deleted by operator:bia on 20")
+    assert page.inner_text("#deleted-preview-text") == (DEMO / "objecao-frete-caro.md").read_text()
 
 
 def test_a_stale_save_shows_the_newer_version_and_can_overwrite_knowingly(page, store):
@@ -359,15 +439,16 @@ def test_history_shows_what_each_version_changed_against_the_one_before(page, st
 
 
 @contextmanager
-def signed_in(browser, studio, request, path=f"/studio/knowledge?agent={A}"):
+def signed_in(browser, studio, request, path=f"/studio/knowledge?agent={A}", ready="#concepts tbody tr"):
     """A page signed in after the test's data is in place (the `page` fixture signs in before)."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda message: errors.append(message.text) if "Content Security Policy" in message.text else None)
     page.goto(studio.url + path)
     page.click("#signin-link")
-    page.wait_for_selector("#concepts tbody tr")
+    page.wait_for_selector(ready)
     try:
         yield page
     finally:

@@ -198,3 +198,16 @@ def test_groups_spelled_to_look_like_a_tenant_do_not_reach_it(studio):
     server, authorizer, _ = studio
     for groups in (["support,default"], ["[x]default"], ["default]"], ["[default"]):
         assert fetch(server, PATH, authorizer.token({"cognito:groups": groups}))[0] == 403
+
+
+def test_the_page_is_served_under_the_same_csp_as_on_aws():
+    """template.yaml's CloudFront policy, but for connect-src (API and sign-in are on the page's origin here)."""
+    from conftest import ROOT
+    from knowledge_dev.studio_server import PAGE_CSP
+
+    line = next(line for line in (ROOT / "template.yaml").read_text().splitlines()
+                if "ContentSecurityPolicy: !Sub" in line)
+    deployed = dict(part.strip().split(" ", 1) for part in line.split('"')[1].split(";"))
+    local = dict(part.strip().split(" ", 1) for part in PAGE_CSP.split(";"))
+    assert {k: v for k, v in deployed.items() if k != "connect-src"} == {k: v for k, v in local.items()
+                                                                          if k != "connect-src"}

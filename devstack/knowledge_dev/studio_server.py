@@ -37,6 +37,10 @@ CODE_TTL_SECONDS = 120
 DEV_OPERATOR = {"sub": "dev-operator", "email": "dev@localhost", "cognito:groups": ["default"]}
 PAGE_DIR = ROOT / "studio_web" / "dist"
 API_PREFIX = "/api"
+# template.yaml's CloudFront policy for the page, with the API and sign-in on the page's own origin
+# here: the page must work under exactly what it gets on AWS.
+PAGE_CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self'; "
+            "connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
 
 
 class LocalAuthorizer:
@@ -149,9 +153,7 @@ class StudioServer:
                                else b"the studio page is not built yet; the API is served under /api")
                     return self._send(404, {"content-type": "text/plain; charset=utf-8"}, message)
                 kind = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
-                self._send(200, {"content-type": kind, "content-security-policy":
-                                 "default-src 'self'; connect-src 'self'; style-src 'self' 'unsafe-inline'"},
-                           target.read_bytes())
+                self._send(200, {"content-type": kind, "content-security-policy": PAGE_CSP}, target.read_bytes())
 
             def _authorize(self, query: str) -> None:
                 """Cognito's /oauth2/authorize, for the dev operator: checks the client, the

@@ -17,7 +17,7 @@ from knowledge import wiring
 from knowledge.errors import (Conflict, InvalidConcept, InvalidConfig, InvalidName, KnowledgeError, NotFound,
                               StoreUnavailable)
 from knowledge.settings import Settings
-from knowledge.studio import (MARKDOWN_MAX_BYTES, ArchiveNotConfigured, Forbidden, PreconditionRequired,
+from knowledge.studio import (MARKDOWN_MAX_BYTES, ArchiveNotConfigured, Forbidden, NameTaken, PreconditionRequired,
                               Unauthorized, check_path, field_errors, operator_from_claims)
 
 logger = Logger()
@@ -104,6 +104,14 @@ class Evidence(BaseModel):
                                                "null when expired.")
 
 
+class DeletedPreview(BaseModel):
+    name: str
+    deleted_at: str
+    deleted_by: Optional[str] = Field(description="operator:<id> or engine; null when the record is gone.")
+    version_id: str = Field(description="The version an undelete brings back.")
+    markdown: str = Field(description="That version's document.")
+
+
 def operator():
     return operator_from_claims(app.current_event.request_context.authorizer.jwt_claim)
 
@@ -175,6 +183,11 @@ def list_deleted(tenant: str, agent: str) -> dict:
     return {"deleted": studio.deleted(operator(), tenant, agent)}
 
 
+@app.get(f"{BASE}/deleted/<name>", summary="A deleted concept as it was, with who deleted it and when")
+def get_deleted(tenant: str, agent: str, name: str) -> DeletedPreview:
+    return studio.deleted_one(operator(), tenant, agent, name)
+
+
 @app.post(f"{BASE}/deleted/<name>/restore", summary="Undelete")
 def undelete(tenant: str, agent: str, name: str) -> StoredConcept:
     return studio.undelete(operator(), tenant, agent, name)
@@ -219,6 +232,11 @@ def conflict(exc: Conflict) -> Response:
                                                              "knowingly with its ETag"},
                        "current": None if current is None else {"markdown": current.text, "etag": current.etag,
                                                                 "version_id": current.version_id}})
+
+
+@app.exception_handler(NameTaken)
+def name_taken(exc: NameTaken) -> Response:
+    return _error(409, exc, name=exc.name)
 
 
 @app.exception_handler(InvalidConcept)

@@ -243,7 +243,10 @@ async function loadList() {
     show("list-view");
     say(`${concepts.length} concept${concepts.length === 1 ? "" : "s"}`);
   } catch (error) {
-    if (error.status !== 401) say(`Could not load the concepts: ${error.message}`);
+    if (error.status === 404 && error.body && error.body.error && error.body.error.code === "unknown_agent") {
+      show(null);
+      say(`${error.message}.`);
+    } else if (error.status !== 401) say(`Could not load the concepts: ${error.message}`);
   }
 }
 
@@ -334,6 +337,7 @@ function showErrors(errors) {
 
 function resetPanels() {
   $("errors").replaceChildren();
+  $("taken").hidden = true;
   $("related-note").hidden = true;
   $("stale").hidden = true;
   $("history-panel").hidden = true;
@@ -413,11 +417,17 @@ async function save(etagOverride) {
   if (!current) return;
   const text = editor.state.doc.toString();
   $("errors").replaceChildren();
+  $("taken").hidden = true;
+  if (!current.name && text === NEW_CONCEPT) {
+    say("Nothing saved: the template is unchanged. Write the concept (its name first), then save.");
+    return;
+  }
   say("Saving…");
   try {
     const saved = current.name
       ? await api("PUT", `/concepts/${encodeURIComponent(current.name)}`, { body: { markdown: text }, etag: etagOverride || current.etag })
       : await api("POST", "/concepts", { body: { markdown: text } });
+    const unchanged = current.name && saved.etag === current.etag;
     current = { name: saved.name, etag: saved.etag };
     $("editor-title").textContent = saved.name;
     $("history").disabled = $("delete").disabled = false;
@@ -426,7 +436,7 @@ async function save(etagOverride) {
     setText(saved.markdown);
     history.replaceState(null, "", urlFor(saved.name));
     showRelatedNote(saved.related);
-    say("Saved.");
+    say(unchanged ? "No changes to save: nothing was written." : "Saved.");
   } catch (error) {
     if (error.status === 422) {
       showErrors(error.body.errors || [{ field: "document", message: error.message }]);
@@ -436,8 +446,13 @@ async function save(etagOverride) {
       $("stale").hidden = false;
       $("stale").dataset.etag = error.body.current.etag;
       say("Not saved: a newer version exists.");
+    } else if (error.status === 409 && error.body && error.body.name) {
+      $("taken-name").textContent = error.body.name;
+      $("taken").hidden = false;
+      $("taken").dataset.name = error.body.name;
+      say(`Not saved: a concept named ${error.body.name} already exists.`);
     } else if (error.status === 412) {
-      say("Not saved: that name is taken (or the concept was deleted meanwhile).");
+      say("Not saved: the concept was deleted meanwhile. Restore it from \"Deleted concepts\", or create it anew.");
     } else if (error.status !== 401) {
       say(`Not saved: ${error.message}`);
     }
@@ -600,19 +615,27 @@ async function showDeleted() {
     row.dataset.name = item.name;
     cell(row, item.name);
     cell(row, item.deleted_at.replace("T", " ").slice(0, 19));
-    const restore = document.createElement("button");
-    restore.type = "button";
-    restore.textContent = "Restore";
-    restore.addEventListener("click", async () => {
+    const actions = cell(row, "");
+    actions.append(button("Preview", () => previewDeleted(item.name)), " ", button("Restore", async () => {
       await api("POST", `/deleted/${encodeURIComponent(item.name)}/restore`);
       await loadList();
       say(`${item.name} is back.`);
-    });
-    cell(row, restore);
+    }));
   }
+  $("deleted-preview").hidden = true;
   $("deleted-empty").hidden = deleted.length > 0;
   show("deleted-view");
   say("");
+}
+
+// What a deleted concept held, and who deleted it when: read before deciding to restore it.
+async function previewDeleted(name) {
+  const item = await api("GET", `/deleted/${encodeURIComponent(name)}`);
+  $("deleted-preview-title").textContent = item.name;
+  $("deleted-preview-who").textContent =
+    `Deleted by ${item.deleted_by || "someone unknown"} on ${item.deleted_at.replace("T", " ").slice(0, 19)} UTC. It held:`;
+  $("deleted-preview-text").textContent = item.markdown;
+  $("deleted-preview").hidden = false;
 }
 
 // ------------------------------------------------------------------ start
@@ -657,7 +680,14 @@ async function start() {
   $("back-from-deleted").addEventListener("click", loadList);
   $("show-deleted").addEventListener("click", showDeleted);
   $("new-concept").addEventListener("click", () => { newConcept(); visit(NEW); });
-  $("stale-reload").addEventListener("click", async () => { await openConcept(current.name); say("Loaded the newer version."); });
+  $("stale-reload").addEventListener("click", async () => {
+    if (current && current.name && await openConcept(current.name)) say("Loaded the newer version.");
+  });
+  $("taken-open").addEventListener("click", async () => {
+    const name = $("taken").dataset.name;
+    if (!mayDiscard(`Opening ${name}`)) return;
+    if (await openConcept(name)) visit(name);
+  });
   $("stale-overwrite").addEventListener("click", () => save($("stale").dataset.etag));
   // Back and Forward move between the list and concepts; unsaved work is asked about first.
   window.addEventListener("popstate", async () => {

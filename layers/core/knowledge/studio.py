@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Optional, Protocol
 from . import pii
 from .adapters import TurnArchive
 from .claims import related_waiting
-from .concept import Concept, format_timestamp, parse, utc_now
+from .concept import FIELDS, Concept, format_timestamp, parse, utc_now
 from .errors import AccessDenied, Conflict, FieldError, InvalidConcept, InvalidName, KnowledgeError, NotFound
 from .evidence import EvidenceLink
 from .names import check_slug, is_slug
@@ -52,6 +52,26 @@ class NoEvidence(NotFound):
 
 class ArchiveNotConfigured(KnowledgeError):
     code = "archive_not_configured"
+
+
+class UnknownAgent(NotFound):
+    """An agent with neither a knowledge.yaml nor any concept: most often a typo in ?agent=."""
+
+    code = "unknown_agent"
+
+
+class NotDeleted(NotFound):
+    code = "not_deleted"
+
+
+class NameTaken(KnowledgeError):
+    """A create whose name is already a concept: the operator may open that one instead."""
+
+    code = "name_taken"
+
+    def __init__(self, name: str):
+        super().__init__(f"a concept named {name!r} already exists: open it to edit it, or choose another name")
+        self.name = name
 
 
 class Archive(Protocol):
@@ -150,7 +170,53 @@ def concept_by_hand(markdown: str, now: datetime) -> Concept:
     """A concept an operator writes from scratch: name, description, type and body are theirs;
     missing engine fields default to a curated concept (provenance policy); both stamps are now."""
     stamp = format_timestamp(now)
-    return parse(_text(markdown), defaults=HAND_DEFAULTS, overrides={"created_at": stamp, "updated_at": stamp})
+    with located(markdown):
+        return parse(_text(markdown), defaults=HAND_DEFAULTS, overrides={"created_at": stamp, "updated_at": stamp})
+
+
+# What the concept format refuses in a body, as concept.py's check does: the line holding it is marked.
+_REFUSED_IN_BODY = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\ufeff\ufffe\uffff\r]")
+
+
+def _closing_line(lines: list[str]) -> Optional[int]:
+    """The 1-based line of the frontmatter's closing '---', or None when it has none."""
+    if not lines or lines[0] != "---":
+        return None
+    return next((number for number, line in enumerate(lines[1:], start=2) if line == "---"), None)
+
+
+def locate(errors: list[FieldError], markdown: str) -> list[FieldError]:
+    """The line an operator should look at for each error: a character refused in the body is
+    marked where it is, another body problem at the body's first line, and a field the
+    frontmatter leaves out at its closing '---' (where it goes)."""
+    lines = markdown.split("\n")
+    closing = _closing_line(lines)
+    out = []
+    for error in errors:
+        line = error.line
+        if closing is not None and error.field == "body":
+            body = list(enumerate(lines[closing:], start=closing + 1))
+            line = (next((n for n, text in body if _REFUSED_IN_BODY.search(text)), None)
+                    or next((n for n, text in body if text.strip()), None) or line)
+        elif closing is not None and line is None and error.field in FIELDS:
+            line = closing
+        out.append(FieldError(error.field, error.message, line))
+    return out
+
+
+class located:  # noqa: N801 - used as a `with` block, like contextlib's helpers
+    """Re-raises InvalidConcept with the lines `locate` finds in `markdown`."""
+
+    def __init__(self, markdown: str):
+        self._markdown = markdown
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Any, exc: Any, traceback: Any) -> bool:
+        if isinstance(exc, InvalidConcept) and isinstance(self._markdown, str):
+            raise InvalidConcept(locate(exc.errors, self._markdown)) from None
+        return False
 
 
 class Studio:
@@ -159,12 +225,32 @@ class Studio:
         self._archive = archive
         # Per agent, the rows this container has read: a list re-reads only what changed.
         self._known: dict[tuple[str, str], dict[str, ConceptSummary]] = {}  # per agent, kept per container
+        self._agents: set[tuple[str, str]] = set()  # agents seen to exist (an agent is never un-made by the studio)
+
+    def _check_agent(self, tenant: str, agent: str) -> None:
+        """UnknownAgent for an agent with neither a knowledge.yaml nor any concept (current or deleted)."""
+        if (tenant, agent) in self._agents:
+            return
+        if not self._store.agent_exists(tenant, agent):
+            raise UnknownAgent(f"there is no agent {agent!r} in tenant {tenant!r}: it has neither a knowledge.yaml "
+                               "nor any concept (check the agent's name, or save its knowledge.yaml first)")
+        self._agents.add((tenant, agent))
+
+    def _missing(self, tenant: str, agent: str, exc: NotFound) -> NotFound:
+        """What to say when something is not found: the agent itself, when that is what is missing."""
+        try:
+            self._check_agent(tenant, agent)
+        except UnknownAgent as unknown:
+            return unknown
+        return exc
 
     # ------------------------------------------------------------ reading
     def list(self, op: Operator, tenant: str, agent: str, *, status: Optional[str] = None,
              type: Optional[str] = None, q: Optional[str] = None) -> list[dict[str, Any]]:
         op.check(tenant)
         rows = self._store.summaries(tenant, agent, self._known.setdefault((tenant, agent), {}))
+        if not rows:
+            self._check_agent(tenant, agent)
         if status == "conflict":
             rows = [r for r in rows if r.conflict]
         elif status == "related":
@@ -178,18 +264,25 @@ class Studio:
 
     def get(self, op: Operator, tenant: str, agent: str, name: str) -> dict[str, Any]:
         op.check(tenant)
-        return _stored(self._store.get(tenant, agent, name))
+        try:
+            return _stored(self._store.get(tenant, agent, name))
+        except NotFound as exc:
+            raise self._missing(tenant, agent, exc) from None
 
     def versions(self, op: Operator, tenant: str, agent: str, name: str) -> list[dict[str, Any]]:
         """The history; a version written from a sighting names where it was learned (session
         and turn, never the quote)."""
         op.check(tenant)
+        try:
+            history = self._store.versions(tenant, agent, name)
+        except NotFound as exc:
+            raise self._missing(tenant, agent, exc) from None
         return [{"version_id": v.version_id, "time": _stamp(v.time), "actor": v.actor,
                  "reason": v.reason, "size": v.size, "deleted": v.deleted, "latest": v.latest,
                  "evidence": None if v.evidence is None else {
                      "session_id": v.evidence.session_id, "turn_id": v.evidence.turn_id,
                      "completed_at": _stamp(v.evidence.completed_at)}}
-                for v in self._store.versions(tenant, agent, name)]
+                for v in history]
 
     def evidence(self, op: Operator, tenant: str, agent: str, name: str, version_id: str) -> dict[str, Any]:
         """The quote a version was learned from, read from the archived turn now and redacted;
@@ -221,8 +314,27 @@ class Studio:
 
     def deleted(self, op: Operator, tenant: str, agent: str) -> list[dict[str, Any]]:
         op.check(tenant)
-        return [{"name": d.name, "deleted_at": d.deleted_at.isoformat().replace("+00:00", "Z"),
-                 "version_id": d.marker_version_id} for d in self._store.list_deleted(tenant, agent)]
+        rows = self._store.list_deleted(tenant, agent)
+        if not rows:
+            self._check_agent(tenant, agent)
+        return [{"name": d.name, "deleted_at": _stamp(d.deleted_at), "version_id": d.marker_version_id}
+                for d in rows]
+
+    def deleted_one(self, op: Operator, tenant: str, agent: str, name: str) -> dict[str, Any]:
+        """A deleted concept as it was before the delete, with who deleted it and when."""
+        op.check(tenant)
+        try:
+            history = self._store.versions(tenant, agent, name)
+        except NotFound as exc:
+            raise self._missing(tenant, agent, exc) from None
+        if not history[0].deleted:
+            raise NotDeleted(f"concept {name!r} is not deleted")
+        last = next((v for v in history if not v.deleted), None)
+        if last is None:
+            raise NotFound(f"concept {name!r} has no version to show")
+        kept = self._store.read_version(tenant, agent, name, last.version_id)
+        return {"name": name, "deleted_at": _stamp(history[0].time), "deleted_by": history[0].actor,
+                "version_id": last.version_id, "markdown": kept.data.decode("utf-8", "replace")}
 
     # ------------------------------------------------------------ writing
     def save(self, op: Operator, tenant: str, agent: str, name: str, markdown: str,
@@ -232,16 +344,19 @@ class Studio:
         check_slug("name", name)
         if not if_match:
             raise PreconditionRequired("saving needs If-Match: the ETag of the version being edited")
-        concept = parse(_text(markdown))
+        with located(markdown):
+            concept = parse(_text(markdown))
         if concept.name != name:
             raise InvalidConcept([FieldError("name", f"must stay {name!r} (rename = create a new concept, "
-                                                     "then delete this one)", 2)])
-        concept = concept.replace(updated_at=max(utc_now(), concept.created_at))
+                                                     "then delete this one)", _name_line(markdown))])
         # Carry the engine's record of applied sightings forward, so that a sighting whose
         # queue message comes back after this edit is still recognised (and counted once).
         current = self._store.find(tenant, agent, name)
         if current is not None and current.etag != if_match:
             raise Conflict(f"concept {name!r} changed since it was read", current)
+        if current is not None and _same(current, concept):
+            return _stored(current)  # nothing changed: no new version, the same ETag back
+        concept = concept.replace(updated_at=max(utc_now(), concept.created_at))
         return _stored(self._store.replace(tenant, agent, concept, if_match=if_match, actor=op.actor,
                                            reason="edit", sightings=current.sightings if current else ()))
 
@@ -249,7 +364,13 @@ class Studio:
         op.check(tenant)
         check_slug("agent", agent)
         concept = concept_by_hand(markdown, utc_now())
-        return _stored(self._store.create(tenant, agent, concept, actor=op.actor, reason="created"))
+        self._check_agent(tenant, agent)
+        try:
+            return _stored(self._store.create(tenant, agent, concept, actor=op.actor, reason="created"))
+        except Conflict as exc:
+            if exc.current is None:
+                raise
+            raise NameTaken(concept.name) from None
 
     def delete(self, op: Operator, tenant: str, agent: str, name: str) -> dict[str, Any]:
         op.check(tenant)
@@ -269,6 +390,7 @@ class Studio:
         op.check(tenant)
         stored = self._store.get_config(tenant, agent)
         if stored is None:
+            self._check_agent(tenant, agent)
             return {"yaml": None, "etag": None, "config": None}
         return {"yaml": stored.text, "etag": stored.etag,
                 "config": stored.config.model_dump(mode="json") if stored.config else None}
@@ -279,6 +401,18 @@ class Studio:
         stored = self._store.put_config(tenant, agent, text, actor=op.actor, if_match=if_match)
         return {"yaml": stored.text, "etag": stored.etag,
                 "config": stored.config.model_dump(mode="json") if stored.config else None}
+
+
+def _same(current: StoredConcept, concept: Concept) -> bool:
+    """The edit says what is stored already (a file that no longer parses always differs)."""
+    try:
+        return current.concept == concept
+    except InvalidConcept:
+        return False
+
+
+def _name_line(markdown: str) -> Optional[int]:
+    return next((n for n, line in enumerate(markdown.split("\n"), start=1) if line.startswith("name:")), None)
 
 
 def field_errors(exc: InvalidConcept) -> list[dict[str, Any]]:
