@@ -30,8 +30,9 @@ def record_handler(record: SQSRecord) -> None:
         consolidator.counters.count("SightingRejected", reason="invalid_message")
         # It can never succeed: straight to the dead-letter queue instead of five receives.
         moved = redelivery.dead_letter(record.raw_event)
-        logger.warning("sighting message rejected", extra={"message_id": record.message_id, "why": str(exc),
-                                                      "dead_lettered": moved})
+        logger.warning("sighting message rejected", extra={"message_id": record.message_id,
+                                                          "error_code": exc.code, "why": str(exc),
+                                                          "dead_lettered": moved})
         if moved:
             return
         raise
@@ -43,7 +44,9 @@ def record_handler(record: SQSRecord) -> None:
                                                     "verdict": outcome.verdict})
     except KnowledgeError as exc:
         consolidator.counters.count("ConsolidationFailed", reason=exc.code)
-        logger.warning("sighting failed; the queue will retry it", extra={"error_code": exc.code})
+        # The message id finds this reason again once the record is in the dead-letter queue.
+        logger.warning("sighting failed; the queue will retry it", extra={"message_id": record.message_id,
+                                                                         "error_code": exc.code})
         raise
     finally:
         logger.remove_keys(["tenant", "agent", "session_id", "turn_id"])

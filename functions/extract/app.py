@@ -16,11 +16,14 @@ from knowledge.aws import client
 from knowledge.errors import KnowledgeError
 from knowledge.settings import Settings
 from knowledge.turn import InvalidTurn, parse_turn
+from knowledge.usage import daily_cap
 
 logger = Logger()
 settings = Settings.from_env(require=("SESSIONS_BUCKET", "CANDIDATES_QUEUE_URL"))
 # Facts keeps a small state per session for the agents that distil (told of each archived turn).
 extractor = wiring.extractor(settings, sessions=SessionStates(client("s3"), settings.sessions_bucket))
+# The optional per-tenant daily cap (KNOWLEDGE_TENANT_DAILY_MODEL_CALLS); None leaves it off.
+extractor.quota = daily_cap(client("s3"), settings.sessions_bucket)
 redelivery = wiring.redelivery(settings.turn_dlq_url)
 # A batch whose every turn failed is answered like any other (all items listed) rather than
 # raised: the outcome for the queue is the same, and the log stays free of tracebacks.
@@ -34,8 +37,8 @@ def record_handler(record: SQSRecord) -> None:
         extractor.counters.count("TurnRejected", reason="invalid_message")
         # It can never succeed: straight to the dead-letter queue instead of five receives.
         moved = redelivery.dead_letter(record.raw_event)
-        logger.warning("turn message rejected", extra={"message_id": record.message_id, "why": str(exc),
-                                                      "dead_lettered": moved})
+        logger.warning("turn message rejected", extra={"message_id": record.message_id, "error_code": exc.code,
+                                                      "why": str(exc), "dead_lettered": moved})
         if moved:
             return
         raise
@@ -45,7 +48,10 @@ def record_handler(record: SQSRecord) -> None:
         logger.info("turn processed", extra=outcome.log_fields())
     except KnowledgeError as exc:
         extractor.counters.count("TurnFailed", reason=exc.code)
-        logger.warning("turn failed; the queue will retry it", extra={"error_code": exc.code, "why": str(exc)})
+        # The message id finds this reason again once the record is in the dead-letter queue
+        # (`knowledge redrive --dry-run` lists the ids).
+        logger.warning("turn failed; the queue will retry it", extra={"message_id": record.message_id,
+                                                                     "error_code": exc.code, "why": str(exc)})
         raise
     finally:
         logger.remove_keys(["tenant", "agent", "session_id", "turn_id"])

@@ -28,10 +28,11 @@ from .concept import Concept, utc_now
 from .evidence import EvidenceLink
 from .errors import Conflict, KnowledgeError
 from .events import CONFLICT, LEARNED, Events, detail
-from .model import ModelCache, ModelError, ModelUnavailable
+from .model import ModelCache, ModelError, ModelUnavailable, metered
 from .sighting import Sighting
 from .store import ConceptStore, StoredConcept
 from .telemetry import Counters
+from .usage import record_model_call
 
 ENGINE = "engine"
 OUTCOMES = ("created", "confirmed", "merged", "kept_beside", "contradiction")
@@ -148,11 +149,13 @@ class Consolidator:
             return claims.unusable("no_model")
         system, user = claims.judge_prompt(existing, new)
         try:
-            answer = self._models.get(ref).complete(system, user)
+            with metered() as meter:
+                answer = self._models.get(ref).complete(system, user)
         except ModelUnavailable:
             raise  # an outage is retried by the queue, never judged
         except ModelError:
             return claims.unusable("model_error")
+        record_model_call(self.counters, tenant, meter.usage, len(system) + len(user), len(answer))
         return claims.parse_verdict(answer)
 
     def _publish(self, sighting: Sighting, concept: Concept, kind: str) -> None:

@@ -19,11 +19,12 @@ from .concept import FIRST_SIGHTING_CONFIDENCE, Concept
 from .errors import InvalidConcept
 from .gates import SCHEMA, Candidate, gate
 from .known import KnownConcepts
-from .model import ModelCache, ModelConfigError
+from .model import ModelCache, ModelConfigError, metered
 from .prompt import extraction_prompt
 from .sighting import EvidenceRef, Sighting
 from .telemetry import Counters
 from .turn import Turn
+from .usage import DailyCapReached, ModelQuota, record_model_call
 
 
 # ------------------------------------------------------------------ the work
@@ -67,15 +68,17 @@ class Extractor:
     def __init__(self, configs: ConfigCache, archive: Optional[TurnArchive], candidates: CandidateSink,
                  models: ModelCache, utility_model: Optional[str], counters: Optional[Counters] = None,
                  known: Optional[KnownConcepts] = None, extracted: Optional[ExtractionLedger] = None,
-                 sessions: Optional[SessionRecorder] = None):
+                 sessions: Optional[SessionRecorder] = None, quota: Optional[ModelQuota] = None):
         """`known` (None: no list) finds the agent's concepts a turn is about for the prompt;
         `extracted` (None: none) remembers which live turns the model has already read;
-        `sessions` (None: none) is told of each turn archived for an agent that distils."""
+        `sessions` (None: none) is told of each turn archived for an agent that distils;
+        `quota` (None: no cap) says whether the tenant may spend one more model call today."""
         self._configs, self._archive, self._candidates = configs, archive, candidates
         self._extracted, self._sessions = extracted, sessions
         self._models, self._utility_model = models, utility_model
         self.counters = counters or Counters()
         self._known = known
+        self.quota = quota
 
     def process(self, turn: Turn, *, archive: bool = True, send: bool = True) -> TurnOutcome:
         """Extract one turn. Raises (so the queue retries) when the model or a send keeps failing.
@@ -104,9 +107,15 @@ class Extractor:
         ref = config.model or self._utility_model
         if not ref:
             raise ModelConfigError("no model: set the agent's knowledge.model or UTILITY_MODEL")
+        if self.quota is not None and not self.quota.take(turn.tenant):
+            # Failed, not dropped: the queue brings the turn back, and a later day has calls left.
+            self.counters.count("ExtractionDeferred", tenant=turn.tenant)
+            raise DailyCapReached(f"tenant {turn.tenant!r} reached its daily model-call cap")
         known = self._known.about(turn, config) if self._known is not None else []
         system, user = extraction_prompt(turn, config.types, config.prompt, known)
-        answer = self._models.get(ref).complete(system, user)
+        with metered() as meter:
+            answer = self._models.get(ref).complete(system, user)
+        record_model_call(self.counters, turn.tenant, meter.usage, len(system) + len(user), len(answer))
         report = gate(answer, turn.messages, config.types)
         outcome.rejected, outcome.redacted = report.rejected, report.redacted
         for candidate in report.candidates:
@@ -126,6 +135,15 @@ class Extractor:
         for kind, n in outcome.redacted.items():
             self.counters.count("PiiRedacted", n, kind=kind)
         return outcome
+
+    def prompt_for(self, turn: Turn) -> Optional[tuple[str, str]]:
+        """The (system, user) prompt `process` would send for this turn, or None when the agent does
+        not learn; asks no model and spends no quota (backfill's estimate)."""
+        config = self._configs.get(turn.tenant, turn.agent)
+        if config is None or not config.extract:
+            return None
+        known = self._known.about(turn, config) if self._known is not None else []
+        return extraction_prompt(turn, config.types, config.prompt, known)
 
     def _archive_for_facts(self, turn: Turn) -> bool:
         """Archive the turn and tell Facts (also on a redelivery: it puts back what a crash lost)."""

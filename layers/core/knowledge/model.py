@@ -17,9 +17,10 @@ import random
 import re
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import Any, Callable, Optional, Protocol
+from typing import Any, Callable, Iterator, Optional, Protocol
 
 from .deadline import current as invocation_deadline
 from .errors import KnowledgeError
@@ -56,6 +57,51 @@ class ModelTimeout(ModelUnavailable):
 
 class ModelConfigError(ModelError):
     code = "model_config"
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens one answered call cost, as the provider reported them (OpenAI `usage`, Bedrock `usage`)."""
+
+    input_tokens: int
+    output_tokens: int
+
+
+class Meter:
+    """What the calls made inside `metered()` reported; `usage` stays None when the client said nothing."""
+
+    usage: Optional[Usage] = None
+
+
+_METER: contextvars.ContextVar[Optional[Meter]] = contextvars.ContextVar("knowledge_model_meter", default=None)
+
+
+@contextmanager
+def metered() -> Iterator[Meter]:
+    """Read the provider's usage of the calls made inside, without changing what `complete()` returns."""
+    meter = Meter()
+    token = _METER.set(meter)
+    try:
+        yield meter
+    finally:
+        _METER.reset(token)
+
+
+def _report(usage: Optional[Usage]) -> None:
+    # Called in the caller's thread with the accepted attempt's usage: an abandoned attempt that
+    # finishes late on its worker thread never reaches the meter.
+    meter = _METER.get()
+    if meter is not None and usage is not None:
+        meter.usage = usage
+
+
+def _tokens(value: Any) -> Optional[int]:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _usage(input_tokens: Any, output_tokens: Any) -> Optional[Usage]:
+    given = _tokens(input_tokens), _tokens(output_tokens)
+    return Usage(given[0], given[1]) if given[0] is not None and given[1] is not None else None
 
 
 class Model(Protocol):
@@ -197,7 +243,9 @@ class OpenAICompatible:
     def complete(self, system: str, user: str, *, deadline: Optional[float] = None) -> str:
         payload = {"model": self._model, "temperature": 0, "max_tokens": MAX_TOKENS,
                    "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}]}
-        return self._loop.run(deadline, lambda until: self._attempt(payload, until))
+        text, usage = self._loop.run(deadline, lambda until: self._attempt(payload, until))
+        _report(usage)
+        return text
 
     def _attempt(self, payload: dict, until: float) -> Any:
         httpx = self._httpx
@@ -224,7 +272,7 @@ class OpenAICompatible:
             return _Retry("timeout")
         except httpx.TransportError as exc:
             return _Retry(f"transport error ({type(exc).__name__})")
-        return _openai_text(bytes(body))
+        return _openai_text(bytes(body)), _openai_usage(bytes(body))
 
 
 def _retry_after(value: Optional[str]) -> Optional[float]:
@@ -239,6 +287,14 @@ def _retry_after(value: Optional[str]) -> Optional[float]:
         return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
     except (TypeError, ValueError, IndexError, OverflowError):
         return None
+
+
+def _openai_usage(body: bytes) -> Optional[Usage]:
+    try:
+        usage = json.loads(body).get("usage")
+    except (ValueError, AttributeError):
+        return None
+    return _usage(usage.get("prompt_tokens"), usage.get("completion_tokens")) if isinstance(usage, dict) else None
 
 
 def _openai_text(body: bytes) -> str:
@@ -267,7 +323,9 @@ class Bedrock:
         request = {"modelId": self._model_id, "system": [{"text": system}],
                    "messages": [{"role": "user", "content": [{"text": user}]}],
                    "inferenceConfig": {"temperature": 0, "maxTokens": MAX_TOKENS}}
-        return self._loop.run(deadline, lambda until: self._attempt(request))
+        text, usage = self._loop.run(deadline, lambda until: self._attempt(request))
+        _report(usage)
+        return text
 
     def _attempt(self, request: dict) -> Any:
         from botocore.exceptions import BotoCoreError, ClientError
@@ -281,7 +339,9 @@ class Bedrock:
             return _Retry(code)
         except BotoCoreError as exc:  # timeouts and connection errors
             return _Retry(type(exc).__name__)
-        return _bedrock_text(answer)
+        usage = answer.get("usage") if isinstance(answer, dict) else None
+        return _bedrock_text(answer), (_usage(usage.get("inputTokens"), usage.get("outputTokens"))
+                                       if isinstance(usage, dict) else None)
 
 
 def _bedrock_text(answer: dict) -> str:
