@@ -40,6 +40,17 @@ def _slug(field: str):
     return convert
 
 
+def _positive(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError("must be a whole number of at least 1")
+    return int(value)
+
+
+# The queue a `knowledge redrive` argument names: (its dead-letter queue's setting, its own setting).
+REDRIVE_QUEUES = {"turns": ("TURN_DLQ_URL", "TURN_QUEUE_URL"),
+                  "candidates": ("CANDIDATES_DLQ_URL", "CANDIDATES_QUEUE_URL")}
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="knowledge", description="Operate an agent's learned knowledge.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -72,6 +83,18 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--version", help="a version id from `knowledge history`")
     show.add_argument("name", type=_slug("name"))
     show.set_defaults(run=_show)
+
+    redrive = commands.add_parser(
+        "redrive", help="move a dead-letter queue's messages back to their source queue (valid bodies only)")
+    redrive.add_argument("queue", choices=sorted(REDRIVE_QUEUES),
+                         help="turns: TURN_DLQ_URL to TURN_QUEUE_URL; candidates: CANDIDATES_DLQ_URL to "
+                              "CANDIDATES_QUEUE_URL")
+    redrive.add_argument("--dry-run", action="store_true",
+                         help="summarise what is there by reason, and move nothing")
+    redrive.add_argument("--max", type=_positive, help="look at no more than this many messages")
+    redrive.add_argument("--dlq", help="the dead-letter queue's URL (default: from the environment)")
+    redrive.add_argument("--to", help="the source queue's URL (default: from the environment)")
+    redrive.set_defaults(run=_redrive)
 
     send = commands.add_parser("send-turn", help="send a turn-complete message (JSON file) to the TurnCompleteQueue")
     send.add_argument("file", help="a JSON file in the turn-complete format (see schemas/)")
@@ -126,6 +149,50 @@ def _backfill(args: argparse.Namespace) -> int:
                       request.since, request.until, dry_run=request.dry_run, progress=ProgressBar("replaying"))
     print(report.summary(request.dry_run))
     return 0 if report.failed == 0 else 1
+
+
+def _redrive(args: argparse.Namespace) -> int:
+    import os
+
+    from .aws import client
+    from .redrive import VALID, Redrive, RedriveError, check_sighting, check_turn, logs_query, queue_name
+
+    dlq_setting, source_setting = REDRIVE_QUEUES[args.queue]
+    dlq, source = args.dlq or os.environ.get(dlq_setting), args.to or os.environ.get(source_setting)
+    missing = ([] if dlq else [f"--dlq or {dlq_setting}"]) + ([] if source else [f"--to or {source_setting}"])
+    if missing:
+        raise RedriveError(f"say which queues: {' and '.join(missing)}")
+    check = check_turn if args.queue == "turns" else check_sighting
+    mover = Redrive(client("sqs"), dlq, source, check)
+    report = mover.run(dry_run=args.dry_run, limit=args.max, progress=ProgressBar("redriving"))
+    print(_redrive_summary(report, queue_name(dlq), queue_name(source), args.dry_run, VALID))
+    valid_ids = report.ids.get(VALID, [])
+    if valid_ids and args.dry_run:
+        print(f"find why they failed (CloudWatch Logs Insights, the consumer's log group):\n  "
+              f"{logs_query(valid_ids[:50])}")
+    return 0 if report.failed == 0 else 1
+
+
+def _redrive_summary(report, dlq: str, source: str, dry_run: bool, valid: str) -> str:
+    held = "" if report.approximate is None else f" (the queue said about {report.approximate})"
+    lines = [f"{dlq} -> {source}: {report.seen} message(s) seen{held}"]
+    verb = "would move" if dry_run else "moved"
+    count = report.reasons.get(valid, 0) - report.too_recent if dry_run else report.moved
+    lines.append(f"  {verb} {count}: valid bodies that failed while being processed")
+    if report.too_recent:
+        lines.append(f"  left {report.too_recent}: sent less than five minutes ago (the FIFO queue would drop "
+                     "them as duplicates); run again in a few minutes")
+    if report.failed:
+        lines.append(f"  failed to move {report.failed}: the send or the delete was refused; run again")
+    for reason, n in sorted(report.reasons.items()):
+        if reason != valid:
+            lines.append(f"  left {n}: {reason}, which can never be processed")
+    for agent, n in sorted(report.agents.items()):
+        lines.append(f"  agent {agent}: {n} valid")
+    for reason, ids in sorted(report.ids.items()):
+        shown = ", ".join(ids[:20]) + (f" and {len(ids) - 20} more" if len(ids) > 20 else "")
+        lines.append(f"  ids ({reason}): {shown}")
+    return "\n".join(lines)
 
 
 def _send_turn(args: argparse.Namespace) -> int:
