@@ -406,7 +406,8 @@ def test_the_open_concept_is_in_the_url_and_back_and_forward_move_between_list_a
     assert "30 days of delivery" in page.inner_text(".cm-content")
     page.goto(f"{studio.url}/studio/knowledge?agent={A}&concept=nao-existe")
     page.wait_for_selector("#list-view:not([hidden])")
-    expect(page.locator("#status")).to_contain_text("Could not open nao-existe")
+    expect(problem(page)).to_contain_text("Could not open nao-existe: there is no concept 'nao-existe' in this agent")
+    expect(page.locator("#problem-retry")).to_be_hidden()  # asking again would not help
 
 
 # ------------------------------------------------------------------ diffs
@@ -456,3 +457,98 @@ def signed_in(browser, studio, request, path=f"/studio/knowledge?agent={A}", rea
         page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
         context.close()
     assert errors == [], errors
+
+
+# ------------------------------------------------------------------ failures said on screen
+
+def api_down(page, status=None):
+    """Every API request fails: the connection drops, or (with a status) a gateway answers it."""
+    if status is None:
+        page.route("**/api/**", lambda route: route.abort())
+    else:
+        page.route("**/api/**", lambda route: route.fulfill(status=status, content_type="text/html",
+                                                            body="<html>Service Unavailable</html>"))
+
+
+def api_back(page):
+    page.unroute("**/api/**")
+
+
+def problem(page):
+    return page.locator("#problem")
+
+
+def test_when_the_api_is_down_every_action_says_so_and_try_again_does_it(page, store):
+    open_concept(page, "troca-em-30-dias")
+    api_down(page)
+    page.click("#history")
+    expect(page.locator("#problem-text")).to_have_text(
+        "Could not load the history: the studio could not reach the service. Check the connection, then try again.")
+    expect(problem(page).get_by_role("button", name="Try again")).to_be_visible()
+    expect(page.locator("#history-panel")).to_be_hidden()
+    api_back(page)
+    page.click("#problem-retry")
+    expect(page.locator("#versions tbody tr")).to_have_count(1)
+    expect(problem(page)).to_be_hidden()
+
+    api_down(page)
+    page.locator("#versions tbody tr").first.get_by_role("button", name="View").click()
+    expect(problem(page)).to_contain_text("Could not read that version: the studio could not reach the service")
+    api_back(page)
+    page.click("#problem-retry")
+    expect(page.locator("#version-preview")).to_contain_text("30 days of delivery")
+
+    api_down(page, status=503)
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#delete")
+    expect(problem(page)).to_contain_text("Not deleted: troca-em-30-dias is still there: the service could not "
+                                          "answer just now (HTTP 503). Try again in a moment.")
+    assert store.find(T, A, "troca-em-30-dias") is not None
+    api_back(page)
+    page.click("#problem-retry")
+    expect(page.locator("#status")).to_contain_text("Deleted.")
+    assert store.find(T, A, "troca-em-30-dias") is None
+
+    api_down(page)
+    page.click("#show-deleted")
+    expect(problem(page)).to_contain_text("Could not load the deleted concepts")
+    expect(page.locator("#deleted-view")).to_be_hidden()
+    api_back(page)
+    page.click("#problem-retry")
+    row = page.locator("#deleted tbody tr", has_text="troca-em-30-dias")
+    api_down(page)
+    row.get_by_role("button", name="Preview").click()
+    expect(problem(page)).to_contain_text("Could not show what troca-em-30-dias held")
+    row.get_by_role("button", name="Restore").click()
+    expect(problem(page)).to_contain_text("Not restored: troca-em-30-dias is still deleted")
+    assert store.find(T, A, "troca-em-30-dias") is None
+    api_back(page)
+    page.click("#problem-retry")
+    expect(page.locator("#status")).to_have_text("troca-em-30-dias is back.")
+    assert store.find(T, A, "troca-em-30-dias") is not None
+
+
+def test_a_save_that_cannot_reach_the_api_keeps_the_text_and_retries(page, store):
+    open_concept(page, "troca-em-30-dias")
+    type_at_end_of_line(page, "description:", " Guarde a nota.")
+    api_down(page)
+    page.keyboard.press("Control+s")
+    expect(problem(page)).to_contain_text("Not saved (your text is still in the editor): the studio could not reach")
+    expect(page.locator("#dirty")).to_be_visible()
+    api_back(page)
+    page.click("#problem-retry")
+    expect(page.locator("#status")).to_have_text("Saved.")
+    assert store.get(T, A, "troca-em-30-dias").concept.description.endswith("Guarde a nota.")
+
+
+def test_a_filter_that_fails_is_not_left_ticked_over_the_unfiltered_list(page):
+    api_down(page)
+    page.click("#filter-conflict")
+    expect(problem(page)).to_contain_text("The filter was not applied (the list below is unchanged)")
+    expect(page.locator("#filter-conflict")).not_to_be_checked()
+    assert len(rows(page)) == 7 and "status=conflict" not in page.url
+    api_back(page)
+    page.click("#problem-retry")
+    expect(page.locator("#concepts tbody tr")).to_have_count(1)
+    expect(page.locator("#filter-conflict")).to_be_checked()
+    assert rows(page) == ["prazo-reembolso-pix"]

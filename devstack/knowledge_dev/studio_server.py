@@ -190,7 +190,10 @@ class StudioServer:
                     self.send_header(key, value)
                 self.send_header("content-length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
+                try:
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the browser went away (a test closing its page): nothing to answer
 
             def _route(self) -> None:
                 if self.path.startswith(API_PREFIX + "/"):

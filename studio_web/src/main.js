@@ -34,7 +34,31 @@ let savedText = null; // the text as loaded or last saved: anything else in the 
 let leavingOnPurpose = false; // set when the page itself navigates away (sign-in), the draft kept
 let diffView = null;
 
-function say(text) { $("status").textContent = text; }
+function say(text) {
+  $("status").textContent = text;
+  if (text) $("problem").hidden = true;  // news replaces an older failure
+}
+
+// A failure in plain words, with what the operator can do about it. A 401 says nothing here:
+// the sign-in page has taken over.
+function plain(error) {
+  if (typeof error === "string") return error;
+  if (!(error instanceof ApiError)) return "the studio could not reach the service. Check the connection, then try again.";
+  if (error.status >= 500) return `the service could not answer just now (HTTP ${error.status}). Try again in a moment.`;
+  return error.message.endsWith(".") ? error.message : `${error.message}.`;
+}
+
+function fail(what, error, retry) {
+  if (error && error.status === 401) return;
+  $("status").textContent = "";
+  $("problem-text").textContent = `${what}: ${plain(error)}`;
+  // Asking again helps when the service or the connection failed, not when the answer was no.
+  $("problem-retry").hidden = !retry || (error instanceof ApiError && error.status < 500);
+  retryAction = retry || null;
+  $("problem").hidden = false;
+}
+
+let retryAction = null;
 
 // ------------------------------------------------------------------ unsaved work
 
@@ -154,14 +178,26 @@ class ApiError extends Error {
   }
 }
 
+class Unreachable extends Error {
+  constructor() { super("the service could not be reached"); }
+}
+
 async function api(method, path, { body, etag } = {}) {
   const headers = { Authorization: `Bearer ${token() || ""}` };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (etag) headers["If-Match"] = etag;
   const base = `${config.apiBase}/tenants/${encodeURIComponent(scope.tenant)}/agents/${encodeURIComponent(scope.agent)}`;
-  const response = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  const text = await response.text();
-  const data = text ? JSON.parse(text) : null;
+  let response, text;
+  try {
+    response = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    text = await response.text();
+  } catch {
+    throw new Unreachable();
+  }
+  let data = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch { /* a gateway's own error page: the status says enough */ }
   if (response.status === 401) {
     signIn();
     throw new ApiError(401, data);
@@ -225,28 +261,53 @@ function renderList() {
   $("empty").hidden = sorted.length > 0;
 }
 
+// The filters the list on screen was loaded with: a failed load puts the controls back to them,
+// so a ticked filter never sits above a list it did not filter.
+let shownFilters = { conflict: false, related: false, type: "", q: "" };
+
+function filters() {
+  return { conflict: $("filter-conflict").checked, related: $("filter-related").checked,
+    type: $("filter-type").value, q: $("filter-q").value };
+}
+
+function setFilters(wanted) {
+  $("filter-conflict").checked = wanted.conflict;
+  $("filter-related").checked = wanted.related;
+  $("filter-type").value = wanted.type;
+  $("filter-q").value = wanted.q;
+}
+
 async function loadList() {
+  const wanted = filters();
   const query = new URLSearchParams();
   const status = $("filter-conflict").checked ? "conflict" : $("filter-related").checked ? "related" : "";
   if (status) query.set("status", status);
   if ($("filter-type").value) query.set("type", $("filter-type").value);
   if ($("filter-q").value.trim()) query.set("q", $("filter-q").value.trim());
-  const next = new URLSearchParams(location.search);
-  if (status) next.set("status", status); else next.delete("status");
-  next.delete("concept");
-  next.delete("new");
-  history.replaceState(null, "", `${location.pathname}?${next}`);
   say("Loading…");
   try {
     concepts = (await api("GET", `/concepts?${query}`)).concepts;
+    shownFilters = wanted;
+    const next = new URLSearchParams(location.search);
+    if (status) next.set("status", status); else next.delete("status");
+    next.delete("concept");
+    next.delete("new");
+    history.replaceState(null, "", `${location.pathname}?${next}`);
     renderList();
     show("list-view");
     say(`${concepts.length} concept${concepts.length === 1 ? "" : "s"}`);
+    return true;
   } catch (error) {
     if (error.status === 404 && error.body && error.body.error && error.body.error.code === "unknown_agent") {
       show(null);
       say(`${error.message}.`);
-    } else if (error.status !== 401) say(`Could not load the concepts: ${error.message}`);
+      return false;
+    }
+    const filtered = JSON.stringify(wanted) !== JSON.stringify(shownFilters);
+    if (filtered && !$("list-view").hidden) setFilters(shownFilters);
+    fail(filtered && !$("list-view").hidden ? "The filter was not applied (the list below is unchanged)"
+      : "Could not load the concepts", error, () => { setFilters(wanted); return loadList(); });
+    return false;
   }
 }
 
@@ -363,7 +424,7 @@ async function openConcept(name) {
     editor.focus();
     return true;
   } catch (error) {
-    if (error.status !== 401) say(`Could not open ${name}: ${error.message}`);
+    fail(`Could not open ${name}`, error, async () => { if (await openConcept(name)) visit(name); });
     return false;
   }
 }
@@ -402,10 +463,14 @@ async function follow() {
   if (wanted === NEW) newConcept();
   else if (wanted) {
     if (!(await openConcept(wanted))) {
-      const why = $("status").textContent;
+      const why = $("problem").hidden ? null : [$("problem-text").textContent, retryAction];
       history.replaceState(null, "", urlFor(null));
       await loadList();
-      say(why);
+      if (why) {
+        $("problem-text").textContent = why[0];
+        retryAction = why[1];
+        $("problem").hidden = false;
+      }
     }
   } else {
     current = null;
@@ -453,8 +518,8 @@ async function save(etagOverride) {
       say(`Not saved: a concept named ${error.body.name} already exists.`);
     } else if (error.status === 412) {
       say("Not saved: the concept was deleted meanwhile. Restore it from \"Deleted concepts\", or create it anew.");
-    } else if (error.status !== 401) {
-      say(`Not saved: ${error.message}`);
+    } else {
+      fail("Not saved (your text is still in the editor)", error, () => save(etagOverride));
     }
   }
 }
@@ -496,7 +561,7 @@ function evidenceCell(row, version) {
       show.remove();
     } catch (error) {
       show.disabled = false;
-      if (error.status !== 401) say(`Could not read the quote: ${error.message}`);
+      fail("Could not read the quote", error, () => show.click());
     }
   });
   show.className = "show-quote";
@@ -537,8 +602,9 @@ async function compare(label, older, newer) {
   try {
     const [before, after] = await Promise.all([older ? readVersion(older) : "", readVersion(newer)]);
     showDiff(label, before, after);
+    say("");
   } catch (error) {
-    if (error.status !== 401) say(`Could not compare the versions: ${error.message}`);
+    fail("Could not compare the versions", error, () => compare(label, older, newer));
   }
 }
 
@@ -547,9 +613,10 @@ async function showHistory() {
   try {
     versions = (await api("GET", `/concepts/${encodeURIComponent(current.name)}/versions`)).versions;
   } catch (error) {
-    if (error.status !== 401) say(`Could not load the history: ${error.message}`);
+    fail("Could not load the history", error, showHistory);
     return;
   }
+  say("");
   const body = $("versions").tBodies[0];
   body.replaceChildren();
   const latest = versions.find((v) => v.latest && !v.deleted);
@@ -571,26 +638,29 @@ async function showHistory() {
         actions.append(button("Against current", () => compare(
           `The current version, of ${describe(latest)}, against the version of ${describe(version)}`, version, latest)));
       }
-      actions.append(button("View", async () => {
+      const view = async () => {
         try {
-          const old = await api("GET", `/concepts/${encodeURIComponent(current.name)}/versions/${encodeURIComponent(version.version_id)}`);
-          $("version-preview").textContent = old.markdown;
+          $("version-preview").textContent = await readVersion(version);
           $("version-preview").hidden = false;
+          say("");
         } catch (error) {
-          if (error.status !== 401) say(`Could not read that version: ${error.message}`);
+          fail("Could not read that version", error, view);
         }
-      }));
+      };
+      actions.append(button("View", view));
       if (!version.latest) {
-        actions.append(button("Restore", async () => {
+        const restore = async () => {
           if (!mayDiscard("Restoring an old version")) return;
           try {
             await api("POST", `/concepts/${encodeURIComponent(current.name)}/versions/${encodeURIComponent(version.version_id)}/restore`, { etag: current.etag });
             await openConcept(current.name);
             say("Restored as a new version.");
           } catch (error) {
-            say(`Not restored: ${error.message}`);
+            if (error.status === 412) fail("Not restored: someone saved a newer version since you opened it", "reopen the concept to see it, then restore.", null);
+            else fail("Not restored", error, restore);
           }
-        }));
+        };
+        actions.append(button("Restore", restore));
       }
     }
   });
@@ -599,7 +669,16 @@ async function showHistory() {
 
 async function deleteCurrent() {
   if (!confirm(`Delete ${current.name}? It can be restored from "Deleted concepts".`)) return;
-  await api("DELETE", `/concepts/${encodeURIComponent(current.name)}`);
+  await removeCurrent();
+}
+
+async function removeCurrent() {
+  try {
+    await api("DELETE", `/concepts/${encodeURIComponent(current.name)}`);
+  } catch (error) {
+    fail(`Not deleted: ${current.name} is still there`, error, removeCurrent);
+    return;
+  }
   current = null;
   visit(null);
   await loadList();
@@ -607,7 +686,13 @@ async function deleteCurrent() {
 }
 
 async function showDeleted() {
-  const deleted = (await api("GET", "/deleted")).deleted;
+  let deleted;
+  try {
+    deleted = (await api("GET", "/deleted")).deleted;
+  } catch (error) {
+    fail("Could not load the deleted concepts", error, showDeleted);
+    return;
+  }
   const body = $("deleted").tBodies[0];
   body.replaceChildren();
   for (const item of deleted) {
@@ -616,11 +701,17 @@ async function showDeleted() {
     cell(row, item.name);
     cell(row, item.deleted_at.replace("T", " ").slice(0, 19));
     const actions = cell(row, "");
-    actions.append(button("Preview", () => previewDeleted(item.name)), " ", button("Restore", async () => {
-      await api("POST", `/deleted/${encodeURIComponent(item.name)}/restore`);
+    const undelete = async () => {
+      try {
+        await api("POST", `/deleted/${encodeURIComponent(item.name)}/restore`);
+      } catch (error) {
+        fail(`Not restored: ${item.name} is still deleted`, error, undelete);
+        return;
+      }
       await loadList();
       say(`${item.name} is back.`);
-    }));
+    };
+    actions.append(button("Preview", () => previewDeleted(item.name)), " ", button("Restore", undelete));
   }
   $("deleted-preview").hidden = true;
   $("deleted-empty").hidden = deleted.length > 0;
@@ -630,7 +721,14 @@ async function showDeleted() {
 
 // What a deleted concept held, and who deleted it when: read before deciding to restore it.
 async function previewDeleted(name) {
-  const item = await api("GET", `/deleted/${encodeURIComponent(name)}`);
+  let item;
+  try {
+    item = await api("GET", `/deleted/${encodeURIComponent(name)}`);
+  } catch (error) {
+    fail(`Could not show what ${name} held`, error, () => previewDeleted(name));
+    return;
+  }
+  say("");
   $("deleted-preview-title").textContent = item.name;
   $("deleted-preview-who").textContent =
     `Deleted by ${item.deleted_by || "someone unknown"} on ${item.deleted_at.replace("T", " ").slice(0, 19)} UTC. It held:`;
@@ -644,6 +742,12 @@ async function start() {
   try {
     config = { ...config, ...(await (await fetch("config.json")).json()) };
   } catch { /* the defaults serve a page hosted next to its API */ }
+  $("problem-retry").addEventListener("click", () => {
+    const retry = retryAction;
+    $("problem").hidden = true;
+    say("Trying again…");
+    if (retry) retry();
+  });
   $("signin-link").addEventListener("click", (event) => { event.preventDefault(); if (config.signIn) beginSignIn(); });
   if (await finishSignIn()) return;
   $("scope").textContent = scope.agent ? `${scope.tenant} / ${scope.agent}` : "";

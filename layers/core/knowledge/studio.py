@@ -236,13 +236,14 @@ class Studio:
                                "nor any concept (check the agent's name, or save its knowledge.yaml first)")
         self._agents.add((tenant, agent))
 
-    def _missing(self, tenant: str, agent: str, exc: NotFound) -> NotFound:
-        """What to say when something is not found: the agent itself, when that is what is missing."""
+    def _missing(self, tenant: str, agent: str, name: str) -> NotFound:
+        """What to say when a concept is not found: the agent itself, when that is what is missing."""
         try:
             self._check_agent(tenant, agent)
         except UnknownAgent as unknown:
             return unknown
-        return exc
+        return NotFound(f"there is no concept {name!r} in this agent (if it was deleted, "
+                        "it can be restored from the deleted concepts)")
 
     # ------------------------------------------------------------ reading
     def list(self, op: Operator, tenant: str, agent: str, *, status: Optional[str] = None,
@@ -266,8 +267,8 @@ class Studio:
         op.check(tenant)
         try:
             return _stored(self._store.get(tenant, agent, name))
-        except NotFound as exc:
-            raise self._missing(tenant, agent, exc) from None
+        except NotFound:
+            raise self._missing(tenant, agent, name) from None
 
     def versions(self, op: Operator, tenant: str, agent: str, name: str) -> list[dict[str, Any]]:
         """The history; a version written from a sighting names where it was learned (session
@@ -275,8 +276,8 @@ class Studio:
         op.check(tenant)
         try:
             history = self._store.versions(tenant, agent, name)
-        except NotFound as exc:
-            raise self._missing(tenant, agent, exc) from None
+        except NotFound:
+            raise self._missing(tenant, agent, name) from None
         return [{"version_id": v.version_id, "time": _stamp(v.time), "actor": v.actor,
                  "reason": v.reason, "size": v.size, "deleted": v.deleted, "latest": v.latest,
                  "evidence": None if v.evidence is None else {
@@ -325,8 +326,8 @@ class Studio:
         op.check(tenant)
         try:
             history = self._store.versions(tenant, agent, name)
-        except NotFound as exc:
-            raise self._missing(tenant, agent, exc) from None
+        except NotFound:
+            raise self._missing(tenant, agent, name) from None
         if not history[0].deleted:
             raise NotDeleted(f"concept {name!r} is not deleted")
         last = next((v for v in history if not v.deleted), None)
