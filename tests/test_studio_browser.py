@@ -208,7 +208,16 @@ def test_a_stale_save_shows_the_newer_version_and_can_overwrite_knowingly(page, 
     type_at_end_of_line(page, "description:", " Mine.")
     page.click("#save")
     page.wait_for_selector("#stale:not([hidden])")
-    assert "Changed by someone else." in page.inner_text("#stale-newer")
+    theirs, mine = page.locator("#stale-theirs"), page.locator("#stale-mine")
+    expect(theirs.locator(".cm-changedLine")).to_have_count(1)  # three ways: each side against the start
+    assert "Changed by someone else." in theirs.locator(".cm-changedLine").inner_text()
+    assert "Exchanges and returns are accepted within 30 days of delivery." in theirs.locator(".cm-deletedChunk").inner_text()
+    expect(mine.locator(".cm-changedLine")).to_have_count(1)
+    assert mine.locator(".cm-changedLine").inner_text().endswith("delivery. Mine.")
+    assert "Changed by someone else." not in page.inner_text("#stale-mine")
+    assert "original packaging" not in page.inner_text("#stale")  # unchanged lines folded away
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "stale-three-way.png"), full_page=True)
     page.click("#stale-overwrite")
     page.wait_for_selector("#status:has-text('Saved.')")
     assert store.get(T, A, "troca-em-30-dias").concept.description.endswith("delivery. Mine.")

@@ -507,7 +507,7 @@ async function save(etagOverride) {
       showErrors(error.body.errors || [{ field: "document", message: error.message }]);
       say("Not saved: fix the marked lines.");
     } else if (error.status === 412 && error.body && error.body.current) {
-      $("stale-newer").textContent = error.body.current.markdown;
+      showStale(savedText, error.body.current.markdown, text);
       $("stale").hidden = false;
       $("stale").dataset.etag = error.body.current.etag;
       say("Not saved: a newer version exists.");
@@ -573,10 +573,9 @@ function describe(version) {
 }
 
 // A unified, line-level diff of two whole documents (frontmatter included), read-only.
-function showDiff(label, before, after) {
-  if (diffView) diffView.destroy();
-  diffView = new EditorView({
-    parent: $("diff"),
+function diffEditor(parent, label, before, after) {
+  return new EditorView({
+    parent,
     doc: after,
     extensions: [
       lineNumbers(),
@@ -588,6 +587,24 @@ function showDiff(label, before, after) {
       unifiedMergeView({ original: before, mergeControls: false, collapseUnchanged: { margin: 2, minSize: 4 } }),
     ],
   });
+}
+
+// The stale save, three ways: from the version the operator started from, what the other
+// writer saved and what the operator has, each as a diff against that common start.
+let staleViews = [];
+function showStale(base, theirs, mine) {
+  for (const view of staleViews) view.destroy();
+  staleViews = [
+    diffEditor($("stale-theirs"), "What they saved, against the version you started from", base, theirs),
+    diffEditor($("stale-mine"), "What you have, against the version you started from", base, mine),
+  ];
+  $("stale-theirs-same").hidden = base !== theirs;
+  $("stale-mine-same").hidden = base !== mine;
+}
+
+function showDiff(label, before, after) {
+  if (diffView) diffView.destroy();
+  diffView = diffEditor($("diff"), label, before, after);
   $("diff-label").textContent = label;
   $("diff-same").hidden = before !== after;
   $("diff-panel").hidden = false;
