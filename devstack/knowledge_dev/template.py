@@ -86,8 +86,11 @@ def _lifecycle_rule(rule: dict, parameters: dict) -> dict:
     if "ExpirationInDays" in rule:
         out["Expiration"] = {"Days": int(_resolve(rule["ExpirationInDays"], parameters))}
     if "NoncurrentVersionExpiration" in rule:
-        days = rule["NoncurrentVersionExpiration"].get("NoncurrentDays")
-        out["NoncurrentVersionExpiration"] = {"NoncurrentDays": int(_resolve(days, parameters))}
+        expiration = rule["NoncurrentVersionExpiration"]
+        out["NoncurrentVersionExpiration"] = {"NoncurrentDays": int(_resolve(expiration["NoncurrentDays"], parameters))}
+        if "NewerNoncurrentVersions" in expiration:
+            kept = int(_resolve(expiration["NewerNoncurrentVersions"], parameters))
+            out["NoncurrentVersionExpiration"]["NewerNoncurrentVersions"] = kept
     if "AbortIncompleteMultipartUpload" in rule:
         days = rule["AbortIncompleteMultipartUpload"]["DaysAfterInitiation"]
         out["AbortIncompleteMultipartUpload"] = {"DaysAfterInitiation": int(_resolve(days, parameters))}

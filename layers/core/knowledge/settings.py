@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from typing import Mapping, Optional
@@ -15,10 +16,17 @@ from .validation import describe_errors
 # S3 bucket naming rules (the general-purpose subset).
 _BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 _QUEUE_URL = re.compile(r"https?://\S+/\d{12}/[A-Za-z0-9_-]{1,75}(\.fifo)?")
+_SECRET_ARN = re.compile(r"arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]{1,512}")
 
 
 class SettingsError(KnowledgeError):
     code = "settings_error"
+
+
+class SecretUnavailable(SettingsError):
+    """The model API key's secret could not be read (or holds no key)."""
+
+    code = "secret_unavailable"
 
 
 class Settings(BaseModel):
@@ -36,6 +44,9 @@ class Settings(BaseModel):
     utility_model: Optional[str] = Field(default=None, alias="UTILITY_MODEL")
     openai_base_url: Optional[str] = Field(default=None, alias="OPENAI_BASE_URL")
     openai_api_key: Optional[str] = Field(default=None, alias="OPENAI_API_KEY", repr=False)
+    # On AWS the key lives in Secrets Manager (template.yaml's OpenAIApiKeySecretArn); OPENAI_API_KEY,
+    # when set (locally, in tests), wins and the secret is not read.
+    openai_api_key_secret_arn: Optional[str] = Field(default=None, alias="OPENAI_API_KEY_SECRET_ARN")
     refresh_seconds: float = Field(default=5.0, alias="KNOWLEDGE_REFRESH_SECONDS", ge=0, le=3600)
     fetch_budget_seconds: float = Field(default=4.0, alias="KNOWLEDGE_FETCH_BUDGET_SECONDS", gt=0, le=900)
 
@@ -60,6 +71,13 @@ class Settings(BaseModel):
             raise ValueError("must be written bedrock:<model-id> or openai:<model-name>")
         return value
 
+    @field_validator("openai_api_key_secret_arn")
+    @classmethod
+    def _secret(cls, value: Optional[str]) -> Optional[str]:
+        if value is not None and not _SECRET_ARN.fullmatch(value):
+            raise ValueError("is not a Secrets Manager secret ARN")
+        return value
+
     @field_validator("openai_base_url")
     @classmethod
     def _url(cls, value: Optional[str]) -> Optional[str]:
@@ -75,6 +93,40 @@ class Settings(BaseModel):
         if missing:
             raise SettingsError(f"missing environment variable(s): {', '.join(missing)}")
         try:
-            return cls.model_validate({name: environ[name] for name in names if environ.get(name)})
+            settings = cls.model_validate({name: environ[name] for name in names if environ.get(name)})
         except ValidationError as exc:
             raise SettingsError(f"bad environment: {'; '.join(describe_errors(exc))}") from None
+        if settings.openai_api_key_secret_arn and not settings.openai_api_key:
+            # Read once, at cold start: a key that cannot be read fails the function's init loudly.
+            settings = settings.model_copy(update={"openai_api_key": read_api_key(settings.openai_api_key_secret_arn)})
+        return settings
+
+
+def read_api_key(arn: str) -> str:
+    """The model API key from a Secrets Manager secret: the secret's text, or its
+    `api_key` (or `OPENAI_API_KEY`) field when the text is a JSON object."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from .aws import client
+
+    try:
+        text = client("secretsmanager").get_secret_value(SecretId=arn).get("SecretString") or ""
+    except ClientError as exc:
+        code = exc.response.get("Error", {}).get("Code", "")
+        raise SecretUnavailable(f"OPENAI_API_KEY_SECRET_ARN: the secret could not be read ({code})") from None
+    except BotoCoreError as exc:
+        raise SecretUnavailable(f"OPENAI_API_KEY_SECRET_ARN: the secret could not be read ({type(exc).__name__})") from None
+    key = text.strip()
+    if key.startswith("{"):
+        try:
+            fields = json.loads(key)
+        except ValueError:
+            fields = None
+        if not isinstance(fields, dict):
+            raise SecretUnavailable("OPENAI_API_KEY_SECRET_ARN: the secret is neither a key nor a JSON object")
+        key = next((fields[name] for name in ("api_key", "OPENAI_API_KEY") if isinstance(fields.get(name), str)), "")
+        key = key.strip()
+    if not key:
+        raise SecretUnavailable("OPENAI_API_KEY_SECRET_ARN: the secret holds no API key "
+                                "(plain text, or a JSON object with an api_key field)")
+    return key

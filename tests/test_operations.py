@@ -1,0 +1,459 @@
+"""Operating it: the template's alarms watch exactly what the handlers emit, the dashboard, the
+model API key from Secrets Manager, the concept version lifecycle and `sam local invoke`'s env.json."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import uuid
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Optional
+
+import boto3
+import pytest
+
+from conftest import DEMO, EVENTS, LambdaContext, load_event, load_handler
+from knowledge.concept import parse
+from knowledge.settings import SecretUnavailable, Settings
+from knowledge_dev.scripted_model import rules_responder, server_error
+from knowledge_dev.template import bucket_specs, create_buckets, load_template
+
+T, A = "default", "store-support"
+TEMPLATE = load_template()
+RESOURCES = TEMPLATE["Resources"]
+DEMO_RULES = json.loads((DEMO / "model_script.json").read_text())["rules"]
+
+
+# ------------------------------------------------------------------ what the alarms select
+
+
+_QUERY = re.compile(r"SELECT SUM\((?P<metric>\w+)\) FROM SCHEMA\(Knowledge, (?P<dims>\w+(?:, \w+)*)\)"
+                    r"(?: WHERE service = '(?P<service>[\w-]+)')?")
+
+
+@dataclass(frozen=True)
+class Query:
+    """One product alarm's Metrics Insights query: the metric, its exact dimension set, the service."""
+
+    alarm: str
+    metric: str
+    dimensions: frozenset
+    service: Optional[str]
+
+
+@dataclass(frozen=True)
+class Emitted:
+    """One EMF datapoint as Powertools printed it."""
+
+    namespace: str
+    metric: str
+    dimensions: dict
+    value: float
+
+
+def product_alarms() -> list[Query]:
+    queries = []
+    for logical_id, resource in RESOURCES.items():
+        if resource["Type"] != "AWS::CloudWatch::Alarm" or "Metrics" not in resource["Properties"]:
+            continue
+        for metric in resource["Properties"]["Metrics"]:
+            match = _QUERY.fullmatch(metric["Expression"])
+            assert match, f"{logical_id}: not a query this test can read: {metric['Expression']}"
+            queries.append(Query(logical_id, match["metric"], frozenset(match["dims"].split(", ")), match["service"]))
+    return queries
+
+
+def emitted(output: str) -> list[Emitted]:
+    points = []
+    for line in output.splitlines():
+        if not line.startswith('{"_aws"'):
+            continue
+        record = json.loads(line)
+        for directive in record["_aws"]["CloudWatchMetrics"]:
+            (dimension_set,) = directive["Dimensions"]
+            for metric in directive["Metrics"]:
+                points.append(Emitted(directive["Namespace"], metric["Name"],
+                                      {key: record[key] for key in dimension_set}, sum(record[metric["Name"]])))
+    return points
+
+
+def alarms_watching(point: Emitted) -> list[str]:
+    """The product alarms whose query counts this datapoint."""
+    assert point.namespace == "Knowledge"
+    return sorted(query.alarm for query in product_alarms()
+                  if query.metric == point.metric and query.dimensions == frozenset(point.dimensions)
+                  and query.service in (None, point.dimensions.get("service")))
+
+
+def the(metric: str, output: str) -> Emitted:
+    points = [point for point in emitted(output) if point.metric == metric]
+    assert len(points) == 1, f"{metric}: {points}"
+    return points[0]
+
+
+def watched(output: str, metric: str) -> set[str]:
+    """The alarms watching every datapoint of `metric` (there must be one)."""
+    points = [point for point in emitted(output) if point.metric == metric]
+    assert points, metric
+    return {alarm for point in points for alarm in alarms_watching(point)}
+
+
+@pytest.fixture
+def metrics_on(monkeypatch):
+    monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
+
+
+# ------------------------------------------------------------------ failures through the handlers
+
+
+def turn_event() -> dict:
+    return load_event("turn-complete.json")
+
+
+@pytest.fixture
+def extract_env(store, bucket, sessions_bucket, candidates_queue, model):
+    store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
+    model.responder = rules_responder(DEMO_RULES)
+    return dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, CANDIDATES_QUEUE_URL=candidates_queue,
+                UTILITY_MODEL="openai:test-model", OPENAI_BASE_URL=model.base_url)
+
+
+def test_a_model_outage_in_extraction_is_counted_where_the_turn_failed_alarm_looks(
+        metrics_on, monkeypatch, extract_env, model, capsys):
+    extract = load_handler("extract", monkeypatch, **extract_env)
+    model.responder = lambda request: server_error(503)
+    answer = extract.lambda_handler(turn_event(), LambdaContext())
+    assert answer["batchItemFailures"]
+    failed = the("TurnFailed", capsys.readouterr().out)
+    assert failed.dimensions == {"service": "knowledge-extract", "reason": "model_unavailable"}
+    assert alarms_watching(failed) == ["TurnFailedAlarm"]
+
+
+def test_an_unreadable_concept_fails_its_sighting_where_the_consolidation_alarm_looks(
+        metrics_on, monkeypatch, s3, bucket, sessions_bucket, bus, model, capsys):
+    from conftest import make_concept
+    from knowledge.sighting import Sighting
+    from knowledge.store import concept_key
+
+    s3.put_object(Bucket=bucket, Key=concept_key(T, A, "frete-gratis"), Body=b"---\nname: [1, 2]\n---\nbody\n")
+    consolidate = load_handler("consolidate", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
+                               EVENT_BUS_NAME=bus["name"], UTILITY_MODEL="openai:judge", OPENAI_BASE_URL=model.base_url)
+    sighting = Sighting.of(T, A, "sess_1", "t1", make_concept("frete-gratis", sources=("sess_1",)))
+    record = load_event("candidate.json")["Records"][0]
+    record.update(body=sighting.body(), messageId="m0")
+    record["attributes"].update(MessageGroupId=sighting.group_id(), MessageDeduplicationId=sighting.dedup_id())
+    answer = consolidate.lambda_handler({"Records": [record]}, LambdaContext())
+    assert answer == {"batchItemFailures": [{"itemIdentifier": "m0"}]}
+    failed = the("ConsolidationFailed", capsys.readouterr().out)
+    assert failed.dimensions["service"] == "knowledge-consolidate" and set(failed.dimensions) == {"service", "reason"}
+    assert alarms_watching(failed) == ["ConsolidationFailedAlarm"]
+
+
+@pytest.fixture
+def demo_agent(store):
+    store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
+    for path in sorted(DEMO.glob("*.md")):
+        store.create(T, A, parse(path.read_text()), actor="engine")
+    return store
+
+
+def retrieve_handler(monkeypatch, bucket, bus_name, **env):
+    return load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus_name,
+                        POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}", **env)
+
+
+def test_retrievals_failures_are_each_counted_where_an_alarm_looks(metrics_on, monkeypatch, demo_agent, s3, bucket,
+                                                                  capsys):
+    from knowledge import warm
+    from knowledge.store import concept_key
+
+    # A document that does not parse, a bus that does not exist, and a budget too short for the agent.
+    s3.put_object(Bucket=bucket, Key=concept_key(T, A, "troca-quebrada"), Body=b"---\ntype: [\n---\n")
+    monkeypatch.setattr(warm, "FETCH_CHUNK", 1)
+    retrieve = retrieve_handler(monkeypatch, bucket, "no-such-bus", KNOWLEDGE_REFRESH_SECONDS="0",
+                                KNOWLEDGE_FETCH_BUDGET_SECONDS="0.001")
+    for _ in range(10):  # caught up a concept per call, the broken one among them
+        retrieve.lambda_handler(load_event("retrieve.json"), LambdaContext())
+    output = capsys.readouterr().out
+    assert watched(output, "IndexIncomplete") == {"IndexIncompleteAlarm"}
+    assert alarms_watching(the("ConceptUnreadable", output)) == ["ConceptUnreadableAlarm"]
+
+    loaded = retrieve.lambda_handler(load_event("load-knowledge.json"), LambdaContext())
+    assert loaded["name"] == "cep-sudeste-cd-campinas"
+    assert alarms_watching(the("EventPublishFailed", capsys.readouterr().out)) == ["RetrieveEventPublishFailedAlarm"]
+
+
+class ShortContext(LambdaContext):
+    def get_remaining_time_in_millis(self) -> int:
+        return 4_000
+
+
+def test_with_s3_down_retrieval_serves_what_it_holds_where_the_stale_alarm_looks(metrics_on, monkeypatch, demo_agent,
+                                                                                 bucket, bus, moto_endpoint, capsys):
+    from knowledge.aws import client
+    from knowledge_dev.faults import FaultMix, FaultProxy
+
+    with FaultProxy(moto_endpoint, seed=3) as proxy:
+        # The handler's S3 client goes through the proxy (clients are cached per process: rebuilt here and after).
+        monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.url)
+        client.cache_clear()
+        try:
+            retrieve = retrieve_handler(monkeypatch, bucket, bus["name"], KNOWLEDGE_REFRESH_SECONDS="0")
+            warm = retrieve.lambda_handler(load_event("retrieve.json"), ShortContext())
+            proxy.mix = FaultMix(internal=1.0)
+            assert retrieve.lambda_handler(load_event("retrieve.json"), ShortContext())["block"] == warm["block"]
+        finally:
+            monkeypatch.setenv("AWS_ENDPOINT_URL", moto_endpoint)
+            client.cache_clear()
+    stale = the("ServedStale", capsys.readouterr().out)
+    assert stale.dimensions == {"service": "knowledge-retrieve", "reason": "store_unavailable"}
+    assert alarms_watching(stale) == ["ServedStaleAlarm"]
+
+
+DISTILL_CONFIG = "knowledge:\n  extract: false\ndistill:\n  idle_hours: 6\n  min_messages: 3\n"
+
+
+def idle_conversation(s3, sessions_bucket, session: str) -> None:
+    from facts.sessions import record_turn
+    from knowledge.adapters import TurnArchive
+    from knowledge.turn import Turn
+
+    start = datetime.now(timezone.utc) - timedelta(hours=8)
+    exchanges = [[("user", "oi, quero trocar o tenis do pedido 48213, calço 42"), ("assistant", "Claro! Pelo 43?")],
+                 [("user", "pode ser 43. e prefiro pagar no pix sempre"), ("assistant", "Anotado: Pix.")]]
+    for index, messages in enumerate(exchanges):
+        turn = Turn(tenant=T, agent=A, session_id=session, turn_id=f"turn_{index:04d}",
+                    completed_at=start + timedelta(minutes=2 * index), customer_id="cust-8842-ana",
+                    messages=[{"role": role, "content": text} for role, text in messages])
+        TurnArchive(s3, sessions_bucket).put(turn)
+        record_turn(s3, sessions_bucket, turn)
+
+
+@pytest.fixture
+def distill_env(s3, bucket, sessions_bucket, model):
+    s3.put_object(Bucket=bucket, Key=f"agents/{T}/{A}/knowledge.yaml", Body=DISTILL_CONFIG.encode())
+    idle_conversation(s3, sessions_bucket, "sess_troca_01")
+    return dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, EVENT_BUS_NAME="no-such-bus",
+                UTILITY_MODEL="openai:distiller", OPENAI_BASE_URL=model.base_url, FACTS_KEY="k" * 48)
+
+
+def test_distillations_failures_are_each_counted_where_an_alarm_looks(metrics_on, monkeypatch, distill_env, model,
+                                                                     capsys):
+    distill = load_handler("distill", monkeypatch, **distill_env)
+    model.responder = lambda request: server_error(503)
+    for _ in range(3):  # facts.distill.MODEL_ATTEMPTS passes, then the session is given up
+        distill.lambda_handler(load_event("distill.json"), LambdaContext())
+    output = capsys.readouterr().out
+    assert len([point for point in emitted(output) if point.metric == "DistillModelFailed"]) == 3
+    assert watched(output, "DistillModelFailed") == {"DistillModelFailedAlarm"}
+    assert alarms_watching(the("SessionGivenUp", output)) == ["SessionGivenUpAlarm"]
+
+
+def test_a_facts_event_the_bus_refuses_is_counted_where_an_alarm_looks(metrics_on, monkeypatch, distill_env, model,
+                                                                      capsys):
+    distill = load_handler("distill", monkeypatch, **distill_env)
+    model.responder = lambda request: json.dumps([{"name": "pagamento_preferido", "value": "Pix", "evidence": [2]}])
+    assert distill.lambda_handler(load_event("distill.json"), LambdaContext())["ok"]
+    refused = the("EventPublishFailed", capsys.readouterr().out)
+    assert refused.dimensions == {"service": "facts-distill", "event": "fact_proposed"}
+    assert alarms_watching(refused) == ["FactsEventPublishFailedAlarm"]
+
+
+# ------------------------------------------------------------------ the template's alarms and dashboard
+
+
+def alarms() -> dict[str, dict]:
+    return {lid: r["Properties"] for lid, r in RESOURCES.items() if r["Type"] == "AWS::CloudWatch::Alarm"}
+
+
+def dimension_refs(alarm: dict) -> set[str]:
+    refs = set()
+    for dimension in alarm.get("Dimensions", []):
+        value = dimension["Value"]
+        refs.add(value.get("Ref") or value.get("Fn::GetAtt", [None])[0])
+    return refs
+
+
+def test_every_function_has_an_errors_and_a_throttles_alarm():
+    functions = {lid for lid, r in RESOURCES.items() if r["Type"] == "AWS::Serverless::Function"}
+    for metric in ("Errors", "Throttles"):
+        watched = set().union(*(dimension_refs(a) for a in alarms().values()
+                                if a.get("Namespace") == "AWS/Lambda" and a.get("MetricName") == metric))
+        assert watched == functions, metric
+
+
+def test_every_queue_has_an_age_alarm_and_every_dead_letter_queue_a_messages_alarm():
+    queues = {lid for lid, r in RESOURCES.items() if r["Type"] == "AWS::SQS::Queue"}
+    dead_letter = {r["Properties"]["RedrivePolicy"]["deadLetterTargetArn"]["Fn::GetAtt"][0]
+                   for r in RESOURCES.values() if r["Type"] == "AWS::SQS::Queue" and "RedrivePolicy" in r["Properties"]}
+    by_metric: dict[str, set] = {}
+    for alarm in alarms().values():
+        by_metric.setdefault(alarm.get("MetricName"), set()).update(dimension_refs(alarm))
+    assert by_metric["ApproximateAgeOfOldestMessage"] == queues
+    assert by_metric["ApproximateNumberOfMessagesVisible"] == dead_letter == {"TurnCompleteDLQ", "CandidatesDLQ"}
+
+
+def test_every_alarm_notifies_the_topic_and_says_when_it_clears():
+    topic = {"Fn::If": ["CreateAlarmTopic", {"Ref": "AlarmTopic"}, {"Ref": "AlarmTopicArn"}]}
+    for logical_id, alarm in alarms().items():
+        assert alarm["AlarmActions"] == [topic] and alarm["OKActions"] == [topic], logical_id
+        assert alarm["TreatMissingData"] == "notBreaching", logical_id
+
+
+def dashboard_body() -> dict:
+    text = RESOURCES["OperationsDashboard"]["Properties"]["DashboardBody"]["Fn::Sub"]
+    text = re.sub(r"\$\{!", "${", re.sub(r"\$\{(?!!)([^}]+)\}", lambda m: f"value-of-{m[1]}", text))
+    return json.loads(text)
+
+
+def test_the_dashboard_shows_every_alarm_and_counts_load_knowledge_per_conversation_from_retrieves_logs():
+    widgets = dashboard_body()["widgets"]
+    (status,) = [w for w in widgets if w["type"] == "alarm"]
+    assert sorted(status["properties"]["alarms"]) == sorted(f"value-of-{lid}.Arn" for lid in alarms())
+    (logs,) = [w for w in widgets if w["type"] == "log"]
+    assert logs["properties"]["query"].startswith("SOURCE 'value-of-RetrieveLogGroup' |")
+    assert "by tenant, agent, session_id" in logs["properties"]["query"]
+    titles = " / ".join(w["properties"].get("title", "") for w in widgets)
+    for shown in ("Turns in", "Candidates accepted and rejected", "verdicts", "Conflicts", "Retrieval latency",
+                  "Blocks injected vs empty"):
+        assert shown in titles
+
+
+# ------------------------------------------------------------------ the model API key
+
+
+class KeyRecorder:
+    """An OpenAI-compatible endpoint that records the Authorization header of each request."""
+
+    def __init__(self):
+        self.authorizations: list[Optional[str]] = []
+        recorder = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802 - http.server's name
+                self.rfile.read(int(self.headers.get("content-length", 0)))
+                recorder.authorizations.append(self.headers.get("authorization"))
+                body = json.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": "[]"}}]})
+                self.send_response(200)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body.encode())
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.base_url = f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def key_recorder():
+    recorder = KeyRecorder()
+    yield recorder
+    recorder.close()
+
+
+@pytest.fixture(scope="module")
+def secrets(moto_endpoint):
+    return boto3.client("secretsmanager", endpoint_url=moto_endpoint, region_name="us-east-1")
+
+
+def new_secret(secrets, text: str) -> str:
+    return secrets.create_secret(Name=f"model-key-{uuid.uuid4().hex[:8]}", SecretString=text)["ARN"]
+
+
+def test_extraction_calls_the_model_with_the_key_from_the_secret(monkeypatch, extract_env, key_recorder, secrets):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    arn = new_secret(secrets, "sk-loja-7f3a9c")
+    extract = load_handler("extract", monkeypatch, **{**extract_env, "OPENAI_BASE_URL": key_recorder.base_url},
+                           OPENAI_API_KEY_SECRET_ARN=arn)
+    assert extract.lambda_handler(turn_event(), LambdaContext()) == {"batchItemFailures": []}
+    assert key_recorder.authorizations == ["Bearer sk-loja-7f3a9c"]
+
+
+def test_a_secret_holding_json_gives_its_api_key_field(secrets):
+    arn = new_secret(secrets, json.dumps({"api_key": "sk-json-01", "note": "rotated 2026-11"}))
+    settings = Settings.from_env({"KNOWLEDGE_BUCKET": "kb-bucket", "OPENAI_API_KEY_SECRET_ARN": arn})
+    assert settings.openai_api_key == "sk-json-01" and "sk-json-01" not in repr(settings)
+
+
+def test_a_key_set_in_the_environment_wins_and_the_secret_is_not_read():
+    # An ARN of a secret that does not exist: reading it would fail.
+    arn = "arn:aws:secretsmanager:us-east-1:123456789012:secret:nowhere-AbCdEf"
+    settings = Settings.from_env({"KNOWLEDGE_BUCKET": "kb-bucket", "OPENAI_API_KEY": "sk-local",
+                                  "OPENAI_API_KEY_SECRET_ARN": arn})
+    assert settings.openai_api_key == "sk-local"
+
+
+@pytest.mark.parametrize("problem", ["missing", "empty", "json without a key", "not an arn"])
+def test_a_key_that_cannot_be_read_fails_the_cold_start_with_a_typed_error(problem, secrets, monkeypatch, extract_env):
+    from knowledge.settings import SettingsError
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    arn = {"missing": "arn:aws:secretsmanager:us-east-1:123456789012:secret:nowhere-AbCdEf",
+           "empty": new_secret(secrets, "  "),
+           "json without a key": new_secret(secrets, json.dumps({"token": "sk-x"})),
+           "not an arn": "sk-pasted-by-mistake"}[problem]
+    with pytest.raises(SettingsError) as raised:
+        load_handler("extract", monkeypatch, **extract_env, OPENAI_API_KEY_SECRET_ARN=arn)
+    assert "OPENAI_API_KEY_SECRET_ARN" in str(raised.value) and "sk-" not in str(raised.value)
+    assert isinstance(raised.value, SecretUnavailable) == (problem != "not an arn")
+
+
+def test_no_function_is_given_the_key_itself_only_the_secrets_arn():
+    for logical_id, resource in RESOURCES.items():
+        if resource["Type"] != "AWS::Serverless::Function":
+            continue
+        variables = resource["Properties"].get("Environment", {}).get("Variables", {})
+        assert "OPENAI_API_KEY" not in variables, logical_id
+        if "UTILITY_MODEL" in variables:
+            assert variables["OPENAI_API_KEY_SECRET_ARN"] == {"Ref": "OpenAIApiKeySecretArn"}, logical_id
+    assert "OpenAIApiKey" not in TEMPLATE["Parameters"]
+
+
+def test_the_model_consumers_fan_out_is_bounded_by_their_event_sources():
+    for function, parameter in (("ExtractFunction", "ExtractMaxConcurrency"),
+                                ("ConsolidateFunction", "ConsolidateMaxConcurrency")):
+        properties = RESOURCES[function]["Properties"]
+        (source,) = [e["Properties"] for e in properties["Events"].values() if e["Type"] == "SQS"]
+        assert source["ScalingConfig"] == {"MaximumConcurrency": {"Ref": parameter}}
+        assert "ReservedConcurrentExecutions" not in properties
+
+
+# ------------------------------------------------------------------ concept version lifecycle
+
+
+def test_the_local_knowledge_bucket_expires_old_concept_versions_as_the_template_says(s3):
+    (spec,) = [spec for spec in bucket_specs(TEMPLATE) if spec.logical_id == "KnowledgeBucket"]
+    (rule,) = [rule for rule in spec.lifecycle_rules if "NoncurrentVersionExpiration" in rule]
+    assert rule["Filter"] == {"Prefix": "agents/"}
+    assert rule["NoncurrentVersionExpiration"] == {"NoncurrentDays": 30, "NewerNoncurrentVersions": 20}
+    applied = create_buckets(s3, [replace(spec, logical_id=f"Kb{uuid.uuid4().hex[:8]}")])
+    rules = s3.get_bucket_lifecycle_configuration(Bucket=applied["KNOWLEDGE_BUCKET"])["Rules"]
+    (applied_rule,) = [r for r in rules if r["ID"] == "expire-old-concept-versions"]
+    # moto keeps the prefix and the days but drops NewerNoncurrentVersions (S3 keeps it).
+    assert applied_rule["Filter"] == {"Prefix": "agents/"}
+    assert applied_rule["NoncurrentVersionExpiration"]["NoncurrentDays"] == 30
+
+
+# ------------------------------------------------------------------ sam local invoke
+
+
+def test_env_json_sets_only_variables_the_template_gives_each_function():
+    """`sam local invoke --env-vars` ignores a variable the template does not declare for the function."""
+    env = json.loads((EVENTS / "env.json").read_text())
+    shared = set(TEMPLATE["Globals"]["Function"]["Environment"]["Variables"])
+    assert {"BackfillFunction", "ExportFunction"} <= set(env)
+    for function, variables in env.items():
+        own = set(RESOURCES[function]["Properties"].get("Environment", {}).get("Variables", {}))
+        assert set(variables) <= shared | own, function
+        assert {"KNOWLEDGE_BUCKET", "SESSIONS_BUCKET"} <= set(variables), function
