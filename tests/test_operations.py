@@ -457,3 +457,6 @@ def test_env_json_sets_only_variables_the_template_gives_each_function():
         own = set(RESOURCES[function]["Properties"].get("Environment", {}).get("Variables", {}))
         assert set(variables) <= shared | own, function
         assert {"KNOWLEDGE_BUCKET", "SESSIONS_BUCKET"} <= set(variables), function
+        for value in variables.values():  # each placeholder names the stack output that fills it
+            placeholder = re.fullmatch(r"REPLACE-with-the-(\w+)-output", value)
+            assert placeholder is None or placeholder[1] in TEMPLATE["Outputs"], value
