@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import gzip
 import json
+import math
 import re
+import uuid
+from datetime import datetime, timezone
 
 import pytest
 
@@ -62,12 +66,23 @@ def test_the_backfill_event_replays_since_its_date_in_time_order(world, sqs):
     assert replayed == {("sess_b", "t1"), ("sess_c", "t7"), ("sess_b", "t2")}
 
 
-def test_until_bounds_the_replay_and_dry_run_sends_nothing(world, sqs):
+def test_until_bounds_the_replay_and_dry_run_asks_no_model_and_sends_nothing(world, sqs):
     answer = world["backfill"].lambda_handler(
         {"agent": A, "since": "2026-11-01T00:00:00Z", "until": "2026-11-06T00:00:00Z", "dry_run": True},
         LambdaContext())
-    assert answer["ok"] and answer["dry_run"] and answer["turns"] == 2 and answer["sent"] == 4
-    assert drain(sqs, world["queue"]) == []
+    assert answer["ok"] and answer["dry_run"] and answer["turns"] == 2 and answer["sent"] == 0
+    assert answer["model_calls"] == 2 and answer["answer_tokens_max"] == 2 * 2048
+    assert world["model"].requests == [] and drain(sqs, world["queue"]) == []
+
+
+def test_the_dry_runs_token_estimate_is_what_the_replay_then_sends(world):
+    event = {"agent": A, "since": "2026-01-01T00:00:00Z"}
+    estimate = world["backfill"].lambda_handler({**event, "dry_run": True}, LambdaContext())
+    assert world["model"].requests == []
+    world["backfill"].lambda_handler(event, LambdaContext())
+    sent_chars = sum(len(m["content"]) for r in world["model"].requests for m in r["messages"])
+    assert estimate["model_calls"] == len(world["model"].requests) == 4
+    assert estimate["prompt_tokens_estimate"] == math.ceil(sent_chars / 4)
 
 
 def test_a_backfill_that_runs_out_of_time_says_where_to_resume(world, sqs):
@@ -122,8 +137,139 @@ def test_the_cli_prints_a_summary(world, monkeypatch, capsys):
     for key, value in world["env"].items():
         monkeypatch.setenv(key, value)
     monkeypatch.setenv("CANDIDATES_QUEUE_URL", world["queue"])
-    code = main(["backfill", "--agent", A, "--since", "2026-11-01T00:00:00Z", "--dry-run"])
+    code = main(["backfill", "--agent", A, "--since", "2026-11-01T00:00:00Z"])
     out = capsys.readouterr().out
     assert code == 0
-    assert out.strip() == ("replayed 3 turn(s): would send 6 candidate(s); rejected: evidence_not_found 3, "
+    assert out.strip() == ("replayed 3 turn(s): sent 6 candidate(s); rejected: evidence_not_found 3, "
                            "forbidden_key 3, type_not_allowed 3; skipped 0 (knowledge off); failed 0")
+    monkeypatch.setenv("KNOWLEDGE_TENANT_DAILY_MODEL_CALLS", "2")
+    assert main(["backfill", "--agent", A, "--since", "2026-11-01T00:00:00Z", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert re.fullmatch(r"would replay 3 turn\(s\): 3 model call\(s\), about \d+ prompt tokens \(characters/4 of "
+                        r"each extraction prompt\) and at most 6144 answer tokens; skipped 0 \(knowledge off\); "
+                        r"failed 0; at the daily cap of 2 call\(s\), 2 day\(s\)", out.strip())
+
+
+# ------------------------------------------------------------------ from the engine's session exports
+
+
+def export_line(session: str, turn: str, when: str, **overrides) -> str:
+    body = json.loads(turn_event(session, turn, when)["Records"][0]["body"])
+    body.update(overrides)
+    return json.dumps(body, ensure_ascii=False)
+
+
+EXPORTED = [("exp_1", "t1", "2026-11-03T09:00:00Z"), ("exp_1", "t2", "2026-11-03T09:01:10Z"),
+            ("exp_2", "t1", "2026-11-04T12:00:00Z"), ("exp_3", "t1", "2026-11-07T18:30:00Z")]
+
+
+@pytest.fixture
+def engine_export(s3, world):
+    """The engine's exports: a plain and a gzipped object of one JSON line per turn, with a line that is
+    not a turn, a turn of another agent and one from before `since`."""
+    bucket = f"engine-{uuid.uuid4().hex[:12]}"
+    s3.create_bucket(Bucket=bucket)
+    first = [export_line(*EXPORTED[0]), "{not a turn", export_line(*EXPORTED[1]),
+             export_line("exp_9", "t1", "2026-11-03T10:00:00Z", agent="loja-b"),
+             export_line("exp_0", "t1", "2026-10-01T10:00:00Z")]
+    second = [export_line(*EXPORTED[2]), "", export_line(*EXPORTED[3])]
+    s3.put_object(Bucket=bucket, Key="sessions/2026-11/part-0001.jsonl", Body="\n".join(first).encode() + b"\n")
+    s3.put_object(Bucket=bucket, Key="sessions/2026-11/part-0002.jsonl.gz",
+                  Body=gzip.compress("\n".join(second).encode()))
+    s3.put_object(Bucket=bucket, Key="elsewhere/part-0001.jsonl", Body=export_line("exp_8", "t1", "2026-11-05T00:00:00Z").encode())
+    return f"s3://{bucket}/sessions/"
+
+
+def test_an_export_is_replayed_archived_and_linked_end_to_end(world, engine_export, sqs, s3, sessions_bucket):
+    from knowledge.adapters import TurnArchive
+
+    answer = world["backfill"].lambda_handler(
+        {"agent": A, "since": "2026-11-01T00:00:00Z", "from_export": engine_export}, LambdaContext())
+    assert answer["ok"] and answer["complete"] and answer["from_export"] == engine_export
+    assert (answer["turns"], answer["archived"], answer["invalid"], answer["elsewhere"]) == (4, 4, 1, 1)
+    sightings = [parse_sighting(m["Body"]) for m in drain(sqs, world["queue"])]
+    assert {(s.session_id, s.turn_id) for s in sightings} == {(s, t) for s, t, _ in EXPORTED}
+    assert len(sightings) == 8  # the same two survivors per turn as a live turn
+    archive = TurnArchive(s3, sessions_bucket)
+    for s in sightings:  # every evidence link resolves in the archive the export was copied into
+        turn = archive.get(TurnArchive.key_for(T, A, s.evidence.completed_at, s.session_id, s.turn_id))
+        assert s.evidence.end <= len(turn.messages[s.evidence.message].content)
+    order = [re.search(r"marker (\S+?)\"", r["messages"][1]["content"]).group(1) for r in world["model"].requests]
+    assert order == ["exp_1/t1", "exp_1/t2", "exp_2/t1", "exp_3/t1"]  # key order, then line order
+
+    again = world["backfill"].lambda_handler(
+        {"agent": A, "since": "2026-11-01T00:00:00Z", "from_export": engine_export}, LambdaContext())
+    assert again["turns"] == 4 and again["archived"] == 0  # written once; the sightings dedupe downstream
+    assert {parse_sighting(m["Body"]).dedup_id() for m in drain(sqs, world["queue"])} == {
+        s.dedup_id() for s in sightings}
+
+
+def test_an_export_replay_that_runs_out_of_time_resumes_at_its_line(world, engine_export, sqs):
+    class ShortContext(LambdaContext):
+        calls = 0
+
+        def get_remaining_time_in_millis(self):
+            ShortContext.calls += 1
+            return 120_000 if ShortContext.calls <= 1 else 1_000
+
+    event = {"agent": A, "since": "2026-11-01T00:00:00Z", "from_export": engine_export}
+    first = world["backfill"].lambda_handler(event, ShortContext())
+    assert first["complete"] is False and first["turns"] == 1
+    assert first["resume_after"] == engine_export.replace("s3://", "").split("/", 1)[1] + "2026-11/part-0001.jsonl#1"
+    rest = world["backfill"].lambda_handler({**event, "start_after": first["resume_after"]}, LambdaContext())
+    assert rest["complete"] and rest["turns"] == 3
+    assert {(parse_sighting(m["Body"]).session_id, parse_sighting(m["Body"]).turn_id)
+            for m in drain(sqs, world["queue"])} == {(s, t) for s, t, _ in EXPORTED}
+
+
+def test_the_daily_cap_stops_a_backfill_where_it_can_resume_tomorrow(world, engine_export, monkeypatch, sqs):
+    capped = load_handler("backfill", monkeypatch, CANDIDATES_QUEUE_URL=world["queue"],
+                          KNOWLEDGE_TENANT_DAILY_MODEL_CALLS="2", **world["env"])
+    event = {"agent": A, "since": "2026-11-01T00:00:00Z", "from_export": engine_export}
+    answer = capped.lambda_handler(event, LambdaContext())
+    assert (answer["complete"], answer["stopped"], answer["turns"]) == (False, "daily_cap_reached", 2)
+    assert answer["resume_after"].endswith("part-0001.jsonl#3") and len(world["model"].requests) == 2
+    assert len(drain(sqs, world["queue"])) == 4  # nothing of the deferred turns was sent or dropped
+
+
+def test_an_export_replay_reaching_past_the_markers_retention_is_refused(world, engine_export, s3, sessions_bucket):
+    s3.put_bucket_lifecycle_configuration(Bucket=sessions_bucket, LifecycleConfiguration={"Rules": [
+        {"ID": "expire-after-retention", "Status": "Enabled", "Filter": {"Prefix": ""}, "Expiration": {"Days": 1}}]})
+    answer = world["backfill"].lambda_handler(
+        {"agent": A, "since": "2026-11-01T00:00:00Z", "from_export": engine_export}, LambdaContext())
+    assert answer["ok"] is False and answer["error"]["code"] == "beyond_retention"
+    assert "raise RetentionDays" in answer["error"]["message"] and world["model"].requests == []
+    # The archive itself is never older than its markers: its replay is not refused.
+    assert world["backfill"].lambda_handler({"agent": A, "since": "2026-11-01T00:00:00Z"}, LambdaContext())["ok"]
+
+
+def test_the_horizon_is_the_retention_less_a_day():
+    from knowledge.backfill import BeyondRetention, check_horizon
+
+    now = datetime(2026, 11, 29, 12, tzinfo=timezone.utc)
+    check_horizon(datetime(2026, 9, 1, 12, tzinfo=timezone.utc), 90, now)  # 89 days back: kept
+    with pytest.raises(BeyondRetention):
+        check_horizon(datetime(2026, 9, 1, 11, 59, tzinfo=timezone.utc), 90, now)
+    check_horizon(datetime(2000, 1, 1, tzinfo=timezone.utc), None, now)  # nothing expires
+
+
+@pytest.mark.parametrize("event, fragment", [
+    ({"from_export": "https://bucket/prefix/"}, "s3://bucket/prefix/"),
+    ({"from_export": "s3://Bad_Bucket/x/"}, "bucket name"),
+    ({"from_export": "s3://engine-bucket/sessions/", "start_after": "other/key#3"}, "position in this export"),
+    ({"from_export": "s3://engine-bucket/sessions/", "start_after": "sessions/a.jsonl"}, "position in this export"),
+])
+def test_bad_export_events_get_a_clear_error(world, event, fragment):
+    answer = world["backfill"].lambda_handler({"agent": A, "since": "2026-11-01T00:00:00Z", **event}, LambdaContext())
+    assert answer["ok"] is False and fragment in answer["error"]["message"]
+
+
+def test_a_line_too_long_for_a_turn_is_counted_without_being_held(world, s3, sqs):
+    bucket = f"engine-{uuid.uuid4().hex[:12]}"
+    s3.create_bucket(Bucket=bucket)
+    huge = "x" * (300 * 1024)
+    s3.put_object(Bucket=bucket, Key="e/1.jsonl",
+                  Body=(huge + "\n" + export_line(*EXPORTED[0]) + "\n" + huge).encode())
+    answer = world["backfill"].lambda_handler(
+        {"agent": A, "since": "2026-11-01T00:00:00Z", "from_export": f"s3://{bucket}/e/"}, LambdaContext())
+    assert (answer["turns"], answer["invalid"]) == (1, 2)

@@ -1,16 +1,23 @@
-"""BackfillFunction: replay an agent's archived turns since a date through the live extractor."""
+"""BackfillFunction: replay an agent's turns since a date through the live extractor, from this
+stack's archive or from the engine's session exports (`from_export`)."""
 
 from aws_lambda_powertools import Logger
 
 from knowledge import wiring
+from knowledge.aws import client
 from knowledge.backfill import backfill, parse_backfill_request
 from knowledge.errors import KnowledgeError
+from knowledge.session_export import SessionExport, expiry_days
 from knowledge.settings import Settings
+from knowledge.usage import daily_cap
 
 logger = Logger()
 settings = Settings.from_env(require=("SESSIONS_BUCKET", "CANDIDATES_QUEUE_URL"))
 extractor = wiring.extractor(settings)
+# A backfill of months spends the same per-tenant daily cap as live turns (when one is set).
+extractor.quota = daily_cap(client("s3"), settings.sessions_bucket)
 archive = wiring.turn_archive(settings)
+s3 = client("s3")
 # Stop early enough to answer before Lambda's timeout; the answer says where to resume.
 SAFETY_MS = 60_000
 
@@ -19,8 +26,12 @@ SAFETY_MS = 60_000
 def lambda_handler(event, context):
     try:
         request = parse_backfill_request(event)
+        export = SessionExport(s3, request.export) if request.export else None
+        # How long SESSIONS_BUCKET keeps sighting markers: an export replay must not reach further back.
+        retention = expiry_days(s3, settings.sessions_bucket) if export else None
         report = backfill(extractor, archive, request.tenant, request.agent, request.since, request.until,
-                          dry_run=request.dry_run, start_after=request.start_after,
+                          dry_run=request.dry_run, start_after=request.start_after, export=export,
+                          retention_days=retention,
                           keep_going=lambda: context.get_remaining_time_in_millis() > SAFETY_MS)
     except KnowledgeError as exc:
         logger.warning("backfill refused", extra={"error_code": exc.code})
@@ -28,4 +39,4 @@ def lambda_handler(event, context):
     finally:
         extractor.counters.flush(service="knowledge-backfill")
     logger.info("backfill done", extra=report.as_dict())
-    return {"ok": True, "dry_run": request.dry_run, **report.as_dict()}
+    return {"ok": True, "dry_run": request.dry_run, "from_export": request.from_export, **report.as_dict()}

@@ -68,7 +68,11 @@ def build_parser() -> argparse.ArgumentParser:
     replay.add_argument("--tenant", default="default", type=_slug("tenant"))
     replay.add_argument("--since", required=True, help="ISO 8601, e.g. 2026-08-01T00:00:00Z")
     replay.add_argument("--until", help="ISO 8601; default: now")
-    replay.add_argument("--dry-run", action="store_true", help="ask the model and gate, but send nothing")
+    replay.add_argument("--from-export", metavar="S3_URL",
+                        help="replay the engine's session exports under s3://bucket/prefix/ (one turn-complete "
+                             "JSON message per line; .gz objects are gunzipped) instead of this stack's archive")
+    replay.add_argument("--dry-run", action="store_true",
+                        help="count the model calls and estimate the tokens; ask no model and send nothing")
     replay.set_defaults(run=_backfill)
 
     history = commands.add_parser("history", help="list a concept's versions: when, who, why")
@@ -139,16 +143,25 @@ def _show(args: argparse.Namespace) -> int:
 
 def _backfill(args: argparse.Namespace) -> int:
     from . import wiring
+    from .aws import client
     from .backfill import backfill, parse_backfill_request
+    from .session_export import SessionExport, expiry_days
     from .settings import Settings
+    from .usage import daily_cap
 
     request = parse_backfill_request({"tenant": args.tenant, "agent": args.agent, "since": args.since,
-                                      "until": args.until, "dry_run": args.dry_run})
+                                      "until": args.until, "dry_run": args.dry_run,
+                                      "from_export": args.from_export})
     settings = Settings.from_env(require=("SESSIONS_BUCKET", "CANDIDATES_QUEUE_URL"))
-    report = backfill(wiring.extractor(settings), wiring.turn_archive(settings), request.tenant, request.agent,
-                      request.since, request.until, dry_run=request.dry_run, progress=ProgressBar("replaying"))
-    print(report.summary(request.dry_run))
-    return 0 if report.failed == 0 else 1
+    extractor = wiring.extractor(settings)
+    extractor.quota = daily_cap(client("s3"), settings.sessions_bucket)
+    export = SessionExport(client("s3"), request.export) if request.export else None
+    retention = expiry_days(client("s3"), settings.sessions_bucket) if export else None
+    report = backfill(extractor, wiring.turn_archive(settings), request.tenant, request.agent,
+                      request.since, request.until, dry_run=request.dry_run, export=export,
+                      retention_days=retention, progress=ProgressBar("replaying"))
+    print(report.summary(request.dry_run, extractor.quota.limit if extractor.quota else None))
+    return 0 if report.failed == 0 and report.complete else 1
 
 
 def _redrive(args: argparse.Namespace) -> int:
