@@ -5,16 +5,20 @@
 
 - warm search p50/p95 at 50, 200, 1000, 5000 and 20000 synthetic concepts (a Zipf-distributed
   vocabulary of store words), with plain term overlap (seed 000's scan) in the same run;
-- cold start (first call: listing + parallel fetch + parse + index) and S3 requests at 1000
-  and 5000 concepts against moto's server;
+- cold start and refresh at 1000 and 5000 concepts against moto's server, in S3 requests and
+  time: the first container ever (every concept fetched, then the snapshot written), a cold
+  container (the snapshot and the change journal), a quiet refresh, and one after a change;
 - a warm RetrieveFunction handler call at 1000 concepts;
 - RSS of a process holding the index at 5000 and 20000 concepts;
 - the handler module's import time, in a fresh process;
+- 1000 agents of 200 concepts in one container with Zipf traffic: hit rate and peak RSS under
+  the memory budget of a 512 MB function, and with no budget (`--agents-only` runs just this);
 - a whole cold start in a fresh process (import, then the first call), on demand (the
   service built by the first call) against provisioned concurrency (built during init),
   and with pydantic's plugin scan on, to show what the import target moves and what it saves.
 Targets: warm p50 <= 0.1 ms at 1000 and <= 0.3 ms at 5000; >= 10x faster than overlap at
-5000; warm handler call <= 1 ms at 1000; import <= 150 ms; RSS < 150 MB at 20000.
+5000; warm handler call <= 1 ms at 1000; import <= 150 ms; RSS < 150 MB at 20000; a cold start
+at 5000 in <= 5 S3 requests and <= 1 s; a quiet refresh in 1 request; 1000 agents under 512 MB.
 """
 
 from __future__ import annotations
@@ -180,20 +184,55 @@ def _cold_and_handler(sizes: list[int], handler_size: int, cold_runs: int) -> di
         with ThreadPoolExecutor(max_workers=16) as pool:
             list(pool.map(lambda c: store.create("default", agent, c, actor="engine"), concepts))
         if size in sizes:
-            counted = boto3.client("s3")
-            calls = {"n": 0}
-            counted.meta.events.register("before-send.s3", lambda **kw: calls.__setitem__("n", calls["n"] + 1))
-            # No fetch budget: this measures loading the whole agent (moto is slow at it).
-            retriever = Retriever(ConceptStore(counted, "bench-index"), NoEvents(), refresh_seconds=60,
-                                  fetch_budget_seconds=3600)
-            start = time.perf_counter()
-            retriever.retrieve(RetrieveRequest(agent=agent, session_id="s", message="frete para campinas"))
-            result["cold"].append({"concepts": size, "cold_ms": (time.perf_counter() - start) * 1000,
-                                   "s3_requests": calls["n"]})
+            result["cold"].append(bench_cold(store, agent, size, corpus_names=[c.name for c in concepts]))
         if size == handler_size:
             result["handler"] = bench_handler(agent, queries(zipf, 200))
     result["cold_process"] = bench_cold_process(store, cold_runs)
     return result
+
+
+def bench_cold(store, agent: str, size: int, corpus_names: list[str]) -> dict:
+    """S3 requests and time of: the first container ever (no snapshot: every concept, then the
+    snapshot written), a cold container (the snapshot and the journal), a quiet refresh, and a
+    refresh after one concept changed."""
+    import boto3
+
+    from knowledge.retrieve import RetrieveRequest, Retriever
+    from knowledge.store import ConceptStore
+
+    class NoEvents:
+        def publish(self, detail_type, detail):
+            pass
+
+    counted = boto3.client("s3")
+    calls = {"n": 0}
+    counted.meta.events.register("before-send.s3", lambda **kw: calls.__setitem__("n", calls["n"] + 1))
+    request = RetrieveRequest(agent=agent, session_id="s", message="frete para campinas")
+    row: dict = {"concepts": size}
+
+    def measured(label: str, fn) -> None:
+        calls["n"] = 0
+        start = time.perf_counter()
+        fn()
+        row[f"{label}_ms"], row[f"{label}_requests"] = (time.perf_counter() - start) * 1000, calls["n"]
+
+    # No fetch budget: the first container loads the whole agent (moto is slow at it).
+    first = Retriever(ConceptStore(counted, "bench-index"), NoEvents(), refresh_seconds=60, fetch_budget_seconds=3600)
+    measured("first", lambda: first.retrieve(request))
+    clock = {"now": 0.0}
+    cold = Retriever(ConceptStore(counted, "bench-index"), NoEvents(), refresh_seconds=5,
+                     clock=lambda: clock["now"])
+    measured("cold", lambda: cold.retrieve(request))
+    row["cold_answer_matches"] = cold.retrieve(request) == first.retrieve(request)
+    clock["now"] += 5
+    measured("quiet", lambda: cold.retrieve(request))
+    current = store.get("default", agent, corpus_names[0])
+    store.replace("default", agent, current.concept.replace(description="Frete grátis para Campinas."),
+                  if_match=current.etag, actor="engine", reason="edit")
+    clock["now"] += 5
+    measured("changed", lambda: cold.retrieve(request))
+    row["snapshot_bytes"] = len(store.get_snapshot("default", agent).data)
+    return row
 
 
 COLD_PROCESS = '''
@@ -400,15 +439,125 @@ def bench_import(runs: int = 5) -> dict:
             "boto3_alone_p50_ms": statistics.median(boto)}
 
 
+# ------------------------------------------------------------------ many agents, one container
+AGENT_TENANT = "default"
+
+
+def agents_build_child(folder: str, agents: int, per_agent: int) -> None:
+    """Every agent's snapshot, built in-process and written to `folder` (seeding moto with
+    200,000 objects would take hours; the snapshots are what a cold start reads anyway)."""
+    from knowledge.snapshot import Snapshot, encode
+
+    words = vocabulary(8000, random.Random(7))
+    total = 0
+    for i in range(agents):
+        zipf = Zipf(words, random.Random(i))
+        index = build_index(generate(per_agent, zipf, seed=i))
+        data = encode(Snapshot(AGENT_TENANT, f"agent-{i}", index, time.time(), "knowledge: {}\n", '"config"'))
+        Path(folder, f"agent-{i}").write_bytes(data)
+        total += len(data)
+    print(json.dumps({"snapshot_bytes": total}))
+
+
+def agents_traffic_child(folder: str, agents: int, requests: int, memory_mb: int) -> None:
+    """Zipf traffic over the agents against one container's warm indexes, under the budget a
+    function of `memory_mb` gets (0: no budget); snapshots come from `folder`, not S3."""
+    import boto3  # noqa: F401 - what the function imports anyway
+    import aws_lambda_powertools.logging  # noqa: F401
+
+    from knowledge.store import StoredSnapshot
+    from knowledge.warm import WarmIndexes, memory_budget_bytes
+
+    class FolderSnapshots:
+        """The two reads a cold start makes: the snapshot (a file), and the journal (empty)."""
+
+        def get_snapshot(self, tenant, agent):
+            return StoredSnapshot(Path(folder, agent).read_bytes(), '"snapshot"')
+
+        def changes_since(self, tenant, agent, since):
+            return []
+
+    budget = memory_budget_bytes({"AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(memory_mb)}) if memory_mb else None
+    warm = WarmIndexes(FolderSnapshots(), lambda config: config.retrieve, refresh_seconds=3600,
+                       sweep_seconds=1e9, memory_budget=budget)
+    rng = random.Random(42)
+    ranks = Zipf([f"agent-{i}" for i in rng.sample(range(agents), agents)], rng, s=1.1)
+    traffic = ranks.sample(requests)
+    qs = queries(Zipf(vocabulary(8000, random.Random(7)), random.Random(7)), 50)
+    before = _status_mb("VmRSS")
+    hits, misses_ms, calls_ms = 0, [], []
+    for n, agent in enumerate(traffic):
+        hit = warm.holds(AGENT_TENANT, agent)
+        start = time.perf_counter()
+        knowledge = warm.knowledge(AGENT_TENANT, agent)
+        knowledge.index.relevant(qs[n % len(qs)], 5, 1.0)
+        elapsed = (time.perf_counter() - start) * 1000
+        hits += hit
+        (calls_ms if hit else misses_ms).append(elapsed)
+    print(json.dumps({"memory_mb": memory_mb, "budget_mb": budget / 2**20 if budget else None,
+                      "requests": requests, "agents_seen": len(set(traffic)), "hit_rate": hits / requests,
+                      "evicted": warm.counters.get("IndexEvicted"), "held_mb": warm.held_bytes() / 2**20,
+                      "held_agents": sum(warm.holds(AGENT_TENANT, f"agent-{i}") for i in range(agents)),
+                      "rss_before_mb": before, "rss_mb": _status_mb("VmRSS"), "peak_rss_mb": _status_mb("VmHWM"),
+                      "miss_p50_ms": statistics.median(misses_ms) if misses_ms else None,
+                      "hit_p50_ms": statistics.median(calls_ms) if calls_ms else None}))
+
+
+def bench_agents(agents: int, per_agent: int, requests: int) -> dict:
+    import shutil
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="bench-agents-")
+    try:
+        start = time.perf_counter()
+        built = json.loads(subprocess.run([sys.executable, __file__, "--agents-build", folder, str(agents),
+                                           str(per_agent)], capture_output=True, text=True, check=True).stdout)
+        built["build_s"] = time.perf_counter() - start
+        runs = [json.loads(subprocess.run([sys.executable, __file__, "--agents-traffic", folder, str(agents),
+                                           str(requests), str(memory_mb)], capture_output=True, text=True,
+                                          check=True).stdout) for memory_mb in (512, 0)]
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return {"agents": agents, "per_agent": per_agent, **built, "runs": runs}
+
+
+def print_agents(many: dict) -> None:
+    print(f"\n{many['agents']} agents x {many['per_agent']} concepts in one container, Zipf (s=1.1) traffic; "
+          f"snapshots built in-process ({many['snapshot_bytes'] / 2**20:.1f} MB in all, {many['build_s']:.0f} s) and "
+          "read from local files instead of S3")
+    print(f"  {'function memory':<16} {'budget':>8} {'requests':>9} {'hit rate':>9} {'evicted':>8} {'held':>14} "
+          f"{'RSS before':>11} {'peak RSS':>9} {'miss p50':>9} {'hit p50':>8}")
+    for r in many["runs"]:
+        label = f"{r['memory_mb']} MB" if r["memory_mb"] else "no budget"
+        budget = f"{r['budget_mb']:.0f} MB" if r["budget_mb"] else "-"
+        print(f"  {label:<16} {budget:>8} {r['requests']:>9} {r['hit_rate']:>8.1%} {r['evicted']:>8} "
+              f"{r['held_agents']:>4} / {r['held_mb']:>5.0f} MB {r['rss_before_mb']:>8.0f} MB {r['peak_rss_mb']:>6.0f} MB "
+              f"{r['miss_p50_ms']:>6.2f} ms {r['hit_p50_ms']:>5.2f} ms")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer sizes and queries (a smoke run)")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--rss-child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--agents-build", nargs=3, help=argparse.SUPPRESS)
+    parser.add_argument("--agents-traffic", nargs=4, help=argparse.SUPPRESS)
+    parser.add_argument("--agents-only", action="store_true", help="only the many-agents memory budget run")
     args = parser.parse_args()
     if args.rss_child:
         rss_child(args.rss_child, args.trace)
+        return 0
+    if args.agents_build:
+        agents_build_child(args.agents_build[0], int(args.agents_build[1]), int(args.agents_build[2]))
+        return 0
+    if args.agents_traffic:
+        folder, agents, requests, memory_mb = args.agents_traffic
+        agents_traffic_child(folder, int(agents), int(requests), int(memory_mb))
+        return 0
+    if args.agents_only:
+        many = bench_agents(100 if args.quick else 1000, 200, 5000 if args.quick else 50000)
+        print_agents(many) if not args.json else print(json.dumps(many, indent=1))
         return 0
     sizes = [50, 200, 1000] if args.quick else [50, 200, 1000, 5000, 20000]
     report = {
@@ -417,6 +566,7 @@ def main() -> int:
                                  3 if args.quick else 7),
         "rss": bench_rss([1000] if args.quick else [5000, 20000]),
         "import": bench_import(3 if args.quick else 7),
+        "agents": bench_agents(100 if args.quick else 1000, 200, 5000 if args.quick else 50000),
     }
     targets = {
         "warm p50 <= 0.1 ms at 1000": next((r["p50_ms"] <= 0.1 for r in report["search"] if r["concepts"] == 1000), None),
@@ -425,6 +575,11 @@ def main() -> int:
                                                     if r["concepts"] == 5000), None),
         "warm handler call <= 1 ms at 1000": report["handler"]["p50_ms"] <= 1.0 if report["handler"]["concepts"] == 1000 else None,
         "handler import <= 150 ms": report["import"]["p50_ms"] <= 150,
+        "cold start at 5000 <= 5 S3 requests and <= 1 s": next((r["cold_requests"] <= 5 and r["cold_ms"] <= 1000
+                                                             for r in report["cold"] if r["concepts"] == 5000), None),
+        "quiet refresh in 1 S3 request": all(r["quiet_requests"] == 1 for r in report["cold"]),
+        "peak RSS < 512 MB, 1000 agents x 200 concepts, 512 MB budget": (
+            report["agents"]["runs"][0]["peak_rss_mb"] < 512 if report["agents"]["agents"] == 1000 else None),
         "RSS < 150 MB at 20000": next((r["rss_mb"] < 150 for r in report["rss"] if r["concepts"] == 20000), None),
     }
     report["targets"] = targets
@@ -438,9 +593,14 @@ def main() -> int:
         print(f"{r['concepts']:>9} {r['build_ms']:>9.1f} {r['p50_ms']:>8.3f} {r['p95_ms']:>8.3f} "
               f"{r['overlap_p50_ms']:>12.3f} {r['overlap_p95_ms']:>12.3f} {r['speedup_p50']:>8.1f}x "
               f"{r['queries_with_hits']:>6.2f}")
-    print("\ncold start (first call: config, listing, parallel fetch, parse, index), moto server")
+    print("\ncold start and refresh, moto server (S3 requests, time)")
+    print(f"  {'concepts':>8} {'first container ever':>24} {'cold, from snapshot':>22} {'quiet refresh':>16} "
+          f"{'one concept changed':>20} {'snapshot':>10}")
     for r in report["cold"]:
-        print(f"  {r['concepts']:>6} concepts: {r['cold_ms']:>9.1f} ms, {r['s3_requests']} S3 requests")
+        print(f"  {r['concepts']:>8} {r['first_requests']:>7} req {r['first_ms']:>9.0f} ms "
+              f"{r['cold_requests']:>5} req {r['cold_ms']:>7.0f} ms {r['quiet_requests']:>4} req {r['quiet_ms']:>5.1f} ms "
+              f"{r['changed_requests']:>5} req {r['changed_ms']:>6.1f} ms {r['snapshot_bytes'] / 1024:>7.0f} KB"
+              f"{'' if r['cold_answer_matches'] else '  (ANSWER DIFFERS)'}")
     h = report["handler"]
     print(f"\nwarm RetrieveFunction call at {h['concepts']} concepts: p50 {h['p50_ms']:.3f} ms, p95 {h['p95_ms']:.3f} ms")
     print("\nRSS of a process holding the index")
@@ -456,6 +616,7 @@ def main() -> int:
     for r in report["cold_process"]:
         print(f"  {r['mode']:<50} {r['import_p50_ms']:>8.1f} ms {r['first_call_p50_ms']:>12.1f} ms "
               f"{r['total_p50_ms']:>7.1f} ms {r['total_vs_first']:>5.2f}x")
+    print_agents(report["agents"])
     print("\ntargets:")
     for name, met in targets.items():
         print(f"  {name:<40} {'n/a' if met is None else ('met' if met else 'NOT met')}")

@@ -237,14 +237,16 @@ def test_between_refreshes_a_warm_call_makes_no_s3_request(counted):
     retriever = Retriever(store, Events(), refresh_seconds=5, clock=clock)
     ask(retriever)
     cold = calls["s3"]
-    assert cold == 2 + 7  # config, one listing, and the seven concepts
+    # No snapshot yet: the snapshot's 404, config, one listing, the seven concepts, then the
+    # snapshot written for the next cold container.
+    assert cold == 1 + 2 + 7 + 1
     for _ in range(20):
         clock.now += 0.2
         ask(retriever)
     assert calls["s3"] == cold
     clock.now += 5
     ask(retriever)
-    assert calls["s3"] == cold + 2  # a conditional config read and a listing; nothing changed
+    assert calls["s3"] == cold + 1  # one listing of the change journal, config included; nothing changed
 
 
 def test_new_changed_and_deleted_concepts_are_seen_after_the_window(counted):
@@ -264,7 +266,7 @@ def test_new_changed_and_deleted_concepts_are_seen_after_the_window(counted):
     block = ask(retriever)["block"]
     assert "Campinas DC now ships next day." in block and "frete-campinas-sabado" in block
     assert "objecao-frete-caro" not in block
-    assert calls["s3"] - before == 2 + 2  # config + listing + only the two changed objects
+    assert calls["s3"] - before == 1 + 3  # the journal, then only the three changed objects (one gone)
 
 
 def test_retrieval_off_or_no_config_gives_an_empty_answer(counted):
@@ -300,8 +302,10 @@ def test_an_unreadable_concept_is_left_out_and_not_fetched_again(counted, s3, bu
     clock.now += 5
     before = calls["s3"]
     ask(retriever)
-    assert calls["s3"] - before == 2
+    assert calls["s3"] - before == 1  # the journal only
     assert "broken" not in retriever.knowledge(T, A).index.docs
+    assert Retriever(store, Events()).knowledge(T, A).unreadable == {"broken": retriever.knowledge(T, A).unreadable["broken"]}
+    assert calls["s3"] - before == 1 + 2  # a cold container knows from the snapshot: not fetched again
 
 
 class SlowStore:
@@ -339,15 +343,15 @@ def test_an_agent_too_large_for_one_call_is_answered_from_its_newest_concepts_th
     store, clock, calls = large_agent
     retriever = Retriever(store, Events(), refresh_seconds=60, fetch_budget_seconds=1.5, clock=clock)
     first = ask(retriever, "Frete para Campinas no sábado?")
-    assert calls["s3"] == 2 + 4  # config, listing, and two chunks of two: the budget is spent
+    assert calls["s3"] == 1 + 2 + 4  # no snapshot, config, listing, and two chunks of two: the budget is spent
     assert retriever.counters.get("IndexIncomplete") == 1
     assert first["concepts"][0]["name"] == "frete-campinas-sabado"  # the newest came first
     assert "cep-sudeste-cd-campinas" not in first["block"]  # the oldest is not indexed yet
     second = ask(retriever)
-    assert calls["s3"] == 6 + 4  # the rest of the backlog, without listing again
+    assert calls["s3"] == 7 + 4 + 1  # the rest of the backlog, without listing again; then the snapshot
     assert "cep-sudeste-cd-campinas" in second["block"]
     ask(retriever)
-    assert calls["s3"] == 10 and retriever.counters.get("IndexIncomplete") == 1
+    assert calls["s3"] == 12 and retriever.counters.get("IndexIncomplete") == 1
 
 
 def test_the_time_lambda_has_left_caps_the_fetch_budget(large_agent):
@@ -355,9 +359,9 @@ def test_the_time_lambda_has_left_caps_the_fetch_budget(large_agent):
     retriever = Retriever(store, Events(), refresh_seconds=60, fetch_budget_seconds=100, clock=clock)
     event = {"agent": A, "session_id": "s1", "message": "frete"}
     retriever.handle(event, remaining_seconds=2.0)  # 0.5 s once the answer's reserve is kept
-    assert calls["s3"] == 2 + 2  # one chunk: at least one is always fetched, so a warm-up ends
+    assert calls["s3"] == 1 + 2 + 2  # one chunk: at least one is always fetched, so a warm-up ends
     retriever.handle(event, remaining_seconds=60.0)
-    assert calls["s3"] == 4 + 6
+    assert calls["s3"] == 5 + 6 + 1
 
 
 def test_load_knowledge_of_a_concept_the_warm_up_has_not_reached_fetches_it(large_agent):
@@ -368,7 +372,7 @@ def test_load_knowledge_of_a_concept_the_warm_up_has_not_reached_fetches_it(larg
                                         name="cep-sudeste-cd-campinas"))
     assert answer["markdown"] == (DEMO / "cep-sudeste-cd-campinas.md").read_text()
     assert [name for _, detail in events.published for name in [detail["name"]]] == ["cep-sudeste-cd-campinas"]
-    assert calls["s3"] == 2 + 2 + 1  # config, listing, one chunk, then that one concept
+    assert calls["s3"] == 1 + 2 + 2 + 1  # no snapshot, config, listing, one chunk, then that one concept
 
 
 # ------------------------------------------------------------------ the index under change

@@ -4,7 +4,8 @@ A real model names the same thing differently from one session to the next; show
 names it already chose, it can reuse them, and consolidation sees a repeat sighting instead
 of a near-duplicate. The list is chosen by retrieval's search (knowledge.search) over the
 turn's text, without retrieval's relevance floor: a whole turn is not a customer question.
-It comes from the container's warm index (knowledge.warm), refreshed within the time the
+It comes from the container's warm index (knowledge.warm: the agent's snapshot corrected by
+its change journal, under the container's memory budget), refreshed within the time the
 invocation leaves after the model call. It is a hint: when S3 fails, the turn is extracted
 with what the container holds, or with no list at all.
 """
@@ -23,7 +24,7 @@ from .search import Index
 from .store import ConceptStore
 from .telemetry import Counters
 from .turn import Turn
-from .warm import FETCH_BUDGET_SECONDS, WarmIndexes
+from .warm import FETCH_BUDGET_SECONDS, WarmIndexes, memory_budget_bytes
 
 KNOWN_MAX = 20
 # The model call's own budget plus sending the candidates: what a refresh must leave free.
@@ -46,13 +47,15 @@ class KnownConcepts:
     """Per agent, the concepts a turn is about: at most `limit`, best match first."""
 
     def __init__(self, store: ConceptStore, *, limit: int = KNOWN_MAX, refresh_seconds: float = 5.0,
-                 fetch_budget_seconds: float = FETCH_BUDGET_SECONDS, counters: Optional[Counters] = None,
-                 clock: Callable[[], float] = time.monotonic):
+                 fetch_budget_seconds: float = FETCH_BUDGET_SECONDS, memory_budget: Optional[int] = None,
+                 counters: Optional[Counters] = None, clock: Callable[[], float] = time.monotonic):
+        """`memory_budget` (bytes of indexes held) defaults to what the function's memory allows."""
         self.limit = limit
         self.counters = counters or Counters()
         self._clock = clock
         self._warm = WarmIndexes(store, lambda config: config.extract, refresh_seconds=refresh_seconds,
-                                 fetch_budget_seconds=fetch_budget_seconds, counters=self.counters, clock=clock)
+                                 fetch_budget_seconds=fetch_budget_seconds, counters=self.counters, clock=clock,
+                                 memory_budget=memory_budget if memory_budget is not None else memory_budget_bytes())
 
     def about(self, turn: Turn, config: KnowledgeConfig) -> list[KnownConcept]:
         """The agent's concepts the turn is about (never another agent's); [] when none are held."""

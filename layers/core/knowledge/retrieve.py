@@ -1,8 +1,10 @@
 """Retrieval: the per-turn <knowledge> block and the load_knowledge tool, from a warm index.
 
-The index is the container's warm per-agent index (knowledge.warm): refreshed at most once
-per refresh window, only changed concepts fetched, a time budget per call, the warm index
-served when S3 fails. Between refreshes a call makes no S3 request at all.
+The index is the container's warm per-agent index (knowledge.warm): a cold container reads
+the agent's snapshot and the changes since; refreshed at most once per refresh window, only
+changed concepts fetched, a time budget per call, the warm index served when S3 fails, held
+under the container's memory budget. Between refreshes a retrieve makes no S3 request at
+all; load_knowledge of a concept restored from the snapshot reads that one concept.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from xml.sax.saxutils import escape, quoteattr
 from pydantic import BaseModel, ConfigDict, Field
 
 from . import deadline
+from .concept import parse
 from .config import KnowledgeConfig
 from .errors import KnowledgeError, NotFound
 from .events import RETRIEVED, EventPublishError, Events, detail
@@ -23,7 +26,7 @@ from .search import Hit, Index
 from .store import ConceptStore
 from .telemetry import Counters
 from .validation import validate_object
-from .warm import FETCH_BUDGET_SECONDS, AgentKnowledge, WarmIndexes
+from .warm import FETCH_BUDGET_SECONDS, AgentKnowledge, WarmIndexes, memory_budget_bytes
 
 PRIORITY = 77
 _QUOTE = {'"': "&quot;"}  # escape() covers & < >; quotes too, so nothing in the block looks like markup
@@ -128,13 +131,17 @@ def select(index: Index, message: str, config: KnowledgeConfig) -> list[Injected
 
 class Retriever:
     def __init__(self, store: ConceptStore, events: Events, *, refresh_seconds: float = 5.0,
-                 fetch_budget_seconds: float = FETCH_BUDGET_SECONDS,
-                 counters: Optional[Counters] = None, clock: Callable[[], float] = time.monotonic):
-        self._events = events
+                 fetch_budget_seconds: float = FETCH_BUDGET_SECONDS, memory_budget: Optional[int] = None,
+                 counters: Optional[Counters] = None, clock: Callable[[], float] = time.monotonic,
+                 wall: Callable[[], float] = time.time):
+        """`memory_budget` (bytes of indexes held) defaults to what the function's memory allows."""
+        self._store, self._events = store, events
         self.fetch_budget_seconds = fetch_budget_seconds
         self.counters = counters or Counters()
         self._warm = WarmIndexes(store, lambda config: config.retrieve, refresh_seconds=refresh_seconds,
-                                 fetch_budget_seconds=fetch_budget_seconds, counters=self.counters, clock=clock)
+                                 fetch_budget_seconds=fetch_budget_seconds, counters=self.counters, clock=clock,
+                                 wall=wall, memory_budget=memory_budget if memory_budget is not None
+                                 else memory_budget_bytes())
 
     # ------------------------------------------------------------ the two calls
     def handle(self, event: Any, remaining_seconds: Optional[float] = None) -> dict[str, Any]:
@@ -172,7 +179,9 @@ class Retriever:
         doc = knowledge.index.docs.get(request.name)
         if doc is None:
             raise NotFound(f"no such concept: {request.name}")
-        concept = doc.concept
+        # Restored from the snapshot, which keeps no text: the stored object, byte for byte.
+        data = doc.data if doc.data is not None else self._store.get(request.tenant, request.agent, request.name).data
+        concept = parse(data)
         try:
             self._events.publish(RETRIEVED, detail(request.tenant, request.agent, concept.name, concept.type,
                                                    session_id=request.session_id))
@@ -181,7 +190,7 @@ class Retriever:
             # and count the loss where an alarm can see it.
             self.counters.count("EventPublishFailed")
         self.counters.count("KnowledgeRetrieved", tenant=request.tenant, agent=request.agent)
-        return {"name": concept.name, "markdown": doc.data.decode("utf-8"), "concept": {
+        return {"name": concept.name, "markdown": data.decode("utf-8"), "concept": {
             "name": concept.name, "description": concept.description, "type": concept.type,
             "provenance": concept.provenance, "confidence": concept.confidence, "sources": list(concept.sources),
             "occurrences": concept.occurrences, "created_at": concept.created_at.isoformat().replace("+00:00", "Z"),

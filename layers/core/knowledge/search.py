@@ -19,6 +19,7 @@ import dataclasses
 import heapq
 import math
 import re
+import sys
 import unicodedata
 from array import array
 from dataclasses import dataclass
@@ -310,11 +311,12 @@ def plain_words(text: str) -> set[str]:
 class Doc:
     """What the index keeps of one concept: its stored bytes, what the block shows, and its
     terms (ids into the index's vocabulary) with their field-weighted counts. The body is not
-    kept parsed: `concept` parses the bytes again when load_knowledge needs it."""
+    kept parsed: `concept` parses the bytes again when load_knowledge needs it. A concept
+    restored from a snapshot has no bytes (`data` None): load_knowledge reads it from S3."""
 
     name: str
     etag: str
-    data: bytes
+    data: Optional[bytes]
     description: str
     type: str
     provenance: str
@@ -329,7 +331,17 @@ class Doc:
 
     @property
     def concept(self) -> Concept:
+        if self.data is None:
+            raise ValueError(f"{self.name}: restored from a snapshot without its text")
         return parse(self.data)
+
+
+# Per-object costs sys.getsizeof cannot see from the outside (CPython 3.11-3.13, 64-bit): a Doc
+# with its slots, tuples and dict entry; a term's _Postings with its two numpy headers, its
+# pending arrays and its dict entries; one span tuple of four floats.
+_DOC_OVERHEAD = 360
+_POSTINGS_OVERHEAD = 520
+_SPAN_BYTES = 160
 
 
 class Hit(NamedTuple):
@@ -579,6 +591,118 @@ class Index:
         self._live_postings = sum(len(d.term_ids) for d in self.docs.values())
         self._dead = []  # rebuilt from live concepts only: nothing left to mask
         self._dead_slots = np.zeros(0, dtype=np.int64)
+
+    # ------------------------------------------------------------ snapshots and size
+    def export_state(self) -> tuple[dict, list[bytes]]:
+        """What a snapshot keeps of the index: everything a search reads, without the concepts'
+        text. Slots are renumbered densely in their order (so recency ties break the same way);
+        the postings keep their weights, so a restored index scores exactly as this one."""
+        for postings in self._postings.values():
+            if postings.pending:
+                self._merge(postings)
+        docs = sorted(self.docs.values(), key=lambda d: d.slot)
+        renumber = np.full(len(self._by_slot) + 1, -1, dtype=np.int64)
+        renumber[[d.slot for d in docs]] = np.arange(len(docs))
+        used = sorted({term_id for d in docs for term_id in d.term_ids})
+        term_of = {old: new for new, old in enumerate(used)}
+        terms = [self._terms[old] for old in used]
+        doc_terms = array("i", (term_of[t] for d in docs for t in d.term_ids))
+        doc_counts = array("f", (c for d in docs for c in d.counts))
+        posting_terms, slot_parts, weight_parts = [], [], []
+        for term_id, term in enumerate(terms):
+            postings = self._postings[term]
+            moved = renumber[postings.slots]
+            live = moved >= 0
+            posting_terms.append([term_id, int(live.sum())])
+            slot_parts.append(moved[live].astype(np.int32))
+            weight_parts.append(postings.weights[live])
+        header = {
+            "terms": terms,
+            "forms": {term: sorted(self._forms.get(term, ())) for term in terms},
+            "weighted_avg": self._weighted_avg,
+            "docs": [[d.name, d.etag, d.description, d.type, d.provenance, d.confidence, list(d.links), d.length,
+                      d.recency, len(d.term_ids), [list(span) for span in d.spans]] for d in docs],
+            "postings": posting_terms,
+        }
+        empty_i, empty_f = np.zeros(0, np.int32), np.zeros(0, np.float32)
+        blobs = [doc_terms.tobytes(), doc_counts.tobytes(),
+                 np.concatenate(slot_parts or [empty_i]).astype(np.int32).tobytes(),
+                 np.concatenate(weight_parts or [empty_f]).astype(np.float32).tobytes()]
+        return header, blobs
+
+    @classmethod
+    def from_state(cls, header: dict, blobs: list[bytes]) -> "Index":
+        """The index `export_state` described (ValueError, KeyError or TypeError when it is not one)."""
+        index = cls()
+        terms = [str(t) for t in header["terms"]]
+        index._terms = terms
+        index._vocab = {term: i for i, term in enumerate(terms)}
+        if len(index._vocab) != len(terms):
+            raise ValueError("repeated term")
+        index._forms = {term: set(forms) for term, forms in header["forms"].items()}
+        doc_terms, doc_counts = array("i"), array("f")
+        doc_terms.frombytes(blobs[0])
+        doc_counts.frombytes(blobs[1])
+        slots = np.frombuffer(blobs[2], dtype=np.int32)
+        weights = np.frombuffer(blobs[3], dtype=np.float32)
+        rows = header["docs"]
+        if len(doc_terms) != len(doc_counts) or len(slots) != len(weights):
+            raise ValueError("postings do not add up")
+        index._recency = np.zeros(max(64, len(rows) * 2), dtype=np.float64)
+        at = 0
+        for slot, (name, etag, description, type_, provenance, confidence, links, length, recency, n_terms,
+                   spans) in enumerate(rows):
+            term_ids, counts = doc_terms[at:at + n_terms], doc_counts[at:at + n_terms]
+            if len(term_ids) != n_terms:
+                raise ValueError("postings do not add up")
+            at += n_terms
+            doc = Doc(str(name), str(etag), None, str(description), str(type_), str(provenance), float(confidence),
+                      tuple(str(link) for link in links), slot, float(length), term_ids, counts, float(recency),
+                      tuple((str(unit), float(low), float(high), float(count)) for unit, low, high, count in spans))
+            index.docs[doc.name] = doc
+            index._by_slot.append(doc)
+            index._recency[slot] = doc.recency
+            index._total_length += doc.length
+            index._live_postings += n_terms
+            index._add_spans(doc)
+        if len(index.docs) != len(rows) or at != len(doc_terms):
+            raise ValueError("repeated or missing concepts")
+        at = 0
+        for term_id, n in header["postings"]:
+            postings = _Postings()
+            postings.slots, postings.weights = slots[at:at + n], weights[at:at + n]
+            postings.scaled = postings.weights
+            postings.live = int(n)
+            at += n
+            index._postings[terms[term_id]] = postings
+        if at != len(slots) or (len(slots) and int(slots.max()) >= len(rows)):
+            raise ValueError("postings do not add up")
+        index._weighted_avg = float(header["weighted_avg"])
+        return index
+
+    def shape(self) -> tuple[int, int, int, int]:
+        """Counts that move whenever the index changes: a cheap test before measuring it again."""
+        return len(self.docs), self._live_postings, self._dead_postings, len(self._postings)
+
+    def memory_bytes(self) -> int:
+        """About what the index holds in memory (its objects, arrays and strings), for the
+        container's memory budget; measured, not guessed per concept (a concept's text is
+        kept only when it was fetched, not restored)."""
+        size = sys.getsizeof(self.docs) + sys.getsizeof(self._by_slot) + sys.getsizeof(self._postings)
+        size += sys.getsizeof(self._vocab) + sys.getsizeof(self._terms) + self._recency.nbytes
+        for doc in self.docs.values():
+            size += (_DOC_OVERHEAD + sys.getsizeof(doc.name) + sys.getsizeof(doc.etag) + sys.getsizeof(doc.description)
+                     + (sys.getsizeof(doc.data) if doc.data is not None else 0)
+                     + sys.getsizeof(doc.term_ids) + sys.getsizeof(doc.counts)
+                     + sum(sys.getsizeof(link) for link in doc.links) + _SPAN_BYTES * len(doc.spans))
+        for term, postings in self._postings.items():
+            size += _POSTINGS_OVERHEAD + sys.getsizeof(term) + postings.slots.nbytes + postings.weights.nbytes
+            if postings.scaled is not postings.weights:
+                size += postings.scaled.nbytes
+            size += 8 * postings.pending
+        for forms in self._forms.values():
+            size += sys.getsizeof(forms) + sum(sys.getsizeof(form) for form in forms)
+        return size
 
     def _match(self, query: str) -> Optional[tuple[np.ndarray, np.ndarray]]:
         """Per slot, the BM25 score, and what the concept shares with the message as

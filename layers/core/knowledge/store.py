@@ -4,14 +4,22 @@ Layout in KNOWLEDGE_BUCKET (names are validated slugs before they reach a key):
     agents/{tenant}/{agent}/knowledge.yaml                       the `knowledge:` block
     agents/{tenant}/{agent}/concepts/{name}.md                   one concept
     agents/{tenant}/{agent}/deletions/{name}/{marker-version}    who deleted it (JSON)
+    agents/{tenant}/{agent}/concepts-index/snapshot              the built warm index (knowledge.snapshot)
+    agents/{tenant}/{agent}/concepts-index/changes/{stamp}_{etag}_{what}
+                                                                 empty: `what` (a concept's name or knowledge.yaml)
+                                                                 was written at `stamp` as `etag` (`deleted`)
 Every write records its actor and reason as object metadata, so S3's own version list
-is the history.
+is the history. Every concept or knowledge.yaml write then adds a change to the journal, so
+a warm index learns what changed from one listing of recent changes instead of listing
+every concept (knowledge.warm).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import secrets
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -142,6 +150,55 @@ def config_key(tenant: str, agent: str) -> str:
     return f"{agent_prefix(tenant, agent)}knowledge.yaml"
 
 
+CONFIG_CHANGE = "knowledge.yaml"  # the journal's name for a change to the agent's config
+SNAPSHOT_CONTENT_TYPE = "application/octet-stream"
+# A journal entry is stamped after its write and lands within JOURNAL_WRITE_SECONDS (or is
+# given up, see _journal): a reader that looks at the journal again from JOURNAL_GRACE_SECONDS
+# before its last look sees every entry that landed since (writer clocks are NTP-synced).
+JOURNAL_WRITE_SECONDS = 2.0
+JOURNAL_GRACE_SECONDS = 15.0
+DELETED = "deleted"  # the journal's ETag for a delete
+
+
+def etag_token(etag: str) -> str:
+    """An ETag as the journal writes it (no quotes): compare with this, never with the raw ETag."""
+    return etag.strip('"')
+
+
+def _etag_part(etag: Optional[str]) -> str:
+    token = DELETED if etag is None else etag_token(etag)
+    return token if re.fullmatch(r"[A-Za-z0-9-]{1,64}", token) else "unknown"
+
+
+def snapshot_key(tenant: str, agent: str) -> str:
+    return f"{agent_prefix(tenant, agent)}concepts-index/snapshot"
+
+
+def changes_prefix(tenant: str, agent: str) -> str:
+    return f"{agent_prefix(tenant, agent)}concepts-index/changes/"
+
+
+def journal_stamp(epoch: float) -> str:
+    """A journal key's time, which sorts as it reads (microseconds, UTC)."""
+    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+
+
+@dataclass(frozen=True)
+class Change:
+    """One journal entry: `name` (a concept, or CONFIG_CHANGE) was written at about `stamp`."""
+
+    key: str
+    stamp: str
+    name: str
+    etag: Optional[str]  # the version written, without quotes; None for a delete
+
+
+@dataclass(frozen=True)
+class StoredSnapshot:
+    data: bytes
+    etag: str
+
+
 class ConceptStore:
     """Reads and writes concepts; a lost race raises Conflict carrying what is stored now."""
 
@@ -239,6 +296,7 @@ class ConceptStore:
         check_actor(actor)
         self._get(key, name)  # NotFound for a name that is not there
         answer = self._call("delete_object", Bucket=self.bucket, Key=key)
+        self._journal(tenant, agent, name, None)
         marker = answer.get("VersionId") or ""
         if _VERSION_ID.fullmatch(marker):
             record = {"actor": actor, "reason": "delete", "at": _precise_now()}
@@ -387,7 +445,52 @@ class ConceptStore:
             )
         except (Conflict, NotFound):
             raise Conflict("knowledge.yaml changed since it was read", None) from None
+        self._journal(tenant, agent, CONFIG_CHANGE, answer["ETag"])
         return StoredConfig(both.knowledge, text, answer["ETag"], both.distill)
+
+    # ------------------------------------------------------------ snapshot and change journal
+    def get_snapshot(self, tenant: str, agent: str) -> Optional[StoredSnapshot]:
+        """The agent's stored snapshot (knowledge.snapshot), or None when there is none."""
+        try:
+            answer = self._call("get_object", Bucket=self.bucket, Key=snapshot_key(tenant, agent), read_body=True)
+        except NotFound:
+            return None
+        return StoredSnapshot(answer["Body"], answer["ETag"])
+
+    def put_snapshot(self, tenant: str, agent: str, data: bytes, *, if_match: Optional[str]) -> str:
+        """Write the snapshot over the one read (`if_match`), or create it (None); Conflict when
+        another writer came first. Returns the new ETag."""
+        condition = {"IfMatch": if_match} if if_match else {"IfNoneMatch": "*"}
+        try:
+            answer = self._call("put_object", Bucket=self.bucket, Key=snapshot_key(tenant, agent), Body=data,
+                                ContentType=SNAPSHOT_CONTENT_TYPE, **condition)
+        except (Conflict, NotFound):
+            raise Conflict("the snapshot changed since it was read", None) from None
+        return answer["ETag"]
+
+    def changes_since(self, tenant: str, agent: str, since: float) -> list[Change]:
+        """Journal entries stamped after `since` (epoch seconds), oldest first: one listing
+        request per thousand entries, none of them read."""
+        prefix = changes_prefix(tenant, agent)
+        out = []
+        for item in self._paginate("list_objects_v2", "Contents", Prefix=prefix,
+                                   StartAfter=prefix + journal_stamp(max(since, 0.0))):
+            parts = item["Key"][len(prefix):].split("_")
+            if len(parts) == 3 and (parts[2] == CONFIG_CHANGE or _is_name(parts[2])):
+                out.append(Change(item["Key"], parts[0], parts[2], None if parts[1] == DELETED else parts[1]))
+        return out
+
+    def _journal(self, tenant: str, agent: str, name: str, etag: Optional[str]) -> None:
+        """Add a change to the journal after a write (`etag` None: a delete); never fails the
+        write it follows. A change lost here (S3 down, or the writer killed first) leaves
+        readers stale, not wrong, until their next full listing (knowledge.warm's sweep)."""
+        stamp = journal_stamp(time.time())
+        key = f"{changes_prefix(tenant, agent)}{stamp}_{_etag_part(etag)}_{name}"
+        try:
+            with deadline.until(time.monotonic() + JOURNAL_WRITE_SECONDS):
+                self._call("put_object", Bucket=self.bucket, Key=key, Body=b"", IfNoneMatch="*")
+        except KnowledgeError:
+            pass
 
     # ------------------------------------------------------------ internals
     def _metadata(self, actor: str, reason: str) -> dict[str, str]:
@@ -419,8 +522,10 @@ class ConceptStore:
             # 412 (changed or exists) or 404 (IfMatch on a deleted key): tell the caller what is there now.
             current = self._get_or_none(key, name)
             if current is not None and current.data == data and current.written_at == metadata["written-at"]:
+                self._journal(*_agent_of(key), name, current.etag)
                 return current  # our own write, whose answer was lost: the retry met it
             raise Conflict(f"concept {name!r} changed since it was read", current) from None
+        self._journal(*_agent_of(key), name, answer["ETag"])
         return StoredConcept(name, data, answer["ETag"], answer.get("VersionId"), None, actor, reason,
                              tuple(sightings[-SIGHTINGS_KEPT:]), metadata["written-at"])
 
@@ -473,6 +578,20 @@ def _name_from_key(key: str, prefix: str) -> Optional[str]:
         return check_slug("name", name)
     except InvalidName:
         return None  # an object someone put there by hand; not a concept
+
+
+def _agent_of(key: str) -> tuple[str, str]:
+    """(tenant, agent) of a key under agents/ (built by agent_prefix, so already valid)."""
+    _, tenant, agent, _ = key.split("/", 3)
+    return tenant, agent
+
+
+def _is_name(text: str) -> bool:
+    try:
+        check_slug("name", text)
+    except InvalidName:
+        return False
+    return True
 
 
 def _precise_now() -> str:
