@@ -25,7 +25,7 @@ from .adapters import TurnArchive
 from .extract import Extractor
 from .model import MAX_TOKENS
 from .names import Slug
-from .session_export import ExportLocation, InvalidExport, SessionExport, parse_position, position
+from .session_export import ExportLocation, SessionExport, parse_position, position
 from .turn import InvalidTurn, Turn, parse_turn
 from .usage import DailyCapReached, estimate_tokens
 from .validation import validate_object
