@@ -460,3 +460,15 @@ def test_env_json_sets_only_variables_the_template_gives_each_function():
         for value in variables.values():  # each placeholder names the stack output that fills it
             placeholder = re.fullmatch(r"REPLACE-with-the-(\w+)-output", value)
             assert placeholder is None or placeholder[1] in TEMPLATE["Outputs"], value
+
+
+def test_each_load_knowledge_is_logged_with_the_ids_the_dashboards_per_conversation_widget_reads(
+        monkeypatch, demo_agent, bucket, bus, capsys):
+    handler = retrieve_handler(monkeypatch, bucket, bus["name"])
+    handler.lambda_handler(load_event("load-knowledge.json"), LambdaContext())
+    [line] = [json.loads(text) for text in capsys.readouterr().out.splitlines() if '"knowledge loaded"' in text]
+    assert {key: line[key] for key in ("tenant", "agent", "session_id", "concept")} == {
+        "tenant": "default", "agent": "store-support", "session_id": "sess_demo_02", "concept": "cep-sudeste-cd-campinas"}
+    assert "13000-13999" not in json.dumps(line)  # identifiers only, never the concept
+    widget = json.dumps(load_template()["Resources"]["OperationsDashboard"])
+    assert "knowledge loaded" in widget and "session_id" in widget

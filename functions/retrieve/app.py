@@ -22,7 +22,11 @@ def lambda_handler(event, context):
     # Outside the try: a misconfigured function fails the invocation, loudly, not as an answer.
     retriever = service.get()
     try:
-        return retriever.handle(event, remaining_seconds=context.get_remaining_time_in_millis() / 1000)
+        answer = retriever.handle(event, remaining_seconds=context.get_remaining_time_in_millis() / 1000)
+        if event.get("action") == "load_knowledge":  # validated by handle(): identifiers only, for the dashboard
+            logger.info("knowledge loaded", extra={"tenant": event.get("tenant", "default"), "agent": event["agent"],
+                                                   "session_id": event["session_id"], "concept": answer["name"]})
+        return answer
     except KnowledgeError as exc:
         logger.info("retrieve refused", extra={"error_code": exc.code})
         return {"error": {"code": exc.code, "message": str(exc)}}
