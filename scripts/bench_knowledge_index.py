@@ -556,7 +556,7 @@ def main() -> int:
         agents_traffic_child(folder, int(agents), int(requests), int(memory_mb))
         return 0
     if args.agents_only:
-        many = bench_agents(100 if args.quick else 1000, 200, 5000 if args.quick else 50000)
+        many = bench_agents(100 if args.quick else 1000, 200, 5000 if args.quick else 30000)
         print_agents(many) if not args.json else print(json.dumps(many, indent=1))
         return 0
     sizes = [50, 200, 1000] if args.quick else [50, 200, 1000, 5000, 20000]
@@ -566,7 +566,7 @@ def main() -> int:
                                  3 if args.quick else 7),
         "rss": bench_rss([1000] if args.quick else [5000, 20000]),
         "import": bench_import(3 if args.quick else 7),
-        "agents": bench_agents(100 if args.quick else 1000, 200, 5000 if args.quick else 50000),
+        "agents": bench_agents(100 if args.quick else 1000, 200, 5000 if args.quick else 30000),
     }
     targets = {
         "warm p50 <= 0.1 ms at 1000": next((r["p50_ms"] <= 0.1 for r in report["search"] if r["concepts"] == 1000), None),

@@ -204,7 +204,7 @@ def test_a_concept_writer_killed_before_its_journal_entry_leaves_readers_stale_u
 
 def test_a_snapshot_that_does_not_decode_is_rebuilt_and_overwritten(counted, s3, bucket):
     store, calls = counted
-    s3.put_object(Bucket=bucket, Key=snapshot_key(T, A), Body=b"KNOWLEDGE-SNAPSHOT/1\n not zlib")
+    s3.put_object(Bucket=bucket, Key=snapshot_key(T, A), Body=b"KNOWLEDGE-SNAPSHOT/2\n not zlib")
     retriever = Retriever(store, Events())
     assert "cep-sudeste-cd-campinas" in ask(retriever)["block"]
     assert retriever.counters.get("SnapshotUnreadable") == 1 and retriever.counters.get("SnapshotWritten") == 1

@@ -336,11 +336,11 @@ class Doc:
         return parse(self.data)
 
 
-# Per-object costs sys.getsizeof cannot see from the outside (CPython 3.11-3.13, 64-bit): a Doc
-# with its slots, tuples and dict entry; a term's _Postings with its two numpy headers, its
-# pending arrays and its dict entries; one span tuple of four floats.
+# Per-object costs sys.getsizeof cannot see from the outside (CPython 3.11-3.13, 64-bit; checked
+# against tracemalloc by tests/test_snapshot.py): a Doc with its slots, tuples and dict entry; a
+# term's _Postings with its two numpy headers and its dict entries; one span tuple of four floats.
 _DOC_OVERHEAD = 360
-_POSTINGS_OVERHEAD = 520
+_POSTINGS_OVERHEAD = 360
 _SPAN_BYTES = 160
 
 
@@ -371,16 +371,21 @@ def _analyze(concept: Concept) -> tuple[dict[str, float], float, dict[Interval, 
     return tf, length, spans, forms
 
 
+# Shared empty arrays, never written to: a term costs no arrays of its own until it needs them.
+_NO_SLOTS, _NO_WEIGHTS = np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
+_NO_PENDING_SLOTS, _NO_PENDING_COUNTS = array("i"), array("f")
+
+
 class _Postings:
     """One term's postings: slots and BM25 weights as numpy arrays, plus appends not yet merged."""
 
     __slots__ = ("slots", "weights", "pending_slots", "pending_counts", "live", "scaled", "scaled_for")
 
     def __init__(self) -> None:
-        self.slots = np.zeros(0, dtype=np.int32)
-        self.weights = np.zeros(0, dtype=np.float32)
-        # Appends not merged yet, as compact C arrays: no Python object per posting.
-        self.pending_slots, self.pending_counts = array("i"), array("f")
+        self.slots, self.weights = _NO_SLOTS, _NO_WEIGHTS
+        # Appends not merged yet, as compact C arrays: no Python object per posting. Shared
+        # empty ones until the first append (most terms of a restored index never get one).
+        self.pending_slots, self.pending_counts = _NO_PENDING_SLOTS, _NO_PENDING_COUNTS
         self.live = 0
         # The weights times idf, and the (concept count, live, postings) they were scaled for:
         # reused by every query until one of the three changes.
@@ -429,7 +434,8 @@ class Index:
         self._dead_postings = 0
         # Each stem's singular forms seen in any concept since the index was built: a message
         # word whose form is not among them shares only a stem, maybe by accident (valeu/vale).
-        self._forms: dict[str, set[str]] = {}
+        # A lone form is kept as the string itself (most stems have one), several as a set.
+        self._forms: dict[str, str | set[str]] = {}
         # Numbers with a unit, and CEPs: unit -> slot -> (low, high, count); as arrays per
         # unit, built on the first query after a change.
         self._spans: dict[str, dict[int, list[tuple[float, float, float]]]] = {}
@@ -458,7 +464,7 @@ class Index:
                   tuple(concept.links), slot, length, ids, array("f", tf.values()), concept.updated_at.timestamp(),
                   tuple((span.unit, span.low, span.high, count) for span, count in spans.items()))
         for term, form in forms:
-            self._forms.setdefault(term, set()).add(form)
+            self._add_form(term, form)
         self._add_spans(doc)
         self.docs[name] = doc
         self._by_slot.append(doc)
@@ -470,6 +476,8 @@ class Index:
             postings = self._postings.get(term)
             if postings is None:
                 postings = self._postings[term] = _Postings()
+            if not postings.pending:
+                postings.pending_slots, postings.pending_counts = array("i"), array("f")
             postings.pending_slots.append(slot)
             postings.pending_counts.append(count)
             postings.live += 1
@@ -493,6 +501,24 @@ class Index:
             found = self._span_arrays[unit] = (np.array(lows), np.array(highs), np.array(slots, dtype=np.int64),
                                                np.array(weights))
         return found
+
+    def _add_form(self, term: str, form: str) -> None:
+        held = self._forms.get(term)
+        if held is None:
+            self._forms[term] = form
+        elif type(held) is str:
+            if held != form:
+                self._forms[term] = {held, form}
+        else:
+            held.add(form)
+
+    def _has_form(self, term: str, form: str) -> bool:
+        held = self._forms.get(term)
+        return held == form if type(held) is str else held is not None and form in held
+
+    def _forms_of(self, term: str) -> list[str]:
+        held = self._forms.get(term)
+        return [] if held is None else [held] if type(held) is str else sorted(held)
 
     def _term_id(self, term: str) -> int:
         found = self._vocab.get(term)
@@ -544,7 +570,7 @@ class Index:
         postings.slots = np.concatenate((postings.slots, slots))
         postings.weights = np.concatenate((postings.weights, weights.astype(np.float32)))
         del slots, counts  # release the buffer exports before replacing the arrays
-        postings.pending_slots, postings.pending_counts = array("i"), array("f")
+        postings.pending_slots, postings.pending_counts = _NO_PENDING_SLOTS, _NO_PENDING_COUNTS
         postings.scaled_for = None
 
     def _lengths_of(self, slot: int) -> float:
@@ -618,7 +644,7 @@ class Index:
             weight_parts.append(postings.weights[live])
         header = {
             "terms": terms,
-            "forms": {term: sorted(self._forms.get(term, ())) for term in terms},
+            "forms": [self._forms_of(term) for term in terms],
             "weighted_avg": self._weighted_avg,
             "docs": [[d.name, d.etag, d.description, d.type, d.provenance, d.confidence, list(d.links), d.length,
                       d.recency, len(d.term_ids), [list(span) for span in d.spans]] for d in docs],
@@ -639,7 +665,12 @@ class Index:
         index._vocab = {term: i for i, term in enumerate(terms)}
         if len(index._vocab) != len(terms):
             raise ValueError("repeated term")
-        index._forms = {term: set(forms) for term, forms in header["forms"].items()}
+        forms_of = header["forms"]
+        if len(forms_of) != len(terms):
+            raise ValueError("forms do not match the terms")
+        for term, forms in zip(terms, forms_of):
+            for form in forms:
+                index._add_form(term, str(form))
         doc_terms, doc_counts = array("i"), array("f")
         doc_terms.frombytes(blobs[0])
         doc_counts.frombytes(blobs[1])
@@ -701,7 +732,8 @@ class Index:
                 size += postings.scaled.nbytes
             size += 8 * postings.pending
         for forms in self._forms.values():
-            size += sys.getsizeof(forms) + sum(sys.getsizeof(form) for form in forms)
+            size += sys.getsizeof(forms) if type(forms) is str else (
+                sys.getsizeof(forms) + sum(sys.getsizeof(form) for form in forms))
         return size
 
     def _match(self, query: str) -> Optional[tuple[np.ndarray, np.ndarray]]:
@@ -729,7 +761,7 @@ class Index:
             # FLOOR_CONCEPTS or more, unless its stem is shared by accident.
             ratio = scale if n_docs >= FLOOR_CONCEPTS else (
                 _idf(floor_docs, postings.live) * scale / _idf(n_docs, postings.live))
-            if form is not None and form not in self._forms.get(term, ()):
+            if form is not None and not self._has_form(term, form):
                 ratio *= STEM_ONLY
             slot_arrays.append(postings.slots)
             weight_arrays.append(postings.idf_weights(n_docs))

@@ -19,7 +19,7 @@ from typing import Optional
 from .errors import KnowledgeError
 from .search import Index
 
-MAGIC = b"KNOWLEDGE-SNAPSHOT/1\n"
+MAGIC = b"KNOWLEDGE-SNAPSHOT/2\n"
 _LENGTH = struct.Struct(">I")
 
 
