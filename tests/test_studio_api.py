@@ -560,3 +560,27 @@ def test_a_deleted_concept_shows_its_content_who_deleted_it_and_when(api, store)
     assert listed["deleted"][0]["deleted_at"][:19] == deleted["deleted_at"][:19]
     status, body, _ = api("GET", f"{BASE}/deleted/troca-em-30-dias")
     assert status == 404 and body["error"]["code"] == "not_deleted"
+
+
+def test_a_version_id_sent_percent_encoded_reads_that_version(api, store):
+    version = store.versions(T, A, "troca-em-30-dias")[0].version_id
+    encoded = "".join(f"%{ord(c):02X}" for c in version)  # as a client encodes + and = in S3's version ids
+    status, body, _ = api("GET", f"{BASE}/concepts/troca-em-30-dias/versions/{encoded}")
+    assert status == 200 and body["version_id"] == version
+
+
+def test_every_route_documents_every_status_it_answers_with_a_typed_body():
+    from conftest import ROOT
+
+    document = json.loads((ROOT / "studio_web" / "openapi.json").read_text())
+    for path, methods in document["paths"].items():
+        for method, operation in methods.items():
+            answers = operation["responses"]
+            assert {"400", "401", "403", "404", "422", "503"} <= set(answers), (method, path)
+            for status, answer in answers.items():
+                schema = answer["content"]["application/json"]["schema"]
+                assert "$ref" in schema or "anyOf" in schema, (method, path, status)
+    create = document["paths"]["/tenants/{tenant}/agents/{agent}/concepts"]["post"]["responses"]
+    assert set(create) >= {"201", "409", "412"} and "200" not in create
+    assert create["422"]["content"]["application/json"]["schema"]["$ref"].endswith("/Invalid")
+    assert "HTTPValidationError" not in document["components"]["schemas"]

@@ -4,18 +4,23 @@ Routes are wiring: the operator comes from the verified token's claims, the work
 knowledge.studio, and every domain error is mapped to HTTP once, below.
 """
 
+import json
 import os
-from typing import Annotated, Literal, Optional
+import re
+import string
+from typing import Annotated, Any, Literal, Optional, Union
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, CORSConfig, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
-from aws_lambda_powertools.event_handler.openapi.params import Header, Query
+from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
+from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 from pydantic import BaseModel, Field
 
 from knowledge import wiring
 from knowledge.errors import (Conflict, InvalidConcept, InvalidConfig, InvalidName, KnowledgeError, NotFound,
                               StoreUnavailable)
+from knowledge.names import SLUG_MAX, SLUG_SCHEMA
 from knowledge.settings import Settings
 from knowledge.studio import (MARKDOWN_MAX_BYTES, ArchiveNotConfigured, Forbidden, NameTaken, PreconditionRequired,
                               Unauthorized, check_path, field_errors, operator_from_claims)
@@ -28,6 +33,9 @@ app = APIGatewayHttpResolver(enable_validation=True,
                                              allow_headers=["Authorization", "Content-Type", "If-Match"],
                                              expose_headers=["ETag"], max_age=600, allow_credentials=False))
 BASE = "/tenants/<tenant>/agents/<agent>"
+# Path segments as the document states them; one that breaks its pattern is 400 invalid_name.
+Slug = Annotated[str, Path(pattern=SLUG_SCHEMA["pattern"], max_length=SLUG_MAX)]
+VersionId = Annotated[str, Path(pattern=r"^[A-Za-z0-9._+=-]+$", max_length=1024)]
 
 
 def refuse_control_characters(app, next_middleware):
@@ -112,6 +120,85 @@ class DeletedPreview(BaseModel):
     markdown: str = Field(description="That version's document.")
 
 
+class DeletedItem(BaseModel):
+    name: str
+    deleted_at: str
+    version_id: str = Field(description="The delete marker's version id.")
+
+
+class DeletedList(BaseModel):
+    deleted: list[DeletedItem]
+
+
+class Removed(BaseModel):
+    name: str
+    version_id: str = Field(description="The delete marker's version id.")
+
+
+class ConfigFile(BaseModel):
+    yaml: Optional[str] = Field(description="knowledge.yaml as stored; null when the agent has none yet.")
+    etag: Optional[str]
+    config: Optional[dict[str, Any]] = Field(description="The `knowledge:` block as read, with defaults; null when off.")
+
+
+class ErrorDetail(BaseModel):
+    code: str = Field(description="Stable, for programs: unknown_agent, not_found, stale, invalid_concept, ...")
+    message: str = Field(description="For people.")
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail
+
+
+class GatewayRefusal(BaseModel):
+    message: str = Field(description="API Gateway's own answer when the JWT authorizer refuses the token.")
+
+
+class FieldProblem(BaseModel):
+    field: str
+    message: str
+    line: Optional[int] = Field(description="The document's line to look at, when one is known.")
+
+
+class Invalid(ErrorBody):
+    errors: Optional[list[FieldProblem]] = Field(
+        None, description="invalid_concept: each problem with its field and line.")
+
+
+class StaleVersion(BaseModel):
+    markdown: str
+    etag: str
+    version_id: Optional[str]
+
+
+class Stale(ErrorBody):
+    current: Optional[StaleVersion] = Field(description="What is stored now; null when it was deleted meanwhile.")
+
+
+class Taken(ErrorBody):
+    name: str = Field(description="The concept that already has this name.")
+
+
+def answers(status: int, model: Any, *also: int) -> dict[int, dict[str, Any]]:
+    """The OpenAPI responses of a route: its success, the errors every route may answer, and `also`."""
+    def body(kind: Any) -> dict[str, Any]:
+        return {"content": {"application/json": {"model": kind}}}
+
+    errors = {400: ("A tenant, agent or name that is not a slug, or a path with a control character", ErrorBody),
+              401: ("No valid token", Union[ErrorBody, GatewayRefusal]),
+              403: ("The operator is not a member of the tenant", ErrorBody),
+              404: ("No such agent (unknown_agent), concept, version or route", ErrorBody),
+              409: ("A concept with this name already exists", Taken),
+              412: ("Stale: a newer version exists (If-Match no longer current)", Stale),
+              422: ("The request or the document is invalid", Invalid),
+              428: ("If-Match is required", ErrorBody),
+              503: ("Storage is busy, or the session archive is not configured", ErrorBody)}
+    out = {status: {"description": "Success", **body(model)}}
+    for code in sorted({400, 401, 403, 404, 422, 503, *also}):
+        out[code] = {"description": errors[code][0], **body(errors[code][1])}
+    return out
+
+
 def operator():
     return operator_from_claims(app.current_event.request_context.authorizer.jwt_claim)
 
@@ -125,83 +212,93 @@ def _error(status: int, exc: KnowledgeError, **extra) -> Response:
 
 
 # ------------------------------------------------------------------ concepts
-@app.get(f"{BASE}/concepts", summary="List concepts, newest first")
-def list_concepts(tenant: str, agent: str, status: Annotated[Optional[str], Query(pattern="^(conflict|related)$")] = None,
+@app.get(f"{BASE}/concepts", summary="List concepts, newest first", responses=answers(200, ConceptList))
+def list_concepts(tenant: Slug, agent: Slug, status: Annotated[Optional[str], Query(pattern="^(conflict|related)$")] = None,
                   type: Annotated[Optional[str], Query(pattern="^(fact|entity|procedure|policy|objection)$")] = None,
                   q: Annotated[Optional[str], Query(max_length=200)] = None) -> ConceptList:
     return {"concepts": studio.list(operator(), tenant, agent, status=status, type=type, q=q)}
 
 
-@app.post(f"{BASE}/concepts", summary="Create a concept by hand (provenance policy unless the text says otherwise)")
-def create_concept(tenant: str, agent: str, body: Markdown) -> Response[StoredConcept]:
+@app.post(f"{BASE}/concepts", summary="Create a concept by hand (provenance policy unless the text says otherwise)",
+          responses=answers(201, StoredConcept, 409, 412))
+def create_concept(tenant: Slug, agent: Slug, body: Markdown) -> Response[StoredConcept]:
     return _json(201, studio.create(operator(), tenant, agent, body.markdown))
 
 
-@app.get(f"{BASE}/concepts/<name>", summary="One concept: raw markdown, ETag, version id")
-def get_concept(tenant: str, agent: str, name: str) -> StoredConcept:
+@app.get(f"{BASE}/concepts/<name>", summary="One concept: raw markdown, ETag, version id",
+         responses=answers(200, StoredConcept))
+def get_concept(tenant: Slug, agent: Slug, name: Slug) -> StoredConcept:
     return studio.get(operator(), tenant, agent, name)
 
 
-@app.put(f"{BASE}/concepts/<name>", summary="Save an edit (If-Match: the ETag that was read)")
-def save_concept(tenant: str, agent: str, name: str, body: Markdown,
+@app.put(f"{BASE}/concepts/<name>", summary="Save an edit (If-Match: the ETag that was read)",
+         responses=answers(200, StoredConcept, 412, 428))
+def save_concept(tenant: Slug, agent: Slug, name: Slug, body: Markdown,
                  if_match: Annotated[Optional[str], Header(alias="if-match")] = None) -> StoredConcept:
     return studio.save(operator(), tenant, agent, name, body.markdown, if_match)
 
 
-@app.delete(f"{BASE}/concepts/<name>", summary="Delete (a restorable delete marker)")
-def delete_concept(tenant: str, agent: str, name: str) -> dict:
+@app.delete(f"{BASE}/concepts/<name>", summary="Delete (a restorable delete marker)",
+            responses=answers(200, Removed))
+def delete_concept(tenant: Slug, agent: Slug, name: Slug) -> Removed:
     return studio.delete(operator(), tenant, agent, name)
 
 
 @app.get(f"{BASE}/concepts/<name>/versions",
-         summary="Version history: time, actor, reason, size, and the session each sighting was learned from")
-def list_versions(tenant: str, agent: str, name: str) -> VersionList:
+         summary="Version history: time, actor, reason, size, and the session each sighting was learned from",
+         responses=answers(200, VersionList))
+def list_versions(tenant: Slug, agent: Slug, name: Slug) -> VersionList:
     return {"versions": studio.versions(operator(), tenant, agent, name)}
 
 
-@app.get(f"{BASE}/concepts/<name>/versions/<version_id>", summary="Read one version")
-def get_version(tenant: str, agent: str, name: str, version_id: str) -> StoredConcept:
+@app.get(f"{BASE}/concepts/<name>/versions/<version_id>", summary="Read one version",
+         responses=answers(200, StoredConcept))
+def get_version(tenant: Slug, agent: Slug, name: Slug, version_id: VersionId) -> StoredConcept:
     return studio.version(operator(), tenant, agent, name, version_id)
 
 
 @app.get(f"{BASE}/concepts/<name>/versions/<version_id>/evidence",
-         summary="The quote a version was learned from, read from the archived turn now (redacted), or expired")
-def get_evidence(tenant: str, agent: str, name: str, version_id: str) -> Response[Evidence]:
+         summary="The quote a version was learned from, read from the archived turn now (redacted), or expired",
+         responses=answers(200, Evidence))
+def get_evidence(tenant: Slug, agent: Slug, name: Slug, version_id: VersionId) -> Response[Evidence]:
     # Customer words: never cached by a browser or a proxy on the way.
     return Response(status_code=200, content_type=content_types.APPLICATION_JSON, headers={"Cache-Control": "no-store"},
                     body=studio.evidence(operator(), tenant, agent, name, version_id))
 
 
-@app.post(f"{BASE}/concepts/<name>/versions/<version_id>/restore", summary="Restore a version as a new one")
-def restore_version(tenant: str, agent: str, name: str, version_id: str,
+@app.post(f"{BASE}/concepts/<name>/versions/<version_id>/restore", summary="Restore a version as a new one",
+          responses=answers(200, StoredConcept, 412))
+def restore_version(tenant: Slug, agent: Slug, name: Slug, version_id: VersionId,
                     if_match: Annotated[Optional[str], Header(alias="if-match")] = None) -> StoredConcept:
     return studio.restore(operator(), tenant, agent, name, version_id, if_match)
 
 
-@app.get(f"{BASE}/deleted", summary="Deleted concepts, newest first")
-def list_deleted(tenant: str, agent: str) -> dict:
+@app.get(f"{BASE}/deleted", summary="Deleted concepts, newest first", responses=answers(200, DeletedList))
+def list_deleted(tenant: Slug, agent: Slug) -> DeletedList:
     return {"deleted": studio.deleted(operator(), tenant, agent)}
 
 
-@app.get(f"{BASE}/deleted/<name>", summary="A deleted concept as it was, with who deleted it and when")
-def get_deleted(tenant: str, agent: str, name: str) -> DeletedPreview:
+@app.get(f"{BASE}/deleted/<name>", summary="A deleted concept as it was, with who deleted it and when",
+         responses=answers(200, DeletedPreview))
+def get_deleted(tenant: Slug, agent: Slug, name: Slug) -> DeletedPreview:
     return studio.deleted_one(operator(), tenant, agent, name)
 
 
-@app.post(f"{BASE}/deleted/<name>/restore", summary="Undelete")
-def undelete(tenant: str, agent: str, name: str) -> StoredConcept:
+@app.post(f"{BASE}/deleted/<name>/restore", summary="Undelete", responses=answers(200, StoredConcept, 412))
+def undelete(tenant: Slug, agent: Slug, name: Slug) -> StoredConcept:
     return studio.undelete(operator(), tenant, agent, name)
 
 
 # ------------------------------------------------------------------ the knowledge: block
-@app.get(f"{BASE}/config", summary="The agent's knowledge.yaml")
-def get_config(tenant: str, agent: str) -> dict:
+@app.get(f"{BASE}/config", summary="The agent's knowledge.yaml", responses=answers(200, ConfigFile))
+def get_config(tenant: Slug, agent: Slug) -> ConfigFile:
     return studio.config(operator(), tenant, agent)
 
 
-@app.put(f"{BASE}/config", summary="Save knowledge.yaml (validated; If-Match unless creating)")
-def save_config(tenant: str, agent: str, body: ConfigText,
-                if_match: Annotated[Optional[str], Header(alias="if-match")] = None) -> dict:
+@app.put(f"{BASE}/config", summary="Save knowledge.yaml (validated; If-Match unless creating)",
+         responses=answers(200, ConfigFile, 412))
+def save_config(tenant: Slug, agent: Slug, body: ConfigText,
+                if_match: Annotated[Optional[str], Header(alias="if-match")] = None) -> ConfigFile:
     return studio.save_config(operator(), tenant, agent, body.yaml, if_match)
 
 
@@ -211,7 +308,22 @@ def openapi() -> Response[str]:
 
 
 def openapi_document() -> str:
-    return app.get_openapi_json_schema(title="Knowledge studio API", version="1.0.0")
+    """The document, with the bearer JWT every route needs and only the schemas it refers to
+    (the resolver adds its own validation-error shapes, which this API never answers)."""
+    document = json.loads(app.get_openapi_json_schema(
+        title="Knowledge studio API", version="1.0.0",
+        security_schemes={"jwt": HTTPBearer(bearerFormat="JWT", description="The id token from sign-in "
+                                                                           "(Cognito's hosted UI, PKCE).")},
+        security=[{"jwt": []}]))
+    schemas = document["components"]["schemas"]
+    while True:
+        text = json.dumps({k: v for k, v in document.items() if k != "components"} | {"schemas": schemas})
+        unused = [name for name in schemas if f'"#/components/schemas/{name}"' not in text]
+        if not unused:
+            break
+        for name in unused:
+            del schemas[name]
+    return json.dumps(document)
 
 
 # ------------------------------------------------------------------ errors, mapped once
@@ -247,6 +359,9 @@ def invalid_concept(exc: InvalidConcept) -> Response:
 @app.exception_handler(RequestValidationError)
 def invalid_request(exc: RequestValidationError) -> Response:
     problems = [f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg', 'invalid')}" for e in exc.errors()]
+    if all(tuple(e.get("loc", ()))[:1] == ("path",) for e in exc.errors()):
+        # A tenant, agent or name that is not a slug: the same answer the core gives it.
+        return _json(400, {"error": {"code": InvalidName.code, "message": "; ".join(problems)}})
     return _json(422, {"error": {"code": "invalid_request", "message": "; ".join(problems)}})
 
 
@@ -276,6 +391,21 @@ def other(exc: KnowledgeError) -> Response:
     return _error(400, exc)
 
 
+# A client encodes a path segment (S3's version ids hold + and =); API Gateway hands the raw path.
+# Escapes of characters that cannot change the routing are read as those characters.
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+_PLAIN = frozenset(string.ascii_letters + string.digits + "._~+=-")
+
+
+def _plain_path(path: Any) -> Any:
+    if not isinstance(path, str) or "%" not in path:
+        return path
+    return _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)) if chr(int(m.group(1), 16)) in _PLAIN else m.group(0),
+                       path)
+
+
 @logger.inject_lambda_context
 def lambda_handler(event, context):
+    if isinstance(event, dict) and "rawPath" in event:
+        event = {**event, "rawPath": _plain_path(event["rawPath"])}
     return app.resolve(event, context)
