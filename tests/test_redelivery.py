@@ -111,3 +111,42 @@ def test_backfill_re_reads_a_turn_the_live_path_already_extracted(monkeypatch, s
     assert handler.extractor.process(turn).status == "already_extracted"
     assert handler.extractor.process(turn, archive=False).status == "processed"
     assert len(model.requests) == 2
+
+
+def test_a_turn_deferred_by_its_tenants_daily_cap_waits_for_the_next_utc_day_not_the_backoff(
+        monkeypatch, sqs, store, bucket, sessions_bucket, candidates_queue, model):
+    store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
+    turns, dlq = queue_with_dlq(sqs)
+    handler = load_handler("extract", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
+                           CANDIDATES_QUEUE_URL=candidates_queue, TURN_DLQ_URL=dlq, UTILITY_MODEL="openai:test-model",
+                           OPENAI_BASE_URL=model.base_url, KNOWLEDGE_TENANT_DAILY_MODEL_CALLS="1")
+    waits = []
+    real = handler.redelivery._sqs
+
+    class Watching:
+        def __getattr__(self, name):
+            return getattr(real, name)
+
+        def change_message_visibility(self, **kwargs):
+            waits.append(kwargs["VisibilityTimeout"])
+            return real.change_message_visibility(**kwargs)
+
+    handler.redelivery._sqs = Watching()
+    body = json.loads(load_event("turn-complete.json")["Records"][0]["body"])
+    for turn_id in ("turn_a", "turn_b"):
+        sqs.send_message(QueueUrl=turns, MessageBody=json.dumps({**body, "turn_id": turn_id}))
+    poller = Poller(sqs, turns, handler.lambda_handler, "extract", batch_size=1)
+    poller.poll_once(wait_seconds=0)
+    poller.poll_once(wait_seconds=0)
+    assert len(model.requests) == 1
+    assert len(waits) == 1 and waits[0] > backoff_seconds(1)
+
+
+@pytest.mark.parametrize("now, seconds", [("2026-11-20T23:00:00", 3660), ("2026-11-20T08:00:00", 43200),
+                                          ("2026-11-20T23:59:30", 90)])
+def test_the_wait_for_the_next_utc_day_is_capped_at_sqs_s_twelve_hours(now, seconds):
+    from datetime import datetime, timezone
+
+    from knowledge.adapters import seconds_to_next_utc_day
+
+    assert seconds_to_next_utc_day(datetime.fromisoformat(now).replace(tzinfo=timezone.utc)) == seconds

@@ -16,14 +16,12 @@ from knowledge.aws import client
 from knowledge.errors import KnowledgeError
 from knowledge.settings import Settings
 from knowledge.turn import InvalidTurn, parse_turn
-from knowledge.usage import daily_cap
+from knowledge.usage import DailyCapReached
 
 logger = Logger()
 settings = Settings.from_env(require=("SESSIONS_BUCKET", "CANDIDATES_QUEUE_URL"))
 # Facts keeps a small state per session for the agents that distil (told of each archived turn).
 extractor = wiring.extractor(settings, sessions=SessionStates(client("s3"), settings.sessions_bucket))
-# The optional per-tenant daily cap (KNOWLEDGE_TENANT_DAILY_MODEL_CALLS); None leaves it off.
-extractor.quota = daily_cap(client("s3"), settings.sessions_bucket)
 redelivery = wiring.redelivery(settings.turn_dlq_url)
 # A batch whose every turn failed is answered like any other (all items listed) rather than
 # raised: the outcome for the queue is the same, and the log stays free of tracebacks.
@@ -48,6 +46,8 @@ def record_handler(record: SQSRecord) -> None:
         logger.info("turn processed", extra=outcome.log_fields())
     except KnowledgeError as exc:
         extractor.counters.count("TurnFailed", reason=exc.code)
+        if isinstance(exc, DailyCapReached):
+            redelivery.next_day(record.raw_event)  # the tenant's cap resets at 00:00 UTC
         # The message id finds this reason again once the record is in the dead-letter queue
         # (`knowledge redrive --dry-run` lists the ids).
         logger.warning("turn failed; the queue will retry it", extra={"message_id": record.message_id,

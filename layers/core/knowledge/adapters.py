@@ -10,7 +10,7 @@ import hashlib
 import json
 import threading
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, Iterator, Optional, Protocol
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -243,8 +243,18 @@ BACKOFF_FIRST_SECONDS = 60
 BACKOFF_MAX_SECONDS = 900
 
 
+VISIBILITY_MAX_SECONDS = 12 * 3600  # SQS's own limit
+
+
 def backoff_seconds(receive_count: int) -> int:
     return min(BACKOFF_MAX_SECONDS, BACKOFF_FIRST_SECONDS * 2 ** max(0, receive_count - 1))
+
+
+def seconds_to_next_utc_day(now: Optional[datetime] = None) -> int:
+    """How long until 00:00 UTC (a minute after, at most SQS's 12 hours): when a daily cap resets."""
+    now = now or datetime.now(timezone.utc)
+    midnight = (now + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0)
+    return min(VISIBILITY_MAX_SECONDS, int((midnight - now).total_seconds()) + 60)
 
 
 class Redelivery:
@@ -260,12 +270,21 @@ class Redelivery:
         self._sqs, self._dead_letter_url = sqs, dead_letter_url
         self._urls: dict[str, str] = {}
         self._hopeless: set[str] = set()  # invalid records left to the queue's redrive: no back-off
+        self._until: dict[str, int] = {}  # message id -> seconds it must wait instead of the back-off
 
     def back_off_failures(self, event: dict, response: dict) -> None:
         """`later` for the records a partial batch response lists as failed."""
         failed = {item["itemIdentifier"] for item in response.get("batchItemFailures", [])} - self._hopeless
         self._hopeless.clear()
-        self.later([record for record in event.get("Records", []) if record.get("messageId") in failed])
+        try:
+            self.later([record for record in event.get("Records", []) if record.get("messageId") in failed])
+        finally:
+            self._until.clear()
+
+    def next_day(self, record: dict) -> None:
+        """This record cannot succeed before the next UTC day (a daily cap): it waits until then
+        (at most 12 hours at a time) rather than spending its receives on the back-off."""
+        self._until[record.get("messageId", "")] = seconds_to_next_utc_day()
 
     def later(self, records: list[dict]) -> None:
         """Push back each failed record by the backoff for its receive count (best effort: if
@@ -273,9 +292,9 @@ class Redelivery:
         for record in records:
             try:
                 count = int(record.get("attributes", {}).get("ApproximateReceiveCount", "1"))
+                wait = self._until.get(record.get("messageId", ""), backoff_seconds(count))
                 self._sqs.change_message_visibility(QueueUrl=self._queue_url(record["eventSourceARN"]),
-                                                    ReceiptHandle=record["receiptHandle"],
-                                                    VisibilityTimeout=backoff_seconds(count))
+                                                    ReceiptHandle=record["receiptHandle"], VisibilityTimeout=wait)
             except (ClientError, BotoCoreError, KeyError, ValueError):
                 continue
 

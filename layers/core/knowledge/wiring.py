@@ -35,6 +35,7 @@ def extractor(settings: Settings, sessions: Optional["SessionRecorder"] = None) 
     from .known import KnownConcepts
     from .store import ConceptStore
     from .telemetry import Counters
+    from .usage import daily_cap
 
     s3 = client("s3")
     # A cold start fetches every concept for the known list: a pool as wide as retrieval's.
@@ -51,6 +52,7 @@ def extractor(settings: Settings, sessions: Optional["SessionRecorder"] = None) 
                             fetch_budget_seconds=settings.fetch_budget_seconds, counters=counters),
         extracted=ExtractionLedger(s3, settings.sessions_bucket),
         sessions=sessions,
+        quota=daily_cap(s3, settings.sessions_bucket),  # KNOWLEDGE_TENANT_DAILY_MODEL_CALLS; None: no cap
     )
 
 
