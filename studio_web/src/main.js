@@ -232,7 +232,23 @@ function cell(row, content) {
   return td;
 }
 
+// The sorted column says so to assistive technology (aria-sort) and to the eye (an arrow).
+function markSort() {
+  for (const button of document.querySelectorAll("th button[data-sort]")) {
+    const th = button.closest("th");
+    const arrow = button.querySelector(".arrow");
+    if (button.dataset.sort === sortKey) {
+      th.setAttribute("aria-sort", sortDescending ? "descending" : "ascending");
+      arrow.textContent = sortDescending ? "▼" : "▲";
+    } else {
+      th.removeAttribute("aria-sort");
+      arrow.textContent = "";
+    }
+  }
+}
+
 function renderList() {
+  markSort();
   const body = $("concepts").tBodies[0];
   body.replaceChildren();
   const sorted = [...concepts].sort((a, b) => {
@@ -248,6 +264,7 @@ function renderList() {
     open.className = "link";
     open.textContent = concept.name;
     open.addEventListener("click", async () => { if (await openConcept(concept.name)) visit(concept.name); });
+    open.dataset.name = concept.name;
     const name = cell(row, open);
     if (concept.conflict) name.append(badge("conflict", "conflict"));
     if (concept.related) name.append(badge(`${concept.related} related claim${concept.related === 1 ? "" : "s"}`, "related"));
@@ -256,7 +273,7 @@ function renderList() {
     cell(row, badge(concept.provenance || "?", concept.provenance || "conflict"));
     cell(row, concept.confidence == null ? "" : concept.confidence.toFixed(2));
     cell(row, concept.occurrences ?? "");
-    cell(row, concept.updated_at || "");
+    cell(row, concept.updated_at ? concept.updated_at.replace("T", " ").replace("Z", "").slice(0, 16) : "");
   }
   $("empty").hidden = sorted.length > 0;
 }
@@ -309,6 +326,12 @@ async function loadList() {
       : "Could not load the concepts", error, () => { setFilters(wanted); return loadList(); });
     return false;
   }
+}
+
+// Back on the list, focus returns to the concept the operator came from (or the list's first control).
+function focusRow(name) {
+  const target = name && [...document.querySelectorAll("#concepts tbody button.link")].find((b) => b.dataset.name === name);
+  (target || $("filter-conflict")).focus();
 }
 
 // ------------------------------------------------------------------ the editor
@@ -728,11 +751,16 @@ async function showDeleted() {
       await loadList();
       say(`${item.name} is back.`);
     };
-    actions.append(button("Preview", () => previewDeleted(item.name)), " ", button("Restore", undelete));
+    const preview = button("Preview", () => previewDeleted(item.name));
+    preview.setAttribute("aria-label", `Preview ${item.name}`);
+    const restore = button("Restore", undelete);
+    restore.setAttribute("aria-label", `Restore ${item.name}`);
+    actions.append(preview, " ", restore);
   }
   $("deleted-preview").hidden = true;
   $("deleted-empty").hidden = deleted.length > 0;
   show("deleted-view");
+  $("deleted-title").focus();
   say("");
 }
 
@@ -751,6 +779,7 @@ async function previewDeleted(name) {
     `Deleted by ${item.deleted_by || "someone unknown"} on ${item.deleted_at.replace("T", " ").slice(0, 19)} UTC. It held:`;
   $("deleted-preview-text").textContent = item.markdown;
   $("deleted-preview").hidden = false;
+  $("deleted-preview-title").focus();
 }
 
 // ------------------------------------------------------------------ start
@@ -794,11 +823,12 @@ async function start() {
   $("delete").addEventListener("click", deleteCurrent);
   $("back-from-editor").addEventListener("click", async () => {
     if (!mayDiscard("Going back to the list")) return;
+    const left = current && current.name;
     current = null;
     visit(null);
-    await loadList();
+    if (await loadList()) focusRow(left);
   });
-  $("back-from-deleted").addEventListener("click", loadList);
+  $("back-from-deleted").addEventListener("click", async () => { if (await loadList()) $("show-deleted").focus(); });
   $("show-deleted").addEventListener("click", showDeleted);
   $("new-concept").addEventListener("click", () => { newConcept(); visit(NEW); });
   $("stale-reload").addEventListener("click", async () => {
@@ -819,7 +849,9 @@ async function start() {
       history.pushState(null, "", urlFor(showing));  // stay where the work is
       return;
     }
+    const left = showing === NEW ? null : showing;
     await follow();
+    if (!wantedInUrl()) focusRow(left);
   });
   window.addEventListener("beforeunload", (event) => {
     if (leavingOnPurpose || !isDirty()) return;
