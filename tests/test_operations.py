@@ -31,7 +31,7 @@ DEMO_RULES = json.loads((DEMO / "model_script.json").read_text())["rules"]
 
 
 _QUERY = re.compile(r"SELECT SUM\((?P<metric>\w+)\) FROM SCHEMA\(Knowledge, (?P<dims>\w+(?:, \w+)*)\)"
-                    r"(?: WHERE service = '(?P<service>[\w-]+)')?")
+                    r"(?: WHERE service = '(?P<service>[\w-]+)'(?: AND reason != '(?P<expected>[\w-]+)')?)?")
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,7 @@ class Query:
     metric: str
     dimensions: frozenset
     service: Optional[str]
+    expected: Optional[str] = None  # a reason that is no failure (a turn deferred by the daily cap)
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,8 @@ def product_alarms() -> list[Query]:
         for metric in resource["Properties"]["Metrics"]:
             match = _QUERY.fullmatch(metric["Expression"])
             assert match, f"{logical_id}: not a query this test can read: {metric['Expression']}"
-            queries.append(Query(logical_id, match["metric"], frozenset(match["dims"].split(", ")), match["service"]))
+            queries.append(Query(logical_id, match["metric"], frozenset(match["dims"].split(", ")), match["service"],
+                                 match["expected"]))
     return queries
 
 
@@ -85,7 +87,8 @@ def alarms_watching(point: Emitted) -> list[str]:
     assert point.namespace == "Knowledge"
     return sorted(query.alarm for query in product_alarms()
                   if query.metric == point.metric and query.dimensions == frozenset(point.dimensions)
-                  and query.service in (None, point.dimensions.get("service")))
+                  and query.service in (None, point.dimensions.get("service"))
+                  and (query.expected is None or point.dimensions.get("reason") != query.expected))
 
 
 def the(metric: str, output: str) -> Emitted:
@@ -472,3 +475,9 @@ def test_each_load_knowledge_is_logged_with_the_ids_the_dashboards_per_conversat
     assert "13000-13999" not in json.dumps(line)  # identifiers only, never the concept
     widget = json.dumps(load_template()["Resources"]["OperationsDashboard"])
     assert "knowledge loaded" in widget and "session_id" in widget
+
+
+def test_a_turn_deferred_by_the_daily_cap_is_counted_but_alarms_nothing():
+    deferred = Emitted("Knowledge", "TurnFailed", {"service": "knowledge-extract", "reason": "daily_cap_reached"}, 1.0)
+    failed = Emitted("Knowledge", "TurnFailed", {"service": "knowledge-extract", "reason": "model_timeout"}, 1.0)
+    assert alarms_watching(deferred) == [] and alarms_watching(failed) == ["TurnFailedAlarm"]

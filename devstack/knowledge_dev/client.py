@@ -27,6 +27,7 @@ def _invoke(argv: Sequence[str]) -> int:
     parser.add_argument("text", help="the customer's message (retrieve) or a concept name (load)")
     args = parser.parse_args(argv[1:])
     os.environ["POWERTOOLS_METRICS_DISABLED"] = "true"  # this is a terminal: no EMF lines on stdout
+    os.environ["POWERTOOLS_LOG_LEVEL"] = "WARNING"  # nor the function's info log lines: the answer is the output
     # Each command is a fresh process (a cold container): a person at a terminal would rather
     # wait for the whole agent than get an answer from part of it.
     os.environ.setdefault("KNOWLEDGE_FETCH_BUDGET_SECONDS", "600")
