@@ -44,8 +44,10 @@ def test_a_turn_that_can_never_be_valid_is_dead_lettered_on_first_sight(extract_
     sqs.send_message(QueueUrl=turns, MessageBody='{"tenant": "default", "agent": "store-support"}')
     assert poller.poll_once(wait_seconds=0) == 1
     assert counts(sqs, turns) == (0, 0)
-    [moved] = sqs.receive_message(QueueUrl=dlq, AttributeNames=["All"])["Messages"]
+    [moved] = sqs.receive_message(QueueUrl=dlq, AttributeNames=["All"], MessageAttributeNames=["All"])["Messages"]
     assert moved["Body"] == '{"tenant": "default", "agent": "store-support"}'
+    assert moved["MessageAttributes"]["error_code"]["StringValue"] == "invalid_turn"
+    assert moved["MessageAttributes"]["source_message_id"]["StringValue"]
 
 
 def test_a_turn_that_failed_for_now_comes_back_after_the_backoff_not_at_once(extract_on_queue, sqs, script):

@@ -34,7 +34,7 @@ def record_handler(record: SQSRecord) -> None:
     except InvalidTurn as exc:
         extractor.counters.count("TurnRejected", reason="invalid_message")
         # It can never succeed: straight to the dead-letter queue instead of five receives.
-        moved = redelivery.dead_letter(record.raw_event)
+        moved = redelivery.dead_letter(record.raw_event, exc.code)
         logger.warning("turn message rejected", extra={"message_id": record.message_id, "error_code": exc.code,
                                                       "why": str(exc), "dead_lettered": moved})
         if moved:

@@ -298,13 +298,17 @@ class Redelivery:
             except (ClientError, BotoCoreError, KeyError, ValueError):
                 continue
 
-    def dead_letter(self, record: dict) -> bool:
-        """Send the record's body to the dead-letter queue; False when there is none or it failed
-        (then the record is failed as usual and the queue's redrive moves it)."""
+    def dead_letter(self, record: dict, reason: Optional[str] = None) -> bool:
+        """Send the record's body to the dead-letter queue, with its original message id and the
+        error code as message attributes (so the reason and the log line can be found again);
+        False when there is none or it failed (then the queue's own redrive moves it)."""
         if not self._dead_letter_url:
             self._hopeless.add(record.get("messageId", ""))
             return False
-        message: dict[str, Any] = {"QueueUrl": self._dead_letter_url, "MessageBody": record["body"]}
+        attributes = {"source_message_id": record.get("messageId", ""), "error_code": reason or ""}
+        message: dict[str, Any] = {"QueueUrl": self._dead_letter_url, "MessageBody": record["body"],
+                                   "MessageAttributes": {key: {"DataType": "String", "StringValue": value}
+                                                         for key, value in attributes.items() if value}}
         if self._dead_letter_url.endswith(".fifo"):
             message["MessageGroupId"] = record.get("attributes", {}).get("MessageGroupId") or "invalid"
             message["MessageDeduplicationId"] = record["messageId"]
