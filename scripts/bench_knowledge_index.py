@@ -165,12 +165,7 @@ def bench_cold_and_handler(sizes: list[int], handler_size: int, cold_runs: int =
 def _cold_and_handler(sizes: list[int], handler_size: int, cold_runs: int) -> dict:
     import boto3
 
-    from knowledge.retrieve import RetrieveRequest, Retriever
     from knowledge.store import ConceptStore
-
-    class NoEvents:
-        def publish(self, detail_type, detail):
-            pass
 
     s3 = boto3.client("s3")
     s3.create_bucket(Bucket="bench-index")

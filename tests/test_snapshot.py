@@ -4,7 +4,6 @@ one, deletes seen within the window, and a writer killed between steps leaving i
 from __future__ import annotations
 
 import json
-import time
 from collections import Counter
 
 import boto3

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import re
-import secrets
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass

@@ -149,7 +149,7 @@ class WarmIndexes:
                     knowledge.refreshed_at = self._clock()
                 elif knowledge.backlog:
                     self._catch_up(tenant, agent, knowledge, fetch_until)
-                self._write_snapshot(tenant, agent, knowledge)
+                self._write_snapshot(tenant, agent, knowledge, read_config=config is None)
             except (StoreUnavailable, deadline.DeadlineExceeded, InvalidConfig) as exc:
                 if not knowledge.loaded and config is None:
                     raise  # nothing to serve yet: the caller gets the error
@@ -310,7 +310,7 @@ class WarmIndexes:
                 knowledge.unreadable.pop(name, None)
 
     # ------------------------------------------------------------ the snapshot
-    def _write_snapshot(self, tenant: str, agent: str, knowledge: AgentKnowledge) -> None:
+    def _write_snapshot(self, tenant: str, agent: str, knowledge: AgentKnowledge, *, read_config: bool) -> None:
         """Write the index back when it is complete and the stored snapshot is missing, behind
         or old (see the module's docstring); a lost race leaves it to the reader that won."""
         if not knowledge.indexed or knowledge.backlog or knowledge.snapshot_lost:
@@ -320,9 +320,17 @@ class WarmIndexes:
                and knowledge.position - knowledge.snapshot_position > SNAPSHOT_MAX_AGE_SECONDS)
         if not (behind or old):
             return
-        data = encode(Snapshot(tenant, agent, knowledge.index, knowledge.position, knowledge.config_text,
-                               knowledge.config_etag, dict(knowledge.unreadable)))
         try:
+            if self._wall() - knowledge.position > JOURNAL_GRACE_SECONDS:
+                # A long build: one more look at the journal first, so the snapshot's position
+                # is now and a cold container lists only what was written after it.
+                self._follow_journal(tenant, agent, knowledge, read_config=read_config)
+            if knowledge.indexed and knowledge.backlog:
+                self._catch_up(tenant, agent, knowledge, self._clock())  # one chunk
+            if not knowledge.indexed or knowledge.backlog:
+                return  # much changed meanwhile: written at a later call, once caught up
+            data = encode(Snapshot(tenant, agent, knowledge.index, knowledge.position, knowledge.config_text,
+                                   knowledge.config_etag, dict(knowledge.unreadable)))
             knowledge.snapshot_etag = self._store.put_snapshot(tenant, agent, data, if_match=knowledge.snapshot_etag)
         except Conflict:
             knowledge.snapshot_lost = True
