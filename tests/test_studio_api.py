@@ -584,3 +584,25 @@ def test_every_route_documents_every_status_it_answers_with_a_typed_body():
     assert set(create) >= {"201", "409", "412"} and "200" not in create
     assert create["422"]["content"]["application/json"]["schema"]["$ref"].endswith("/Invalid")
     assert "HTTPValidationError" not in document["components"]["schemas"]
+
+
+# ------------------------------------------------------------------ agents
+
+def test_the_tenant_s_agents_are_listed_with_counts_of_concepts_conflicts_and_related_claims(api, store):
+    from conftest import make_concept
+
+    keep_related_beside(store)
+    store.create(T, "loja-centro", make_concept("horario-loja", description="A loja abre às 9h."), actor="engine")
+    store.put_config(T, "loja-nova", "knowledge:\n  top_k: 3\n", actor="operator:ana")  # configured, no concept yet
+    store.create("loja-b", "outra", make_concept("segredo", description="De outro tenant."), actor="engine")
+    status, body, _ = api("GET", f"/tenants/{T}/agents")
+    assert status == 200
+    assert body["agents"] == [
+        {"name": "loja-centro", "concepts": 1, "conflicts": 0, "related": 0},
+        {"name": "loja-nova", "concepts": 0, "conflicts": 0, "related": 0},
+        {"name": A, "concepts": 7, "conflicts": 1, "related": 1},
+    ]
+    status, _, _ = api("GET", "/tenants/loja-b/agents")
+    assert status == 403
+    status, body, _ = api("GET", "/tenants/Loja/agents")
+    assert status == 400 and body["error"]["code"] == "invalid_name"

@@ -197,6 +197,9 @@ def test_a_typo_in_the_agent_says_there_is_no_such_agent(browser, studio, reques
         expect(page.locator("#status")).to_contain_text("there is no agent 'store-suport' in tenant 'default'")
         expect(page.locator("#list-view")).to_be_hidden()
         expect(page.locator("#new-concept")).to_be_hidden()
+        page.get_by_role("link", name=A, exact=True).click()  # the tenant's agents, to choose the right one
+        page.wait_for_selector("#concepts tbody tr")
+        assert len(rows(page)) == 7 and f"agent={A}" in page.url
 
 
 def test_the_deleted_view_previews_the_content_and_says_who_deleted_it_and_when(page, store):
@@ -671,3 +674,22 @@ def test_at_390_px_nothing_scrolls_sideways(browser, studio, request):
         page.screenshot(path=str(ARTIFACTS / f"{request.node.name}-editor.png"), full_page=True)
     finally:
         context.close()
+
+
+# ------------------------------------------------------------------ agents
+
+def test_the_agents_page_lists_the_tenant_s_agents_with_counts_and_opens_one(browser, studio, store, request):
+    from conftest import make_concept
+
+    store.create(T, "loja-centro", make_concept("horario-loja", description="A loja abre às 9h."), actor="engine")
+    with signed_in(browser, studio, request, path="/studio/knowledge", ready="#agents tbody tr") as page:
+        agents = page.locator("#agents tbody tr")
+        expect(agents).to_have_count(2)
+        assert agents.evaluate_all("rows => rows.map(r => r.innerText.split('\\t').map(c => c.trim()))") == [
+            ["loja-centro", "1", "0", "0"], [A, "7", "1 to resolve", "0"]]
+        assert axe_violations(page) == []
+        page.get_by_role("link", name=A, exact=True).click()
+        page.wait_for_selector("#concepts tbody tr")
+        assert len(rows(page)) == 7
+        page.get_by_role("link", name="All agents").click()
+        expect(page.locator("#agents tbody tr")).to_have_count(2)

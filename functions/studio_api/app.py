@@ -120,6 +120,17 @@ class DeletedPreview(BaseModel):
     markdown: str = Field(description="That version's document.")
 
 
+class AgentSummary(BaseModel):
+    name: str
+    concepts: int = Field(description="Current concepts (deleted ones not counted).")
+    conflicts: int = Field(description="Concepts holding a `## Contradiction` for a human to resolve.")
+    related: int = Field(description="Concepts with related claims waiting to be folded in.")
+
+
+class AgentList(BaseModel):
+    agents: list[AgentSummary]
+
+
 class DeletedItem(BaseModel):
     name: str
     deleted_at: str
@@ -209,6 +220,13 @@ def _json(status: int, body: dict) -> Response:
 
 def _error(status: int, exc: KnowledgeError, **extra) -> Response:
     return _json(status, {"error": {"code": exc.code, "message": str(exc)}, **extra})
+
+
+# ------------------------------------------------------------------ agents
+@app.get("/tenants/<tenant>/agents", summary="The tenant's agents, with counts of concepts, conflicts and related "
+                                            "claims waiting", responses=answers(200, AgentList))
+def list_agents(tenant: Slug) -> AgentList:
+    return {"agents": studio.agents(operator(), tenant)}
 
 
 # ------------------------------------------------------------------ concepts

@@ -115,7 +115,7 @@ function wantedInUrl() {
 const NEW = Symbol("new concept");
 
 function show(view) {
-  for (const id of ["signin", "list-view", "deleted-view", "editor-view"]) $(id).hidden = id !== view;
+  for (const id of ["signin", "agents-view", "list-view", "deleted-view", "editor-view"]) $(id).hidden = id !== view;
 }
 
 function token() {
@@ -182,11 +182,12 @@ class Unreachable extends Error {
   constructor() { super("the service could not be reached"); }
 }
 
-async function api(method, path, { body, etag } = {}) {
+async function api(method, path, { body, etag, tenantWide } = {}) {
   const headers = { Authorization: `Bearer ${token() || ""}` };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (etag) headers["If-Match"] = etag;
-  const base = `${config.apiBase}/tenants/${encodeURIComponent(scope.tenant)}/agents/${encodeURIComponent(scope.agent)}`;
+  const tenantBase = `${config.apiBase}/tenants/${encodeURIComponent(scope.tenant)}`;
+  const base = tenantWide ? tenantBase : `${tenantBase}/agents/${encodeURIComponent(scope.agent)}`;
   let response, text;
   try {
     response = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -316,8 +317,8 @@ async function loadList() {
     return true;
   } catch (error) {
     if (error.status === 404 && error.body && error.body.error && error.body.error.code === "unknown_agent") {
-      show(null);
-      say(`${error.message}.`);
+      await loadAgents();
+      say(`${error.message}. Choose one of the tenant's agents below.`);
       return false;
     }
     const filtered = JSON.stringify(wanted) !== JSON.stringify(shownFilters);
@@ -782,6 +783,45 @@ async function previewDeleted(name) {
   $("deleted-preview-title").focus();
 }
 
+// ------------------------------------------------------------------ the tenant's agents
+
+function agentUrl(name) {
+  const next = new URLSearchParams();
+  if (scope.tenant !== "default") next.set("tenant", scope.tenant);
+  if (name) next.set("agent", name);
+  return `${location.pathname}?${next}`;
+}
+
+async function loadAgents() {
+  say("Loading…");
+  let agents;
+  try {
+    agents = (await api("GET", "/agents", { tenantWide: true })).agents;
+  } catch (error) {
+    fail(`Could not load the agents of ${scope.tenant}`, error, loadAgents);
+    return false;
+  }
+  const body = $("agents").tBodies[0];
+  body.replaceChildren();
+  for (const agent of agents) {
+    const row = body.insertRow();
+    row.dataset.name = agent.name;
+    const link = document.createElement("a");
+    link.href = agentUrl(agent.name);
+    link.textContent = agent.name;
+    cell(row, link);
+    cell(row, String(agent.concepts));
+    const conflicts = cell(row, String(agent.conflicts));
+    if (agent.conflicts) conflicts.append(" ", badge("to resolve", "conflict"));
+    cell(row, String(agent.related));
+  }
+  $("agents-empty").hidden = agents.length > 0;
+  $("agents-title").textContent = `Agents of ${scope.tenant}`;
+  show("agents-view");
+  say(`${agents.length} agent${agents.length === 1 ? "" : "s"}`);
+  return true;
+}
+
 // ------------------------------------------------------------------ start
 
 async function start() {
@@ -796,12 +836,14 @@ async function start() {
   });
   $("signin-link").addEventListener("click", (event) => { event.preventDefault(); if (config.signIn) beginSignIn(); });
   if (await finishSignIn()) return;
-  $("scope").textContent = scope.agent ? `${scope.tenant} / ${scope.agent}` : "";
+  $("scope").textContent = scope.agent ? `${scope.tenant} / ${scope.agent}` : scope.tenant;
+  $("all-agents").href = agentUrl(null);
+  $("all-agents").hidden = !scope.agent;
+  if (!token()) return signIn();
   if (!scope.agent) {
-    say("Open this page with ?agent=<name> (and &tenant=<name> when not default).");
+    await loadAgents();
     return;
   }
-  if (!token()) return signIn();
   $("filter-conflict").checked = params.get("status") === "conflict";
   $("filter-related").checked = params.get("status") === "related";
   // One status at a time: conflicts, or related claims waiting.

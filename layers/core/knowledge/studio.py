@@ -246,6 +246,18 @@ class Studio:
                         "it can be restored from the deleted concepts)")
 
     # ------------------------------------------------------------ reading
+    def agents(self, op: Operator, tenant: str) -> list[dict[str, Any]]:
+        """The tenant's agents by name, each with how many concepts it has, how many hold a
+        conflict and how many have related claims waiting."""
+        op.check(tenant)
+        out = []
+        for agent in agent_names(self._store, tenant):
+            rows = self._store.summaries(tenant, agent, self._known.setdefault((tenant, agent), {}))
+            self._agents.add((tenant, agent))
+            out.append({"name": agent, "concepts": len(rows), "conflicts": sum(1 for r in rows if r.conflict),
+                        "related": sum(1 for r in rows if r.related)})
+        return out
+
     def list(self, op: Operator, tenant: str, agent: str, *, status: Optional[str] = None,
              type: Optional[str] = None, q: Optional[str] = None) -> list[dict[str, Any]]:
         op.check(tenant)
@@ -402,6 +414,20 @@ class Studio:
         stored = self._store.put_config(tenant, agent, text, actor=op.actor, if_match=if_match)
         return {"yaml": stored.text, "etag": stored.etag,
                 "config": stored.config.model_dump(mode="json") if stored.config else None}
+
+
+def agent_names(store: ConceptStore, tenant: str) -> list[str]:
+    """The agents a tenant has in the bucket (any object under its prefix), by name.
+
+    Read with the store's own paging until ConceptStore lists agents itself."""
+    prefix = f"agents/{check_slug('tenant', tenant)}/"
+    names = set()
+    for page in store._pages("list_objects_v2", Prefix=prefix, Delimiter="/"):  # noqa: SLF001
+        for common in page.get("CommonPrefixes", []):
+            name = common["Prefix"][len(prefix):].rstrip("/")
+            if is_slug(name):
+                names.add(name)
+    return sorted(names)
 
 
 def _same(current: StoredConcept, concept: Concept) -> bool:
