@@ -10,6 +10,7 @@ knowledge.warm). The format is versioned; anything that does not decode is no sn
 
 from __future__ import annotations
 
+import gc
 import json
 import struct
 import zlib
@@ -52,6 +53,18 @@ def encode(snapshot: Snapshot) -> bytes:
 
 def decode(data: bytes, tenant: str, agent: str) -> Snapshot:
     """The snapshot of this agent in `data`; SnapshotUnreadable when it is anything else."""
+    # Tens of thousands of objects with no cycles among them: the cyclic collector would walk
+    # the whole heap (every other agent's index) several times over while they are made.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _decode(data, tenant, agent)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _decode(data: bytes, tenant: str, agent: str) -> Snapshot:
     try:
         if not data.startswith(MAGIC):
             raise ValueError("not a snapshot")
