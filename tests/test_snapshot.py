@@ -318,3 +318,32 @@ def test_the_measured_size_follows_what_the_index_really_holds():
     held = tracemalloc.get_traced_memory()[0] - before
     tracemalloc.stop()
     assert 0.6 * held <= index.memory_bytes() <= 1.4 * held
+
+
+class Refusing:
+    """The real store behind a policy that does not grant the snapshot's key (403), translated
+    by the real adapter code."""
+
+    def __init__(self, store):
+        self._store = store
+
+    def _refuse(self, *args, **kwargs):
+        from botocore.exceptions import ClientError
+
+        from knowledge.awscall import translate
+
+        raise translate(ClientError({"Error": {"Code": "AccessDenied"}, "ResponseMetadata": {"HTTPStatusCode": 403}},
+                                    "GetObject"))
+
+    get_snapshot = put_snapshot = _refuse
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+
+def test_a_function_not_allowed_the_snapshot_still_answers_from_the_concepts(counted):
+    store, _ = counted
+    retriever = Retriever(Refusing(store), Events())
+    assert "cep-sudeste-cd-campinas" in ask(retriever)["block"]
+    assert retriever.counters.get("SnapshotUnreadable", reason="access_denied") == 1
+    assert retriever.counters.get("SnapshotNotWritten", reason="access_denied") == 1

@@ -37,7 +37,7 @@ from typing import Callable, Optional
 
 from . import deadline
 from .config import KnowledgeConfig, parse_agent_config
-from .errors import Conflict, InvalidConcept, InvalidConfig, KnowledgeError, StoreUnavailable
+from .errors import AccessDenied, Conflict, InvalidConcept, InvalidConfig, KnowledgeError, StoreUnavailable
 from .search import Index
 from .snapshot import Snapshot, SnapshotUnreadable, decode, encode
 from .store import CONFIG_CHANGE, JOURNAL_GRACE_SECONDS, ConceptStore, NotModified, etag_token
@@ -186,7 +186,11 @@ class WarmIndexes:
     def _load(self, tenant: str, agent: str, knowledge: AgentKnowledge, *, read_config: bool) -> None:
         """A cold container: the snapshot, when there is one that decodes (the journal corrects
         it next); otherwise the next step lists every concept."""
-        stored = self._store.get_snapshot(tenant, agent)
+        try:
+            stored = self._store.get_snapshot(tenant, agent)
+        except AccessDenied:  # a policy without the snapshot's key: build from the concepts
+            self.counters.count("SnapshotUnreadable", reason=AccessDenied.code)
+            stored = None
         snapshot: Optional[Snapshot] = None
         if stored is not None:
             try:
