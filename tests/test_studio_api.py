@@ -58,17 +58,19 @@ def test_the_list_event_filters_conflicts(api):
     assert [c["name"] for c in concepts] == ["prazo-reembolso-pix"] and concepts[0]["conflict"] is True
 
 
-def test_list_is_newest_first_with_the_columns_and_filters(api):
+def test_list_has_the_columns_and_filters_and_sorts_by_what_it_says(api):
     status, body, _ = api("GET", f"{BASE}/concepts")
     assert status == 200 and len(body["concepts"]) == 7
     first = body["concepts"][0]
     assert set(first) >= {"name", "type", "provenance", "confidence", "occurrences", "updated_at", "conflict"}
-    stamps = [c["updated_at"] for c in body["concepts"]]
+    _, by_time, _ = api("GET", f"{BASE}/concepts", query={"sort": "updated_at"})
+    stamps = [c["updated_at"] for c in by_time["concepts"]]
     assert stamps == sorted(stamps, reverse=True)
     _, policies, _ = api("GET", f"{BASE}/concepts", query={"type": "policy"})
     assert {c["name"] for c in policies["concepts"]} == {"frete-gratis-acima-199", "troca-em-30-dias"}
     _, found, _ = api("GET", f"{BASE}/concepts", query={"q": "frete"})
-    assert {c["name"] for c in found["concepts"]} == {"frete-gratis-acima-199", "objecao-frete-caro"}
+    assert {c["name"] for c in found["concepts"]} == {"frete-gratis-acima-199", "objecao-frete-caro",
+                                                     "cep-sudeste-cd-campinas"}  # its body speaks of frete
 
 
 def test_get_then_save_with_if_match_records_the_operator(api, store):
@@ -606,3 +608,48 @@ def test_the_tenant_s_agents_are_listed_with_counts_of_concepts_conflicts_and_re
     assert status == 403
     status, body, _ = api("GET", "/tenants/Loja/agents")
     assert status == 400 and body["error"]["code"] == "invalid_name"
+
+
+
+# ------------------------------------------------------------------ paging, search, write time
+
+def test_the_list_is_last_written_first_whatever_time_the_concept_states(api, store):
+    import time
+
+    time.sleep(1.1)  # S3 stamps a write to the second
+    old = store.get(T, A, "troca-em-30-dias")  # says 2026-08-01: the oldest updated_at of all
+    store.replace(T, A, old.concept.replace(occurrences=2), if_match=old.etag, actor="engine", reason="confirmed")
+    _, body, _ = api("GET", f"{BASE}/concepts")
+    first = body["concepts"][0]
+    assert first["name"] == "troca-em-30-dias" and first["written_at"] > body["concepts"][1]["written_at"]
+    assert first["description"] == "Exchanges and returns are accepted within 30 days of delivery."
+
+
+def test_the_list_pages_on_the_server_and_the_pages_add_up(api):
+    _, whole, _ = api("GET", f"{BASE}/concepts", query={"sort": "name", "order": "asc"})
+    names, cursor = [], None
+    while True:
+        query = {"sort": "name", "order": "asc", "limit": "3"} | ({"cursor": cursor} if cursor else {})
+        status, page, _ = api("GET", f"{BASE}/concepts", query=query)
+        assert status == 200 and page["total"] == 7 and len(page["concepts"]) <= 3
+        names += [c["name"] for c in page["concepts"]]
+        cursor = page["next"]
+        if cursor is None:
+            break
+    assert names == [c["name"] for c in whole["concepts"]] == sorted(names)
+    status, body, _ = api("GET", f"{BASE}/concepts", query={"cursor": "-1"})
+    assert status == 422 and body["error"]["code"] == "invalid_request"
+
+
+@pytest.mark.parametrize("q, expected", [
+    ("reembolso pix", {"prazo-reembolso-pix"}),            # words in name and body, through retrieval's index
+    ("reemb", {"prazo-reembolso-pix"}),                    # a prefix: the substring fallback
+    ("REEMBOLSO", {"prazo-reembolso-pix"}),
+    ("original packaging", {"troca-em-30-dias"}),          # words only in the body
+    ("nada-parecido", set()),
+])
+def test_search_covers_name_description_and_body(api, q, expected):
+    status, body, _ = api("GET", f"{BASE}/concepts", query={"q": q})
+    assert status == 200 and {c["name"] for c in body["concepts"]} >= expected
+    if not expected:
+        assert body["concepts"] == [] and body["total"] == 0

@@ -96,18 +96,18 @@ def test_the_list_shows_every_concept_and_filters_conflicts(page):
 
 
 def test_sorting_by_a_column(page):
-    updated = page.locator("th", has=page.locator("button[data-sort=updated_at]"))
-    expect(updated).to_have_attribute("aria-sort", "descending")  # newest first, and said so
+    updated = page.locator("th", has=page.locator("button[data-sort=written_at]"))
+    expect(updated).to_have_attribute("aria-sort", "descending")  # last written first, and said so
     page.click("th button[data-sort=name]")
-    names = rows(page)
-    assert names == sorted(names)  # a first click on Name sorts A to Z
     name = page.locator("th", has=page.locator("button[data-sort=name]"))
-    expect(name).to_have_attribute("aria-sort", "ascending")
+    expect(name).to_have_attribute("aria-sort", "ascending")  # sorted by the server, then marked
+    names = rows(page)
+    assert names == sorted(names) and len(names) == 7  # a first click on Name sorts A to Z
     expect(name.locator(".arrow")).to_have_text("▲")
     assert updated.get_attribute("aria-sort") is None and updated.locator(".arrow").inner_text() == ""
     page.click("th button[data-sort=name]")
-    assert rows(page) == list(reversed(names))
     expect(name).to_have_attribute("aria-sort", "descending")
+    assert rows(page) == list(reversed(names))
     expect(name.locator(".arrow")).to_have_text("▼")
 
 
@@ -693,3 +693,60 @@ def test_the_agents_page_lists_the_tenant_s_agents_with_counts_and_opens_one(bro
         assert len(rows(page)) == 7
         page.get_by_role("link", name="All agents").click()
         expect(page.locator("#agents tbody tr")).to_have_count(2)
+
+
+# ------------------------------------------------------------------ paging, search, write time
+
+def many_concepts(store, count):
+    from conftest import make_concept
+
+    for i in range(count):
+        store.create(T, A, make_concept(f"pedido-{i:03d}", description=f"Pedido número {i:03d} do lote de teste.",
+                                        body=f"O pedido {i:03d} sai do CD de Campinas."), actor="engine")
+
+
+def test_the_list_pages_on_the_server_and_returning_keeps_rows_scroll_and_focus(browser, studio, store, request):
+    many_concepts(store, 113)
+    with signed_in(browser, studio, request) as page:
+        body = page.locator("#concepts tbody tr")
+        expect(body).to_have_count(50)  # one page: the browser never holds all 120
+        expect(page.locator("#status")).to_have_text("50 of 120 concepts")
+        page.locator("#more").focus()
+        page.keyboard.press("Enter")
+        expect(body).to_have_count(100)
+        assert page.evaluate("() => document.activeElement.dataset.name") == rows(page)[50]  # the first new row
+        target = rows(page)[80]
+        button = page.locator(f"#concepts button.link[data-name={target}]")
+        button.scroll_into_view_if_needed()
+        scrolled = page.evaluate("() => window.scrollY")
+        assert scrolled > 500
+        button.click()
+        page.wait_for_selector(".cm-content")
+        page.click("#back-from-editor")
+        expect(page.locator(f"#concepts button.link[data-name={target}]")).to_be_focused()
+        expect(body).to_have_count(100)
+        assert abs(page.evaluate("() => window.scrollY") - scrolled) < 5
+
+
+def test_search_finds_words_and_prefixes_in_name_description_and_body(page):
+    page.fill("#filter-q", "reemb")
+    expect(page.locator("#concepts tbody tr")).to_have_count(1)
+    assert rows(page) == ["prazo-reembolso-pix"]
+    page.fill("#filter-q", "original packaging")  # only in troca-em-30-dias's body
+    expect(page.locator("#concepts tbody tr").first).to_have_attribute("data-name", "troca-em-30-dias")
+    expect(page.locator("#concepts tbody tr")).to_have_count(1)
+    assert rows(page) == ["troca-em-30-dias"]
+    expect(page.locator("#concepts tbody tr td.description")).to_have_text(
+        "Exchanges and returns are accepted within 30 days of delivery.")
+
+
+def test_what_was_written_last_is_on_top_whatever_time_it_states(browser, studio, store, request):
+    import time
+
+    time.sleep(1.1)  # S3 stamps a write to the second
+    old = store.get(T, A, "troca-em-30-dias")  # it states 2026-08-01, the oldest of all
+    store.replace(T, A, old.concept.replace(occurrences=2), if_match=old.etag, actor="engine", reason="confirmed")
+    with signed_in(browser, studio, request) as page:
+        assert rows(page)[0] == "troca-em-30-dias"
+        written = page.locator("#concepts tbody tr").first.locator("td").nth(7).inner_text()
+        assert written[:4] == time.strftime("%Y", time.gmtime())

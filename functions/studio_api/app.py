@@ -22,7 +22,7 @@ from knowledge.errors import (Conflict, InvalidConcept, InvalidConfig, InvalidNa
                               StoreUnavailable)
 from knowledge.names import SLUG_MAX, SLUG_SCHEMA
 from knowledge.settings import Settings
-from knowledge.studio import (MARKDOWN_MAX_BYTES, ArchiveNotConfigured, Forbidden, NameTaken, PreconditionRequired,
+from knowledge.studio import (MARKDOWN_MAX_BYTES, SORTS, ArchiveNotConfigured, Forbidden, NameTaken, PreconditionRequired,
                               Unauthorized, check_path, field_errors, operator_from_claims)
 
 logger = Logger()
@@ -66,10 +66,15 @@ class ConceptSummary(BaseModel):
                                      "waiting to be folded in.")
     etag: str
     problem: Optional[str] = Field(description="Why the stored file does not parse (the other fields are empty).")
+    description: Optional[str]
+    written_at: Optional[str] = Field(description="When the current version was written (S3), whoever wrote it; "
+                                                  "updated_at is the time of what it says.")
 
 
 class ConceptList(BaseModel):
     concepts: list[ConceptSummary]
+    total: int = Field(description="Rows matching the filters, over all pages.")
+    next: Optional[str] = Field(description="The cursor of the next page; null on the last.")
 
 
 class StoredConcept(BaseModel):
@@ -230,11 +235,20 @@ def list_agents(tenant: Slug) -> AgentList:
 
 
 # ------------------------------------------------------------------ concepts
-@app.get(f"{BASE}/concepts", summary="List concepts, newest first", responses=answers(200, ConceptList))
+@app.get(f"{BASE}/concepts", summary="List concepts (a page), last written first unless sorted otherwise",
+         responses=answers(200, ConceptList))
 def list_concepts(tenant: Slug, agent: Slug, status: Annotated[Optional[str], Query(pattern="^(conflict|related)$")] = None,
                   type: Annotated[Optional[str], Query(pattern="^(fact|entity|procedure|policy|objection)$")] = None,
-                  q: Annotated[Optional[str], Query(max_length=200)] = None) -> ConceptList:
-    return {"concepts": studio.list(operator(), tenant, agent, status=status, type=type, q=q)}
+                  q: Annotated[Optional[str], Query(max_length=200, description="Words or a prefix, searched in name, "
+                                                                               "description and body.")] = None,
+                  sort: Annotated[str, Query(pattern=f"^({'|'.join(SORTS)})$")] = "written_at",
+                  order: Annotated[str, Query(pattern="^(asc|desc)$")] = "desc",
+                  limit: Annotated[Optional[int], Query(ge=1, le=500, description="Rows per page; all when absent.")] = None,
+                  cursor: Annotated[Optional[str], Query(pattern="^[0-9]{1,9}$",
+                                                         description="The `next` of the page before.")] = None,
+                  ) -> ConceptList:
+    return studio.list(operator(), tenant, agent, status=status, type=type, q=q, sort=sort, order=order,
+                       limit=limit, cursor=cursor)
 
 
 @app.post(f"{BASE}/concepts", summary="Create a concept by hand (provenance policy unless the text says otherwise)",

@@ -26,7 +26,11 @@ What is true, for the agent to use. Link a neighbour as [[its-name]].
 let config = { apiBase: "/api", signIn: null };
 const SIGN_IN_KEY = "knowledge-studio-sign-in";
 let concepts = [];
-let sortKey = "updated_at";
+let sortKey = "written_at";  // last written first: what the engine just learned is on top
+const PAGE = 50;  // rows per page; the server pages, the browser holds only what it shows
+let nextCursor = null;
+let total = 0;
+let listScroll = 0;  // where the list was scrolled when a concept was opened from it
 let sortDescending = true;
 let editor = null;
 let current = null; // { name, etag } of the version in the editor; name null for a new concept
@@ -248,44 +252,86 @@ function markSort() {
   }
 }
 
-function renderList() {
+function stamp(text) {
+  return text ? text.replace("T", " ").replace("Z", "").slice(0, 16) : "";
+}
+
+// Rows as the server sorted them; `more` appends a further page below those shown.
+function renderList(rows, more = false) {
   markSort();
   const body = $("concepts").tBodies[0];
-  body.replaceChildren();
-  const sorted = [...concepts].sort((a, b) => {
-    const x = a[sortKey] ?? "", y = b[sortKey] ?? "";
-    const order = x < y ? -1 : x > y ? 1 : 0;
-    return sortDescending ? -order : order;
-  });
-  for (const concept of sorted) {
+  if (!more) body.replaceChildren();
+  for (const concept of rows) {
     const row = body.insertRow();
     row.dataset.name = concept.name;
     const open = document.createElement("button");
     open.type = "button";
     open.className = "link";
     open.textContent = concept.name;
-    open.addEventListener("click", async () => { if (await openConcept(concept.name)) visit(concept.name); });
+    open.addEventListener("click", async () => {
+      listScroll = window.scrollY;
+      if (await openConcept(concept.name)) visit(concept.name);
+    });
     open.dataset.name = concept.name;
     const name = cell(row, open);
     if (concept.conflict) name.append(badge("conflict", "conflict"));
     if (concept.related) name.append(badge(`${concept.related} related claim${concept.related === 1 ? "" : "s"}`, "related"));
     if (concept.problem) name.append(badge("unreadable", "conflict"));
+    cell(row, concept.description || "").className = "description";
     cell(row, concept.type || "");
     cell(row, badge(concept.provenance || "?", concept.provenance || "conflict"));
     cell(row, concept.confidence == null ? "" : concept.confidence.toFixed(2));
     cell(row, concept.occurrences ?? "");
-    cell(row, concept.updated_at ? concept.updated_at.replace("T", " ").replace("Z", "").slice(0, 16) : "");
+    cell(row, stamp(concept.updated_at));
+    cell(row, stamp(concept.written_at));
   }
-  $("empty").hidden = sorted.length > 0;
+  $("empty").hidden = concepts.length > 0;
+  $("more").hidden = !nextCursor;
+  $("more").textContent = `Show ${Math.min(PAGE, total - concepts.length)} more (${concepts.length} of ${total} shown)`;
+}
+
+function counted() {
+  return concepts.length < total ? `${concepts.length} of ${total} concepts` : `${total} concept${total === 1 ? "" : "s"}`;
+}
+
+function listQuery(wanted, limit, cursor) {
+  const query = new URLSearchParams({ sort: wanted.sort, order: wanted.desc ? "desc" : "asc", limit: String(limit) });
+  const status = wanted.conflict ? "conflict" : wanted.related ? "related" : "";
+  if (status) query.set("status", status);
+  if (wanted.type) query.set("type", wanted.type);
+  if (wanted.q.trim()) query.set("q", wanted.q.trim());
+  if (cursor) query.set("cursor", cursor);
+  return query;
+}
+
+// The next page, below the rows shown: scroll position and focus stay; focus moves to the
+// first new row only when it was on the button that asked.
+async function showMore() {
+  const asked = document.activeElement === $("more");
+  const before = concepts.length;
+  try {
+    const page = await api("GET", `/concepts?${listQuery(shownFilters, PAGE, nextCursor)}`);
+    concepts = concepts.concat(page.concepts);
+    nextCursor = page.next;
+    total = page.total;
+    renderList(page.concepts, true);
+    say(counted());
+    if (asked) {
+      const first = $("concepts").tBodies[0].rows[before];
+      (first ? first.querySelector("button.link") : $("filter-q")).focus();
+    }
+  } catch (error) {
+    fail("Could not load more concepts", error, showMore);
+  }
 }
 
 // The filters the list on screen was loaded with: a failed load puts the controls back to them,
 // so a ticked filter never sits above a list it did not filter.
-let shownFilters = { conflict: false, related: false, type: "", q: "" };
+let shownFilters = { conflict: false, related: false, type: "", q: "", sort: sortKey, desc: sortDescending };
 
 function filters() {
   return { conflict: $("filter-conflict").checked, related: $("filter-related").checked,
-    type: $("filter-type").value, q: $("filter-q").value };
+    type: $("filter-type").value, q: $("filter-q").value, sort: sortKey, desc: sortDescending };
 }
 
 function setFilters(wanted) {
@@ -293,27 +339,30 @@ function setFilters(wanted) {
   $("filter-related").checked = wanted.related;
   $("filter-type").value = wanted.type;
   $("filter-q").value = wanted.q;
+  sortKey = wanted.sort;
+  sortDescending = wanted.desc;
+  markSort();
 }
 
-async function loadList() {
+// `rows`: how many to show at least (returning from a concept shows as many as before).
+async function loadList(rows = PAGE) {
   const wanted = filters();
-  const query = new URLSearchParams();
-  const status = $("filter-conflict").checked ? "conflict" : $("filter-related").checked ? "related" : "";
-  if (status) query.set("status", status);
-  if ($("filter-type").value) query.set("type", $("filter-type").value);
-  if ($("filter-q").value.trim()) query.set("q", $("filter-q").value.trim());
+  const status = wanted.conflict ? "conflict" : wanted.related ? "related" : "";
   say("Loading…");
   try {
-    concepts = (await api("GET", `/concepts?${query}`)).concepts;
+    const page = await api("GET", `/concepts?${listQuery(wanted, Math.min(500, Math.max(PAGE, rows)), null)}`);
+    concepts = page.concepts;
+    nextCursor = page.next;
+    total = page.total;
     shownFilters = wanted;
     const next = new URLSearchParams(location.search);
     if (status) next.set("status", status); else next.delete("status");
     next.delete("concept");
     next.delete("new");
     history.replaceState(null, "", `${location.pathname}?${next}`);
-    renderList();
+    renderList(concepts);
     show("list-view");
-    say(`${concepts.length} concept${concepts.length === 1 ? "" : "s"}`);
+    say(counted());
     return true;
   } catch (error) {
     if (error.status === 404 && error.body && error.body.error && error.body.error.code === "unknown_agent") {
@@ -327,6 +376,13 @@ async function loadList() {
       : "Could not load the concepts", error, () => { setFilters(wanted); return loadList(); });
     return false;
   }
+}
+
+// Back to the list as it was left: as many rows, the same scroll position, focus on the concept.
+async function backToList(left) {
+  if (!(await loadList(concepts.length))) return;
+  window.scrollTo(0, listScroll);
+  focusRow(left);
 }
 
 // Back on the list, focus returns to the concept the operator came from (or the list's first control).
@@ -857,7 +913,7 @@ async function start() {
     button.addEventListener("click", () => {
       sortDescending = sortKey === button.dataset.sort ? !sortDescending : button.dataset.sort !== "name";
       sortKey = button.dataset.sort;
-      renderList();
+      loadList();
     });
   }
   $("save").addEventListener("click", () => save());
@@ -868,10 +924,11 @@ async function start() {
     const left = current && current.name;
     current = null;
     visit(null);
-    if (await loadList()) focusRow(left);
+    await backToList(left);
   });
   $("back-from-deleted").addEventListener("click", async () => { if (await loadList()) $("show-deleted").focus(); });
   $("show-deleted").addEventListener("click", showDeleted);
+  $("more").addEventListener("click", showMore);
   $("new-concept").addEventListener("click", () => { newConcept(); visit(NEW); });
   $("stale-reload").addEventListener("click", async () => {
     if (current && current.name && await openConcept(current.name)) say("Loaded the newer version.");
@@ -892,8 +949,10 @@ async function start() {
       return;
     }
     const left = showing === NEW ? null : showing;
-    await follow();
-    if (!wantedInUrl()) focusRow(left);
+    if (!wanted && left) {
+      current = null;
+      await backToList(left);
+    } else await follow();
   });
   window.addEventListener("beforeunload", (event) => {
     if (leavingOnPurpose || !isDirty()) return;

@@ -8,7 +8,8 @@ ETag the page read; a stale save is a Conflict carrying the newer version.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+import unicodedata
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Optional, Protocol
 
@@ -19,6 +20,7 @@ from .concept import FIELDS, Concept, format_timestamp, parse, utc_now
 from .errors import AccessDenied, Conflict, FieldError, InvalidConcept, InvalidName, KnowledgeError, NotFound
 from .evidence import EvidenceLink
 from .names import check_slug, is_slug
+from .search import Index
 from .store import ConceptStore, ConceptSummary, StoredConcept
 from .turn import InvalidTurn
 
@@ -219,12 +221,71 @@ class located:  # noqa: N801 - used as a `with` block, like contextlib's helpers
         return False
 
 
+SORTS = ("written_at", "updated_at", "name", "type", "provenance", "confidence", "occurrences")
+
+
+class InvalidCursor(KnowledgeError):
+    code = "invalid_cursor"
+
+
+def _offset(cursor: Optional[str]) -> int:
+    if cursor is None:
+        return 0
+    if not cursor.isascii() or not cursor.isdigit() or len(cursor) > 9:
+        raise InvalidCursor("cursor must be the `next` of an earlier page")
+    return int(cursor)
+
+
+def _fold(text: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", text.casefold()) if not unicodedata.combining(c))
+
+
+@dataclass
+class _Held:
+    """What a container keeps of one agent for the list: its rows, when each was written, and
+    the search index over name, description and body."""
+
+    rows: dict[str, ConceptSummary] = field(default_factory=dict)
+    written: dict[str, datetime] = field(default_factory=dict)
+    index: Index = field(default_factory=Index)
+
+    def matching(self, q: str) -> set[str]:
+        found = {hit.name for hit in self.index.search(q, top_k=max(1, len(self.index)))}
+        needle = _fold(q.strip())
+        for name, doc in self.index.docs.items():
+            if name not in found and needle in _fold(f"{name} {doc.description} "
+                                                     f"{(doc.data or b'').decode('utf-8', 'replace')}"):
+                found.add(name)
+        found.update(name for name, row in self.rows.items() if row.problem and needle in _fold(name))
+        return found
+
+    def row(self, summary: ConceptSummary) -> dict[str, Any]:
+        doc = self.index.docs.get(summary.name)
+        written = self.written.get(summary.name)
+        return {**summary_dict(summary), "description": doc.description if doc else None,
+                "written_at": _stamp(written) if written else None}
+
+
+def _sorted(rows: list[ConceptSummary], sort: str, descending: bool, held: _Held) -> list[ConceptSummary]:
+    """Rows by `sort`; rows without a value go last either way, and the name breaks ties."""
+    epoch = datetime.min.replace(tzinfo=timezone.utc)
+
+    def value(row: ConceptSummary) -> Any:
+        if sort == "written_at":
+            return held.written.get(row.name) or epoch
+        return getattr(row, sort)
+
+    present = sorted((r for r in rows if value(r) is not None), key=lambda r: r.name)
+    present.sort(key=value, reverse=descending)
+    return present + sorted((r for r in rows if value(r) is None), key=lambda r: r.name)
+
+
 class Studio:
     def __init__(self, store: ConceptStore, archive: Optional[Archive] = None):
         self._store = store
         self._archive = archive
         # Per agent, the rows this container has read: a list re-reads only what changed.
-        self._known: dict[tuple[str, str], dict[str, ConceptSummary]] = {}  # per agent, kept per container
+        self._held: dict[tuple[str, str], _Held] = {}  # per agent, kept per container
         self._agents: set[tuple[str, str]] = set()  # agents seen to exist (an agent is never un-made by the studio)
 
     def _check_agent(self, tenant: str, agent: str) -> None:
@@ -252,16 +313,44 @@ class Studio:
         op.check(tenant)
         out = []
         for agent in agent_names(self._store, tenant):
-            rows = self._store.summaries(tenant, agent, self._known.setdefault((tenant, agent), {}))
+            rows = list(self._rows(tenant, agent).rows.values())
             self._agents.add((tenant, agent))
             out.append({"name": agent, "concepts": len(rows), "conflicts": sum(1 for r in rows if r.conflict),
                         "related": sum(1 for r in rows if r.related)})
         return out
 
+    def _rows(self, tenant: str, agent: str) -> "_Held":
+        """The agent's rows and search index, brought up to date: one listing, then only the
+        concepts whose ETag changed are read (and indexed with retrieval's own index code)."""
+        held = self._held.setdefault((tenant, agent), _Held())
+        listing = {item.name: item for item in self._store.list(tenant, agent)}
+        for name in [name for name in held.rows if name not in listing]:
+            del held.rows[name]
+            held.index.remove(name)
+        changed = [name for name, item in listing.items() if name not in held.rows or held.rows[name].etag != item.etag]
+        for stored in self._store.fetch_many(tenant, agent, changed):
+            if stored is None:
+                continue
+            summary = ConceptSummary.of(stored)
+            held.rows[stored.name] = summary
+            if summary.problem is None:
+                held.index.upsert(stored.name, stored.etag, stored.concept, stored.data)
+            else:
+                held.index.remove(stored.name)
+        if changed:
+            held.index.settle()
+        held.written = {name: item.last_modified for name, item in listing.items()}
+        return held
+
     def list(self, op: Operator, tenant: str, agent: str, *, status: Optional[str] = None,
-             type: Optional[str] = None, q: Optional[str] = None) -> list[dict[str, Any]]:
+             type: Optional[str] = None, q: Optional[str] = None, sort: str = "written_at", order: str = "desc",
+             limit: Optional[int] = None, cursor: Optional[str] = None) -> dict[str, Any]:
+        """One page of the agent's concepts, filtered and sorted here (not in the browser);
+        `q` searches name, description and body: retrieval's index, and any text holding `q`
+        (accents and case aside) so a prefix such as "reemb" finds too."""
         op.check(tenant)
-        rows = self._store.summaries(tenant, agent, self._known.setdefault((tenant, agent), {}))
+        held = self._rows(tenant, agent)
+        rows = list(held.rows.values())
         if not rows:
             self._check_agent(tenant, agent)
         if status == "conflict":
@@ -270,10 +359,15 @@ class Studio:
             rows = [r for r in rows if r.related]
         if type:
             rows = [r for r in rows if r.type == type]
-        if q:
-            needle = q.casefold()
-            rows = [r for r in rows if needle in r.name.casefold()]
-        return [summary_dict(r) for r in rows]
+        if q and q.strip():
+            found = held.matching(q)
+            rows = [r for r in rows if r.name in found]
+        rows = _sorted(rows, sort, order == "desc", held)
+        start = _offset(cursor)
+        page = rows[start:] if limit is None else rows[start:start + limit]
+        end = start + len(page)
+        return {"concepts": [held.row(r) for r in page], "total": len(rows),
+                "next": str(end) if end < len(rows) else None}
 
     def get(self, op: Operator, tenant: str, agent: str, name: str) -> dict[str, Any]:
         op.check(tenant)
