@@ -206,6 +206,8 @@ class WarmIndexes:
             else:  # written by a reader that was handed its config (extraction): read it
                 self._read_config(tenant, agent, knowledge)
         knowledge.index, knowledge.unreadable = snapshot.index, snapshot.unreadable
+        # Left out of this container's index as surely as if it had fetched them: counted alike.
+        self.counters.count("ConceptUnreadable", len(snapshot.unreadable))
         knowledge.position = knowledge.snapshot_position = snapshot.position
         knowledge.indexed = knowledge.loaded = True
         knowledge.swept_at = self._clock()  # the journal stands for a listing until the next sweep
