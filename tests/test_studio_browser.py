@@ -632,16 +632,14 @@ def test_keyboard_only_from_the_list_to_a_saved_edit_and_back(page, store):
     assert store.get(T, A, "troca-em-30-dias").concept.description.endswith("Sem custo.")
     tab_to(page, "back-from-editor", key="Shift+Tab")
     page.keyboard.press("Enter")
-    expect(page.locator("#list-view")).to_be_visible()
-    assert focused(page) == "troca-em-30-dias"  # back where the operator left
+    expect(page.locator("#concepts button.link[data-name=troca-em-30-dias]")).to_be_focused()  # back where it left
     tab_to(page, "show-deleted", key="Shift+Tab")
     page.keyboard.press("Enter")
     expect(page.locator("#deleted-view")).to_be_visible()
     assert focused(page) == "deleted-title"
     tab_to(page, "back-from-deleted")
     page.keyboard.press("Enter")
-    expect(page.locator("#list-view")).to_be_visible()
-    assert focused(page) == "show-deleted"
+    expect(page.locator("#show-deleted")).to_be_focused()
 
 
 def test_browser_back_returns_the_focus_to_the_concept_left(page):
@@ -750,3 +748,35 @@ def test_what_was_written_last_is_on_top_whatever_time_it_states(browser, studio
         assert rows(page)[0] == "troca-em-30-dias"
         written = page.locator("#concepts tbody tr").first.locator("td").nth(7).inner_text()
         assert written[:4] == time.strftime("%Y", time.gmtime())
+
+
+def test_the_list_offers_to_refresh_when_something_is_written(browser, studio, store, request):
+    import json
+    import time
+
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+
+    def quicker(route):
+        answer = route.fetch()
+        route.fulfill(response=answer, body=json.dumps({**answer.json(), "refreshSeconds": 0.3}))
+
+    context.route("**/config.json", quicker)
+    page = context.new_page()
+    try:
+        page.goto(f"{studio.url}/studio/knowledge?agent={A}")
+        page.click("#signin-link")
+        page.wait_for_selector("#concepts tbody tr")
+        page.wait_for_timeout(800)
+        expect(page.locator("#changed")).to_be_hidden()  # nothing written: nothing offered
+        time.sleep(1.1)  # S3 stamps a write to the second
+        old = store.get(T, A, "troca-em-30-dias")  # the engine confirms it meanwhile
+        store.replace(T, A, old.concept.replace(occurrences=2), if_match=old.etag, actor="engine", reason="confirmed")
+        expect(page.locator("#changed")).to_be_visible()
+        assert rows(page)[0] != "troca-em-30-dias"
+        page.click("#changed-refresh")
+        expect(page.locator("#concepts tbody tr").first).to_have_attribute("data-name", "troca-em-30-dias")
+        expect(page.locator("#changed")).to_be_hidden()
+    finally:
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
+        context.close()

@@ -325,6 +325,27 @@ async function showMore() {
   }
 }
 
+// The list offers to refresh itself when the agent changes: every `refreshSeconds` (config.json,
+// 30 by default) while the list is on screen, one row is asked for, the last written.
+let newestShown = null;
+let watching = null;
+
+async function newestWrite() {
+  const page = await api("GET", "/concepts?sort=written_at&order=desc&limit=1");
+  const top = page.concepts[0];
+  return top ? `${top.name} ${top.etag} ${page.total}` : "none";
+}
+
+function watchForChanges() {
+  clearInterval(watching);
+  watching = setInterval(async () => {
+    if ($("list-view").hidden || document.hidden || newestShown === null) return;
+    try {
+      if ((await newestWrite()) !== newestShown) $("changed").hidden = false;
+    } catch { /* a missed look is taken again at the next one */ }
+  }, (config.refreshSeconds || 30) * 1000);
+}
+
 // The filters the list on screen was loaded with: a failed load puts the controls back to them,
 // so a ticked filter never sits above a list it did not filter.
 let shownFilters = { conflict: false, related: false, type: "", q: "", sort: sortKey, desc: sortDescending };
@@ -363,6 +384,9 @@ async function loadList(rows = PAGE) {
     renderList(concepts);
     show("list-view");
     say(counted());
+    $("changed").hidden = true;
+    newestShown = null;  // set once known, without holding the list back
+    newestWrite().then((newest) => { newestShown = newest; }, () => {});
     return true;
   } catch (error) {
     if (error.status === 404 && error.body && error.body.error && error.body.error.code === "unknown_agent") {
@@ -929,6 +953,11 @@ async function start() {
   $("back-from-deleted").addEventListener("click", async () => { if (await loadList()) $("show-deleted").focus(); });
   $("show-deleted").addEventListener("click", showDeleted);
   $("more").addEventListener("click", showMore);
+  $("changed-refresh").addEventListener("click", async () => {
+    const scrolled = window.scrollY;
+    if (await loadList(concepts.length)) window.scrollTo(0, scrolled);
+  });
+  watchForChanges();
   $("new-concept").addEventListener("click", () => { newConcept(); visit(NEW); });
   $("stale-reload").addEventListener("click", async () => {
     if (current && current.name && await openConcept(current.name)) say("Loaded the newer version.");

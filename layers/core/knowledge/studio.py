@@ -248,15 +248,12 @@ class _Held:
     rows: dict[str, ConceptSummary] = field(default_factory=dict)
     written: dict[str, datetime] = field(default_factory=dict)
     index: Index = field(default_factory=Index)
+    folded: dict[str, str] = field(default_factory=dict)  # name, description and body, for substrings
 
     def matching(self, q: str) -> set[str]:
         found = {hit.name for hit in self.index.search(q, top_k=max(1, len(self.index)))}
         needle = _fold(q.strip())
-        for name, doc in self.index.docs.items():
-            if name not in found and needle in _fold(f"{name} {doc.description} "
-                                                     f"{(doc.data or b'').decode('utf-8', 'replace')}"):
-                found.add(name)
-        found.update(name for name, row in self.rows.items() if row.problem and needle in _fold(name))
+        found.update(name for name, text in self.folded.items() if needle in text)
         return found
 
     def row(self, summary: ConceptSummary) -> dict[str, Any]:
@@ -326,6 +323,7 @@ class Studio:
         listing = {item.name: item for item in self._store.list(tenant, agent)}
         for name in [name for name in held.rows if name not in listing]:
             del held.rows[name]
+            held.folded.pop(name, None)
             held.index.remove(name)
         changed = [name for name, item in listing.items() if name not in held.rows or held.rows[name].etag != item.etag]
         for stored in self._store.fetch_many(tenant, agent, changed):
@@ -334,9 +332,12 @@ class Studio:
             summary = ConceptSummary.of(stored)
             held.rows[stored.name] = summary
             if summary.problem is None:
-                held.index.upsert(stored.name, stored.etag, stored.concept, stored.data)
+                concept = stored.concept
+                held.index.upsert(stored.name, stored.etag, concept, stored.data)
+                held.folded[stored.name] = _fold(f"{concept.name}\n{concept.description}\n{concept.body}")
             else:
                 held.index.remove(stored.name)
+                held.folded[stored.name] = _fold(stored.name)
         if changed:
             held.index.settle()
         held.written = {name: item.last_modified for name, item in listing.items()}
