@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Optional, Protocol
+from typing import TYPE_CHECKING, Any, Iterator, Optional, Protocol
 
 from . import pii
 from .adapters import TurnArchive
@@ -206,19 +207,13 @@ def locate(errors: list[FieldError], markdown: str) -> list[FieldError]:
     return out
 
 
-class located:  # noqa: N801 - used as a `with` block, like contextlib's helpers
+@contextmanager
+def located(markdown: str) -> Iterator[None]:
     """Re-raises InvalidConcept with the lines `locate` finds in `markdown`."""
-
-    def __init__(self, markdown: str):
-        self._markdown = markdown
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: Any, exc: Any, traceback: Any) -> bool:
-        if isinstance(exc, InvalidConcept) and isinstance(self._markdown, str):
-            raise InvalidConcept(locate(exc.errors, self._markdown)) from None
-        return False
+    try:
+        yield
+    except InvalidConcept as exc:
+        raise InvalidConcept(locate(exc.errors, markdown)) from None
 
 
 SORTS = ("written_at", "updated_at", "name", "type", "provenance", "confidence", "occurrences")
