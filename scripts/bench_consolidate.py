@@ -4,12 +4,19 @@
     .venv/bin/python scripts/bench_consolidate.py [--n 100] [--json]
 
 Scenarios: a new name (created), a repeat of the same claim (confirmed) and a sighting
-already applied (replayed). Prints S3 requests per sighting (target: at most 4 without a
+already applied (replayed). Prints S3 requests per sighting (target: at most 5 without a
 model call), p50/p95 time, and the ratio to one plain conditional PUT measured in the same
 run (the floor any write pays).
+
+The five requests of a new sighting: read the concept; create its ledger marker "pending"
+(what makes the count exact however long ago a crash was); write the concept; add the change
+journal's entry (what lets every warm reader refresh in one request); mark the sighting
+applied. A replay costs three: read the concept, the refused create, read the marker.
 """
 
 from __future__ import annotations
+
+TARGET = 5
 
 import argparse
 import json
@@ -83,8 +90,8 @@ def main() -> int:
         for row in rows:
             row["ratio_to_one_put"] = row["p50_ms"] / baseline
 
-    result = {"n": args.n, "baseline_put_p50_ms": baseline, "rows": rows, "target_s3_requests": 4,
-              "meets_target": all(r["s3_requests_max"] <= 4 for r in rows)}
+    result = {"n": args.n, "baseline_put_p50_ms": baseline, "rows": rows, "target_s3_requests": TARGET,
+              "meets_target": all(r["s3_requests_max"] <= TARGET for r in rows)}
     if args.json:
         print(json.dumps(result, indent=1))
         return 0
@@ -94,7 +101,7 @@ def main() -> int:
     for r in rows:
         print(f"{r['scenario']:<12} {r['outcome']:<10} {r['s3_requests_mean']:>12.2f} / {r['s3_requests_max']:<3} "
               f"{r['p50_ms']:>8.2f} {r['p95_ms']:>8.2f} {r['ratio_to_one_put']:>10.1f}")
-    print(f"\ntarget: at most 4 S3 requests per sighting -> {'met' if result['meets_target'] else 'NOT met'}")
+    print(f"\ntarget: at most {TARGET} S3 requests per sighting -> {'met' if result['meets_target'] else 'NOT met'}")
     return 0
 
 
