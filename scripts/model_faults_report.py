@@ -16,19 +16,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import socket
 import sys
-import threading
 import time
-from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import boto3
-from botocore.config import Config
 
 from knowledge import deadline
 from knowledge.model import DEFAULT_TIMEOUT, Bedrock, ModelError, OpenAICompatible
-from knowledge_dev.scripted_model import ScriptedModel, hang, reset, server_error, throttled, trickle, truncated
+from knowledge_dev.scripted_model import (ScriptedModel, hang, reset, server_error, silent_endpoint, throttled,
+                                          trickle, truncated)
 from knowledge_dev.template import load_template
 
 PROMPT = ("Extraia conceitos duráveis desta conversa.",
@@ -57,32 +54,6 @@ def faults(scale: float) -> list[tuple[str, list]]:
 def replay(replies: list) -> Callable[[dict], Any]:
     queue = list(replies)
     return lambda request: queue.pop(0) if len(queue) > 1 else queue[0]
-
-
-@contextmanager
-def silent_endpoint() -> Iterator[str]:
-    """Accepts connections and never reads or answers them."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    listener.settimeout(0.1)
-    held, stop = [], threading.Event()
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                held.append(listener.accept()[0])
-            except OSError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
-    finally:
-        stop.set()
-        thread.join()
-        for conn in held:
-            conn.close()
-        listener.close()
 
 
 def timed_call(llm: Any, function_timeout: float, reserve: float) -> dict:

@@ -175,3 +175,23 @@ def bus(moto_endpoint, sqs):
     events.put_rule(Name="all", EventBusName=name, EventPattern=json.dumps({"source": ["knowledge"]}))
     events.put_targets(Rule="all", EventBusName=name, Targets=[{"Id": "q", "Arn": arn}])
     return {"name": name, "queue": queue}
+
+
+class Clock:
+    """A clock the test moves by hand (a warm index's refresh window, a deadline)."""
+
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+class Events:
+    """The Events port, keeping what was published."""
+
+    def __init__(self):
+        self.published = []
+
+    def publish(self, detail_type, detail):
+        self.published.append((detail_type, detail))

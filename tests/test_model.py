@@ -277,26 +277,10 @@ def test_a_connection_that_keeps_resetting_is_unavailable_within_the_deadline(mo
 
 @pytest.fixture
 def silent_endpoint():
-    """A TCP server that accepts connections and never reads or answers."""
-    listener = socket.create_server(("127.0.0.1", 0))
-    held, stop = [], threading.Event()
+    from knowledge_dev.scripted_model import silent_endpoint as endpoint
 
-    def accept():
-        listener.settimeout(0.1)
-        while not stop.is_set():
-            try:
-                held.append(listener.accept()[0])
-            except OSError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{listener.getsockname()[1]}"
-    stop.set()
-    thread.join()
-    for conn in held:
-        conn.close()
-    listener.close()
+    with endpoint() as url:
+        yield url
 
 
 def test_an_endpoint_that_accepts_and_never_reads_times_out_at_the_deadline(silent_endpoint):

@@ -10,7 +10,7 @@ from collections import Counter
 import boto3
 import pytest
 
-from conftest import DEMO, ROOT, make_concept
+from conftest import DEMO, ROOT, Clock, Events, make_concept
 from knowledge.config import parse_config
 from knowledge.concept import parse
 from knowledge.retrieve import RetrieveRequest, LoadRequest, Retriever, render_block, select
@@ -195,22 +195,6 @@ def test_the_index_is_never_below_plain_term_overlap_on_any_slice(report, which)
 
 
 # ------------------------------------------------------------------ the warm index
-
-
-class Clock:
-    def __init__(self):
-        self.now = 1000.0
-
-    def __call__(self):
-        return self.now
-
-
-class Events:
-    def __init__(self):
-        self.published = []
-
-    def publish(self, detail_type, detail):
-        self.published.append((detail_type, detail))
 
 
 @pytest.fixture

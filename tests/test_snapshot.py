@@ -9,7 +9,7 @@ from collections import Counter
 import boto3
 import pytest
 
-from conftest import DEMO, ROOT, make_concept
+from conftest import DEMO, ROOT, Clock, Events, make_concept
 from knowledge.concept import parse
 from knowledge.retrieve import LoadRequest, RetrieveRequest, Retriever
 from knowledge.search import Index
@@ -20,22 +20,6 @@ from knowledge.warm import WarmIndexes, memory_budget_bytes
 T, A = "default", "store-support"
 MESSAGES = ["Moro em Campinas, o frete é grátis?", "posso trocar o produto em 30 dias?", "meu CEP é 13083-970",
             "quanto tempo demora o pix?", "oi, tudo bem?", "cadê meu pedido 48213? rastreio"]
-
-
-class Clock:
-    def __init__(self):
-        self.now = 1000.0
-
-    def __call__(self):
-        return self.now
-
-
-class Events:
-    def __init__(self):
-        self.published = []
-
-    def publish(self, detail_type, detail):
-        self.published.append((detail_type, detail))
 
 
 class Killed(BaseException):

@@ -17,6 +17,7 @@ import json
 import socket
 import struct
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterator, Optional, Union
@@ -185,3 +186,30 @@ class ScriptedModel:
 
     def __exit__(self, *exc: Any) -> None:
         self.stop()
+
+
+@contextmanager
+def silent_endpoint() -> Iterator[str]:
+    """A TCP server on 127.0.0.1 that accepts connections and never reads or answers them:
+    a model endpoint (or any endpoint) that hangs before a byte is exchanged."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.1)
+    held, stop = [], threading.Event()
+
+    def accept() -> None:
+        while not stop.is_set():
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stop.set()
+        thread.join()
+        for conn in held:
+            conn.close()
+        listener.close()
