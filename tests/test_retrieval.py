@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections import Counter
 
-import boto3
 import pytest
 
 from conftest import DEMO, ROOT, Clock, Events, make_concept
@@ -15,7 +13,6 @@ from knowledge.config import parse_config
 from knowledge.concept import parse
 from knowledge.retrieve import RetrieveRequest, LoadRequest, Retriever, render_block, select
 from knowledge.search import Index
-from knowledge.store import ConceptStore
 
 T, A = "default", "store-support"
 
@@ -195,20 +192,6 @@ def test_the_index_is_never_below_plain_term_overlap_on_any_slice(report, which)
 
 
 # ------------------------------------------------------------------ the warm index
-
-
-@pytest.fixture
-def counted(moto_endpoint, bucket):
-    """A store whose S3 requests are counted."""
-    s3 = boto3.client("s3", endpoint_url=moto_endpoint, region_name="us-east-1")
-    calls = Counter()
-    s3.meta.events.register("before-send.s3", lambda **kwargs: calls.update(["s3"]))
-    store = ConceptStore(s3, bucket)
-    store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
-    for path in sorted(DEMO.glob("*.md")):
-        store.create(T, A, parse(path.read_text()), actor="engine")
-    calls.clear()
-    return store, calls
 
 
 def ask(retriever, message="Moro em Campinas, o frete é grátis?"):

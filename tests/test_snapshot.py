@@ -4,9 +4,7 @@ one, deletes seen within the window, and a writer killed between steps leaving i
 from __future__ import annotations
 
 import json
-from collections import Counter
 
-import boto3
 import pytest
 
 from conftest import DEMO, ROOT, Clock, Events, make_concept
@@ -14,7 +12,7 @@ from knowledge.concept import parse
 from knowledge.retrieve import LoadRequest, RetrieveRequest, Retriever
 from knowledge.search import Index
 from knowledge.snapshot import Snapshot, SnapshotUnreadable, decode, encode
-from knowledge.store import ConceptStore, snapshot_key
+from knowledge.store import snapshot_key
 from knowledge.warm import WarmIndexes, memory_budget_bytes
 
 T, A = "default", "store-support"
@@ -24,19 +22,6 @@ MESSAGES = ["Moro em Campinas, o frete é grátis?", "posso trocar o produto em 
 
 class Killed(BaseException):
     """The container dies here: nothing after this line runs, and nothing catches it."""
-
-
-@pytest.fixture
-def counted(moto_endpoint, bucket):
-    s3 = boto3.client("s3", endpoint_url=moto_endpoint, region_name="us-east-1")
-    calls = Counter()
-    s3.meta.events.register("before-send.s3", lambda **kwargs: calls.update(["s3"]))
-    store = ConceptStore(s3, bucket)
-    store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
-    for path in sorted(DEMO.glob("*.md")):
-        store.create(T, A, parse(path.read_text()), actor="engine")
-    calls.clear()
-    return store, calls
 
 
 def ask(retriever, message=MESSAGES[0]):
