@@ -1,0 +1,287 @@
+"""FactsApiFunction: the Facts page's HTTP API (the studio's HTTP API and JWT authorizer, routes
+under /tenants/{tenant}/agents/{agent}/facts/).
+
+Wiring only: the operator comes from the verified token's claims (the knowledge studio's check),
+the work is done by facts.studio, and every domain error is mapped to HTTP once, below. Every
+answer may hold customer data: none is cached on the way, and none is logged.
+"""
+
+import os
+import re
+import string
+from typing import Annotated, Any, Literal, Optional, Union
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, CORSConfig, Response, content_types
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
+from pydantic import BaseModel, Field
+
+from facts.errors import Busy, InvalidFact, InvalidRequest, NotPending
+from facts.fact import NAME_MAX, VALUE_MAX
+from facts.proposals import REASON_MAX
+from facts.studio import PAGE_MAX, FactChanged, InvalidCursor, ProposalWentStale, refs, studio_from_env
+from knowledge.errors import Conflict, InvalidName, KnowledgeError, NotFound, StoreUnavailable
+from knowledge.names import SESSION_ID_MAX, SLUG_MAX, SLUG_SCHEMA
+from knowledge.studio import Forbidden, Unauthorized, check_path, operator_from_claims
+
+logger = Logger()
+facts = studio_from_env()
+# Only the studio's own origin may call the API from a browser.
+app = APIGatewayHttpResolver(enable_validation=True,
+                             cors=CORSConfig(allow_origin=os.environ.get("STUDIO_ORIGIN", "http://127.0.0.1:8080"),
+                                             allow_headers=["Authorization", "Content-Type"],
+                                             max_age=600, allow_credentials=False))
+BASE = "/tenants/<tenant>/agents/<agent>/facts"
+Slug = Annotated[str, Path(pattern=SLUG_SCHEMA["pattern"], max_length=SLUG_MAX)]
+CustomerId = Annotated[str, Path(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$", max_length=SESSION_ID_MAX)]
+ProposalId = Annotated[str, Path(pattern=r"^[0-9a-f]{32}$")]
+FactName = Annotated[str, Path(pattern=r"^[a-z0-9]+([-_][a-z0-9]+)*$", max_length=NAME_MAX)]
+
+
+def refuse_control_characters(app, next_middleware):
+    check_path(app.current_event.raw_path)
+    return next_middleware(app)
+
+
+app.use(middlewares=[refuse_control_characters])
+
+
+# ------------------------------------------------------------------ payloads
+class Excerpt(BaseModel):
+    turn_id: str
+    completed_at: str
+    message: int = Field(description="The message's index in its turn.")
+    status: Literal["available", "expired"] = Field(description="expired: the archived turn is gone.")
+    role: Optional[str]
+    excerpt: Optional[str] = Field(description="The message, read from the archive now and redacted; null when expired.")
+
+
+class CurrentFact(BaseModel):
+    value: str
+    origin: str
+    revision: int
+
+
+class ProposalView(BaseModel):
+    id: str
+    customer_id: str
+    scope: str = Field(description="tenant:customer, the memory cell an approval writes.")
+    session_id: str
+    name: str
+    value: str
+    confidence: Optional[float]
+    status: Literal["pending", "approving", "approved", "rejected", "dismissed", "stale", "expired"]
+    proposed_at: str
+    resolved_at: Optional[str]
+    resolved_by: Optional[str] = Field(description="The operator (the token's subject) who decided.")
+    reason: Optional[str] = Field(description="A rejection's reason, when one was given.")
+    current: Optional[CurrentFact] = Field(description="Stale: the customer's fact as it stood when the approval "
+                                                       "found it changed.")
+    current_deleted: bool
+    evidence: Optional[list[Excerpt]] = Field(description="Pending and stale rows: the supporting messages.")
+
+
+class ProposalList(BaseModel):
+    proposals: list[ProposalView]
+    total: int
+    next: Optional[str] = Field(description="The cursor of the next page; null on the last.")
+    counts: dict[str, int] = Field(description="How many proposals each list (pending, stale, recent) holds.")
+
+
+class Reject(BaseModel):
+    reason: Optional[str] = Field(None, max_length=REASON_MAX, description="Shown on the card; optional.")
+
+
+class FactView(BaseModel):
+    name: str
+    value: str
+    origin: str = Field(description="engine, operator, legacy or distilled:<session>.")
+    at: str
+    revision: int
+
+
+class MemoryCell(BaseModel):
+    customer_id: str
+    scope: str
+    facts: list[FactView]
+
+
+class FactEdit(BaseModel):
+    value: str = Field(min_length=1, max_length=VALUE_MAX)
+    revision: Optional[int] = Field(description="The fact's revision as read; null when it is a new fact.")
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    message: str
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail
+
+
+class WentStale(ErrorBody):
+    proposal: ProposalView
+
+
+class Stale(ErrorBody):
+    current: Optional[FactView] = Field(description="The fact now; null when it was removed.")
+
+
+def answers(model: Any, *also: int) -> dict[int, dict[str, Any]]:
+    def body(kind: Any) -> dict[str, Any]:
+        return {"content": {"application/json": {"model": kind}}}
+
+    errors = {400: ("A tenant, agent, customer, proposal or fact name that cannot be one", ErrorBody),
+              401: ("No valid token", ErrorBody), 403: ("The operator is not a member of the tenant", ErrorBody),
+              404: ("No such proposal or route", ErrorBody),
+              409: ("Already decided otherwise, or the fact changed (the proposal went stale)",
+                    Union[WentStale, ErrorBody]),
+              412: ("The fact changed since it was read", Stale), 422: ("The request is invalid", ErrorBody),
+              503: ("Storage is busy", ErrorBody)}
+    out = {200: {"description": "Success", **body(model)}}
+    for code in sorted({400, 401, 403, 404, 422, 503, *also}):
+        out[code] = {"description": errors[code][0], **body(errors[code][1])}
+    return out
+
+
+def operator():
+    return operator_from_claims(app.current_event.request_context.authorizer.jwt_claim)
+
+
+def _json(status: int, body: dict) -> Response:
+    # Customer facts and words: never kept by a browser or a proxy.
+    return Response(status_code=status, content_type=content_types.APPLICATION_JSON, body=body,
+                    headers={"Cache-Control": "no-store"})
+
+
+def _error(status: int, exc: KnowledgeError, **extra) -> Response:
+    return _json(status, {"error": {"code": exc.code, "message": str(exc)}, **extra})
+
+
+# ------------------------------------------------------------------ proposals
+@app.get(f"{BASE}/proposals", summary="One page of proposals: pending oldest first, stale, or recent decisions "
+                                      "newest first", responses=answers(ProposalList))
+def list_proposals(tenant: Slug, agent: Slug,
+                   state: Annotated[str, Query(pattern="^(pending|stale|recent)$")] = "pending",
+                   limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = 20,
+                   cursor: Annotated[Optional[str], Query(pattern="^[0-9]{1,9}$")] = None) -> Response[ProposalList]:
+    return _json(200, facts.proposals(operator(), tenant, agent, state, limit=limit, cursor=cursor))
+
+
+@app.get(f"{BASE}/proposals/<customer_id>/<proposal_id>", summary="One proposal, with its evidence read now",
+         responses=answers(ProposalView))
+def get_proposal(tenant: Slug, agent: Slug, customer_id: CustomerId, proposal_id: ProposalId) -> Response[ProposalView]:
+    return _json(200, facts.proposal(operator(), refs(tenant, agent, customer_id, proposal_id)))
+
+
+@app.post(f"{BASE}/proposals/<customer_id>/<proposal_id>/approve",
+          summary="Approve & save to memory (compare-and-swap on the fact; 409 fact_moved when it changed)",
+          responses=answers(ProposalView, 409))
+def approve(tenant: Slug, agent: Slug, customer_id: CustomerId, proposal_id: ProposalId) -> Response[ProposalView]:
+    return _json(200, facts.approve(operator(), refs(tenant, agent, customer_id, proposal_id)))
+
+
+@app.post(f"{BASE}/proposals/<customer_id>/<proposal_id>/reject", summary="Reject, with an optional reason",
+          responses=answers(ProposalView, 409))
+def reject(tenant: Slug, agent: Slug, customer_id: CustomerId, proposal_id: ProposalId,
+           body: Annotated[Optional[Reject], Body()] = None) -> Response[ProposalView]:
+    reason = body.reason if body else None
+    return _json(200, facts.reject(operator(), refs(tenant, agent, customer_id, proposal_id), reason))
+
+
+@app.post(f"{BASE}/proposals/<customer_id>/<proposal_id>/dismiss",
+          summary="Dismiss: this value will not be proposed again for the customer (also resolves a stale one)",
+          responses=answers(ProposalView, 409))
+def dismiss(tenant: Slug, agent: Slug, customer_id: CustomerId, proposal_id: ProposalId) -> Response[ProposalView]:
+    return _json(200, facts.dismiss(operator(), refs(tenant, agent, customer_id, proposal_id)))
+
+
+# ------------------------------------------------------------------ the customer's memory cell
+@app.get(f"{BASE}/customers/<customer_id>/memory", summary="A customer's memory cell", responses=answers(MemoryCell))
+def get_memory(tenant: Slug, agent: Slug, customer_id: CustomerId) -> Response[MemoryCell]:
+    return _json(200, facts.memory(operator(), tenant, customer_id))
+
+
+@app.put(f"{BASE}/customers/<customer_id>/memory/<name>",
+         summary="Set a fact (origin operator) if it is still at the revision read (412 otherwise)",
+         responses=answers(FactView, 412))
+def edit_fact(tenant: Slug, agent: Slug, customer_id: CustomerId, name: FactName, body: FactEdit) -> Response[FactView]:
+    return _json(200, facts.edit_fact(operator(), tenant, customer_id, name, body.value, body.revision))
+
+
+# ------------------------------------------------------------------ errors, mapped once
+STATUS = {Unauthorized: 401, Forbidden: 403, NotFound: 404, InvalidName: 400, NotPending: 409, Conflict: 409,
+          InvalidRequest: 422, InvalidFact: 422, InvalidCursor: 422, Busy: 503}
+
+
+@app.exception_handler(list(STATUS))
+def plain(exc: KnowledgeError) -> Response:
+    return _error(next(STATUS[kind] for kind in type(exc).__mro__ if kind in STATUS), exc)
+
+
+@app.exception_handler(ProposalWentStale)
+def went_stale(exc: ProposalWentStale) -> Response:
+    return _error(409, exc, proposal=exc.proposal)
+
+
+@app.exception_handler(FactChanged)
+def fact_changed(exc: FactChanged) -> Response:
+    return _error(412, exc, current=exc.current)
+
+
+@app.exception_handler(RequestValidationError)
+def invalid_request(exc: RequestValidationError) -> Response:
+    problems = [f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg', 'invalid')}" for e in exc.errors()]
+    if all(tuple(e.get("loc", ()))[:1] == ("path",) for e in exc.errors()):
+        return _json(400, {"error": {"code": InvalidName.code, "message": "; ".join(problems)}})
+    return _json(422, {"error": {"code": "invalid_request", "message": "; ".join(problems)}})
+
+
+@app.exception_handler([UnicodeDecodeError, RecursionError])
+def unreadable_body(exc: Exception) -> Response:
+    return _json(422, {"error": {"code": "invalid_request", "message": "the body must be a UTF-8 JSON object"}})
+
+
+@app.not_found
+def no_route(exc: Exception) -> Response:
+    try:
+        check_path(app.current_event.raw_path)
+    except InvalidName as refused:
+        return _error(400, refused)
+    return _json(404, {"error": {"code": "not_found", "message": "no such route"}})
+
+
+@app.exception_handler(StoreUnavailable)
+def unavailable(exc: StoreUnavailable) -> Response:
+    return _json(503, {"error": {"code": exc.code, "message": "storage is busy; try again"}})
+
+
+@app.exception_handler(KnowledgeError)
+def other(exc: KnowledgeError) -> Response:
+    # Not the request's fault (a policy that refuses a key, a record that does not parse): logged by code.
+    logger.warning("facts request failed", extra={"error_code": exc.code})
+    return _error(500, exc)
+
+
+# The page encodes each path segment; customer ids hold ':' and '.', which cannot change the routing.
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+_PLAIN = frozenset(string.ascii_letters + string.digits + "._~:-")
+
+
+def _plain_path(path: Any) -> Any:
+    if not isinstance(path, str) or "%" not in path:
+        return path
+    return _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)) if chr(int(m.group(1), 16)) in _PLAIN else m.group(0),
+                       path)
+
+
+@logger.inject_lambda_context
+def lambda_handler(event, context):
+    if isinstance(event, dict) and "rawPath" in event:
+        event = {**event, "rawPath": _plain_path(event["rawPath"])}
+    try:
+        return app.resolve(event, context)
+    finally:
+        facts.counters.flush(service="facts-studio-api")

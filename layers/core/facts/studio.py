@@ -1,0 +1,284 @@
+"""The Facts page's operations: what a signed-in operator of a tenant may see and decide.
+
+Every call names the operator (from the verified token) and checks the tenant before anything
+is read. Decisions go through review.Review only (an approval is the one path from a proposal
+to the memory cell); an operator's own edit of a fact is a compare-and-swap on that fact's
+revision. Evidence is read from the archived transcript at request time and redacted: the
+proposal keeps the link, never the words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Optional, Protocol
+
+from knowledge import awscall, pii
+from knowledge.adapters import TurnArchive
+from knowledge.errors import AccessDenied, KnowledgeError, NotFound
+from knowledge.names import check_slug
+
+from . import layout
+from .cells import MemoryCells
+from .errors import FactMoved, FactsError, InvalidRequest, RecordUnreadable
+from .fact import Fact, iso
+from .proposals import EvidenceLink, Proposal, ProposalRef, ProposalStore, StoredProposal, parse_proposal
+from .review import Review
+
+STATES = ("pending", "stale", "recent")
+# Which stored statuses each list of the page shows. `approving` is an approval that has not
+# finished (approving again completes it), so it waits with the pending ones.
+_SHOWN = {"pending": ("pending", "approving"), "stale": ("stale",),
+          "recent": ("approved", "rejected", "dismissed", "expired")}
+PAGE_MAX = 100
+EXCERPT_MAX = 400  # characters of one message shown on a card
+
+
+class Operator(Protocol):
+    """The signed-in operator (knowledge.studio.Operator): its token subject and tenant check."""
+
+    id: str
+
+    def check(self, tenant: str) -> None: ...
+
+
+class InvalidCursor(FactsError):
+    code = "invalid_cursor"
+
+
+class ProposalWentStale(FactsError):
+    """An approval found the target fact changed since distillation: nothing was written and the
+    proposal is now stale, with both values (`proposal`)."""
+
+    code = "fact_moved"
+
+    def __init__(self, proposal: dict[str, Any]):
+        super().__init__("the customer's fact changed since this was proposed: nothing was saved, and the "
+                         "proposal moved to Stale with both values")
+        self.proposal = proposal
+
+
+class FactChanged(FactsError):
+    """An operator's edit whose expected revision is no longer the fact's (`current`: the fact now)."""
+
+    code = "stale"
+
+    def __init__(self, current: Optional[dict[str, Any]]):
+        super().__init__("someone changed this fact since you opened it: nothing was saved; "
+                         "look at the current value and edit again")
+        self.current = current
+
+
+def _stamp(moment: Optional[datetime]) -> Optional[str]:
+    return iso(moment) if moment else None
+
+
+def _fact(name: str, fact: Fact) -> dict[str, Any]:
+    return {"name": name, **fact.as_json()}
+
+
+def _offset(cursor: Optional[str]) -> int:
+    if cursor is None:
+        return 0
+    if not cursor.isascii() or not cursor.isdigit() or len(cursor) > 9:
+        raise InvalidCursor("cursor must be the `next` of an earlier page")
+    return int(cursor)
+
+
+def shown_excerpt(content: str) -> str:
+    """A message as an operator may see it on a card: personal data redacted, then cut short."""
+    text = pii.redact(content).text
+    return text if len(text) <= EXCERPT_MAX else text[:EXCERPT_MAX - 1].rstrip() + "…"
+
+
+def _order(state: str, proposal: Proposal) -> Any:
+    if state == "pending":
+        return proposal.proposed_at, proposal.id
+    return proposal.resolved_at or proposal.proposed_at, proposal.id
+
+
+@dataclass
+class _Held:
+    """An agent's proposals as this container last read them, by key with their ETags: a list
+    reads again only what changed since."""
+
+    items: dict[str, tuple[str, Proposal]]
+
+
+class FactsStudio:
+    def __init__(self, s3: Any, *, sessions_bucket: str, proposals: ProposalStore, cells: MemoryCells,
+                 review: Review, archive: TurnArchive):
+        self._s3, self._sessions_bucket = s3, sessions_bucket
+        self._proposals, self._cells, self._review, self._archive = proposals, cells, review, archive
+        self.counters = review.counters
+        self._held: dict[tuple[str, str], _Held] = {}
+
+    # ------------------------------------------------------------ the lists
+    def proposals(self, op: Operator, tenant: str, agent: str, state: str = "pending", *,
+                  limit: int = 20, cursor: Optional[str] = None) -> dict[str, Any]:
+        """One page of a list: pending oldest first, stale oldest first, recent newest first;
+        `counts` says how many each list holds. Pending and stale rows carry their evidence."""
+        op.check(tenant)
+        check_slug("agent", agent)
+        if state not in STATES:
+            raise InvalidRequest(f"state: one of {', '.join(STATES)}")
+        if not 1 <= limit <= PAGE_MAX:
+            raise InvalidRequest(f"limit: 1 to {PAGE_MAX}")
+        start = _offset(cursor)
+        held = self._refresh(tenant, agent)
+        by_state = {name: [p for p in held if p.status in statuses] for name, statuses in _SHOWN.items()}
+        rows = sorted(by_state[state], key=lambda p: _order(state, p), reverse=state == "recent")
+        page = rows[start:start + limit]
+        quotes = _Quotes(self._archive)
+        out = [self.view(p, quotes if state != "recent" else None) for p in page]
+        following = start + limit
+        return {"proposals": out, "total": len(rows), "next": str(following) if following < len(rows) else None,
+                "counts": {name: len(items) for name, items in by_state.items()}}
+
+    def proposal(self, op: Operator, ref: ProposalRef) -> dict[str, Any]:
+        op.check(ref.tenant)
+        return self.view(self._proposals.get(ref).proposal, _Quotes(self._archive))
+
+    def _refresh(self, tenant: str, agent: str) -> list[Proposal]:
+        prefix = layout.proposals_prefix(tenant, agent)
+        held = self._held.setdefault((tenant, agent), _Held({}))
+        seen: dict[str, tuple[str, Proposal]] = {}
+        for page in awscall.pages(self._s3, "list_objects_v2", Bucket=self._sessions_bucket, Prefix=prefix):
+            for item in page.get("Contents", []):
+                key, etag = item["Key"], item["ETag"]
+                known = held.items.get(key)
+                if known is not None and known[0] == etag:
+                    seen[key] = known
+                    continue
+                stored = self._read(key)
+                if stored is not None:
+                    seen[key] = (stored.etag, stored.proposal)
+        held.items = seen
+        return [proposal for _, proposal in seen.values()]
+
+    def _read(self, key: str) -> Optional[StoredProposal]:
+        try:
+            answer = awscall.call(self._s3, "get_object", Bucket=self._sessions_bucket, Key=key, read_body=True)
+        except NotFound:  # removed between the listing and the read (aged out, purged)
+            return None
+        try:
+            proposal = parse_proposal(answer["Body"])
+        except RecordUnreadable:
+            self.counters.count("ProposalUnreadable")
+            return None
+        if layout.proposal_key(proposal.tenant, proposal.agent, proposal.customer_id, proposal.id) != key:
+            self.counters.count("ProposalUnreadable")
+            return None
+        return StoredProposal(proposal, answer["ETag"])
+
+    def view(self, proposal: Proposal, quotes: Optional["_Quotes"] = None) -> dict[str, Any]:
+        """What the page shows of a proposal; `evidence` is read now when `quotes` is given."""
+        current = proposal.current
+        return {
+            "id": proposal.id, "customer_id": proposal.customer_id,
+            "scope": f"{proposal.tenant}:{proposal.customer_id}", "session_id": proposal.session_id,
+            "name": proposal.name, "value": proposal.value, "confidence": proposal.confidence,
+            "status": proposal.status, "proposed_at": iso(proposal.proposed_at),
+            "resolved_at": _stamp(proposal.resolved_at), "resolved_by": proposal.resolved_by,
+            "reason": proposal.reason,
+            "current": None if current is None else {"value": current.value, "origin": current.origin,
+                                                     "revision": current.revision},
+            "current_deleted": proposal.current_deleted,
+            "evidence": None if quotes is None else [quotes.quote(proposal, link) for link in proposal.evidence],
+        }
+
+    # ------------------------------------------------------------ decisions
+    def approve(self, op: Operator, ref: ProposalRef) -> dict[str, Any]:
+        op.check(ref.tenant)
+        done = self._review.approve(ref, op.id)
+        if done.status == "stale":
+            raise ProposalWentStale(self.view(done))
+        return self.view(done)
+
+    def reject(self, op: Operator, ref: ProposalRef, reason: Optional[str] = None) -> dict[str, Any]:
+        op.check(ref.tenant)
+        return self.view(self._review.reject(ref, op.id, reason.strip() if reason else None))
+
+    def dismiss(self, op: Operator, ref: ProposalRef) -> dict[str, Any]:
+        op.check(ref.tenant)
+        return self.view(self._review.dismiss(ref, op.id))
+
+    # ------------------------------------------------------------ the customer's memory cell
+    def memory(self, op: Operator, tenant: str, customer_id: str) -> dict[str, Any]:
+        op.check(tenant)
+        cell = self._cells.read(tenant, customer_id).cell
+        return {"customer_id": customer_id, "scope": f"{tenant}:{customer_id}",
+                "facts": [_fact(name, fact) for name, fact in sorted(cell.facts.items())]}
+
+    def edit_fact(self, op: Operator, tenant: str, customer_id: str, name: str, value: str,
+                  revision: Optional[int]) -> dict[str, Any]:
+        """Set one fact (origin `operator`) if it is still at `revision` (None: it did not exist)."""
+        op.check(tenant)
+        if revision is not None and (not isinstance(revision, int) or isinstance(revision, bool) or revision < 1):
+            raise InvalidRequest("revision: the fact's revision as read, or null for a new fact")
+        try:
+            fact = self._cells.write_fact(tenant, customer_id, name, value, "operator", expect=revision)
+        except FactMoved:
+            now = self._cells.read(tenant, customer_id).cell.facts.get(name)
+            raise FactChanged(None if now is None else _fact(name, now)) from None
+        self.counters.count("FactEdited", tenant=tenant)
+        return _fact(name, fact)
+
+
+class _Quotes:
+    """Evidence for one request: each archived turn read once, each link quoted and redacted."""
+
+    def __init__(self, archive: TurnArchive):
+        self._archive = archive
+        self._turns: dict[str, Any] = {}
+
+    def quote(self, proposal: Proposal, link: EvidenceLink) -> dict[str, Any]:
+        out = {"turn_id": link.turn_id, "completed_at": iso(link.completed_at), "message": link.message,
+               "status": "expired", "role": None, "excerpt": None}
+        turn = self._turn(proposal, link)
+        if turn is None or link.message >= len(turn.messages):
+            return out
+        message = turn.messages[link.message]
+        return {**out, "status": "available", "role": message.role, "excerpt": shown_excerpt(message.content)}
+
+    def _turn(self, proposal: Proposal, link: EvidenceLink) -> Any:
+        key = TurnArchive.key_for(proposal.tenant, proposal.agent, link.completed_at, proposal.session_id,
+                                  link.turn_id)
+        if key not in self._turns:
+            try:
+                self._turns[key] = self._archive.get(key)
+            except (NotFound, AccessDenied):
+                # Gone with the archive's retention or a purge (without ListBucket S3 says 403).
+                self._turns[key] = None
+            except KnowledgeError as exc:
+                if exc.code != "invalid_turn":
+                    raise
+                self._turns[key] = None
+        return self._turns[key]
+
+
+def refs(tenant: str, agent: str, customer_id: str, proposal_id: str) -> ProposalRef:
+    """A proposal named by the page's route; InvalidName for ids that cannot be one."""
+    layout.proposal_key(tenant, agent, customer_id, proposal_id)
+    return ProposalRef(tenant, agent, customer_id, proposal_id)
+
+
+def studio_from_env() -> FactsStudio:
+    """Settings: KNOWLEDGE_BUCKET (cells, latches), SESSIONS_BUCKET (proposals, the archive), the
+    Facts key (FACTS_KEY or FACTS_KEY_SECRET_ARN), EVENT_BUS_NAME (decisions are published)."""
+    from knowledge.aws import client
+    from knowledge.events import EventBridgeEvents
+    from knowledge.settings import Settings
+
+    from .wiring import facts_keys
+
+    settings = Settings.from_env(require=("SESSIONS_BUCKET",))
+    s3 = client("s3")
+    events = (EventBridgeEvents(lambda: client("events"), settings.event_bus_name)
+              if settings.event_bus_name else None)
+    proposals = ProposalStore(s3, settings.sessions_bucket)
+    cells = MemoryCells(s3, settings.knowledge_bucket)
+    return FactsStudio(s3, sessions_bucket=settings.sessions_bucket, proposals=proposals, cells=cells,
+                       review=Review(proposals, cells, facts_keys(), events),
+                       archive=TurnArchive(s3, settings.sessions_bucket))
+
