@@ -9,30 +9,43 @@ Statuses: pending → approving → approved; pending → rejected | dismissed; 
 dismissed; expired (aged out unanswered; the tuple may be proposed again). `approving` is the
 claim an approval takes before it writes the cell, so a concurrent reject or dismiss loses
 cleanly instead of leaving a written fact under a dismissed proposal.
+
+Proposals age out with the archive (SESSIONS_BUCKET's RetentionDays, read from its lifecycle
+rule): a proposal cites turns that the same rule deletes, so an unanswered one (pending or stale)
+older than that reads as `expired` — it can no longer be approved, and its tuple may be proposed
+again (the next proposal of it takes the key over). The rule then deletes the record itself, and
+the session's state with it (written at the same pass), so a session that goes on is distilled
+again; a duplicate of a proposal still pending is filtered by the ledger as before.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass
-from datetime import datetime
-from typing import Any, Literal, Optional
+from datetime import datetime, timedelta
+from typing import Any, Callable, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from knowledge import awscall
-from knowledge.errors import Conflict, NotFound
+from knowledge.errors import AccessDenied, Conflict, NotFound
 from knowledge.names import SessionId, Slug
+from knowledge.session_export import expiry_days
 
 from . import layout
 from .errors import ProposalNotFound, RecordUnreadable
-from .fact import NAME_MAX, VALUE_MAX
+from .fact import NAME_MAX, VALUE_MAX, utc_now
+
+logger = logging.getLogger(__name__)
 
 Status = Literal["pending", "approving", "approved", "rejected", "dismissed", "stale", "expired"]
 REASON_MAX = 500
 _ID = r"^[0-9a-f]{32}$"
 OPERATOR = re.compile(r"[A-Za-z0-9._@+:-]{1,128}")
+UNANSWERED = ("pending", "stale")  # what ages out to `expired`; an answer is kept until the rule deletes it
+FROM_BUCKET = "bucket"  # ProposalStore's retention: read the bucket's lifecycle rule once, when first needed
 
 
 class EvidenceLink(BaseModel):
@@ -114,8 +127,31 @@ def parse_proposal(body: bytes) -> Proposal:
 
 
 class ProposalStore:
-    def __init__(self, s3: Any, bucket: str):
+    def __init__(self, s3: Any, bucket: str, *, retention_days: Union[int, None, str] = FROM_BUCKET,
+                 clock: Callable[[], datetime] = utc_now):
+        """`retention_days`: when unanswered proposals expire (None: never; FROM_BUCKET: the bucket's
+        own expiry, where a function that may not read it counts nothing as expired)."""
         self._s3, self.bucket = s3, bucket
+        self._retention, self._clock = retention_days, clock
+
+    def retention_days(self) -> Optional[int]:
+        if self._retention == FROM_BUCKET:
+            try:
+                self._retention = expiry_days(self._s3, self.bucket)
+            except AccessDenied:
+                logger.warning("proposals do not expire here: s3:GetLifecycleConfiguration is not granted")
+                self._retention = None
+        return self._retention  # type: ignore[return-value]
+
+    def aged(self, proposal: Proposal) -> Proposal:
+        """The proposal as it stands now: `expired` once unanswered beyond the retention."""
+        if proposal.status not in UNANSWERED:
+            return proposal
+        days = self.retention_days()
+        expired_at = proposal.proposed_at + timedelta(days=days) if days is not None else None
+        if expired_at is None or expired_at > self._clock():
+            return proposal
+        return proposal.model_copy(update={"status": "expired", "resolved_at": expired_at, "resolved_by": None})
 
     def create(self, proposal: Proposal) -> bool:
         """Store a new proposal; False when its tuple already has one that is not expired."""
@@ -143,7 +179,7 @@ class ProposalStore:
         proposal = parse_proposal(answer["Body"])
         if ref_of(proposal) != ref:
             raise RecordUnreadable("proposal is stored under another key")
-        return StoredProposal(proposal, answer["ETag"])
+        return StoredProposal(self.aged(proposal), answer["ETag"])
 
     def swap(self, stored: StoredProposal, proposal: Proposal) -> StoredProposal:
         """Conflict when the proposal was written since `stored` was read."""

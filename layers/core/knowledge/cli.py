@@ -1,4 +1,4 @@
-"""The `knowledge` command: export (and, as they land, the other operator commands)."""
+"""The `knowledge` command: export, backfill, history, show, redrive, send-turn and the LGPD purges."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from botocore.exceptions import BotoCoreError
 
 from .errors import KnowledgeError
 from .export import FORMATS, DirectorySink, export_agent
-from .names import check_slug
+from .names import check_slug, is_session_id
 
 
 class ProgressBar:
@@ -38,6 +38,12 @@ def _slug(field: str):
             raise argparse.ArgumentTypeError(str(exc)) from None
 
     return convert
+
+
+def _customer(value: str) -> str:
+    if not is_session_id(value):
+        raise argparse.ArgumentTypeError("letters, digits, '.', '_', ':', '-'; at most 128")
+    return value
 
 
 def _positive(value: str) -> int:
@@ -99,6 +105,22 @@ def build_parser() -> argparse.ArgumentParser:
     redrive.add_argument("--dlq", help="the dead-letter queue's URL (default: from the environment)")
     redrive.add_argument("--to", help="the source queue's URL (default: from the environment)")
     redrive.set_defaults(run=_redrive)
+
+    forget = commands.add_parser(
+        "forget-customer", help="purge one customer (LGPD): proposals, memory cell and latches, sessions and "
+                                "their archived turns, every version and delete marker")
+    forget.add_argument("--tenant", required=True, type=_slug("tenant"))
+    forget.add_argument("--customer", required=True, type=_customer, help="the engine's customer_id")
+    forget.add_argument("--dry-run", action="store_true", help="count what would go, and remove nothing")
+    forget.set_defaults(run=_forget_customer)
+
+    wipe = commands.add_parser(
+        "delete-tenant-data", help="purge everything of a tenant in both buckets, every version and delete marker")
+    wipe.add_argument("--tenant", required=True, type=_slug("tenant"))
+    wipe.add_argument("--confirm", required=True, metavar="TENANT",
+                      help="the tenant's name typed again, so a typo cannot wipe another tenant")
+    wipe.add_argument("--dry-run", action="store_true", help="count what would go, and remove nothing")
+    wipe.set_defaults(run=_delete_tenant_data)
 
     send = commands.add_parser("send-turn", help="send a turn-complete message (JSON file) to the TurnCompleteQueue")
     send.add_argument("file", help="a JSON file in the turn-complete format (see schemas/)")
@@ -206,6 +228,37 @@ def _redrive_summary(report, dlq: str, source: str, dry_run: bool, valid: str) -
         shown = ", ".join(ids[:20]) + (f" and {len(ids) - 20} more" if len(ids) > 20 else "")
         lines.append(f"  ids ({reason}): {shown}")
     return "\n".join(lines)
+
+
+def _purge_settings():
+    from .aws import client
+    from .settings import Settings
+
+    settings = Settings.from_env(require=("SESSIONS_BUCKET",))
+    return client("s3"), dict(knowledge_bucket=settings.knowledge_bucket, sessions_bucket=settings.sessions_bucket)
+
+
+def _forget_customer(args: argparse.Namespace) -> int:
+    # The command line is an entry point, like a handler: it may wire Facts' part in.
+    from facts.purge import forget_customer
+
+    s3, buckets = _purge_settings()
+    report = forget_customer(s3, **buckets, tenant=args.tenant, customer_id=args.customer, dry_run=args.dry_run)
+    print(report.summary(f"forget-customer (tenant {args.tenant})"))
+    return 0 if report.complete else 1
+
+
+def _delete_tenant_data(args: argparse.Namespace) -> int:
+    from facts.purge import TENANT_PART
+
+    from .purge import check_confirmed, delete_tenant_data
+
+    check_confirmed(args.tenant, args.confirm)  # before any setting is read or request sent
+    s3, buckets = _purge_settings()
+    report = delete_tenant_data(s3, **buckets, tenant=args.tenant, confirm=args.confirm, parts=(TENANT_PART,),
+                                dry_run=args.dry_run)
+    print(report.summary(f"delete-tenant-data (tenant {args.tenant})"))
+    return 0 if report.complete else 1
 
 
 def _send_turn(args: argparse.Namespace) -> int:

@@ -1,0 +1,145 @@
+"""Forgetting one customer (LGPD), and Facts' share of a tenant's purge.
+
+forget_customer removes, every version and delete marker: the customer's proposals (every status,
+every agent of the tenant), the memory cell and its latches, and each session the customer is in,
+found through the customer index (facts/customers/): its archived turns (named by the session's
+state, so no turn is read), its extracted/ markers, idle markers, state, and last its index entry.
+Deleting in that order makes a crash or a deadline harmless: a rerun finds the session through the
+index entry still there and removes what is left; a run that finds nothing removes nothing.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Callable, Literal, Optional, Sequence
+
+from pydantic import BaseModel, ConfigDict
+
+from knowledge.adapters import TurnArchive
+from knowledge.names import SessionId, Slug, check_slug, is_session_id, is_slug
+from knowledge.purge import Bucket, InvalidPurge, PurgeReport, Sweeper, run
+from knowledge.validation import validate_object
+
+from . import layout
+from .errors import RecordUnreadable
+from .sessions import TURNS_MAX, SessionStates
+
+
+class ForgetRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    action: Literal["forget_customer"] = "forget_customer"
+    tenant: Slug
+    customer_id: SessionId
+    dry_run: bool = False
+
+
+def parse_forget_request(event: Any) -> ForgetRequest:
+    return validate_object(ForgetRequest, event, InvalidPurge, "the forget_customer request")
+
+
+def facts_kind(bucket: Bucket, key: str) -> Optional[str]:
+    """The kind of a key Facts writes (layout.py)."""
+    parts = key.split("/")
+    if bucket == "knowledge":
+        if parts[0] != "memory" or len(parts) < 4:
+            return None
+        return "memory_cells" if parts[3] == "cell.json" else "latches" if parts[3] == "latch" else None
+    if len(parts) >= 5 and parts[2] == "facts":
+        return {"sessions": "session_states", "idle": "idle_markers", "customers": "customer_index",
+                "proposals": "proposals"}.get(parts[3])
+    return None
+
+
+class FactsTenantPart:
+    """Facts' share of delete_tenant_data: the tenant's memory cells and latches (its session
+    states, markers and proposals are under the tenant's prefix of SESSIONS_BUCKET already)."""
+
+    def prefixes(self, tenant: str) -> Sequence[tuple[Bucket, str]]:
+        return [("knowledge", f"memory/{check_slug('tenant', tenant)}/")]
+
+    def kind(self, bucket: Bucket, key: str) -> Optional[str]:
+        return facts_kind(bucket, key)
+
+
+TENANT_PART = FactsTenantPart()
+
+
+def forget_customer(s3: Any, *, knowledge_bucket: str, sessions_bucket: str, tenant: str, customer_id: str,
+                    dry_run: bool = False, keep_going: Callable[[], bool] = lambda: True) -> PurgeReport:
+    """Everything of one customer in both buckets; counts per kind, never an id."""
+    layout.memory_prefix(tenant, customer_id)  # validates both before any request
+    report = PurgeReport(dry_run=dry_run)
+    purge = _CustomerPurge(s3, Sweeper(s3, report, keep_going), knowledge_bucket, sessions_bucket, tenant, customer_id)
+    return run(report, purge.everything)
+
+
+class _CustomerPurge:
+    def __init__(self, s3: Any, sweeper: Sweeper, knowledge_bucket: str, sessions_bucket: str, tenant: str,
+                 customer_id: str):
+        self.sweeper, self.knowledge, self.sessions = sweeper, knowledge_bucket, sessions_bucket
+        self.tenant, self.customer = tenant, customer_id
+        self.states = SessionStates(s3, sessions_bucket)
+
+    def everything(self) -> None:
+        # Conversations first: they are what a stopped purge should have removed.
+        for agent in self.sweeper.children(self.sessions, f"{self.tenant}/"):
+            if is_slug(agent):
+                self.agent(agent)
+        self.sweeper.prefix(self.knowledge, layout.memory_prefix(self.tenant, self.customer),
+                             lambda key: facts_kind("knowledge", key))
+
+    def agent(self, agent: str) -> None:
+        index = layout.customer_sessions_prefix(self.tenant, agent, self.customer)
+        sessions = [sid for sid in (key[len(index):] for key in self.sweeper.listed(self.sessions, index))
+                    if is_session_id(sid)]
+        if sessions:
+            turns = self._turn_keys(agent, sessions)
+            idle = self._idle_markers(agent, set(sessions))
+            for session_id in sessions:
+                self.session(agent, session_id, turns.get(session_id, []), idle.get(session_id, []))
+        self.sweeper.prefix(self.sessions, layout.proposals_prefix(self.tenant, agent, self.customer), "proposals")
+
+    def session(self, agent: str, session_id: str, turns: list[str], idle: list[str]) -> None:
+        # The index entry last: until it goes, a rerun finds this session again.
+        self.sweeper.keys(self.sessions, turns, "archived_turns")
+        self.sweeper.prefix(self.sessions, f"{self.tenant}/{agent}/extracted/{session_id}/", "extracted_markers")
+        self.sweeper.keys(self.sessions, idle, "idle_markers")
+        self.sweeper.keys(self.sessions, [layout.session_key(self.tenant, agent, session_id)], "session_states")
+        self.sweeper.keys(self.sessions, [layout.customer_session_key(self.tenant, agent, self.customer, session_id)],
+                          "customer_index")
+
+    def _turn_keys(self, agent: str, sessions: list[str]) -> dict[str, list[str]]:
+        """Each session's archived turn keys, from its state. A session whose state is gone,
+        unreadable or full is looked up in one listing of the agent's archive keys (no turn read)."""
+        keys: dict[str, list[str]] = {}
+        unknown: set[str] = set()
+        for session_id in sessions:
+            self.sweeper.checkpoint()
+            try:
+                stored = self.states.get(self.tenant, agent, session_id)
+            except RecordUnreadable:
+                stored = None
+            if stored is None or len(stored.state.turns) >= TURNS_MAX:
+                unknown.add(session_id)
+            if stored is not None:
+                keys[session_id] = [TurnArchive.key_for(self.tenant, agent, t.completed_at, session_id, t.turn_id)
+                                    for t in stored.state.turns]
+        if unknown:
+            prefix = TurnArchive.prefix(self.tenant, agent)
+            for key in self.sweeper.listed(self.sessions, prefix):
+                _stamp, _, rest = key[len(prefix):].partition("/")
+                session_id = rest.partition("/")[0]
+                if session_id in unknown and key not in keys.get(session_id, ()):
+                    keys.setdefault(session_id, []).append(key)
+        return keys
+
+    def _idle_markers(self, agent: str, sessions: set[str]) -> dict[str, list[str]]:
+        """The sessions' idle markers, stray ones included (one listing of the agent's due sessions)."""
+        prefix = layout.idle_prefix(self.tenant, agent)
+        found: dict[str, list[str]] = defaultdict(list)
+        for key in self.sweeper.listed(self.sessions, prefix):
+            parsed = layout.read_idle_key(prefix, key)
+            if parsed is not None and parsed[1] in sessions:
+                found[parsed[1]].append(key)
+        return found
