@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -45,12 +46,20 @@ class Stack:
                 raise AssertionError(f"the stack exited early:\n{self.output}")
             self.output += line
             assert time.monotonic() < deadline, self.output
-        return self.output
+        banner = self.output
+        # Keep reading: a stack whose pipe fills (the schedule logs every pass) would block.
+        self._reader = threading.Thread(target=self._read, args=(self.process,), daemon=True)
+        self._reader.start()
+        return banner
+
+    def _read(self, process) -> None:
+        for line in process.stdout:
+            self.output += line
 
     def stop(self) -> int:
         self.process.send_signal(signal.SIGTERM)
         code = self.process.wait(timeout=30)
-        self.output += self.process.stdout.read()
+        self._reader.join(timeout=10)
         self.process.stdout.close()
         return code
 
@@ -203,3 +212,128 @@ def test_the_studio_api_answers_behind_the_local_authorizer(stack, tmp_path):
         urllib.request.urlopen(url, timeout=10)
     assert refused.value.code == 401
     stack.stop()
+
+
+# ------------------------------------------------------------------ Facts on the local stack
+
+CONVERSATION = "devstack/knowledge_dev/demo/conversa-cliente.jsonl"
+CUSTOMER, SESSION = "cus_77120", "sess_demo_facts_01"
+
+
+def wait_for_turns(stack, count: int, timeout: float = 30) -> None:
+    """Until ExtractFunction (behind the turn queue) has recorded `count` turns of the demo session."""
+    from facts.sessions import SessionStates
+
+    states = SessionStates(stack.s3(), "local-sessions-bucket")
+    deadline = time.monotonic() + timeout
+    while True:
+        stored = states.get("default", "store-support", SESSION)
+        if stored is not None and len(stored.state.turns) >= count:
+            return
+        assert time.monotonic() < deadline, f"the session has {len(stored.state.turns) if stored else 0} turns"
+        time.sleep(0.2)
+
+
+def proposals(stack) -> dict[str, tuple[str, str]]:
+    """name -> (id prefix, status), from `knowledge facts list`."""
+    listed = stack.run_cli("facts", "list", "--agent", "store-support")
+    assert listed.returncode == 0, listed.stderr
+    found = {}
+    for line in listed.stdout.splitlines():
+        if line.startswith("(no proposals)"):
+            continue
+        prefix, status, customer, name = line.split()[:4]
+        assert customer == CUSTOMER
+        found[name] = (prefix, status)
+    return found
+
+
+def distill_now(stack) -> dict:
+    result = stack.run_cli("distill-now")
+    assert result.returncode == 0, result.stdout + result.stderr
+    return json.loads(result.stdout)
+
+
+def send_follow_up(stack, tmp_path, turn_id: str, text: str) -> None:
+    from datetime import datetime, timezone
+
+    turn = tmp_path / f"{turn_id}.json"
+    turn.write_text(json.dumps({
+        "tenant": "default", "agent": "store-support", "session_id": SESSION, "turn_id": turn_id,
+        "customer_id": CUSTOMER, "completed_at": datetime.now(timezone.utc).isoformat(),
+        "messages": [{"role": "user", "content": text},
+                     {"role": "assistant", "content": "Que bom! Qualquer coisa é só chamar por aqui."}]}))
+    sent = stack.run_cli("send-turn", str(turn))
+    assert sent.returncode == 0, sent.stderr
+
+
+def test_the_demo_customer_conversation_is_distilled_reviewed_and_lands_in_the_memory_the_engine_reads(
+        stack, tmp_path):
+    banner = stack.start("--distill-every", "0.5")
+    assert "FACTS_KEY is a dev-only key" in banner and "distill-now" in banner
+    sent = stack.run_cli("send-conversation", CONVERSATION)
+    assert sent.returncode == 0, sent.stderr
+    assert sent.stdout.count(f"customer {CUSTOMER}") == 3
+    wait_for_turns(stack, 3)
+    time.sleep(1.5)  # scheduled passes run meanwhile, but the demo agent waits 6 idle hours
+    assert proposals(stack) == {}
+
+    first = distill_now(stack)  # the shortcut: every session taken as idle
+    assert (first["scanned"], first["distilled"], first["proposed"]) == (1, 1, 4)
+    assert first["rejected"] == {"forbidden_key": 1, "evidence_out_of_range": 1}  # another customer; index 12 of 6
+    listed = proposals(stack)
+    assert {name: status for name, (_, status) in listed.items()} == {
+        "orcamento_sofa": "pending", "pagamento_preferido": "pending", "janela_entrega": "pending",
+        "animais_de_estimacao": "pending"}
+
+    empty = json.loads(stack.run_cli("memory", "--customer", CUSTOMER, "--json").stdout)
+    assert empty["facts"] == [] and empty["block"] == ""  # proposed is not applied
+
+    approved = stack.run_cli("facts", "approve", "--agent", "store-support", listed["pagamento_preferido"][0])
+    assert approved.returncode == 0 and "approved" in approved.stdout, approved.stderr
+    dismissed = stack.run_cli("facts", "dismiss", "--agent", "store-support", listed["animais_de_estimacao"][0])
+    assert dismissed.returncode == 0 and "dismissed" in dismissed.stdout, dismissed.stderr
+
+    read = stack.run_cli("memory", "--customer", CUSTOMER, "--json")
+    memory = json.loads(read.stdout)
+    assert [(f["name"], f["value"], f["origin"]) for f in memory["facts"]] == [
+        ("pagamento_preferido", "Pix; cartão só em último caso", f"distilled:{SESSION}")]
+    assert memory["block"] == ('<memory>\n  <fact name="pagamento_preferido">Pix; cartão só em último caso</fact>\n'
+                               '</memory>')
+
+    # The customer writes again: the session comes due again and is distilled again, whole.
+    send_follow_up(stack, tmp_path, "turn_0004", "chegou hoje, obrigada!! o sofa ficou lindo")
+    wait_for_turns(stack, 4)
+    again = distill_now(stack)
+    assert (again["distilled"], again["proposed"]) == (1, 0)
+    assert again["filtered"] == {"latched": 1, "already_applied": 1, "duplicate": 2}
+    assert proposals(stack)["animais_de_estimacao"][1] == "dismissed"
+    assert stack.stop() == 0
+
+    # The dismissal outlives a restart: the dev key is kept with the data.
+    stack.start("--distill-every", "3600")
+    send_follow_up(stack, tmp_path, "turn_0005", "ah, esqueci: da pra mandar a nota fiscal por email?")
+    wait_for_turns(stack, 5)
+    after_restart = distill_now(stack)
+    assert after_restart["filtered"]["latched"] == 1 and after_restart["proposed"] == 0
+    assert stack.stop() == 0
+    for value in ("cartão só em último caso", "R$ 2.500", "2 gatos", "sofa ficou lindo"):
+        assert value not in stack.output  # the stack's logs, events and metrics carry no value
+
+
+def test_with_the_idle_shortcut_the_schedule_distils_the_conversation_on_its_own(stack):
+    stack.start("--idle-minutes", "0", "--distill-every", "1")
+    assert stack.run_cli("send-conversation", CONVERSATION).returncode == 0
+    deadline = time.monotonic() + 30
+    while len(proposals(stack)) < 4:
+        assert time.monotonic() < deadline, stack.output[-2000:]
+        time.sleep(0.5)
+    assert {status for _, status in proposals(stack).values()} == {"pending"}
+    assert stack.stop() == 0
+
+
+def test_the_local_idle_shortcut_refuses_a_negative_wait(stack):
+    refused = subprocess.run(
+        [sys.executable, "-m", "knowledge_dev.stack", "--port", str(stack.port), "--data", str(stack.data),
+         "--idle-minutes", "-5"], cwd=ROOT, env=stack.env, capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and "--idle-minutes must be 0 or more" in refused.stderr

@@ -1,9 +1,16 @@
 """`./run knowledge ...`: the real `knowledge` command, pointed at the running local stack.
 
-Two extra commands invoke the real RetrieveFunction handler in this process, as the engine
-would invoke the Lambda:
+Extra commands invoke the real handlers in this process, as the engine (or the schedule)
+would invoke the Lambdas:
     ./run knowledge retrieve --agent A [--tenant T] [--session S] "customer message"
     ./run knowledge load --agent A [--tenant T] [--session S] NAME
+    ./run knowledge memory --customer C [--tenant T]                 MemoryFunction's read
+    ./run knowledge remember --customer C [--tenant T] NAME VALUE    MemoryFunction's remember
+    ./run knowledge distill-now [--tenant T [--agent A]]             DistillFunction, every session idle
+and Facts' own review operations (what the studio's Facts page calls), as operator dev-operator:
+    ./run knowledge send-conversation FILE [--keep-times]   one turn-complete JSON per line
+    ./run knowledge facts list --agent A [--tenant T] [--customer C] [--status S]
+    ./run knowledge facts approve|dismiss --agent A ID   /   facts reject --agent A ID [--reason TEXT]
 """
 
 from __future__ import annotations
@@ -13,9 +20,12 @@ import json
 import os
 import sys
 import urllib.request
+from datetime import datetime, timezone
 from typing import Optional, Sequence
 
 from .stack import STATE_FILE
+
+OPERATOR = "dev-operator"  # the local sign-in's operator (studio_server.LocalAuthorizer)
 
 
 def _invoke(argv: Sequence[str]) -> int:
@@ -58,17 +68,171 @@ def _invoke(argv: Sequence[str]) -> int:
     return 0
 
 
+def _quiet() -> None:
+    os.environ["POWERTOOLS_METRICS_DISABLED"] = "true"  # a terminal: no EMF lines on stdout
+    os.environ["POWERTOOLS_LOG_LEVEL"] = "WARNING"  # nor the function's info lines: the answer is the output
+
+
+def _memory(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(prog=f"knowledge {argv[0]}")
+    parser.add_argument("--customer", required=True, help="the engine's customer id")
+    parser.add_argument("--tenant", default="default")
+    parser.add_argument("--json", action="store_true", help="print the whole answer")
+    if argv[0] == "remember":
+        parser.add_argument("name")
+        parser.add_argument("value")
+    args = parser.parse_args(argv[1:])
+    _quiet()
+    from .handlers import load_handler
+    from .poller import LambdaContext
+
+    event = {"action": "read" if argv[0] == "memory" else "remember", "tenant": args.tenant,
+             "customer_id": args.customer}
+    if argv[0] == "remember":
+        event.update(name=args.name, value=args.value)
+    answer = load_handler("memory").lambda_handler(event, LambdaContext("memory"))
+    if args.json or "error" in answer:
+        print(json.dumps(answer, ensure_ascii=False, indent=1))
+        return 1 if "error" in answer else 0
+    if argv[0] == "remember":
+        fact = answer["fact"]
+        print(f"remembered {fact['name']} (revision {fact['revision']}, origin {fact['origin']})")
+        return 0
+    print(answer["block"] or "(no memory for this customer: the block is empty)")
+    for fact in answer["facts"]:
+        print(f"  {fact['name']}: origin {fact['origin']}, revision {fact['revision']}, {fact['at']}")
+    return 0
+
+
+def _distill_now(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(prog="knowledge distill-now",
+                                     description="One DistillFunction pass now, every session taken as idle "
+                                                 "(a local shortcut: deployed, a session waits idle_hours).")
+    parser.add_argument("--tenant")
+    parser.add_argument("--agent")
+    args = parser.parse_args(argv[1:])
+    _quiet()
+    from .handlers import distill_handler, function_timeout_ms
+    from .poller import LambdaContext
+
+    event = {key: value for key, value in (("tenant", args.tenant), ("agent", args.agent)) if value}
+    answer = distill_handler(idle_minutes=0).lambda_handler(
+        event, LambdaContext("distill", timeout_ms=function_timeout_ms("distill")))
+    print(json.dumps(answer, ensure_ascii=False))
+    return 0 if answer.get("ok") else 1
+
+
+def _send_conversation(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(prog="knowledge send-conversation",
+                                     description="Send a conversation's turns (one turn-complete JSON per line, "
+                                                 "as the engine's exports) to the TurnCompleteQueue.")
+    parser.add_argument("file")
+    parser.add_argument("--keep-times", action="store_true",
+                        help="send completed_at as written (default: moved so the last turn completes now, "
+                             "the gaps kept, as if the conversation had just happened)")
+    args = parser.parse_args(argv[1:])
+    from pathlib import Path
+
+    from knowledge.aws import client
+    from knowledge.errors import KnowledgeError
+    from knowledge.settings import Settings
+    from knowledge.turn import parse_turn
+
+    try:
+        lines = [line for line in Path(args.file).read_bytes().splitlines() if line.strip()]
+    except OSError as exc:
+        raise KnowledgeError(f"cannot read {args.file}: {exc.strerror}") from None
+    turns = [parse_turn(line) for line in lines]  # every line valid before any is sent
+    if not turns:
+        raise KnowledgeError(f"{args.file} holds no turn")
+    shift = (datetime.now(timezone.utc) - max(t.completed_at for t in turns)) if not args.keep_times else None
+    queue = Settings.from_env(require=("TURN_QUEUE_URL",)).turn_queue_url
+    sqs = client("sqs")
+    for turn in turns:
+        if shift is not None:
+            turn = turn.model_copy(update={"completed_at": turn.completed_at + shift})
+        sqs.send_message(QueueUrl=queue, MessageBody=turn.model_dump_json())
+        who = f", customer {turn.customer_id}" if turn.customer_id else ""
+        print(f"sent turn {turn.turn_id} of session {turn.session_id} ({turn.tenant}/{turn.agent}{who})")
+    return 0
+
+
+def _facts(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(prog="knowledge facts", description="Proposals and the operator's decisions.")
+    actions = parser.add_subparsers(dest="action", required=True)
+    listing = actions.add_parser("list", help="the agent's proposals, oldest first")
+    listing.add_argument("--status", choices=["pending", "approved", "rejected", "dismissed", "stale", "expired"])
+    listing.add_argument("--customer")
+    for action in ("approve", "reject", "dismiss"):
+        decide = actions.add_parser(action, help=f"{action} one proposal (an id from `facts list`, or its start)")
+        decide.add_argument("id")
+        if action == "reject":
+            decide.add_argument("--reason")
+    for sub in actions.choices.values():
+        sub.add_argument("--agent", required=True)
+        sub.add_argument("--tenant", default="default")
+    args = parser.parse_args(argv[1:])
+    from knowledge.aws import client
+    from knowledge.errors import KnowledgeError
+    from knowledge.settings import Settings
+
+    from facts.proposals import ProposalStore, ref_of
+
+    proposals = ProposalStore(client("s3"), Settings.from_env(require=("SESSIONS_BUCKET",)).sessions_bucket)
+    every = sorted((p.proposal for p in proposals.list(args.tenant, args.agent, getattr(args, "customer", None))),
+                   key=lambda p: (p.proposed_at, p.name))
+    if args.action == "list":
+        shown = [p for p in every if args.status in (None, p.status)]
+        for p in shown:
+            confidence = f"{p.confidence:.2f}" if p.confidence is not None else "-"
+            resolved = f", {p.status} by {p.resolved_by}" if p.resolved_by and p.status != "pending" else ""
+            reason = f": {p.reason}" if p.reason else ""
+            now = f"; now {p.current.value!r}" if p.status == "stale" and p.current else ""
+            print(f"{p.id[:12]}  {p.status:<9}  {p.customer_id}  {p.name} = {p.value}  "
+                  f"(confidence {confidence}, session {p.session_id}{resolved}{reason}{now})")
+        if not shown:
+            print("(no proposals)")
+        return 0
+    matches = [p for p in every if len(args.id) >= 6 and p.id.startswith(args.id.lower())]
+    if len(matches) != 1:
+        raise KnowledgeError(f"{args.id!r} names {len(matches)} proposals of {args.tenant}/{args.agent}: "
+                             "give more of the id from `facts list` (at least 6 characters)")
+    from facts.wiring import review_from_env
+
+    review = review_from_env()
+    ref = ref_of(matches[0])
+    if args.action == "approve":
+        done = review.approve(ref, OPERATOR)
+    elif args.action == "reject":
+        done = review.reject(ref, OPERATOR, args.reason)
+    else:
+        done = review.dismiss(ref, OPERATOR)
+    print(f"{done.id[:12]}  {done.status}  {done.name}"
+          + ("  (the fact changed since it was proposed: dismiss this one)" if done.status == "stale" else ""))
+    return 0
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         state = json.loads(STATE_FILE.read_text())
-        urllib.request.urlopen(state["env"]["AWS_ENDPOINT_URL"] + "/moto-api/", timeout=2).close()
+        urllib.request.urlopen(state["env"]["AWS_ENDPOINT_URL"] + "/moto-api/", timeout=10).close()
     except (OSError, ValueError, KeyError):
         print("the local stack is not running: start it with ./run local (in another terminal)", file=sys.stderr)
         return 1
     os.environ.update(state["env"])
     if argv and argv[0] in ("retrieve", "load"):
         return _invoke(argv)
+    local = {"memory": _memory, "remember": _memory, "distill-now": _distill_now,
+             "send-conversation": _send_conversation, "facts": _facts}
+    if argv and argv[0] in local:
+        from knowledge.errors import KnowledgeError
+
+        try:
+            return local[argv[0]](argv)
+        except KnowledgeError as exc:
+            print(f"knowledge {argv[0]}: {exc} ({exc.code})", file=sys.stderr)
+            return 1
     from knowledge.cli import main as knowledge
 
     return knowledge(argv)

@@ -39,3 +39,38 @@ def load_handler(function: str, module_name: Optional[str] = None, template_sett
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+def distill_handler(idle_minutes: Optional[float] = None, module_name: Optional[str] = None) -> ModuleType:
+    """The real DistillFunction handler; with `idle_minutes`, the local stack's idle shortcut:
+    a session is due once nobody wrote for that long, when that is shorter than the agent's
+    `distill.idle_hours` (dev only: the deployed schedule always waits `idle_hours`)."""
+    module = load_handler("distill", module_name)
+    if idle_minutes is None:
+        return module
+    if idle_minutes < 0:
+        raise ValueError("idle_minutes must be 0 or more")
+    distiller = module.service.get()
+    configured = distiller._config  # noqa: SLF001 - the one seam: the pass reads each agent's block here
+
+    def shortened(tenant, agent, report):  # noqa: ANN001, ANN202 - Distiller._config's own signature
+        config = configured(tenant, agent, report)
+        if config is None or config.idle_hours * 60 <= idle_minutes:
+            return config
+        return config.model_copy(update={"idle_hours": idle_minutes / 60})
+
+    distiller._config = shortened  # noqa: SLF001
+    return module
+
+
+def function_timeout_ms(function: str) -> int:
+    """functions/<function>/'s Timeout in the template (a parameter's default when it is a !Ref)."""
+    template = load_template()
+    timeout = template.get("Globals", {}).get("Function", {}).get("Timeout", 3)
+    for resource in template.get("Resources", {}).values():
+        props = resource.get("Properties", {})
+        if resource.get("Type") == "AWS::Serverless::Function" and props.get("CodeUri", "").rstrip("/") == f"functions/{function}":
+            timeout = props.get("Timeout", timeout)
+    if isinstance(timeout, dict) and "Ref" in timeout:
+        timeout = template["Parameters"][timeout["Ref"]]["Default"]
+    return int(timeout) * 1000

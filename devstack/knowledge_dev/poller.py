@@ -86,3 +86,31 @@ class Poller(threading.Thread):
                 self.poll_once()
             except Exception:  # noqa: BLE001 - keep polling through a transient error
                 self._stopping.wait(1)
+
+
+class Schedule(threading.Thread):
+    """Invoke a handler with `event` every `every` seconds, as an EventBridge schedule would: one
+    invocation at a time (the next waits for the last), with the function's own timeout."""
+
+    def __init__(self, handler: Callable[[dict, Any], Any], name: str, every: float, timeout_ms: int,
+                 event: dict | None = None, on_answer: Callable[[Any], None] | None = None):
+        super().__init__(name=f"schedule-{name}", daemon=True)
+        self._handler, self._function, self._every, self._timeout_ms = handler, name, every, timeout_ms
+        self._event = event or {}
+        self._on_answer = on_answer
+        self._stopping = threading.Event()
+        self.invocations = 0
+
+    def stop(self) -> None:
+        self._stopping.set()
+
+    def run(self) -> None:
+        while not self._stopping.wait(self._every):
+            context = LambdaContext(self._function, aws_request_id=str(uuid.uuid4()), timeout_ms=self._timeout_ms)
+            try:
+                answer = self._handler(dict(self._event), context)
+            except Exception:  # noqa: BLE001 - a failed invocation is logged by the handler; the next one runs
+                answer = None
+            self.invocations += 1
+            if self._on_answer:
+                self._on_answer(answer)

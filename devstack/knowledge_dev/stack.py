@@ -11,6 +11,7 @@ import argparse
 import json
 import logging
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -33,6 +34,9 @@ DEFAULT_DATA = ROOT / ".local" / "data"
 STATE_FILE = Path(os.environ.get("KNOWLEDGE_LOCAL_STATE", ROOT / ".local" / "stack.json"))
 DEV_TOKEN_FILE = STATE_FILE.parent / "dev-token"
 DEMO_TENANT, DEMO_AGENT = "default", "store-support"
+DEMO_CUSTOMER, DEMO_CONVERSATION = "cus_77120", "devstack/knowledge_dev/demo/conversa-cliente.jsonl"
+DEFAULT_DISTILL_EVERY = 60.0  # seconds; the template's DistillSchedule defaults to 15 minutes
+FACTS_KEY_FILE = "facts-key"
 LOCAL_CREDENTIALS = {
     "AWS_ACCESS_KEY_ID": "local",
     "AWS_SECRET_ACCESS_KEY": "local",
@@ -79,6 +83,8 @@ class LocalStack:
     model_port: int = 0
     studio_port: int = DEFAULT_STUDIO_PORT
     demo: bool = True
+    idle_minutes: Optional[float] = None  # the idle shortcut (None: each agent's distill.idle_hours)
+    distill_every: float = DEFAULT_DISTILL_EVERY
     env: dict[str, str] = field(default_factory=dict)
     restored: int = 0
     seeded: int = 0
@@ -124,6 +130,7 @@ class LocalStack:
                 self.env[variable] = value
         self.env.update(names)
         self.env.update(self._model_env())
+        self.env["FACTS_KEY"] = self._facts_key()
         os.environ.update(self.env)
 
         self._snapshots = [BucketSnapshot(s3, names[spec.env_var], self.data / "s3" / spec.logical_id)
@@ -135,8 +142,33 @@ class LocalStack:
             self.seeded = seed_demo(ConceptStore(s3, names["KNOWLEDGE_BUCKET"]))
             self.save()
         self._pollers = self._start_pollers(sqs)
+        self._start_distill_schedule()
         self._start_studio()
         return self
+
+    def _facts_key(self) -> str:
+        """FACTS_KEY when the user sets one, else a random key made once per data folder: latches
+        (dismissed tuples) must survive a restart, and --reset forgets both together. DEV ONLY:
+        the deployed stack reads its key from the FactsKeySecret secret."""
+        if os.environ.get("FACTS_KEY"):
+            return os.environ["FACTS_KEY"]
+        path = self.data / FACTS_KEY_FILE
+        try:
+            return path.read_text(encoding="ascii").strip()
+        except FileNotFoundError:
+            key = "dev-only-" + secrets.token_hex(32)
+            path.touch(mode=0o600)
+            path.write_text(key, encoding="ascii")
+            return key
+
+    def _start_distill_schedule(self) -> None:
+        from .handlers import distill_handler, function_timeout_ms
+        from .poller import Schedule
+
+        distill = distill_handler(self.idle_minutes)
+        self.distill_schedule = Schedule(distill.lambda_handler, "distill", self.distill_every,
+                                         function_timeout_ms("distill"))
+        self.distill_schedule.start()
 
     def _start_studio(self) -> None:
         from .handlers import load_handler
@@ -183,10 +215,11 @@ class LocalStack:
     def stop(self) -> None:
         if getattr(self, "studio", None):
             self.studio.stop()
-        for poller in getattr(self, "_pollers", []):
-            poller.stop()
-        for poller in getattr(self, "_pollers", []):
-            poller.join(timeout=5)
+        threads = [*getattr(self, "_pollers", []), *filter(None, [getattr(self, "distill_schedule", None)])]
+        for thread in threads:
+            thread.stop()
+        for thread in threads:
+            thread.join(timeout=5)
         try:
             self.save()
         finally:
@@ -198,6 +231,8 @@ class LocalStack:
 def _banner(stack: LocalStack) -> str:
     where = (f"restored {stack.restored} object versions from {stack.data}" if stack.restored
              else f"seeded the demo agent '{DEMO_AGENT}' with {stack.seeded} concepts")
+    idle = ("the agent's distill.idle_hours (6 h for the demo)" if stack.idle_minutes is None
+            else f"{stack.idle_minutes:g} minute(s) of silence (--idle-minutes: a local shortcut)")
     model = (f"SCRIPTED model on {stack.model.base_url} (fixtures in devstack/knowledge_dev/demo/model_script.json, "
              f"not a real model; set UTILITY_MODEL and OPENAI_BASE_URL to use one)" if stack.model
              else f"model {stack.env['UTILITY_MODEL']}")
@@ -205,6 +240,8 @@ def _banner(stack: LocalStack) -> str:
 Knowledge is running locally (moto on {stack.env['AWS_ENDPOINT_URL']}); {where}.
 Write path: TurnCompleteQueue -> ExtractFunction -> CandidatesQueue -> ConsolidateFunction (the real
 handlers), with the {model}.
+Facts: DistillFunction (the real handler) runs every {stack.distill_every:g} s; a session is due after
+{idle}. FACTS_KEY is a dev-only key kept in {stack.data / FACTS_KEY_FILE}.
 
 What you can do now, in another terminal:
   ./run knowledge send-turn events/turn.json       # the logs below show what was accepted, rejected, redacted
@@ -215,6 +252,13 @@ What you can do now, in another terminal:
   ./run knowledge export --agent {DEMO_AGENT} --out ./export
   ./run knowledge export --agent {DEMO_AGENT} --out ./export --format graphml
 
+Facts (distilled customer memory; nothing reaches a customer's memory without an approval):
+  ./run knowledge send-conversation {DEMO_CONVERSATION}   # customer {DEMO_CUSTOMER}, stamped now
+  ./run knowledge distill-now                      # a pass at once, every session taken as idle
+  ./run knowledge facts list --agent {DEMO_AGENT}           # the proposals, with their ids
+  ./run knowledge facts approve --agent {DEMO_AGENT} ID     # or: reject ID [--reason ...], dismiss ID
+  ./run knowledge memory --customer {DEMO_CUSTOMER}               # the engine's read (MemoryFunction)
+
 Studio (the page and the real StudioApiFunction behind a local JWT authorizer):
   {stack.studio_url}/studio/knowledge?agent={DEMO_AGENT}     (then "Sign in": a local stand-in for Cognito)
   curl -H "Authorization: Bearer $(cat {DEV_TOKEN_FILE})" \\
@@ -223,6 +267,14 @@ Studio (the page and the real StudioApiFunction behind a local JWT authorizer):
 
 Data lives in {stack.data} (wipe it with ./run local --reset). Ctrl-C stops the stack.
 """
+
+
+def _float_env(name: str) -> Optional[float]:
+    value = os.environ.get(name)
+    try:
+        return float(value) if value else None
+    except ValueError:
+        raise SystemExit(f"knowledge-local: {name} must be a number") from None
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -235,13 +287,25 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         default=int(os.environ.get("KNOWLEDGE_LOCAL_STUDIO_PORT", DEFAULT_STUDIO_PORT)))
     parser.add_argument("--data", type=Path, default=Path(os.environ.get("KNOWLEDGE_LOCAL_DATA", DEFAULT_DATA)))
     parser.add_argument("--reset", action="store_true", help="wipe the data folder and start from the demo")
+    parser.add_argument("--idle-minutes", type=float,
+                        default=_float_env("KNOWLEDGE_LOCAL_IDLE_MINUTES"),
+                        help="a session is due for distillation after this many quiet minutes (0: at once) "
+                             "instead of its agent's distill.idle_hours; a local shortcut")
+    parser.add_argument("--distill-every", type=float,
+                        default=_float_env("KNOWLEDGE_LOCAL_DISTILL_EVERY") or DEFAULT_DISTILL_EVERY,
+                        help=f"seconds between distillation passes (default {DEFAULT_DISTILL_EVERY:g})")
     parser.add_argument("--save-every", type=float, default=2.0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.idle_minutes is not None and args.idle_minutes < 0:
+        parser.error("--idle-minutes must be 0 or more")
+    if args.distill_every <= 0:
+        parser.error("--distill-every must be more than 0")
     if args.reset and args.data.exists():
         shutil.rmtree(args.data)
     try:
         stack = LocalStack(port=args.port, data=args.data, model_port=args.model_port or args.port + 1,
-                           studio_port=args.studio_port).start()
+                           studio_port=args.studio_port, idle_minutes=args.idle_minutes,
+                           distill_every=args.distill_every).start()
     except StackError as exc:
         print(f"knowledge-local: {exc}", file=sys.stderr)
         return 1
