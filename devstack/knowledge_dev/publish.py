@@ -1,8 +1,10 @@
 """`./run publish-studio --stack NAME`: put the built studio page and its config on AWS.
 
-After `sam deploy`, this reads the stack's Outputs, writes the page's `config.json` (the
-API URL and the Cognito sign-in settings), uploads the page to the studio bucket under
-`studio/` with the right content types, and invalidates the CloudFront cache.
+After `sam deploy`, this reads the stack's Outputs, writes the pages' `config.json` (the
+API URL and the Cognito sign-in settings), uploads the pages (`studio/knowledge`,
+`studio/facts`) to the studio bucket under `studio/` with the right content types, and
+invalidates the CloudFront cache. The Facts page signs in through the same app client and
+comes back to itself: its redirect is `facts` beside the knowledge page's `redirectUri`.
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ FILES = {
     "studio/app.js": ("app.js", "text/javascript; charset=utf-8", "max-age=300"),
     "studio/style.css": ("style.css", "text/css; charset=utf-8", "max-age=300"),
     "studio/favicon.svg": ("favicon.svg", "image/svg+xml", "max-age=86400"),
+    "studio/facts": ("facts.html", "text/html; charset=utf-8", "no-cache"),
+    "studio/facts.js": ("facts.js", "text/javascript; charset=utf-8", "max-age=300"),
+    "studio/facts.css": ("facts.css", "text/css; charset=utf-8", "max-age=300"),
 }
 REQUIRED = ("StudioUrl", "StudioApiUrl", "StudioBucketName", "StudioDistributionId")
 
@@ -60,8 +65,9 @@ def page_config(outputs: dict[str, str], client_id: Optional[str] = None,
 def publish(s3: Any, cloudfront: Any, outputs: dict[str, str], config: dict[str, Any],
             dist: Path = DIST) -> list[str]:
     """Upload the page and its config; returns the keys written."""
-    if not (dist / "index.html").is_file():
-        raise PublishError(f"the page is not built: no {dist / 'index.html'} (./run builds it)")
+    missing = sorted({name for name, _, _ in FILES.values() if not (dist / name).is_file()})
+    if missing:
+        raise PublishError(f"the pages are not built: no {', '.join(missing)} in {dist} (./run builds them)")
     bucket = outputs["StudioBucketName"]
     written = []
     for key, (name, content_type, cache) in FILES.items():
@@ -93,7 +99,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except PublishError as exc:
         print(f"publish-studio: {exc}", file=sys.stderr)
         return 1
-    print(f"published {len(written)} files; open {outputs['StudioUrl']}/studio/knowledge?agent=<name>")
+    print(f"published {len(written)} files; open {outputs['StudioUrl']}/studio/knowledge?agent=<name> "
+          f"and {outputs['StudioUrl']}/studio/facts?agent=<name>")
     return 0
 
 

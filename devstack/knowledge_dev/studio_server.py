@@ -5,9 +5,10 @@ HTTP API integration do, in front of the real StudioApiFunction handler.
   after the bearer token is verified exactly as the authorizer would: signature (RS256,
   a key made for this local stack), issuer, audience and expiry. A missing or bad token is
   answered 401 without reaching the handler; CORS preflights (OPTIONS) skip the authorizer,
-  as the template's preflight route does.
-- `/studio/knowledge` serves the page from studio_web/dist when it has been built, with
-  `config.json` (the API base and the sign-in settings) beside it.
+  as the template's preflight route does. Paths under `/tenants/{t}/agents/{a}/facts/` go to
+  the FactsApiFunction handler when one is given, as the template's more specific route does.
+- `/studio/knowledge` and `/studio/facts` serve the pages from studio_web/dist when they have
+  been built, with `config.json` (the API base and the sign-in settings) beside them.
 - `/oauth2/authorize` and `/oauth2/token` sign the dev operator in the way Cognito's hosted
   UI signs an operator in on AWS: the authorization code flow with PKCE (S256), so the page
   runs the same sign-in code locally and deployed. Locally the operator is approved at once.
@@ -19,6 +20,7 @@ import base64
 import hashlib
 import json
 import mimetypes
+import re
 import secrets
 import threading
 import time
@@ -37,6 +39,10 @@ CODE_TTL_SECONDS = 120
 DEV_OPERATOR = {"sub": "dev-operator", "email": "dev@localhost", "cognito:groups": ["default"]}
 PAGE_DIR = ROOT / "studio_web" / "dist"
 API_PREFIX = "/api"
+# The pages, as publish.py puts them under studio/: each is also a sign-in callback.
+PAGES = {"/knowledge": "index.html", "/facts": "facts.html"}
+# template.yaml's FactsApiFunction route: /tenants/{tenant}/agents/{agent}/facts/{proxy+}.
+FACTS_ROUTE = re.compile(r"/tenants/[^/]+/agents/[^/]+/facts/.+")
 # template.yaml's CloudFront policy for the page, with the API and sign-in on the page's own origin
 # here: the page must work under exactly what it gets on AWS.
 PAGE_CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self'; "
@@ -100,13 +106,21 @@ def http_api_event(method: str, path: str, query: str, headers: dict[str, str], 
 
 class StudioServer:
     def __init__(self, handler: Callable[[dict, Any], dict], authorizer: LocalAuthorizer, port: int = 0,
-                 host: str = "127.0.0.1", context_factory: Callable[[], Any] = lambda: None):
-        # One request at a time reaches the handler, as one Lambda container serves one at a time.
-        invoke_lock = threading.Lock()
+                 host: str = "127.0.0.1", context_factory: Callable[[], Any] = lambda: None,
+                 facts_handler: Optional[Callable[[dict, Any], dict]] = None):
+        # One request at a time reaches each handler, as one Lambda container serves one at a time.
+        invoke_locks = {id(handler): threading.Lock(), id(facts_handler): threading.Lock()}
         codes: dict[str, tuple[str, str, float]] = {}  # one-time code -> (challenge, redirect_uri, expiry)
 
         def redirect_uri() -> str:
             return f"{self.url}/studio/knowledge"
+
+        def callbacks() -> set[str]:
+            """The app client's callback URLs (template.yaml): every studio page."""
+            return {f"{self.url}/studio{page}" for page in PAGES}
+
+        def handler_for(path: str) -> Callable[[dict, Any], dict]:
+            return facts_handler if facts_handler is not None and FACTS_ROUTE.fullmatch(path) else handler
 
         def page_config() -> dict[str, Any]:
             return {"apiBase": API_PREFIX, "signIn": {
@@ -127,10 +141,11 @@ class StudioServer:
                     claims = authorizer.verify(headers.get("authorization"))
                     if claims is None:
                         return self._send(401, {"content-type": "application/json"}, b'{"message":"Unauthorized"}')
-                event = http_api_event(self.command, parts.path[len(API_PREFIX):] or "/", parts.query, headers, body,
-                                       claims, self.client_address[0])
-                with invoke_lock:
-                    answer = handler(event, context_factory())
+                path = parts.path[len(API_PREFIX):] or "/"
+                event = http_api_event(self.command, path, parts.query, headers, body, claims, self.client_address[0])
+                target = handler_for(path)
+                with invoke_locks[id(target)]:
+                    answer = target(event, context_factory())
                 out = dict(answer.get("headers") or {})
                 for key, values in (answer.get("multiValueHeaders") or {}).items():
                     out[key] = ", ".join(values)
@@ -145,8 +160,8 @@ class StudioServer:
                     return self._send(200, {"content-type": "application/json"}, json.dumps(page_config()).encode())
                 if path.startswith("/studio/"):
                     path = path[len("/studio"):]
-                if path.rstrip("/") == "/knowledge":
-                    path = "/index.html"
+                if path.rstrip("/") in PAGES:
+                    path = "/" + PAGES[path.rstrip("/")]
                 target = (PAGE_DIR / path.lstrip("/")).resolve()
                 if PAGE_DIR.resolve() not in target.parents or not target.is_file():
                     message = (b"not found" if (PAGE_DIR / "index.html").exists()
@@ -160,7 +175,7 @@ class StudioServer:
                 redirect and the PKCE challenge, then redirects back with a one-time code."""
                 ask = {k: v[0] for k, v in parse_qs(query).items()}
                 redirect = ask.get("redirect_uri", "")
-                if (ask.get("client_id") != AUDIENCE or redirect != redirect_uri() or ask.get("response_type") != "code"
+                if (ask.get("client_id") != AUDIENCE or redirect not in callbacks() or ask.get("response_type") != "code"
                         or ask.get("code_challenge_method") != "S256" or not ask.get("code_challenge")):
                     return self._send(400, {"content-type": "text/plain"}, b"invalid_request")
                 code = secrets.token_urlsafe(24)

@@ -1,0 +1,516 @@
+// The Facts page: proposals about customers waiting for a decision, stale ones, recent decisions,
+// and a customer's memory cell. All state comes from the Facts API; nothing is kept but the
+// sign-in token (shared with the Knowledge page in this tab).
+
+const $ = (id) => document.getElementById(id);
+const params = new URLSearchParams(location.search);
+const scope = { tenant: params.get("tenant") || "default", agent: params.get("agent") || "" };
+const TOKEN_KEY = "knowledge-studio-token";  // the Knowledge page's: one sign-in for both pages
+const SIGN_IN_KEY = "facts-studio-sign-in";
+const PAGE = 20;
+const LISTS = ["pending", "stale", "recent"];
+
+let config = { apiBase: "/api", signIn: null };
+let retryAction = null;
+const shown = { pending: [], stale: [], recent: [] };
+const next = { pending: null, stale: null, recent: null };
+let customer = null;  // the customer whose memory is open
+
+// ------------------------------------------------------------------ saying things
+
+function say(text) {
+  $("status").textContent = text;
+  if (text) $("problem").hidden = true;  // news replaces an older failure
+}
+
+class ApiError extends Error {
+  constructor(status, body) {
+    super((body && body.error && body.error.message) || `HTTP ${status}`);
+    this.status = status;
+    this.body = body;
+    this.code = body && body.error && body.error.code;
+  }
+}
+
+class Unreachable extends Error {
+  constructor() { super("the service could not be reached"); }
+}
+
+function plain(error) {
+  if (typeof error === "string") return error;
+  if (!(error instanceof ApiError)) return "the studio could not reach the service. Check the connection, then try again.";
+  if (error.status >= 500) return `the service could not answer just now (HTTP ${error.status}). Try again in a moment.`;
+  if (error.status === 403) return "you are not an operator of this tenant: sign in with an account in its group.";
+  return error.message.endsWith(".") ? error.message : `${error.message}.`;
+}
+
+// A failure in plain words, with "Try again" where asking again can help.
+function fail(what, error, retry) {
+  if (error && error.status === 401) return;
+  $("status").textContent = "";
+  $("problem-text").textContent = `${what}: ${plain(error)}`;
+  $("problem-retry").hidden = !retry || (error instanceof ApiError && error.status < 500);
+  retryAction = retry || null;
+  $("problem").hidden = false;
+}
+
+// ------------------------------------------------------------------ sign-in: authorization code + PKCE
+// The Knowledge page's flow; this page is its own callback ("facts" beside the Knowledge page's).
+
+function redirectUri() {
+  return new URL("facts", config.signIn.redirectUri).href;
+}
+
+function base64url(bytes) {
+  return btoa(String.fromCharCode(...new Uint8Array(bytes))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+}
+
+async function beginSignIn() {
+  const verifier = base64url(crypto.getRandomValues(new Uint8Array(32)));
+  const state = base64url(crypto.getRandomValues(new Uint8Array(16)));
+  const challenge = base64url(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
+  sessionStorage.setItem(SIGN_IN_KEY, JSON.stringify({ verifier, state, search: location.search }));
+  const ask = new URLSearchParams({
+    response_type: "code", client_id: config.signIn.clientId, redirect_uri: redirectUri(),
+    scope: config.signIn.scope || "openid email", state, code_challenge: challenge, code_challenge_method: "S256",
+  });
+  location.assign(`${config.signIn.authorizeUrl}?${ask}`);
+}
+
+async function finishSignIn() {
+  const back = new URLSearchParams(location.search);
+  if (!back.get("code")) return false;
+  const pending = JSON.parse(sessionStorage.getItem(SIGN_IN_KEY) || "null");
+  sessionStorage.removeItem(SIGN_IN_KEY);
+  if (!pending || pending.state !== back.get("state")) {
+    show("signin");
+    say("Sign-in failed: the answer does not match this page's request. Sign in again.");
+    return true;
+  }
+  let response;
+  try {
+    response = await fetch(config.signIn.tokenUrl, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({
+        grant_type: "authorization_code", client_id: config.signIn.clientId, code: back.get("code"),
+        redirect_uri: redirectUri(), code_verifier: pending.verifier,
+      }),
+    });
+  } catch {
+    response = null;
+  }
+  if (!response || !response.ok) {
+    show("signin");
+    say("Sign-in failed. Sign in again.");
+    return true;
+  }
+  sessionStorage.setItem(TOKEN_KEY, (await response.json()).id_token);
+  history.replaceState(null, "", location.pathname + pending.search);
+  location.reload();
+  return true;
+}
+
+function token() {
+  return sessionStorage.getItem(TOKEN_KEY);
+}
+
+function signIn() {
+  sessionStorage.removeItem(TOKEN_KEY);
+  show("signin");
+  say(config.signIn ? "" : "Sign-in is not configured for this page (config.json has no signIn).");
+}
+
+// ------------------------------------------------------------------ the API
+
+function factsBase() {
+  return `${config.apiBase}/tenants/${encodeURIComponent(scope.tenant)}/agents/${encodeURIComponent(scope.agent)}/facts`;
+}
+
+async function api(method, path, body) {
+  const headers = { Authorization: `Bearer ${token() || ""}` };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  let response, text;
+  try {
+    response = await fetch(factsBase() + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    text = await response.text();
+  } catch {
+    throw new Unreachable();
+  }
+  let data = null;
+  try {
+    data = text ? JSON.parse(text) : null;
+  } catch { /* a gateway's own error page: the status says enough */ }
+  if (response.status === 401) {
+    signIn();
+    throw new ApiError(401, data);
+  }
+  if (!response.ok) throw new ApiError(response.status, data);
+  return data;
+}
+
+function proposalPath(p, action) {
+  return `/proposals/${encodeURIComponent(p.customer_id)}/${encodeURIComponent(p.id)}/${action}`;
+}
+
+// ------------------------------------------------------------------ views
+
+function show(view) {
+  for (const id of ["signin", "no-agent", "proposals-view", "memory-view"]) $(id).hidden = id !== view;
+}
+
+function when(iso) {
+  return iso ? `${iso.slice(0, 16).replace("T", " ")} UTC` : "";
+}
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = value;
+    else node.setAttribute(key, value);
+  }
+  for (const child of children) node.append(child);
+  return node;
+}
+
+function button(label, onClick, cls = "") {
+  const b = el("button", { type: "button", text: label, ...(cls ? { class: cls } : {}) });
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+const ROLES = { user: "Customer", assistant: "Agent", system: "System", tool: "Tool" };
+
+function evidence(p) {
+  const box = el("div", { class: "evidence" }, el("h4", { text: "Evidence from the conversation" }));
+  for (const item of p.evidence || []) {
+    if (item.status === "available") {
+      const quote = el("blockquote", { class: "excerpt" });
+      quote.append(el("span", { class: "who", text: `${ROLES[item.role] || item.role}: ` }), item.excerpt);
+      box.append(quote);
+    } else {
+      box.append(el("blockquote", { class: "excerpt expired", text: "This message has expired from the session archive." }));
+    }
+  }
+  if (!(p.evidence || []).length) box.append(el("p", { text: "No message is linked." }));
+  return box;
+}
+
+function details(p) {
+  const confidence = p.confidence == null ? "not given" : `${Math.round(p.confidence * 100)}%`;
+  const list = el("dl", { class: "meta" });
+  for (const [term, value] of [["Confidence", confidence], ["Scope", p.scope], ["Session", p.session_id],
+    ["Proposed", when(p.proposed_at)]]) {
+    list.append(el("div", {}, el("dt", { text: term }), el("dd", { text: value })));
+  }
+  return list;
+}
+
+function card(p, list) {
+  const titleId = `${list}-${p.id}-title`;
+  const article = el("article", { "aria-labelledby": titleId });
+  const title = el("h3", { id: titleId });
+  title.append(el("span", { class: "fact-name", text: p.name }));
+  if (list === "pending") {
+    title.append(": ", el("span", { class: "fact-value", text: p.value }));
+    article.append(title, details(p), evidence(p));
+  } else {
+    const values = el("p", { class: "values" });
+    values.append("Proposed: ", el("del", { class: "fact-value", text: p.value }), " — now in memory: ");
+    if (p.current_deleted || !p.current) values.append(el("em", { text: "removed" }));
+    else values.append(el("strong", { class: "current-value", text: p.current.value }), ` (set by ${originWords(p.current.origin)})`);
+    article.append(title, values, details(p), evidence(p));
+  }
+  const actions = el("div", { class: "actions" });
+  if (list === "pending") {
+    actions.append(
+      button("Approve & save to memory", () => approve(p, article), "approve"),
+      button("Reject", () => askReason(p, article), "reject"),
+      button("Dismiss — will not be proposed again", () => dismiss(p, article), "dismiss"));
+  } else {
+    actions.append(button("Dismiss — will not be proposed again", () => dismiss(p, article), "dismiss"));
+  }
+  actions.append(button("Open this customer's memory", () => openMemory(p.customer_id), "link"));
+  for (const b of actions.querySelectorAll("button")) b.setAttribute("aria-describedby", titleId);
+  article.append(actions);
+  if (list === "pending") article.append(reasonForm(p, article));
+  return el("li", { class: "card", "data-id": p.id }, article);
+}
+
+function originWords(origin) {
+  if (origin === "operator") return "an operator";
+  if (origin === "engine") return "the agent";
+  if (origin.startsWith("distilled:")) return `an approval (session ${origin.slice(10)})`;
+  return origin;
+}
+
+function reasonForm(p, article) {
+  const form = el("form", { class: "reason", hidden: "" });
+  const input = el("input", { maxlength: "500", autocomplete: "off", class: "reason-text" });
+  const label = el("label", {}, "Reason (optional, shown with the decision) ", input);
+  form.append(label, el("button", { type: "submit", text: "Confirm rejection" }),
+    button("Cancel", () => { form.hidden = true; article.querySelector("button.reject").focus(); }));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    reject(p, article, input.value.trim());
+  });
+  return form;
+}
+
+function askReason(p, article) {
+  const form = article.querySelector("form.reason");
+  form.hidden = false;
+  form.querySelector("input").focus();
+}
+
+function busy(article, on) {
+  for (const b of article.querySelectorAll("button")) b.disabled = on;
+}
+
+// After a card leaves its list, focus goes to the card now in its place (or the list's heading),
+// once the list is drawn again: the next decision is one key away.
+function cardIndex(article) {
+  const item = article.closest("li");
+  return [...item.parentElement.children].indexOf(item);
+}
+
+function focusAt(list, index) {
+  const cards = $(list).children;
+  const target = cards.length ? cards[Math.min(index, cards.length - 1)].querySelector("button") : $(`${list}-title`);
+  target.focus();
+}
+
+async function decide(p, article, action, body, done) {
+  const list = p.status === "stale" ? "stale" : "pending";
+  const index = cardIndex(article);
+  busy(article, true);
+  try {
+    await api("POST", proposalPath(p, action), body);
+  } catch (error) {
+    busy(article, false);
+    if (error instanceof ApiError && error.code === "fact_moved") {
+      say(`Nothing was saved: ${p.name} changed for ${p.scope} since it was proposed. The proposal moved to Stale, with both values.`);
+      if (await refresh(["stale", list])) focusAt(list, index);
+      return;
+    }
+    if (error instanceof ApiError && (error.code === "not_pending" || error.code === "conflict")) {
+      say(`${p.name}: ${plain(error)} The lists were reloaded.`);
+      await refresh(LISTS);
+      return;
+    }
+    fail(`Could not ${action} ${p.name}`, error, () => decide(p, article, action, body, done));
+    return;
+  }
+  say(done);
+  if (await refresh(["recent", list])) focusAt(list, index);
+}
+
+function approve(p, article) {
+  return decide(p, article, "approve", undefined, `Saved to memory: ${p.name} = “${p.value}” for ${p.scope}.`);
+}
+
+function reject(p, article, reason) {
+  return decide(p, article, "reject", { reason: reason || null },
+    `Rejected ${p.name} = “${p.value}”${reason ? ` (${reason})` : ""}: it will not be proposed again.`);
+}
+
+function dismiss(p, article) {
+  return decide(p, article, "dismiss", undefined, `Dismissed ${p.name} = “${p.value}”: it will not be proposed again.`);
+}
+
+// ------------------------------------------------------------------ the lists
+
+function renderList(list, counts) {
+  $(`${list}-count`).textContent = `(${counts[list]})`;
+  $(`${list}-empty`).hidden = shown[list].length > 0;
+  $(`${list}-more`).hidden = !next[list];
+  if (list === "recent") {
+    const body = $("recent").tBodies[0];
+    body.replaceChildren();
+    for (const p of shown.recent) {
+      const row = body.insertRow();
+      const decision = { approved: "Approved, saved to memory", rejected: "Rejected", dismissed: "Dismissed",
+        expired: "Expired unanswered" }[p.status] || p.status;
+      for (const text of [p.name, p.value, p.scope, decision, p.resolved_by || "", when(p.resolved_at),
+        p.reason || ""]) row.insertCell().textContent = text;
+    }
+    $("recent").hidden = shown.recent.length === 0;
+    return;
+  }
+  $(list).replaceChildren(...shown[list].map((p) => card(p, list)));
+}
+
+async function load(list, more = false) {
+  const query = new URLSearchParams({ state: list, limit: String(PAGE) });
+  if (more && next[list]) query.set("cursor", next[list]);
+  const page = await api("GET", `/proposals?${query}`);
+  shown[list] = more ? shown[list].concat(page.proposals) : page.proposals;
+  next[list] = page.next;
+  renderList(list, page.counts);
+  return page.counts;
+}
+
+async function refresh(lists, announce = false) {
+  try {
+    let counts = null;
+    for (const list of lists) counts = await load(list);
+    for (const list of LISTS) if (counts) $(`${list}-count`).textContent = `(${counts[list]})`;
+    if (announce && counts) {
+      say(`${counts.pending} pending, ${counts.stale} stale.`);
+    }
+    return true;
+  } catch (error) {
+    fail("Could not load the proposals", error, () => refresh(lists, announce));
+    return false;
+  }
+}
+
+async function more(list) {
+  try {
+    const before = shown[list].length;
+    await load(list, true);
+    const first = list === "recent" ? $("recent").tBodies[0].rows[before] : $(list).children[before];
+    if (first) (first.querySelector("button") || $(`${list}-title`)).focus();
+  } catch (error) {
+    fail("Could not load more", error, () => more(list));
+  }
+}
+
+async function showProposals(focus = true) {
+  customer = null;
+  show("proposals-view");
+  if (await refresh(LISTS, true) && focus) $("pending-title").focus();
+}
+
+// ------------------------------------------------------------------ a customer's memory
+
+function urlFor(customerId) {
+  const here = new URLSearchParams(location.search);
+  here.delete("customer");
+  if (customerId) here.set("customer", customerId);
+  return `${location.pathname}?${here}`;
+}
+
+async function openMemory(customerId, push = true) {
+  let cell;
+  try {
+    cell = await api("GET", `/customers/${encodeURIComponent(customerId)}/memory`);
+  } catch (error) {
+    fail(`Could not open the memory of ${customerId}`, error, () => openMemory(customerId, push));
+    return false;
+  }
+  customer = customerId;
+  if (push && location.pathname + location.search !== urlFor(customerId)) history.pushState(null, "", urlFor(customerId));
+  renderMemory(cell);
+  show("memory-view");
+  $("memory-title").focus();
+  return true;
+}
+
+function renderMemory(cell) {
+  $("memory-title").textContent = `Memory of ${cell.scope}`;
+  const body = $("memory").tBodies[0];
+  body.replaceChildren();
+  for (const fact of cell.facts) {
+    const row = body.insertRow();
+    row.dataset.name = fact.name;
+    row.insertCell().textContent = fact.name;
+    row.insertCell().textContent = fact.value;
+    row.insertCell().textContent = originWords(fact.origin);
+    row.insertCell().textContent = when(fact.at);
+    const actions = row.insertCell();
+    const edit = button("Edit", () => editRow(row, fact));
+    edit.setAttribute("aria-label", `Edit ${fact.name}`);
+    actions.append(edit);
+  }
+  $("memory").hidden = cell.facts.length === 0;
+  $("memory-empty").hidden = cell.facts.length > 0;
+}
+
+function editRow(row, fact) {
+  const cell = row.cells[1];
+  const input = el("input", { maxlength: "500", autocomplete: "off", "aria-label": `New value of ${fact.name}` });
+  input.value = fact.value;
+  const form = el("form", { class: "inline-edit" }, input, el("button", { type: "submit", text: "Save" }),
+    button("Cancel", () => openMemory(customer, false)));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    saveFact(fact.name, input.value.trim(), fact.revision);
+  });
+  cell.replaceChildren(form);
+  row.cells[4].replaceChildren();
+  input.focus();
+  input.select();
+}
+
+async function saveFact(name, value, revision) {
+  let saved;
+  try {
+    saved = await api("PUT", `/customers/${encodeURIComponent(customer)}/memory/${encodeURIComponent(name)}`,
+      { value, revision });
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 412) {
+      const now = error.body && error.body.current;
+      await openMemory(customer, false);
+      fail(`Nothing was saved for ${name}`,
+        `someone changed this fact after you opened it: it now reads “${now ? now.value : "(removed)"}”. Edit it again if it still needs your change.`);
+      return;
+    }
+    fail(`Could not save ${name}`, error, () => saveFact(name, value, revision));
+    return;
+  }
+  await openMemory(customer, false);
+  say(`Saved ${saved.name} = “${saved.value}” to ${customer}'s memory.`);
+}
+
+// ------------------------------------------------------------------ start
+
+async function start() {
+  try {
+    config = { ...config, ...(await (await fetch("config.json")).json()) };
+  } catch { /* the defaults serve a page hosted next to its API */ }
+  $("problem-retry").addEventListener("click", () => {
+    const retry = retryAction;
+    $("problem").hidden = true;
+    say("Trying again…");
+    if (retry) retry();
+  });
+  $("signin-link").addEventListener("click", (event) => { event.preventDefault(); if (config.signIn) beginSignIn(); });
+  if (await finishSignIn()) return;
+  const knowledge = new URLSearchParams({ tenant: scope.tenant });
+  if (scope.agent) knowledge.set("agent", scope.agent);
+  $("to-knowledge").href = `knowledge?${knowledge}`;
+  $("choose-agent").href = `knowledge?${new URLSearchParams({ tenant: scope.tenant })}`;
+  $("scope").textContent = scope.agent ? `${scope.tenant} / ${scope.agent}` : scope.tenant;
+  if (!token()) return signIn();
+  if (!scope.agent) return show("no-agent");
+  for (const list of LISTS) $(`${list}-more`).addEventListener("click", () => more(list));
+  $("open-memory").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const id = $("open-memory-id").value.trim();
+    if (id) openMemory(id);
+  });
+  $("add-fact").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const name = $("add-fact-name").value.trim();
+    await saveFact(name, $("add-fact-value").value.trim(), null);
+    if ($("problem").hidden) { $("add-fact-name").value = ""; $("add-fact-value").value = ""; }
+  });
+  $("back-to-proposals").addEventListener("click", () => {
+    history.pushState(null, "", urlFor(null));
+    showProposals();
+  });
+  window.addEventListener("popstate", () => {
+    const wanted = new URLSearchParams(location.search).get("customer");
+    if (wanted) openMemory(wanted, false);
+    else showProposals();
+  });
+  const wanted = params.get("customer");
+  if (wanted) {
+    if (await openMemory(wanted, false)) return;
+  }
+  await showProposals(false);
+}
+
+start();
