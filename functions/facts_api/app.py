@@ -15,7 +15,7 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, CORSConfig, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, StrictInt
 
 from facts.errors import Busy, InvalidFact, InvalidRequest, NotPending
 from facts.fact import NAME_MAX, VALUE_MAX
@@ -109,7 +109,7 @@ class MemoryCell(BaseModel):
 
 class FactEdit(BaseModel):
     value: str = Field(min_length=1, max_length=VALUE_MAX)
-    revision: Optional[int] = Field(description="The fact's revision as read; null when it is a new fact.")
+    revision: Optional[StrictInt] = Field(ge=1, description="The fact's revision as read; null when it is a new fact.")
 
 
 class ErrorDetail(BaseModel):
