@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from conftest import LambdaContext, load_event, load_handler
+from conftest import LambdaContext, load_event, load_handler, make_concept
 from facts.cells import MemoryCells
 from facts.distill import Distiller
 from facts.errors import NotPending
@@ -102,8 +102,6 @@ def world(handlers, s3, bucket, sessions_bucket):
         store = ConceptStore(s3, bucket)
         store.put_config(tenant, AGENTS[0], LEARNS_AND_DISTILS, actor="operator:demo")
         store.put_config(tenant, AGENTS[1], DISTILS, actor="operator:demo")
-        from conftest import make_concept
-
         store.create(tenant, AGENTS[0], make_concept("frete-gratis"), actor="engine")
         store.delete(tenant, AGENTS[0], "frete-gratis", actor="operator:demo")
         store.create(tenant, AGENTS[0], make_concept("troca-30-dias", description="Trocas em até 30 dias."),
@@ -161,12 +159,10 @@ def everything(s3, bucket, sessions_bucket) -> dict[str, set]:
 
 
 def of_customer(found: dict[str, set], tenant: str, customer: str, sessions: tuple[str, ...]) -> set:
-    """Versions whose key names the customer or one of their sessions, in one tenant."""
-    return {key for bucket in found.values() for key, _ in bucket
-            if key.split("/")[0] in (tenant, "memory") and (key.startswith(f"memory/{tenant}/") or
-                                                             key.startswith(f"{tenant}/"))
-            and (customer in key.split("/") or any(s in key.split("/") or f"{s}.json" in key.split("/")
-                                                   for s in sessions))}
+    """Keys in the tenant's part of either bucket that name the customer or one of their sessions."""
+    names = {customer, *sessions, *(f"{s}.json" for s in sessions)}
+    return {key for items in found.values() for key, _ in items
+            if key.startswith((f"{tenant}/", f"memory/{tenant}/")) and names & set(key.split("/"))}
 
 
 CUSTOMER_SESSIONS = ("sess_troca_01", "sess_entrega_02", "sess_presente_03")
