@@ -7,10 +7,11 @@ would invoke the Lambdas:
     ./run knowledge memory --customer C [--tenant T]                 MemoryFunction's read
     ./run knowledge remember --customer C [--tenant T] NAME VALUE    MemoryFunction's remember
     ./run knowledge distill-now [--tenant T [--agent A]]             DistillFunction, every session idle
-and Facts' own review operations (what the studio's Facts page calls), as operator dev-operator:
-    ./run knowledge send-conversation FILE [--keep-times]   one turn-complete JSON per line
-    ./run knowledge facts list --agent A [--tenant T] [--customer C] [--status S]
+and the Facts page's API (the real FactsApiFunction handler), as the local operator dev-operator:
+    ./run knowledge facts list --agent A [--tenant T] [--list pending|stale|recent]
     ./run knowledge facts approve|dismiss --agent A ID   /   facts reject --agent A ID [--reason TEXT]
+and one to play the engine's part:
+    ./run knowledge send-conversation FILE [--keep-times]   one turn-complete JSON per line
 """
 
 from __future__ import annotations
@@ -25,7 +26,6 @@ from typing import Optional, Sequence
 
 from .stack import STATE_FILE
 
-OPERATOR = "dev-operator"  # the local sign-in's operator (studio_server.LocalAuthorizer)
 
 
 def _invoke(argv: Sequence[str]) -> int:
@@ -158,11 +158,13 @@ def _send_conversation(argv: Sequence[str]) -> int:
 
 
 def _facts(argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(prog="knowledge facts", description="Proposals and the operator's decisions.")
+    parser = argparse.ArgumentParser(prog="knowledge facts",
+                                     description="The Facts page's API (the real FactsApiFunction handler), as the "
+                                                 "local dev operator.")
     actions = parser.add_subparsers(dest="action", required=True)
-    listing = actions.add_parser("list", help="the agent's proposals, oldest first")
-    listing.add_argument("--status", choices=["pending", "approved", "rejected", "dismissed", "stale", "expired"])
-    listing.add_argument("--customer")
+    listing = actions.add_parser("list", help="the agent's proposals: pending oldest first, stale, recent decisions")
+    listing.add_argument("--list", choices=["pending", "stale", "recent"], action="append", dest="lists",
+                         help="only these lists (repeatable; default: all three)")
     for action in ("approve", "reject", "dismiss"):
         decide = actions.add_parser(action, help=f"{action} one proposal (an id from `facts list`, or its start)")
         decide.add_argument("id")
@@ -172,44 +174,76 @@ def _facts(argv: Sequence[str]) -> int:
         sub.add_argument("--agent", required=True)
         sub.add_argument("--tenant", default="default")
     args = parser.parse_args(argv[1:])
-    from knowledge.aws import client
+    _quiet()
     from knowledge.errors import KnowledgeError
-    from knowledge.settings import Settings
 
-    from facts.proposals import ProposalStore, ref_of
-
-    proposals = ProposalStore(client("s3"), Settings.from_env(require=("SESSIONS_BUCKET",)).sessions_bucket)
-    every = sorted((p.proposal for p in proposals.list(args.tenant, args.agent, getattr(args, "customer", None))),
-                   key=lambda p: (p.proposed_at, p.name))
+    api = FactsApi(args.tenant, args.agent)
     if args.action == "list":
-        shown = [p for p in every if args.status in (None, p.status)]
-        for p in shown:
-            confidence = f"{p.confidence:.2f}" if p.confidence is not None else "-"
-            resolved = f", {p.status} by {p.resolved_by}" if p.resolved_by and p.status != "pending" else ""
-            reason = f": {p.reason}" if p.reason else ""
-            now = f"; now {p.current.value!r}" if p.status == "stale" and p.current else ""
-            print(f"{p.id[:12]}  {p.status:<9}  {p.customer_id}  {p.name} = {p.value}  "
-                  f"(confidence {confidence}, session {p.session_id}{resolved}{reason}{now})")
+        shown = 0
+        for state in args.lists or ["pending", "stale", "recent"]:
+            for p in api.proposals(state):
+                shown += 1
+                confidence = f"{p['confidence']:.2f}" if p.get("confidence") is not None else "-"
+                decided = f", {p['status']} by {p['resolved_by']}" if p.get("resolved_by") else ""
+                reason = f": {p['reason']}" if p.get("reason") else ""
+                now = f"; now {p['current']['value']!r}" if p.get("current") else ""
+                print(f"{p['id'][:12]}  {p['status']:<9}  {p['customer_id']}  {p['name']} = {p['value']}  "
+                      f"(confidence {confidence}, session {p['session_id']}{decided}{reason}{now})")
         if not shown:
             print("(no proposals)")
         return 0
-    matches = [p for p in every if len(args.id) >= 6 and p.id.startswith(args.id.lower())]
+    every = [p for state in ("pending", "stale", "recent") for p in api.proposals(state)]
+    matches = [p for p in every if len(args.id) >= 6 and p["id"].startswith(args.id.lower())]
     if len(matches) != 1:
         raise KnowledgeError(f"{args.id!r} names {len(matches)} proposals of {args.tenant}/{args.agent}: "
                              "give more of the id from `facts list` (at least 6 characters)")
-    from facts.wiring import review_from_env
-
-    review = review_from_env()
-    ref = ref_of(matches[0])
-    if args.action == "approve":
-        done = review.approve(ref, OPERATOR)
-    elif args.action == "reject":
-        done = review.reject(ref, OPERATOR, args.reason)
-    else:
-        done = review.dismiss(ref, OPERATOR)
-    print(f"{done.id[:12]}  {done.status}  {done.name}"
-          + ("  (the fact changed since it was proposed: dismiss this one)" if done.status == "stale" else ""))
+    chosen = matches[0]
+    body = {"reason": args.reason} if args.action == "reject" and args.reason else None
+    status, answer = api.call("POST", f"/proposals/{chosen['customer_id']}/{chosen['id']}/{args.action}", body=body)
+    if status != 200:
+        error = answer.get("error", {})
+        print(f"knowledge facts {args.action}: {error.get('message')} ({error.get('code')}, HTTP {status})",
+              file=sys.stderr)
+        return 1
+    print(f"{answer['id'][:12]}  {answer['status']}  {answer['name']}")
     return 0
+
+
+class FactsApi:
+    """The real FactsApiFunction handler in this process, called with the HTTP API events API Gateway
+    sends it behind the JWT authorizer, as the local dev operator."""
+
+    def __init__(self, tenant: str, agent: str):
+        from .handlers import load_handler
+        from .studio_server import DEV_OPERATOR
+
+        self._handler = load_handler("facts_api").lambda_handler
+        self._claims = DEV_OPERATOR
+        self._base = f"/tenants/{tenant}/agents/{agent}/facts"
+
+    def call(self, method: str, path: str, query: str = "", body: Optional[dict] = None) -> tuple[int, dict]:
+        from .poller import LambdaContext
+        from .studio_server import http_api_event
+
+        headers = {"content-type": "application/json"} if body is not None else {}
+        event = http_api_event(method, self._base + path, query, headers,
+                               json.dumps(body) if body is not None else None, self._claims, "127.0.0.1")
+        answer = self._handler(event, LambdaContext("facts_api"))
+        return answer["statusCode"], json.loads(answer.get("body") or "{}")
+
+    def proposals(self, state: str) -> list[dict]:
+        from knowledge.errors import KnowledgeError
+
+        found, cursor = [], None
+        while True:
+            status, page = self.call("GET", "/proposals", f"state={state}&limit=50"
+                                     + (f"&cursor={cursor}" if cursor else ""))
+            if status != 200:
+                raise KnowledgeError(f"the Facts API answered {status}: {page.get('error', {}).get('message')}")
+            found += page["proposals"]
+            cursor = page.get("next")
+            if not cursor:
+                return found
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
