@@ -165,12 +165,17 @@ class SessionStates:
             self._put(layout.idle_key(state.tenant, state.agent, state.last_at, state.session_id))
         if before is not None and before.last_at != state.last_at:
             self.drop_marker(layout.idle_key(state.tenant, state.agent, before.last_at, state.session_id))
-        # The customer index is how forget_customer finds this session: every customer a turn names
-        # (not only the one stamped), and again on a redelivery, which the first delivery may have
-        # died before indexing.
-        if turn.customer_id and (before is None or state == before or before.customer_id != turn.customer_id):
-            self._put(layout.customer_session_key(state.tenant, state.agent, turn.customer_id, state.session_id))
+        # Every customer a turn names (not only the one stamped), and again on a redelivery, which
+        # the first delivery may have died before indexing.
+        if before is None or state == before or before.customer_id != turn.customer_id:
+            self.index(turn)
         return state
+
+    def index(self, turn: Turn) -> None:
+        """Enter the turn's session under its customer (nothing for an untagged turn): how
+        forget_customer finds the session without reading any turn."""
+        if turn.customer_id:
+            self._put(layout.customer_session_key(turn.tenant, turn.agent, turn.customer_id, turn.session_id))
 
     def idle_markers(self, tenant: str, agent: str, cutoff: datetime) -> Iterator[IdleMarker]:
         """Markers of sessions whose last turn is at or before `cutoff`, oldest first; the
