@@ -37,7 +37,8 @@ def delete_tenant(request, keep_going):
                               dry_run=request.dry_run, keep_going=keep_going)
 
 
-ACTIONS = {"forget_customer": (parse_forget_request, forget), "delete_tenant_data": (parse_tenant_request, delete_tenant)}
+ACTIONS = {"forget_customer": (parse_forget_request, forget),
+           "delete_tenant_data": (parse_tenant_request, delete_tenant)}
 
 
 @logger.inject_lambda_context
