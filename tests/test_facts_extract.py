@@ -40,6 +40,11 @@ def handlers(monkeypatch, bucket, sessions_bucket, candidates_queue, bus, model)
     return load_handler("extract", monkeypatch, **env), load_handler("distill", monkeypatch, **env)
 
 
+def learning_only(demo) -> str:
+    """The demo agent's knowledge.yaml without its `distill:` block (the last block in the file)."""
+    return (demo / "knowledge.yaml").read_text().split("\ndistill:")[0].rstrip("\n") + "\n"
+
+
 def configure(s3, bucket, text: str) -> None:
     s3.put_object(Bucket=bucket, Key=f"agents/{T}/{A}/knowledge.yaml", Body=text.encode())
 
@@ -76,7 +81,24 @@ def test_a_learning_and_distilling_agent_does_both_from_one_turn(handlers, s3, b
 
     extract, _ = handlers
     model.responder = rules_responder(json.loads((DEMO / "model_script.json").read_text())["rules"])
-    configure(s3, bucket, (DEMO / "knowledge.yaml").read_text() + "distill:\n  idle_hours: 6\n")
+    configure(s3, bucket, learning_only(DEMO) + "distill:\n  idle_hours: 6\n")
     assert extract.lambda_handler(turns_event("turn_0001"), LambdaContext()) == {"batchItemFailures": []}
     assert drain(sqs, candidates_queue)
     assert SessionStates(s3, sessions_bucket).get(T, A, "sess_facts_01") is not None
+
+
+def test_a_learning_agent_that_does_not_distill_still_indexes_a_tagged_turn_under_its_customer(
+        handlers, s3, bucket, sessions_bucket, sqs, candidates_queue, model):
+    """forget_customer finds a customer's archived turns through that index, whether or not the agent distils."""
+    from conftest import DEMO, drain
+    from knowledge_dev.scripted_model import rules_responder
+
+    extract, _ = handlers
+    model.responder = rules_responder(json.loads((DEMO / "model_script.json").read_text())["rules"])
+    configure(s3, bucket, learning_only(DEMO))
+    assert extract.lambda_handler(turns_event("turn_0001"), LambdaContext()) == {"batchItemFailures": []}
+    drain(sqs, candidates_queue)
+    keys = [o["Key"] for o in s3.list_objects_v2(Bucket=sessions_bucket, Prefix=f"{T}/{A}/").get("Contents", [])]
+    assert f"{T}/{A}/facts/customers/{CUSTOMER}/sess_facts_01" in keys
+    assert SessionStates(s3, sessions_bucket).get(T, A, "sess_facts_01") is None  # nothing to distil
+    assert any("/turns/" in key for key in keys)

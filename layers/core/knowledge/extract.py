@@ -63,6 +63,8 @@ class SessionRecorder(Protocol):
 
     def record(self, turn: Turn) -> Any: ...
 
+    def index(self, turn: Turn) -> None: ...
+
 
 class Extractor:
     def __init__(self, configs: ConfigCache, archive: Optional[TurnArchive], candidates: CandidateSink,
@@ -104,6 +106,8 @@ class Extractor:
             outcome.archived = self._archive_for_facts(turn)
         elif archive and self._archive is not None:
             outcome.archived = self._archive.put(turn)
+            if self._sessions is not None:  # so forget_customer finds a tagged turn kept only for learning
+                self._sessions.index(turn)
         ref = config.model or self._utility_model
         if not ref:
             raise ModelConfigError("no model: set the agent's knowledge.model or UTILITY_MODEL")
