@@ -273,3 +273,95 @@ def test_a_line_too_long_for_a_turn_is_counted_without_being_held(world, s3, sqs
     answer = world["backfill"].lambda_handler(
         {"agent": A, "since": "2026-11-01T00:00:00Z", "from_export": f"s3://{bucket}/e/"}, LambdaContext())
     assert (answer["turns"], answer["invalid"]) == (1, 2)
+
+
+# ------------------------------------------------------------------ Facts is told of replayed turns
+
+CUSTOMER_EXPORT = DEMO / "conversa-cliente.jsonl"  # the demo customer's conversation, as the engine exports it
+SESSION, CUSTOMER = "sess_demo_facts_01", "cus_77120"
+
+
+@pytest.fixture
+def customer_export(s3):
+    bucket = f"engine-{uuid.uuid4().hex[:12]}"
+    s3.create_bucket(Bucket=bucket)
+    s3.put_object(Bucket=bucket, Key="sessions/2026-11/part-0007.jsonl.gz",
+                  Body=gzip.compress(CUSTOMER_EXPORT.read_bytes()))
+    return f"s3://{bucket}/sessions/"
+
+
+def replay(world, s3, sessions_bucket, export_url=None, **options):
+    """The backfill with Facts' session state wired in, as ExtractFunction's extractor has it."""
+    from facts.sessions import SessionStates
+    from knowledge.backfill import backfill
+    from knowledge.session_export import ExportLocation, SessionExport
+
+    handler = world["backfill"]
+    export = SessionExport(s3, ExportLocation.parse(export_url)) if export_url else None
+    return backfill(handler.extractor, handler.archive, T, A, datetime(2026, 11, 1, tzinfo=timezone.utc),
+                    export=export, sessions=SessionStates(s3, sessions_bucket), **options)
+
+
+def session_state(s3, sessions_bucket):
+    from facts.sessions import SessionStates
+
+    stored = SessionStates(s3, sessions_bucket).get(T, A, SESSION)
+    return stored.state if stored else None
+
+
+def test_a_replayed_customer_session_comes_due_for_the_next_distill_pass_and_is_not_distilled_inline(
+        world, customer_export, monkeypatch, s3, sessions_bucket):
+    from facts.proposals import ProposalStore
+
+    dry = replay(world, s3, sessions_bucket, customer_export, dry_run=True)
+    assert (dry.turns, dry.recorded) == (3, 0)
+    assert session_state(s3, sessions_bucket) is None  # a dry run writes nothing
+
+    report = replay(world, s3, sessions_bucket, customer_export)
+    assert (report.turns, report.archived, report.recorded, report.failed) == (3, 3, 3, 0)
+    assert "; 3 recorded for Facts" in report.summary(dry_run=False)
+    state = session_state(s3, sessions_bucket)
+    assert (state.customer_id, len(state.turns), state.messages, state.distilled) == (CUSTOMER, 3, 6, False)
+    prompts = [m["content"] for r in world["model"].requests for m in r["messages"]]
+    assert len(world["model"].requests) == 3 and not any("You distill durable facts" in p for p in prompts)
+    assert ProposalStore(s3, sessions_bucket).list(T, A) == []  # proposing is the schedule's job
+
+    # The conversation ended on 2026-11-21: long idle. The next scheduled pass distils it.
+    distill = load_handler("distill", monkeypatch, FACTS_KEY="k" * 48, **world["env"])
+    answer = distill.lambda_handler({}, LambdaContext())
+    assert answer["ok"] and (answer["distilled"], answer["proposed"]) == (1, 4)
+    assert answer["skipped"] == {"untagged": 3}  # the fixture's live sessions name no customer
+    proposed = {p.proposal.name: p.proposal for p in ProposalStore(s3, sessions_bucket).list(T, A, CUSTOMER)}
+    assert sorted(proposed) == ["animais_de_estimacao", "janela_entrega", "orcamento_sofa", "pagamento_preferido"]
+    assert {p.session_id for p in proposed.values()} == {SESSION}
+    # Evidence points into the turns the replay archived (message 4: turn_0003's first message).
+    assert [(e.turn_id, e.message) for e in proposed["pagamento_preferido"].evidence] == [("turn_0003", 0)]
+
+    again = replay(world, s3, sessions_bucket, customer_export)  # a re-run: the state already holds every turn
+    assert again.recorded == 3 and session_state(s3, sessions_bucket).distilled
+    assert distill.lambda_handler({}, LambdaContext())["scanned"] == 0
+
+
+def test_a_replay_for_an_agent_that_does_not_distil_keeps_no_session_state(
+        world, customer_export, s3, bucket, sessions_bucket):
+    knowledge_only = (DEMO / "knowledge.yaml").read_text().split("distill:")[0]
+    s3.put_object(Bucket=bucket, Key=f"agents/{T}/{A}/knowledge.yaml", Body=knowledge_only.encode())
+    report = replay(world, s3, sessions_bucket, customer_export)
+    assert (report.turns, report.archived, report.recorded) == (3, 3, 0)
+    assert session_state(s3, sessions_bucket) is None
+    assert s3.list_objects_v2(Bucket=sessions_bucket, Prefix=f"{T}/{A}/facts/customers/{CUSTOMER}/")["KeyCount"] == 0
+
+
+def test_turns_archived_before_the_agent_distilled_are_told_to_facts_by_an_archive_replay(
+        world, s3, sessions_bucket):
+    from knowledge.adapters import TurnArchive
+    from knowledge.turn import parse_turn
+
+    archive = TurnArchive(s3, sessions_bucket)
+    for line in CUSTOMER_EXPORT.read_bytes().splitlines():  # archived while only `knowledge:` was on
+        archive.put(parse_turn(line))
+    assert session_state(s3, sessions_bucket) is None
+    report = replay(world, s3, sessions_bucket)
+    assert report.turns == 6 and report.recorded == 6  # three live turns since November 1st, the customer's three
+    state = session_state(s3, sessions_bucket)
+    assert (state.customer_id, len(state.turns)) == (CUSTOMER, 3)

@@ -69,7 +69,8 @@ def function_timeout_ms(function: str) -> int:
     timeout = template.get("Globals", {}).get("Function", {}).get("Timeout", 3)
     for resource in template.get("Resources", {}).values():
         props = resource.get("Properties", {})
-        if resource.get("Type") == "AWS::Serverless::Function" and props.get("CodeUri", "").rstrip("/") == f"functions/{function}":
+        if resource.get("Type") == "AWS::Serverless::Function" and (
+                props.get("CodeUri", "").rstrip("/") == f"functions/{function}"):
             timeout = props.get("Timeout", timeout)
     if isinstance(timeout, dict) and "Ref" in timeout:
         timeout = template["Parameters"][timeout["Ref"]]["Default"]

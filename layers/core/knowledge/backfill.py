@@ -9,6 +9,10 @@ already have been learned from live, its markers expired, and would be counted t
 
 A dry run spends nothing: it counts the model calls a replay would make and estimates their
 tokens from the prompt each turn would send.
+
+Facts is told of each replayed turn of an agent that distils (`sessions`, as ExtractFunction
+tells it of live turns), so a replayed customer-tagged session comes due for DistillFunction's
+next pass; the replay itself never distils.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, field_validator
 
 from .errors import KnowledgeError
 from .adapters import TurnArchive
-from .extract import Extractor
+from .extract import Extractor, SessionRecorder
 from .model import MAX_TOKENS
 from .names import Slug
 from .session_export import ExportLocation, SessionExport, parse_position, position
@@ -51,6 +55,7 @@ class BackfillReport:
     complete: bool = True
     resume_after: Optional[str] = None
     archived: int = 0  # export turns newly archived
+    recorded: int = 0  # turns Facts was told of (the agent distils)
     invalid: int = 0  # export lines that are not valid turn-complete messages
     elsewhere: int = 0  # export turns of another tenant or agent
     model_calls: int = 0  # dry run: calls the replay would make
@@ -64,7 +69,8 @@ class BackfillReport:
     def as_dict(self) -> dict[str, Any]:
         return {"turns": self.turns, "skipped": self.skipped, "sent": self.sent, "rejected": dict(self.rejected),
                 "failed": self.failed, "complete": self.complete, "resume_after": self.resume_after,
-                "archived": self.archived, "invalid": self.invalid, "elsewhere": self.elsewhere,
+                "archived": self.archived, "recorded": self.recorded, "invalid": self.invalid,
+                "elsewhere": self.elsewhere,
                 "model_calls": self.model_calls, "prompt_tokens_estimate": self.prompt_tokens,
                 "answer_tokens_max": self.model_calls * MAX_TOKENS, "stopped": self.stopped}
 
@@ -82,6 +88,8 @@ class BackfillReport:
                     f"skipped {self.skipped} (knowledge off); failed {self.failed}")
         if self.archived:
             text += f"; archived {self.archived}"
+        if self.recorded:
+            text += f"; {self.recorded} recorded for Facts"
         if self.invalid or self.elsewhere:
             text += f"; export lines invalid {self.invalid}, of other agents {self.elsewhere}"
         if not self.complete:
@@ -103,10 +111,13 @@ def backfill(extractor: Extractor, archive: TurnArchive, tenant: str, agent: str
              until: Optional[datetime] = None, *, dry_run: bool = False, start_after: Optional[str] = None,
              progress: Optional[Callable[[int, int], None]] = None,
              keep_going: Callable[[], bool] = lambda: True, export: Optional[SessionExport] = None,
-             retention_days: Optional[int] = None, now: Optional[datetime] = None) -> BackfillReport:
+             retention_days: Optional[int] = None, now: Optional[datetime] = None,
+             sessions: Optional[SessionRecorder] = None) -> BackfillReport:
     """Replay turns, oldest first, through the live extraction code: archived ones, or with
-    `export` the engine's exported ones (archived here as they are replayed, unless `dry_run`)."""
+    `export` the engine's exported ones (archived here as they are replayed, unless `dry_run`).
+    `sessions` (Facts' session state) is told of each replayed turn when the agent distils."""
     report = BackfillReport()
+    facts = None if dry_run else _distilling(extractor, sessions, tenant, agent)
     if export is not None:
         check_horizon(since, retention_days, now or datetime.now(timezone.utc))
         items: Iterator[_Item] = _exported(export, report, tenant, agent, since, until, start_after, progress)
@@ -131,6 +142,11 @@ def backfill(extractor: Extractor, archive: TurnArchive, tenant: str, agent: str
             else:
                 if item.exported and archive.put(turn):
                     report.archived += 1
+                if facts is not None:
+                    # Before extraction, as on the live path: Facts needs the turn even when
+                    # learning from it fails or is off.
+                    facts.record(turn)
+                    report.recorded += 1
                 outcome = extractor.process(turn, archive=False, send=True)
                 report.sent += len(outcome.sightings)
                 report.rejected.update(outcome.rejected)
@@ -144,6 +160,16 @@ def backfill(extractor: Extractor, archive: TurnArchive, tenant: str, agent: str
             report.failed += 1
         last = item.position
     return report
+
+
+def _distilling(extractor: Extractor, sessions: Optional[SessionRecorder], tenant: str,
+                agent: str) -> Optional[SessionRecorder]:
+    """`sessions` when the agent's `distill:` block is on (read once: a replay is one agent's), else None."""
+    if sessions is None:
+        return None
+    # The extractor's own config cache: the block it reads for the same turns (no public accessor yet).
+    distill = extractor._configs.both(tenant, agent).distill  # noqa: SLF001
+    return sessions if distill is not None and distill.enabled else None
 
 
 def _estimate(extractor: Extractor, turn: Turn, report: BackfillReport) -> None:
