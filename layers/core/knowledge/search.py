@@ -4,8 +4,9 @@ Text is folded (case, accents), split into words, stripped of stopwords and conv
 filler, brought to the singular and stemmed (Snowball Portuguese, then English, so
 troca/trocas/trocar, móvel/móveis and installment/installments meet). Numbers are read
 whole: a CEP (13083-970), a CEP range (13000-13999, 13xxx, 13000 a 13999) or a number with
-a unit (R$199, 3 a 5 dias, 10x) becomes an interval that a message's number matches when it
-falls inside; a bare number matches only the same whole number, and a lone digit nothing.
+a unit (R$199, 3 a 5 dias, 10x, "em 10 vezes" but not "tentei 2 vezes") becomes an interval
+that a message's number matches when it falls inside; a bare number matches only the same whole
+number, and a lone digit nothing.
 Name and description count more than the body. Each posting keeps its BM25 term weight, so
 a query only sums the postings of its own words; the index changes one concept at a time
 and re-weights everything only when the average length drifts.
@@ -46,10 +47,11 @@ the a an of to in on at by for with without and or is are be was were been it it
 those from as into than then there their our your we you they he she not no yes can will would
 could should do does did have has had i me my mine hi hello hey thanks thank please what which who
 how when where why about just also any some each other
+live lives living long take takes get gets got here much many still already now soon yet go going
 moro mora morar tempo quero queria gostaria preciso precisa fica faz fazer sou agora acho achei saber
 ajuda ajudar demais coisa gente alguém alguem ta tá pra né ne aí ai
 tenho temos tive teve tinha tivemos estamos estive esteve fui foram seria seja sejam há havia houve vão
-fiz fez faço depois antes ontem amanhã amanha hoje sempre nunca nada todo toda todos todas assim ali cá
+cadê cade fiz fez faço depois antes ontem amanhã amanha hoje sempre nunca nada todo toda todos todas assim ali cá
 """.split())
 # Conversational filler: greetings, thanks, politeness, hedges, chat shorthand. It says how a
 # customer talks, not what they ask, so it weighs nothing in a match or in the floor.
@@ -64,8 +66,10 @@ queria gostaria gostaria saber sabe sei favor urgente urgencia urgência ajudinh
 pessoal gente moça moço amigo amiga senhor senhora sr sra
 hi hello hey hiya thanks thank thx please pls good morning afternoon evening night bye cheers ok okay
 i'm im i'd id like want wondering need know tell could would
+obg obgd obgda brigadão brigadao tks ty appreciate appreciated grateful
 """.split())
-_SKIP = STOPWORDS | FILLER
+# Thanks as a verb, in any of its forms (agradeço, agradecer, agradecemos, agradecimento): by stem.
+FILLER_STEMS = frozenset({"agradec"})
 # English store words, read as the Portuguese word concepts use, so "installments" meets
 # "parcela" and "hours" meets "horário" (applied to concepts and messages alike).
 GLOSSARY = {
@@ -82,14 +86,24 @@ GLOSSARY = {
     "voucher": "vale-presente", "stock": "estoque", "fabric": "tecido", "linen": "linho", "sofa": "sofá",
 }
 
-# The floor (Index.relevant): the best concept must share at least this much with the message,
-# in units of the most one word can tell (found in no other concept, named in the concept's
-# name): half of one rare word, or several common ones. A word that shares only its stem with
-# the concept (valeu/vale) counts STEM_ONLY of what it would. Chosen on
-# tests/data/retrieval_labelled.json with scripts/retrieval_report.py, over a grid that also
-# tried a relative floor (a share of the message's own information): it added nothing.
+# The floor (Index.relevant), in units of the most one word can tell (found in no other
+# concept, named in the concept's name). A concept sharing two or more of the message's words
+# must share MIN_SHARED: half of one rare word, or several common ones. A concept sharing one
+# word only (a city, "capital", "conta") must share SINGLE, and that word must be at least
+# COVER of what the message itself tells (each of its words weighed by rarity, a word no
+# concept has as one unit), unless the message asks something of the store (CUES): so
+# "qual a população de Recife?" injects nothing while "Sou de Recife, qual o prazo?" does. A
+# word that shares only a short stem with the concept (valeu/vale; under STEM_MIN letters)
+# counts STEM_ONLY of what it would; longer stems are the same word (parcelo/parcela).
+# Chosen on tests/data/retrieval_labelled.json with scripts/retrieval_report.py; the held-out
+# sets were not used to choose them.
 MIN_SHARED = 0.45
+SINGLE = 0.5
+COVER = 0.3
 STEM_ONLY = 0.5
+STEM_MIN = 5
+# Words that ask the store for something (availability, permission, a purchase made).
+CUES = frozenset("tem posso consigo comprei paguei pedi recebi".split())
 FLOOR_CONCEPTS = 40
 
 # Units a number may carry; only these (and CEPs) match as ranges.
@@ -98,6 +112,8 @@ _UNITS = {"dia": "dias", "dias": "dias", "day": "dias", "days": "dias",
           "h": "h", "hr": "h", "hrs": "h", "hora": "h", "horas": "h", "hour": "h", "hours": "h",
           "mes": "meses", "meses": "meses", "month": "meses", "months": "meses",
           "reais": "R$", "real": "R$", "%": "%"}
+_TIMES = frozenset({"vez", "vezes"})  # a unit only when it counts installments (see analyze)
+_INSTALLMENT_WORDS = ("parcel", "divid", "divis")
 _UNIT_GAP = frozenset({"uteis", "corridos", "business", "working"})  # "2 dias úteis", "1-2 business days"
 _RANGE_JOIN = frozenset({"a", "-", "ate", "to", "e"})
 _UP_TO = frozenset({"ate", "within"})
@@ -134,6 +150,10 @@ def _fold(word: str) -> str:
     return folded
 
 
+# Typed with or without accents ("obrigadao", "ate").
+_SKIP = frozenset(STOPWORDS | FILLER | {_fold(word) for word in STOPWORDS | FILLER})
+
+
 def singular(folded: str) -> str:
     """A folded word brought to the singular (móveis → movel, cartões → cartao, frete → frete)."""
     if len(folded) < 4 or not folded.endswith("s"):
@@ -159,7 +179,8 @@ def _word(word: str) -> Optional[tuple[str, str]]:
     """(index term, singular form) of a lowercase word, or None for a stopword or filler."""
     found = _WORDS.get(word, False)
     if found is False:
-        found = None if word in _SKIP or _fold(word) in _SKIP else _forms(GLOSSARY.get(word, word))
+        found = None if word in _SKIP or _fold(word) in _SKIP or _PT.stemWord(word) in FILLER_STEMS \
+            else _forms(GLOSSARY.get(word, word))
         if len(_WORDS) < 200_000:
             _WORDS[word] = found
     return found
@@ -219,10 +240,19 @@ def analyze(text: str, open_ranges: bool = True) -> Analysis:
     def word_at(j: int) -> str:
         return _fold(tokens[j][1]) if 0 <= j < n and tokens[j][0] in ("word", "sign") else ""
 
+    def installments(at: int, unit_at: int) -> bool:
+        """Whether "N vezes" at `at` counts installments ("em 3 vezes", "parcelar em 10 vezes",
+        "10 vezes sem juros"), not times in general ("tentei 2 vezes", "7 vezes 8")."""
+        near = [word_at(k) for k in range(max(0, at - 3), at)]
+        return word_at(unit_at + 1) == "sem" or any(w in ("em", "ate") or w.startswith(_INSTALLMENT_WORDS)
+                                                    for w in near if w)
+
     def unit_after(j: int) -> tuple[Optional[str], int]:
+        at = j - 1
         if word_at(j) in _UNIT_GAP:
             j += 1
-        if 0 <= j < n and tokens[j][0] in ("word", "sign") and word_at(j) in _UNITS:
+        if 0 <= j < n and tokens[j][0] in ("word", "sign") and word_at(j) in _UNITS and (
+                word_at(j) not in _TIMES or installments(at, j)):
             after = word_at(j + 1)
             return _UNITS[word_at(j)], j + 1 + (after in _UNIT_GAP)
         return None, j
@@ -736,9 +766,9 @@ class Index:
                 sys.getsizeof(forms) + sum(sys.getsizeof(form) for form in forms))
         return size
 
-    def _match(self, query: str) -> Optional[tuple[np.ndarray, np.ndarray]]:
-        """Per slot, the BM25 score, and what the concept shares with the message as
-        `relevant` weighs it; None when nothing matches."""
+    def _match(self, query: str) -> Optional[tuple[np.ndarray, np.ndarray, float, list[np.ndarray]]]:
+        """Per slot, the BM25 score and what the concept shares with the message as `relevant`
+        weighs it; what the message tells; each matched term's slots. None when nothing matches."""
         n_docs = len(self.docs)
         if not n_docs:
             return None
@@ -749,21 +779,27 @@ class Index:
         # The floor reads rarity as if the agent had at least FLOOR_CONCEPTS concepts: in a
         # small agent every word is in a large share of them, and would tell nothing.
         floor_docs = max(n_docs, FLOOR_CONCEPTS)
-        scale = 1.0 / (_idf(floor_docs, 0) * (K1 + 1))
+        rarest = _idf(floor_docs, 0)
+        scale = 1.0 / (rarest * (K1 + 1))
         slot_arrays, weight_arrays, ratios = [], [], []
+        term_slots = []  # per message term, the concepts that have it (for counting shared terms)
+        told = 0.0  # what the message's own words tell, in the same units (see `relevant`)
         for term, form in [*dict(analysis.words).items(), *((number, None) for number in analysis.numbers)]:
             postings = self._postings.get(term)
             if postings is None:
+                told += 1.0 if form is not None else 0.0  # a word no concept has: as rare as can be
                 continue
+            told += _idf(floor_docs, postings.live) / rarest
             if postings.pending:
                 self._merge(postings)
             # What the floor counts per unit of score: the same for every word in an agent of
             # FLOOR_CONCEPTS or more, unless its stem is shared by accident.
             ratio = scale if n_docs >= FLOOR_CONCEPTS else (
                 _idf(floor_docs, postings.live) * scale / _idf(n_docs, postings.live))
-            if form is not None and not self._has_form(term, form):
+            if form is not None and len(term) < STEM_MIN and not self._has_form(term, form):
                 ratio *= STEM_ONLY
             slot_arrays.append(postings.slots)
+            term_slots.append(postings.slots)
             weight_arrays.append(postings.idf_weights(n_docs))
             ratios.append(ratio)
         for unit, low, high in set(analysis.intervals):
@@ -775,6 +811,8 @@ class Index:
             if inside.any():
                 # A number inside a stated range weighs as a word found in that many concepts.
                 live = len(np.unique(slots[inside]))
+                told += _idf(floor_docs, live) / rarest
+                term_slots.append(np.unique(slots[inside]))
                 slot_arrays.append(slots[inside])
                 weight_arrays.append(weights[inside] * _idf(n_docs, live))
                 ratios.append(_idf(floor_docs, live) * scale / _idf(n_docs, live))
@@ -794,7 +832,7 @@ class Index:
         else:
             shared = np.bincount(all_slots, minlength=n,
                                  weights=np.concatenate([w * r for w, r in zip(weight_arrays, ratios)]))
-        return scores, shared
+        return scores, shared, told, term_slots
 
     def _ranked(self, scores: np.ndarray, wanted: int) -> list[tuple[float, float, int]]:
         n = len(scores)
@@ -810,20 +848,26 @@ class Index:
         return self._hits(matched, top_k, min_score) if matched is not None else []
 
     def relevant(self, query: str, top_k: int, min_score: float = 0.0) -> list[Hit]:
-        """What retrieval injects: `search`, once the message passes the floor (its best concept
-        shares at least MIN_SHARED of what one rare word tells; filler tells nothing, and a word
-        sharing only a stem with the concept, STEM_ONLY of what it would)."""
+        """What retrieval injects: `search`, once some concept passes the floor (MIN_SHARED with
+        two shared words or more; with one, SINGLE and COVER of the message, or a question cue)."""
         matched = self._match(query)
         if matched is None:
             return []
-        scores, shared = matched
-        eligible = shared[(scores > 0) & (scores >= min_score)]
-        if not len(eligible) or eligible.max() < MIN_SHARED:
+        scores, shared, told, term_slots = matched
+        ok = (scores > 0) & (scores >= min_score) & (shared >= min(MIN_SHARED, SINGLE))
+        if not ok.any():
+            return []
+        alone = np.bincount(np.concatenate(term_slots), minlength=len(scores)) < 2
+        several = ok & ~alone & (shared >= MIN_SHARED)
+        passes = several | (ok & alone & (shared >= SINGLE) & (shared >= COVER * told))
+        if not passes.any() and not CUES.isdisjoint(_fold(w) for w in _LETTERS.findall(query.lower())):
+            passes = several | (ok & alone & (shared >= SINGLE))
+        if not passes.any():
             return []
         return self._hits(matched, top_k, min_score)
 
-    def _hits(self, matched: tuple[np.ndarray, np.ndarray], top_k: int, min_score: float) -> list[Hit]:
-        scores, shared = matched
+    def _hits(self, matched: tuple, top_k: int, min_score: float) -> list[Hit]:
+        scores, shared = matched[:2]
         hits = []
         for score, _, slot in self._ranked(scores, top_k):
             if score <= 0 or score < min_score:
