@@ -86,6 +86,10 @@ def proposal_key(tenant: str, agent: str, customer_id: str, proposal_id: str) ->
     return f"{proposals_prefix(tenant, agent, customer_id)}{proposal_id}.json"
 
 
+def tenant_memory_prefix(tenant: str) -> str:
+    return f"memory/{check_slug('tenant', tenant)}/"
+
+
 def memory_prefix(tenant: str, customer_id: str) -> str:
     return f"memory/{check_slug('tenant', tenant)}/{_customer(customer_id)}/"
 

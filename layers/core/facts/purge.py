@@ -16,7 +16,7 @@ from typing import Any, Callable, Literal, Optional, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from knowledge.adapters import TurnArchive
-from knowledge.names import SessionId, Slug, check_slug, is_session_id, is_slug
+from knowledge.names import SessionId, Slug, is_session_id, is_slug
 from knowledge.purge import Bucket, InvalidPurge, PurgeReport, Sweeper, run
 from knowledge.validation import validate_object
 
@@ -56,7 +56,7 @@ class FactsTenantPart:
     states, markers and proposals are under the tenant's prefix of SESSIONS_BUCKET already)."""
 
     def prefixes(self, tenant: str) -> Sequence[tuple[Bucket, str]]:
-        return [("knowledge", f"memory/{check_slug('tenant', tenant)}/")]
+        return [("knowledge", layout.tenant_memory_prefix(tenant))]
 
     def kind(self, bucket: Bucket, key: str) -> Optional[str]:
         return facts_kind(bucket, key)
