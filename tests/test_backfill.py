@@ -342,14 +342,17 @@ def test_a_replayed_customer_session_comes_due_for_the_next_distill_pass_and_is_
     assert distill.lambda_handler({}, LambdaContext())["scanned"] == 0
 
 
-def test_a_replay_for_an_agent_that_does_not_distil_keeps_no_session_state(
+def test_a_replay_for_an_agent_that_does_not_distil_keeps_no_session_state_but_indexes_the_customer(
         world, customer_export, s3, bucket, sessions_bucket):
-    knowledge_only = (DEMO / "knowledge.yaml").read_text().split("distill:")[0]
+    knowledge_only = (DEMO / "knowledge.yaml").read_text().split("\ndistill:")[0] + "\n"
     s3.put_object(Bucket=bucket, Key=f"agents/{T}/{A}/knowledge.yaml", Body=knowledge_only.encode())
     report = replay(world, s3, sessions_bucket, customer_export)
     assert (report.turns, report.archived, report.recorded) == (3, 3, 0)
-    assert session_state(s3, sessions_bucket) is None
-    assert s3.list_objects_v2(Bucket=sessions_bucket, Prefix=f"{T}/{A}/facts/customers/{CUSTOMER}/")["KeyCount"] == 0
+    assert session_state(s3, sessions_bucket) is None  # nothing will be distilled
+    indexed = s3.list_objects_v2(Bucket=sessions_bucket, Prefix=f"{T}/{A}/facts/customers/{CUSTOMER}/")
+    assert [o["Key"].rsplit("/", 1)[1] for o in indexed["Contents"]] == [SESSION]  # forget_customer finds the turns
+    idle = s3.list_objects_v2(Bucket=sessions_bucket, Prefix=f"{T}/{A}/facts/idle/").get("Contents", [])
+    assert not [o for o in idle if o["Key"].endswith(f"/{SESSION}")]
 
 
 def test_turns_archived_before_the_agent_distilled_are_told_to_facts_by_an_archive_replay(

@@ -12,7 +12,8 @@ tokens from the prompt each turn would send.
 
 Facts is told of each replayed turn of an agent that distils (`sessions`, as ExtractFunction
 tells it of live turns), so a replayed customer-tagged session comes due for DistillFunction's
-next pass; the replay itself never distils.
+next pass; the replay itself never distils. For an agent that does not distil, a tagged turn the
+replay archives is still entered under its customer, so forget_customer finds it.
 """
 
 from __future__ import annotations
@@ -117,7 +118,9 @@ def backfill(extractor: Extractor, archive: TurnArchive, tenant: str, agent: str
     `export` the engine's exported ones (archived here as they are replayed, unless `dry_run`).
     `sessions` (Facts' session state) is told of each replayed turn when the agent distils."""
     report = BackfillReport()
-    facts = None if dry_run else _distilling(extractor, sessions, tenant, agent)
+    if dry_run:
+        sessions = None
+    distils = sessions is not None and _distils(extractor, tenant, agent)
     if export is not None:
         check_horizon(since, retention_days, now or datetime.now(timezone.utc))
         items: Iterator[_Item] = _exported(export, report, tenant, agent, since, until, start_after, progress)
@@ -142,11 +145,13 @@ def backfill(extractor: Extractor, archive: TurnArchive, tenant: str, agent: str
             else:
                 if item.exported and archive.put(turn):
                     report.archived += 1
-                if facts is not None:
-                    # Before extraction, as on the live path: Facts needs the turn even when
-                    # learning from it fails or is off.
-                    facts.record(turn)
+                # Before extraction, as on the live path: Facts needs the turn even when learning
+                # from it fails or is off.
+                if distils:
+                    sessions.record(turn)  # type: ignore[union-attr]
                     report.recorded += 1
+                elif item.exported and sessions is not None:
+                    sessions.index(turn)
                 outcome = extractor.process(turn, archive=False, send=True)
                 report.sent += len(outcome.sightings)
                 report.rejected.update(outcome.rejected)
@@ -162,14 +167,11 @@ def backfill(extractor: Extractor, archive: TurnArchive, tenant: str, agent: str
     return report
 
 
-def _distilling(extractor: Extractor, sessions: Optional[SessionRecorder], tenant: str,
-                agent: str) -> Optional[SessionRecorder]:
-    """`sessions` when the agent's `distill:` block is on (read once: a replay is one agent's), else None."""
-    if sessions is None:
-        return None
+def _distils(extractor: Extractor, tenant: str, agent: str) -> bool:
+    """Whether the agent's `distill:` block is on (read once: a replay is one agent's)."""
     # The extractor's own config cache: the block it reads for the same turns (no public accessor yet).
     distill = extractor._configs.both(tenant, agent).distill  # noqa: SLF001
-    return sessions if distill is not None and distill.enabled else None
+    return distill is not None and distill.enabled
 
 
 def _estimate(extractor: Extractor, turn: Turn, report: BackfillReport) -> None:
