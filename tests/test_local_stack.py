@@ -316,6 +316,17 @@ def test_the_demo_customer_conversation_is_distilled_reviewed_and_lands_in_the_m
     wait_for_turns(stack, 5)
     after_restart = distill_now(stack)
     assert after_restart["filtered"]["latched"] == 1 and after_restart["proposed"] == 0
+
+    # LGPD: forgetting the customer leaves nothing of them in either bucket, in any version.
+    forgot = stack.run_cli("forget-customer", "--tenant", "default", "--customer", CUSTOMER)
+    assert forgot.returncode == 0, forgot.stdout + forgot.stderr
+    assert json.loads(stack.run_cli("memory", "--customer", CUSTOMER, "--json").stdout)["facts"] == []
+    assert proposals(stack) == {}
+    s3 = stack.s3()
+    for bucket in ("local-knowledge-bucket", "local-sessions-bucket"):
+        versions = s3.list_object_versions(Bucket=bucket)
+        keys = [v["Key"] for v in versions.get("Versions", []) + versions.get("DeleteMarkers", [])]
+        assert not [key for key in keys if CUSTOMER in key or SESSION in key], bucket
     assert stack.stop() == 0
     for value in ("cartão só em último caso", "R$ 2.500", "2 gatos", "sofa ficou lindo"):
         assert value not in stack.output  # the stack's logs, events and metrics carry no value
