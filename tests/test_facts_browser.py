@@ -84,7 +84,7 @@ def page(browser, studio, request):
     page.on("console", lambda message: errors.append(message.text) if "Content Security Policy" in message.text else None)
     page.goto(f"{studio.url}/studio/facts?agent={A}")
     page.click("#signin-link")  # authorization code + PKCE, back to this page
-    page.wait_for_selector("#pending .card")
+    page.wait_for_selector("#pending-list .card")
     yield page
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / f"facts-{request.node.name}.png"), full_page=True)
@@ -98,7 +98,7 @@ def expect(locator):
     return playwright_expect(locator)
 
 
-def card(page, name, where="#pending"):
+def card(page, name, where="#pending-list"):
     return page.locator(f"{where} .card", has=page.locator(".fact-name", has_text=name))
 
 
@@ -158,14 +158,14 @@ def test_an_approval_after_an_operator_edit_goes_stale_with_both_values_and_is_d
     MemoryCells(s3, bucket).write_fact(T, CUSTOMER, "tamanho_calcado", "44", "operator")
     card(page, "tamanho_calcado").get_by_role("button", name="Approve & save to memory").click()
     expect(page.locator("#status")).to_contain_text("Nothing was saved: tamanho_calcado changed")
-    stale = card(page, "tamanho_calcado", "#stale")
+    stale = card(page, "tamanho_calcado", "#stale-list")
     expect(stale.locator("del")).to_have_text("43")
     expect(stale.locator(".current-value")).to_have_text("44")
     expect(stale).to_contain_text("set by an operator")
     assert stale.locator("del").evaluate("e => getComputedStyle(e).textDecorationLine") == "line-through"
     assert memory() == {"tamanho_calcado": ("44", "operator")}
     stale.get_by_role("button", name="Dismiss — will not be proposed again").click()
-    expect(card(page, "tamanho_calcado", "#stale")).to_have_count(0)
+    expect(card(page, "tamanho_calcado", "#stale-list")).to_have_count(0)
     expect(page.locator("#stale-empty")).to_be_visible()
     assert memory() == {"tamanho_calcado": ("44", "operator")}
 
@@ -183,7 +183,8 @@ def test_approve_with_the_keyboard_only(page, memory):
     expect(page.locator("#status")).to_contain_text(f"Saved to memory: {first}")
     assert first in memory()
     # Focus moved on to the next card, so the next decision is one key away.
-    assert page.evaluate("document.activeElement.textContent") == "Approve & save to memory"
+    expect(page.locator("#pending-list .card")).to_have_count(1, timeout=20_000)
+    expect(page.locator("#pending-list .card button.approve")).to_be_focused()
 
 
 def test_when_the_api_is_down_the_page_says_so_in_plain_words_and_try_again_works(page, memory):
@@ -241,13 +242,14 @@ def test_no_serious_accessibility_violation(page, s3, bucket):
 
     MemoryCells(s3, bucket).write_fact(T, CUSTOMER, "tamanho_calcado", "44", "operator")
     card(page, "tamanho_calcado").get_by_role("button", name="Approve & save to memory").click()
-    expect(card(page, "tamanho_calcado", "#stale")).to_have_count(1)
+    expect(card(page, "tamanho_calcado", "#stale-list")).to_have_count(1)
+    expect(page.locator("#pending-list .card")).to_have_count(1)
     card(page, "pagamento_preferido").get_by_role("button", name="Reject", exact=True).click()
     assert axe_violations(page) == []  # pending (with its reason field), stale, the list of decisions
     page.get_by_role("button", name="Confirm rejection").click()
     expect(page.locator("#recent tbody tr")).to_have_count(1)
     assert axe_violations(page) == []
-    card(page, "tamanho_calcado", "#stale").get_by_role("button", name="Open this customer's memory").click()
+    card(page, "tamanho_calcado", "#stale-list").get_by_role("button", name="Open this customer's memory").click()
     expect(page.locator("#memory tbody tr")).to_have_count(1)
     assert axe_violations(page) == []
     page.set_viewport_size({"width": 390, "height": 800})

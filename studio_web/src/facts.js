@@ -276,7 +276,7 @@ function cardIndex(article) {
 }
 
 function focusAt(list, index) {
-  const cards = $(list).children;
+  const cards = $(`${list}-list`).children;
   const target = cards.length ? cards[Math.min(index, cards.length - 1)].querySelector("button") : $(`${list}-title`);
   target.focus();
 }
@@ -338,27 +338,31 @@ function renderList(list, counts) {
     $("recent").hidden = shown.recent.length === 0;
     return;
   }
-  $(list).replaceChildren(...shown[list].map((p) => card(p, list)));
+  $(`${list}-list`).replaceChildren(...shown[list].map((p) => card(p, list)));
 }
 
-async function load(list, more = false) {
+async function fetchPage(list, more = false) {
   const query = new URLSearchParams({ state: list, limit: String(PAGE) });
   if (more && next[list]) query.set("cursor", next[list]);
-  const page = await api("GET", `/proposals?${query}`);
+  return api("GET", `/proposals?${query}`);
+}
+
+function apply(list, page, more = false) {
   shown[list] = more ? shown[list].concat(page.proposals) : page.proposals;
   next[list] = page.next;
   renderList(list, page.counts);
-  return page.counts;
 }
 
+// Every list asked for is fetched before any is drawn again, so the page never changes under
+// the operator's hands halfway through.
 async function refresh(lists, announce = false) {
   try {
-    let counts = null;
-    for (const list of lists) counts = await load(list);
-    for (const list of LISTS) if (counts) $(`${list}-count`).textContent = `(${counts[list]})`;
-    if (announce && counts) {
-      say(`${counts.pending} pending, ${counts.stale} stale.`);
-    }
+    const pages = [];
+    for (const list of lists) pages.push([list, await fetchPage(list)]);
+    for (const [list, page] of pages) apply(list, page);
+    const counts = pages[pages.length - 1][1].counts;
+    for (const list of LISTS) $(`${list}-count`).textContent = `(${counts[list]})`;
+    if (announce) say(`${counts.pending} pending, ${counts.stale} stale.`);
     return true;
   } catch (error) {
     fail("Could not load the proposals", error, () => refresh(lists, announce));
@@ -369,8 +373,8 @@ async function refresh(lists, announce = false) {
 async function more(list) {
   try {
     const before = shown[list].length;
-    await load(list, true);
-    const first = list === "recent" ? $("recent").tBodies[0].rows[before] : $(list).children[before];
+    apply(list, await fetchPage(list, true), true);
+    const first = list === "recent" ? $("recent").tBodies[0].rows[before] : $(`${list}-list`).children[before];
     if (first) (first.querySelector("button") || $(`${list}-title`)).focus();
   } catch (error) {
     fail("Could not load more", error, () => more(list));
