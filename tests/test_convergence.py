@@ -154,9 +154,11 @@ def proxy(moto_endpoint):
 
 
 def concepts_failing(proxy):
-    """Every request for the agent's concepts (listing and reads) answered 503 SlowDown;
-    knowledge.yaml still answers, so only the known list is at stake."""
-    proxy.add_rule(Rule(SLOWDOWN, query="concepts"))
+    """Every request for the agent's concepts (listings, reads, and the change journal's listing,
+    which has its own top-level prefix) answered 503 SlowDown; knowledge.yaml still answers, so
+    only the known list is at stake."""
+    proxy.add_rule(Rule(SLOWDOWN, query=r"prefix=agents%2F[^&]*%2Fconcepts%2F"))
+    proxy.add_rule(Rule(SLOWDOWN, query=r"prefix=journal%2F"))
     proxy.add_rule(Rule(SLOWDOWN, path="/concepts/"))
 
 

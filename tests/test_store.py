@@ -219,3 +219,100 @@ def test_summaries_with_a_memory_read_only_what_changed(moto_endpoint, bucket):
     calls.clear()
     summaries = {s.name: s for s in store.summaries(T, A, known)}
     assert calls["s3"] == 1 + 1 and set(summaries) == {"a-one", "b-two"} and summaries["b-two"].occurrences == 5
+
+
+# ------------------------------------------------------------------ the journal, agents, paged history, deletions
+
+def test_the_change_journal_has_its_own_top_level_prefix_that_a_lifecycle_rule_can_expire(store, s3, bucket):
+    from knowledge.store import journal_prefix
+
+    written = store.create(T, A, make_concept("frete-gratis"), actor="engine")
+    store.delete(T, A, "frete-gratis", actor="operator:ana")
+    store.put_config(T, A, "knowledge:\n  top_k: 3\n", actor="operator:ana")
+    keys = [item["Key"] for item in s3.list_objects_v2(Bucket=bucket, Prefix="journal/")["Contents"]]
+    assert journal_prefix(T, A) == "journal/default/store-support/"
+    assert [key.split("_", 1)[1] for key in keys] == [f"{written.etag.strip(chr(34))}_frete-gratis",
+                                                      "deleted_frete-gratis", keys[2].split("_", 1)[1]]
+    assert keys[2].endswith("_knowledge.yaml") and all(key.startswith(journal_prefix(T, A)) for key in keys)
+    under_agent = [item["Key"] for item in s3.list_objects_v2(Bucket=bucket, Prefix="agents/")["Contents"]]
+    assert not any("changes" in key for key in under_agent)
+    assert [(c.name, c.etag) for c in store.changes_since(T, A, 0.0)] == [
+        ("frete-gratis", written.etag.strip('"')), ("frete-gratis", None), ("knowledge.yaml", keys[2].split("_")[1])]
+
+
+def test_agents_are_the_tenants_agent_prefixes_by_name(store):
+    store.create(T, "loja-centro", make_concept("horario"), actor="engine")
+    store.put_config(T, "loja-nova", "knowledge:\n  top_k: 3\n", actor="operator:ana")
+    store.create("outro", "loja-x", make_concept("segredo"), actor="engine")
+    store.create(T, A, make_concept("frete-gratis"), actor="engine")
+    assert store.agents(T) == ["loja-centro", "loja-nova", A]
+    assert store.agents("vazio") == []
+    with pytest.raises(InvalidName):
+        store.agents("../x")
+
+
+def counting(moto_endpoint, bucket):
+    from collections import Counter
+
+    import boto3
+
+    s3 = boto3.client("s3", endpoint_url=moto_endpoint, region_name="us-east-1")
+    calls = Counter()
+    s3.meta.events.register("before-send.s3", lambda **kwargs: calls.update(["s3"]))
+    return ConceptStore(s3, bucket), calls
+
+
+def test_history_pages_are_one_listing_and_one_head_per_version_and_add_up_to_the_whole(moto_endpoint, bucket):
+    store, calls = counting(moto_endpoint, bucket)
+    current = store.create(T, A, make_concept("frete-gratis"), actor="engine")
+    for n in range(2, 8):
+        current = store.replace(T, A, make_concept("frete-gratis", occurrences=n), if_match=current.etag,
+                                actor="engine", reason="confirmed")
+    store.delete(T, A, "frete-gratis", actor="operator:ana")
+    whole = store.versions(T, A, "frete-gratis")
+    pages, marker = [], None
+    while True:
+        calls.clear()
+        page, marker = store.version_page(T, A, "frete-gratis", limit=3, marker=marker)
+        pages.append(page)
+        if marker is None:
+            break
+        # One listing, a HEAD per version; the first page holds the delete: its record, listed and read.
+        assert calls["s3"] == (1 + 2 + 2 if pages == [page] else 1 + 3)
+    assert [len(p) for p in pages] == [3, 3, 2]
+    assert [v.version_id for p in pages for v in p] == [v.version_id for v in whole]
+    assert pages[0][0].deleted and pages[0][0].actor == "operator:ana" and pages[0][0].latest
+    assert [v.reason for v in pages[2]] == ["confirmed", "created"]
+
+
+@pytest.mark.parametrize("marker", ["", "not a cursor", "%2F", "Li4vLi4v", "a" * 2000, "YWJj=="])
+def test_a_history_cursor_that_was_not_handed_out_is_refused_with_a_typed_error(store, marker):
+    from knowledge.store import InvalidCursor
+
+    store.create(T, A, make_concept("frete-gratis"), actor="engine")
+    with pytest.raises(InvalidCursor) as refused:
+        store.version_page(T, A, "frete-gratis", limit=5, marker=marker)
+    assert refused.value.code == "invalid_cursor"
+
+
+@pytest.mark.parametrize("limit", [0, -1, 1001, True, 2.5])
+def test_a_history_page_size_out_of_range_is_refused(store, limit):
+    from knowledge.store import InvalidLimit
+
+    store.create(T, A, make_concept("frete-gratis"), actor="engine")
+    with pytest.raises(InvalidLimit):
+        store.version_page(T, A, "frete-gratis", limit=limit, marker=None)
+
+
+def test_the_deleted_list_says_who_deleted_each_concept_and_when_to_the_microsecond(store, s3, bucket):
+    store.create(T, A, make_concept("frete-gratis"), actor="engine")
+    store.create(T, A, make_concept("troca-30-dias"), actor="engine")
+    store.delete(T, A, "frete-gratis", actor="operator:ana")
+    marker = store.delete(T, A, "troca-30-dias", actor="operator:bruno")
+    s3.delete_object(Bucket=bucket, Key=f"agents/{T}/{A}/deletions/troca-30-dias/{marker}")  # the record lost
+    plain = store.list_deleted(T, A)
+    recorded = {d.name: d for d in store.list_deleted(T, A, recorded=True)}
+    assert all(d.deleted_by is None for d in plain)
+    assert recorded["frete-gratis"].deleted_by == "operator:ana" and recorded["frete-gratis"].deleted_at.microsecond
+    assert recorded["troca-30-dias"].deleted_by is None  # said as unknown, never guessed
+    assert recorded["troca-30-dias"].deleted_at == next(d for d in plain if d.name == "troca-30-dias").deleted_at

@@ -2,10 +2,13 @@
 
 A snapshot holds the built index (knowledge.search.Index.export_state: names, descriptions,
 confidence, provenance, links, ETags and the postings, never the concepts' text), the
-knowledge.yaml it was built with, the concepts that did not parse, and its position in the
-agent's change journal: the time its writer's last look at the journal or the listing began.
-A reader that loads it corrects it with the journal from that position on (see
-knowledge.warm). The format is versioned; anything that does not decode is no snapshot.
+knowledge.yaml it was built with, the concepts that did not parse, each concept's summary
+(what the studio's list shows beyond the index: occurrences, updated_at, conflict, related
+claims, why it does not parse, and who wrote its current version and when), and its position
+in the agent's change journal: the time its writer's last look at the journal or the listing
+began. A reader that loads it corrects it with the journal from that position on (see
+knowledge.warm); the studio corrects it with one listing. The format is versioned; anything
+that does not decode (an older format included) is no snapshot, and is rebuilt.
 """
 
 from __future__ import annotations
@@ -14,13 +17,20 @@ import gc
 import json
 import struct
 import zlib
+import sys
 from dataclasses import dataclass, field
-from typing import Optional
+from datetime import timezone
+from typing import TYPE_CHECKING, NamedTuple, Optional
 
-from .errors import KnowledgeError
+from .claims import related_waiting
+from .concept import format_timestamp
+from .errors import InvalidConcept, KnowledgeError
 from .search import Index
 
-MAGIC = b"KNOWLEDGE-SNAPSHOT/2\n"
+if TYPE_CHECKING:  # pragma: no cover
+    from .store import StoredConcept
+
+MAGIC = b"KNOWLEDGE-SNAPSHOT/3\n"
 _LENGTH = struct.Struct(">I")
 
 
@@ -28,6 +38,37 @@ class SnapshotUnreadable(KnowledgeError):
     """The stored snapshot is not one this code wrote for this agent: rebuilt from the concepts."""
 
     code = "snapshot_unreadable"
+
+
+class Summary(NamedTuple):
+    """What the studio's list shows of one concept beyond the index's own fields (description,
+    type, provenance, confidence): the rest of its row, and the writer of its current version."""
+
+    etag: str
+    occurrences: Optional[int]
+    updated_at: Optional[str]  # as the concept states it, YYYY-MM-DDTHH:MM:SSZ
+    conflict: bool
+    related: int
+    problem: Optional[str]  # why it does not parse (the fields above are then empty)
+    actor: Optional[str]  # engine or operator:<id>, from the object's metadata
+    written_at: Optional[str]  # the writer's stamp, YYYY-MM-DDTHH:MM:SS.ffffffZ (else S3's second)
+
+    @classmethod
+    def of(cls, stored: "StoredConcept") -> "Summary":
+        written = stored.written_at
+        if written is None and stored.last_modified is not None:
+            written = stored.last_modified.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        actor = sys.intern(stored.actor) if stored.actor else None  # a few actors, many concepts
+        try:
+            c = stored.concept
+        except InvalidConcept as exc:
+            return cls(stored.etag, None, None, False, 0, str(exc), actor, written)
+        return cls(stored.etag, c.occurrences, format_timestamp(c.updated_at), c.in_conflict,
+                   related_waiting(c.body), None, actor, written)
+
+    def memory_bytes(self) -> int:
+        return (sys.getsizeof(self) + sys.getsizeof(self.etag) + sum(
+            sys.getsizeof(v) for v in (self.updated_at, self.problem, self.written_at) if v is not None) + 120)
 
 
 @dataclass
@@ -39,6 +80,7 @@ class Snapshot:
     config_text: Optional[str] = None
     config_etag: Optional[str] = None
     unreadable: dict[str, str] = field(default_factory=dict)  # name -> ETag that did not parse
+    summaries: dict[str, Summary] = field(default_factory=dict)  # one per concept, indexed or unreadable
 
 
 def encode(snapshot: Snapshot) -> bytes:
@@ -46,7 +88,9 @@ def encode(snapshot: Snapshot) -> bytes:
     header.update(tenant=snapshot.tenant, agent=snapshot.agent, position=snapshot.position,
                   config={"text": snapshot.config_text, "etag": snapshot.config_etag}
                   if snapshot.config_etag is not None else None,
-                  unreadable=snapshot.unreadable, blobs=[len(blob) for blob in blobs])
+                  unreadable=snapshot.unreadable, summaries=[[name, *summary] for name, summary
+                                                              in snapshot.summaries.items()],
+                  blobs=[len(blob) for blob in blobs])
     head = json.dumps(header, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
     return MAGIC + zlib.compress(_LENGTH.pack(len(head)) + head + b"".join(blobs), 6)
 
@@ -81,7 +125,32 @@ def _decode(data: bytes, tenant: str, agent: str) -> Snapshot:
             raise ValueError("truncated")
         config = header["config"]
         unreadable = {str(name): str(etag) for name, etag in header["unreadable"].items()}
-        return Snapshot(tenant, agent, Index.from_state(header, blobs), float(header["position"]),
-                        config["text"] if config else None, config["etag"] if config else None, unreadable)
+        index = Index.from_state(header, blobs)
+        # A summary counts only at the version the index (or the unreadable list) holds; a concept
+        # without one is read again by the studio (knowledge.studio), never shown half-known.
+        summaries = {}
+        for row in header["summaries"]:
+            name, summary = str(row[0]), _summary(row[1:])
+            doc = index.docs.get(name)
+            if summary.etag == (doc.etag if doc is not None else unreadable.get(name)):
+                summaries[name] = summary
+        return Snapshot(tenant, agent, index, float(header["position"]),
+                        config["text"] if config else None, config["etag"] if config else None, unreadable,
+                        summaries)
     except (ValueError, KeyError, TypeError, IndexError, AttributeError, struct.error, zlib.error) as exc:
         raise SnapshotUnreadable(f"snapshot of {tenant}/{agent} does not decode ({type(exc).__name__})") from None
+
+
+def _optional(value: object, kind: type) -> object:
+    if value is not None and type(value) is not kind:
+        raise TypeError("a summary field of the wrong type")
+    return value
+
+
+def _summary(row: list) -> Summary:
+    etag, occurrences, updated_at, conflict, related, problem, actor, written_at = row
+    if type(etag) is not str or type(conflict) is not bool or type(related) is not int:
+        raise TypeError("a summary field of the wrong type")
+    return Summary(etag, _optional(occurrences, int), _optional(updated_at, str), conflict, related,
+                   _optional(problem, str), sys.intern(actor) if _optional(actor, str) else None,
+                   _optional(written_at, str))

@@ -5,17 +5,20 @@ Layout in KNOWLEDGE_BUCKET (names are validated slugs before they reach a key):
     agents/{tenant}/{agent}/concepts/{name}.md                   one concept
     agents/{tenant}/{agent}/deletions/{name}/{marker-version}    who deleted it (JSON)
     agents/{tenant}/{agent}/concepts-index/snapshot              the built warm index (knowledge.snapshot)
-    agents/{tenant}/{agent}/concepts-index/changes/{stamp}_{etag}_{what}
-                                                                 empty: `what` (a concept's name or knowledge.yaml)
-                                                                 was written at `stamp` as `etag` (`deleted`)
+    journal/{tenant}/{agent}/{stamp}_{etag}_{what}               empty: `what` (a concept's name or knowledge.yaml)
+                                                                 was written at `stamp` as `etag` (`deleted`);
+                                                                 expired by a lifecycle rule after JOURNAL_RETENTION_DAYS
 Every write records its actor and reason as object metadata, so S3's own version list
 is the history. Every concept or knowledge.yaml write then adds a change to the journal, so
 a warm index learns what changed from one listing of recent changes instead of listing
-every concept (knowledge.warm).
+every concept (knowledge.warm). The journal has a top-level prefix so that one lifecycle
+rule can expire it (a rule's prefix cannot skip the tenant and agent).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import re
 import time
@@ -125,8 +128,19 @@ class VersionInfo:
 @dataclass(frozen=True)
 class DeletedConcept:
     name: str
-    deleted_at: datetime
+    deleted_at: datetime  # to the microsecond when the deletion record says, else S3's second
     marker_version_id: str
+    deleted_by: Optional[str] = None  # the deletion record's actor (read only when asked for)
+
+
+class InvalidCursor(KnowledgeError):
+    """A page cursor this code did not hand out (or for another concept)."""
+
+    code = "invalid_cursor"
+
+
+class InvalidLimit(KnowledgeError):
+    code = "invalid_limit"
 
 
 @dataclass(frozen=True)
@@ -156,6 +170,10 @@ SNAPSHOT_CONTENT_TYPE = "application/octet-stream"
 # before its last look sees every entry that landed since (writer clocks are NTP-synced).
 JOURNAL_WRITE_SECONDS = 2.0
 JOURNAL_GRACE_SECONDS = 15.0
+# The journal's lifecycle rule (template.yaml, `expire-change-journal`) expires an entry this
+# many days after it was written, never sooner: a reader trusts the journal only for a
+# position younger than that, less a margin (knowledge.warm.JOURNAL_TRUSTED_SECONDS).
+JOURNAL_RETENTION_DAYS = 7
 DELETED = "deleted"  # the journal's ETag for a delete
 
 
@@ -173,8 +191,8 @@ def snapshot_key(tenant: str, agent: str) -> str:
     return f"{agent_prefix(tenant, agent)}concepts-index/snapshot"
 
 
-def changes_prefix(tenant: str, agent: str) -> str:
-    return f"{agent_prefix(tenant, agent)}concepts-index/changes/"
+def journal_prefix(tenant: str, agent: str) -> str:
+    return f"journal/{check_slug('tenant', tenant)}/{check_slug('agent', agent)}/"
 
 
 def journal_stamp(epoch: float) -> str:
@@ -308,14 +326,46 @@ class ConceptStore:
             )
         return marker
 
-    def list_deleted(self, tenant: str, agent: str) -> list[DeletedConcept]:
+    def list_deleted(self, tenant: str, agent: str, *, recorded: bool = False) -> list[DeletedConcept]:
+        """Concepts whose current version is a delete marker, newest first; with `recorded`, each
+        with who deleted it and the precise time, from its deletion record (one GET each, in parallel)."""
         prefix = f"{agent_prefix(tenant, agent)}concepts/"
         out = []
         for marker in self._paginate("list_object_versions", "DeleteMarkers", Prefix=prefix):
             name = _name_from_key(marker["Key"], prefix)
             if name and marker.get("IsLatest"):
                 out.append(DeletedConcept(name, marker["LastModified"], marker["VersionId"]))
+        if recorded and out:
+            with ThreadPoolExecutor(max_workers=min(self._max_workers, len(out))) as pool:
+                out = list(pool.map(deadline.carry(lambda d: self._recorded(tenant, agent, d)), out))
         return sorted(out, key=lambda d: d.deleted_at, reverse=True)
+
+    def _recorded(self, tenant: str, agent: str, deleted: DeletedConcept) -> DeletedConcept:
+        key = f"{agent_prefix(tenant, agent)}deletions/{deleted.name}/{deleted.marker_version_id}"
+        if not _VERSION_ID.fullmatch(deleted.marker_version_id):
+            return deleted
+        try:
+            record = json.loads(self._call("get_object", Bucket=self.bucket, Key=key, read_body=True)["Body"])
+        except (NotFound, ValueError):
+            return deleted  # deleted by hand, or by a writer killed before its record
+        if not isinstance(record, dict):
+            return deleted
+        actor = record.get("actor") if isinstance(record.get("actor"), str) and _ACTOR.fullmatch(record["actor"]) \
+            else None
+        return DeletedConcept(deleted.name, _precise(record.get("at"), deleted.deleted_at),
+                              deleted.marker_version_id, actor)
+
+    def agents(self, tenant: str) -> list[str]:
+        """The agents a tenant has in the bucket (any object under its prefix), by name: one
+        listing request per thousand agents."""
+        prefix = f"agents/{check_slug('tenant', tenant)}/"
+        names = set()
+        for page in self._pages("list_objects_v2", Prefix=prefix, Delimiter="/"):
+            for common in page.get("CommonPrefixes", []):
+                name = common["Prefix"][len(prefix):].rstrip("/")
+                if _is_agent(name):
+                    names.add(name)
+        return sorted(names)
 
     def undelete(self, tenant: str, agent: str, name: str, *, actor: str) -> StoredConcept:
         """Bring back the newest version before the delete marker, as a new version."""
@@ -337,6 +387,13 @@ class ConceptStore:
             raw.extend((item, True) for item in page.get("DeleteMarkers", []) if item["Key"] == key)
         if not raw:
             raise NotFound(f"concept {name!r} has no history")
+        return self._describe(tenant, agent, name, key, raw)
+
+    def _describe(self, tenant: str, agent: str, name: str, key: str, raw: list[tuple[dict, bool]]
+                  ) -> list[VersionInfo]:
+        """Listed versions and delete markers with who wrote each and why (one HEAD per version)."""
+        if not raw:
+            return []
         deletions = self._deletion_records(tenant, agent, name) if any(d for _, d in raw) else {}
 
         def describe(entry: tuple[dict, bool]) -> VersionInfo:
@@ -356,6 +413,25 @@ class ConceptStore:
         # Newest first. Times have one-second resolution: the sort is stable, so within one
         # second S3's own newest-first order is kept, and the current version stays on top.
         return sorted(infos, key=lambda v: (not v.latest, -v.time.timestamp()))
+
+    def version_page(self, tenant: str, agent: str, name: str, *, limit: int, marker: Optional[str]
+                     ) -> tuple[list[VersionInfo], Optional[str]]:
+        """One page of a concept's history, newest first, and the marker of the next page (None
+        on the last): one listing request and one HEAD per version on the page, however long
+        the history. `marker` is what an earlier page returned; anything else is InvalidCursor."""
+        key = concept_key(tenant, agent, name)
+        if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 1000:
+            raise InvalidLimit("limit must be a whole number from 1 to 1000")
+        after = {} if marker is None else {"KeyMarker": key, "VersionIdMarker": _decode_marker(marker)}
+        answer = self._call("list_object_versions", Bucket=self.bucket, Prefix=key, MaxKeys=limit, **after)
+        raw = [(item, False) for item in answer.get("Versions", []) if item["Key"] == key]
+        raw += [(item, True) for item in answer.get("DeleteMarkers", []) if item["Key"] == key]
+        if not raw and marker is None:
+            raise NotFound(f"concept {name!r} has no history")
+        more = (answer.get("IsTruncated") and answer.get("NextKeyMarker") == key
+                and isinstance(answer.get("NextVersionIdMarker"), str))
+        infos = self._describe(tenant, agent, name, key, raw)
+        return infos, _encode_marker(answer["NextVersionIdMarker"]) if more else None
 
     def written_since(self, tenant: str, agent: str, name: str, base: Optional[str], sighting: str
                       ) -> Optional[str]:
@@ -470,7 +546,7 @@ class ConceptStore:
     def changes_since(self, tenant: str, agent: str, since: float) -> list[Change]:
         """Journal entries stamped after `since` (epoch seconds), oldest first: one listing
         request per thousand entries, none of them read."""
-        prefix = changes_prefix(tenant, agent)
+        prefix = journal_prefix(tenant, agent)
         out = []
         for item in self._paginate("list_objects_v2", "Contents", Prefix=prefix,
                                    StartAfter=prefix + journal_stamp(max(since, 0.0))):
@@ -484,7 +560,7 @@ class ConceptStore:
         write it follows. A change lost here (S3 down, or the writer killed first) leaves
         readers stale, not wrong, until their next full listing (knowledge.warm's sweep)."""
         stamp = journal_stamp(time.time())
-        key = f"{changes_prefix(tenant, agent)}{stamp}_{_etag_part(etag)}_{name}"
+        key = f"{journal_prefix(tenant, agent)}{stamp}_{_etag_part(etag)}_{name}"
         try:
             with deadline.until(time.monotonic() + JOURNAL_WRITE_SECONDS):
                 self._call("put_object", Bucket=self.bucket, Key=key, Body=b"", IfNoneMatch="*")
@@ -583,6 +659,30 @@ def _agent_of(key: str) -> tuple[str, str]:
     """(tenant, agent) of a key under agents/ (built by agent_prefix, so already valid)."""
     _, tenant, agent, _ = key.split("/", 3)
     return tenant, agent
+
+
+def _is_agent(text: str) -> bool:
+    try:
+        check_slug("agent", text)
+    except InvalidName:
+        return False
+    return True
+
+
+def _encode_marker(version_id: str) -> str:
+    """A history page's marker as the caller sees it: URL-safe (S3 version ids hold + and =)."""
+    return base64.urlsafe_b64encode(version_id.encode("ascii")).decode("ascii").rstrip("=")
+
+
+def _decode_marker(marker: object) -> str:
+    if isinstance(marker, str) and re.fullmatch(r"[A-Za-z0-9_-]{1,1400}", marker):
+        try:
+            version_id = base64.urlsafe_b64decode(marker + "=" * (-len(marker) % 4)).decode("ascii")
+        except (binascii.Error, ValueError):
+            version_id = ""
+        if _VERSION_ID.fullmatch(version_id):
+            return version_id
+    raise InvalidCursor("cursor must be the `next` of an earlier page of this history")
 
 
 def _is_name(text: str) -> bool:

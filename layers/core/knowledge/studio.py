@@ -7,7 +7,9 @@ ETag the page read; a stale save is a Conflict carrying the newer version.
 
 from __future__ import annotations
 
+import os
 import re
+import time
 import unicodedata
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -22,7 +24,8 @@ from .errors import AccessDenied, Conflict, FieldError, InvalidConcept, InvalidN
 from .evidence import EvidenceLink
 from .names import check_slug, is_slug
 from .search import Index
-from .store import ConceptStore, ConceptSummary, StoredConcept
+from .snapshot import Snapshot, SnapshotUnreadable, Summary, decode, encode
+from .store import ConceptStore, InvalidCursor, StoredConcept, VersionInfo
 from .turn import InvalidTurn
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -137,14 +140,6 @@ def _stored(item: StoredConcept) -> dict[str, Any]:
             "version_id": item.version_id, "related": _related_in(item.data)}
 
 
-def summary_dict(summary: Any) -> dict[str, Any]:
-    return {"name": summary.name, "type": summary.type, "provenance": summary.provenance,
-            "confidence": summary.confidence, "occurrences": summary.occurrences,
-            "updated_at": format_timestamp(summary.updated_at) if summary.updated_at else None,
-            "conflict": summary.conflict, "related": summary.related, "etag": summary.etag,
-            "problem": summary.problem}
-
-
 def _stamp(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
 
@@ -217,10 +212,24 @@ def located(markdown: str) -> Iterator[None]:
 
 
 SORTS = ("written_at", "updated_at", "name", "type", "provenance", "confidence", "occurrences")
+ENGINE = "engine"  # the actor of what the engine learned (consolidation's writes)
+# The history's lifecycle rule (template.yaml: ConceptVersionsKept, ConceptVersionDays), as the
+# studio tells an operator when older versions expire.
+VERSIONS_KEPT_DEFAULT, VERSION_DAYS_DEFAULT = 20, 30
+# A snapshot behind the listing by this many concepts is written again by the studio.
+SNAPSHOT_REWRITE_CHANGES = 16
 
 
-class InvalidCursor(KnowledgeError):
-    code = "invalid_cursor"
+def versions_kept(environ: Optional[dict] = None) -> dict[str, int]:
+    """The lifecycle's keep rule, from KNOWLEDGE_VERSIONS_KEPT and KNOWLEDGE_VERSION_DAYS: the
+    newest past versions always kept, and for how many days any other one is."""
+    env = os.environ if environ is None else environ
+    out = {}
+    for key, variable, default in (("newest", "KNOWLEDGE_VERSIONS_KEPT", VERSIONS_KEPT_DEFAULT),
+                                   ("days", "KNOWLEDGE_VERSION_DAYS", VERSION_DAYS_DEFAULT)):
+        raw = env.get(variable, "")
+        out[key] = int(raw) if raw.isascii() and raw.isdigit() and 0 < int(raw) < 100_000 else default
+    return out
 
 
 def _offset(cursor: Optional[str]) -> int:
@@ -237,13 +246,16 @@ def _fold(text: str) -> str:
 
 @dataclass
 class _Held:
-    """What a container keeps of one agent for the list: its rows, when each was written, and
-    the search index over name, description and body."""
+    """What a container keeps of one agent for the list: the search index over name,
+    description and body (retrieval's own, restorable from the agent's snapshot), each
+    concept's summary (the rest of its row), and its name and description folded for
+    substring search (a snapshot holds no body text, so substrings are not looked for there)."""
 
-    rows: dict[str, ConceptSummary] = field(default_factory=dict)
-    written: dict[str, datetime] = field(default_factory=dict)
     index: Index = field(default_factory=Index)
-    folded: dict[str, str] = field(default_factory=dict)  # name, description and body, for substrings
+    summaries: dict[str, Summary] = field(default_factory=dict)  # every current concept
+    unreadable: dict[str, str] = field(default_factory=dict)  # name -> ETag that did not parse
+    folded: dict[str, str] = field(default_factory=dict)
+    loaded: bool = False  # the snapshot (or its absence) has been read
 
     def matching(self, q: str) -> set[str]:
         found = {hit.name for hit in self.index.search(q, top_k=max(1, len(self.index)))}
@@ -251,25 +263,62 @@ class _Held:
         found.update(name for name, text in self.folded.items() if needle in text)
         return found
 
-    def row(self, summary: ConceptSummary) -> dict[str, Any]:
-        doc = self.index.docs.get(summary.name)
-        written = self.written.get(summary.name)
-        return {**summary_dict(summary), "description": doc.description if doc else None,
-                "written_at": _stamp(written) if written else None}
+    def drop(self, name: str) -> None:
+        self.index.remove(name)
+        self.unreadable.pop(name, None)
+        self.summaries.pop(name, None)
+        self.folded.pop(name, None)
+
+    def take(self, stored: StoredConcept) -> None:
+        summary = Summary.of(stored)
+        self.summaries[stored.name] = summary
+        if summary.problem is None:
+            concept = stored.concept
+            self.index.upsert(stored.name, stored.etag, concept, stored.data)
+            self.unreadable.pop(stored.name, None)
+            self.folded[stored.name] = _fold(f"{concept.name}\n{concept.description}")
+        else:
+            self.index.remove(stored.name)
+            self.unreadable[stored.name] = stored.etag
+            self.folded[stored.name] = _fold(stored.name)
+
+    def value(self, name: str, sort: str) -> Any:
+        if sort in ("type", "provenance", "confidence"):
+            doc = self.index.docs.get(name)
+            return getattr(doc, sort) if doc else None
+        if sort == "name":
+            return name
+        return getattr(self.summaries[name], sort)  # written_at, updated_at (sortable text), occurrences
+
+    def row(self, name: str) -> dict[str, Any]:
+        doc, summary = self.index.docs.get(name), self.summaries[name]
+        return {"name": name, "type": doc.type if doc else None, "provenance": doc.provenance if doc else None,
+                "confidence": doc.confidence if doc else None, "occurrences": summary.occurrences,
+                "updated_at": summary.updated_at, "conflict": summary.conflict, "related": summary.related,
+                "etag": summary.etag, "problem": summary.problem, "description": doc.description if doc else None,
+                "written_at": summary.written_at, "written_by": summary.actor}
 
 
-def _sorted(rows: list[ConceptSummary], sort: str, descending: bool, held: _Held) -> list[ConceptSummary]:
-    """Rows by `sort`; rows without a value go last either way, and the name breaks ties."""
-    epoch = datetime.min.replace(tzinfo=timezone.utc)
+def _sorted(names: list[str], sort: str, descending: bool, held: _Held) -> list[str]:
+    """Names by `sort`; rows without a value go last either way, and the name breaks ties."""
+    present = sorted(n for n in names if held.value(n, sort) is not None)
+    present.sort(key=lambda n: held.value(n, sort), reverse=descending)
+    return present + sorted(n for n in names if held.value(n, sort) is None)
 
-    def value(row: ConceptSummary) -> Any:
-        if sort == "written_at":
-            return held.written.get(row.name) or epoch
-        return getattr(row, sort)
 
-    present = sorted((r for r in rows if value(r) is not None), key=lambda r: r.name)
-    present.sort(key=value, reverse=descending)
-    return present + sorted((r for r in rows if value(r) is None), key=lambda r: r.name)
+def _is_new(summary: Summary, since: Optional[str]) -> bool:
+    """Written by the engine after `since` (both stamps in the same sortable layout)."""
+    return since is not None and summary.actor == ENGINE and summary.written_at is not None \
+        and summary.written_at > since
+
+
+def _since_stamp(since: Optional[datetime]) -> Optional[str]:
+    if since is None:
+        return None
+    if not isinstance(since, datetime):
+        raise InvalidCursor("since must be a time")
+    moment = since if since.tzinfo else since.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 class Studio:
@@ -304,66 +353,127 @@ class Studio:
         conflict and how many have related claims waiting."""
         op.check(tenant)
         out = []
-        for agent in agent_names(self._store, tenant):
-            rows = list(self._rows(tenant, agent).rows.values())
+        for agent in self._store.agents(tenant):
+            rows = list(self._rows(tenant, agent).summaries.values())
             self._agents.add((tenant, agent))
             out.append({"name": agent, "concepts": len(rows), "conflicts": sum(1 for r in rows if r.conflict),
                         "related": sum(1 for r in rows if r.related)})
         return out
 
     def _rows(self, tenant: str, agent: str) -> "_Held":
-        """The agent's rows and search index, brought up to date: one listing, then only the
-        concepts whose ETag changed are read (and indexed with retrieval's own index code)."""
+        """The agent's rows and search index, brought up to date: the first time, from the
+        agent's snapshot (knowledge.snapshot, one request); then one listing, and only the
+        concepts whose ETag differs from what is held are read. A container that found no
+        snapshot (or one behind by many concepts) writes one, conditionally, for the next."""
         held = self._held.setdefault((tenant, agent), _Held())
-        listing = {item.name: item for item in self._store.list(tenant, agent)}
-        for name in [name for name in held.rows if name not in listing]:
-            del held.rows[name]
-            held.folded.pop(name, None)
-            held.index.remove(name)
-        changed = [name for name, item in listing.items() if name not in held.rows or held.rows[name].etag != item.etag]
-        for stored in self._store.fetch_many(tenant, agent, changed):
-            if stored is None:
-                continue
-            summary = ConceptSummary.of(stored)
-            held.rows[stored.name] = summary
-            if summary.problem is None:
-                concept = stored.concept
-                held.index.upsert(stored.name, stored.etag, concept, stored.data)
-                held.folded[stored.name] = _fold(f"{concept.name}\n{concept.description}\n{concept.body}")
+        snapshot_etag: Optional[str] = None
+        rewrite = False
+        if not held.loaded:
+            snapshot_etag, rewrite = self._load_snapshot(tenant, agent, held)
+        started = time.time()
+        listed = self._store.list(tenant, agent)
+        # Newest first, as a retrieval reader's sweep reads them: the index's weights start from
+        # the first concept it holds, so the same order builds the same index.
+        listed.sort(key=lambda item: (item.last_modified, item.name), reverse=True)
+        listing = {item.name: item.etag for item in listed}
+        gone = [name for name in held.summaries if name not in listing]
+        for name in gone:
+            held.drop(name)
+        changed = [name for name, etag in listing.items()
+                   if name not in held.summaries or held.summaries[name].etag != etag]
+        for name, stored in zip(changed, self._store.fetch_many(tenant, agent, changed)):
+            if stored is None:  # deleted since the listing
+                held.drop(name)
             else:
-                held.index.remove(stored.name)
-                held.folded[stored.name] = _fold(stored.name)
+                held.take(stored)
         if changed:
             held.index.settle()
-        held.written = {name: item.last_modified for name, item in listing.items()}
+        if not held.loaded:
+            held.loaded = True
+            # Never for an agent with no concept: its snapshot would make a typo an agent.
+            if held.summaries and (rewrite or len(changed) + len(gone) >= SNAPSHOT_REWRITE_CHANGES):
+                self._write_snapshot(tenant, agent, held, started, snapshot_etag)
         return held
+
+    def _load_snapshot(self, tenant: str, agent: str, held: _Held) -> tuple[Optional[str], bool]:
+        """Fill `held` from the agent's snapshot; returns its ETag and whether it must be written
+        (there is none, or it does not decode)."""
+        try:
+            stored = self._store.get_snapshot(tenant, agent)
+        except AccessDenied:  # a policy without the snapshot's key: rows from the concepts
+            return None, False
+        if stored is None:
+            return None, True
+        try:
+            snapshot = decode(stored.data, tenant, agent)
+        except SnapshotUnreadable:  # an older format, say: rebuilt from the concepts, then written over
+            return stored.etag, True
+        held.index, held.unreadable, held.summaries = snapshot.index, snapshot.unreadable, snapshot.summaries
+        # A concept the snapshot holds without its summary (a writer that kept none) is read
+        # again, as a changed one is.
+        for name in [name for name in snapshot.index.docs if name not in held.summaries]:
+            held.index.remove(name)
+        for name in [name for name in held.unreadable if name not in held.summaries]:
+            del held.unreadable[name]
+        held.folded = {name: _fold(f"{name}\n{doc.description}") for name, doc in snapshot.index.docs.items()}
+        held.folded.update((name, _fold(name)) for name in snapshot.unreadable)
+        return stored.etag, False
+
+    def _write_snapshot(self, tenant: str, agent: str, held: _Held, position: float,
+                        if_match: Optional[str]) -> None:
+        """As a retrieval reader does (knowledge.warm): conditionally, positioned where the listing
+        began (the journal corrects it from there); a lost race or a refusal leaves the snapshot
+        to the readers, and the list is answered all the same. The config is left out: the
+        studio never read it, so a reader reads it (one request)."""
+        data = encode(Snapshot(tenant, agent, held.index, position, None, None, dict(held.unreadable),
+                               dict(held.summaries)))
+        try:
+            self._store.put_snapshot(tenant, agent, data, if_match=if_match)
+        except KnowledgeError:  # Conflict (another writer came first), AccessDenied, S3 down
+            pass
 
     def list(self, op: Operator, tenant: str, agent: str, *, status: Optional[str] = None,
              type: Optional[str] = None, q: Optional[str] = None, sort: str = "written_at", order: str = "desc",
-             limit: Optional[int] = None, cursor: Optional[str] = None) -> dict[str, Any]:
-        """One page of the agent's concepts, filtered and sorted here (not in the browser);
-        `q` searches name, description and body: retrieval's index, and any text holding `q`
-        (accents and case aside) so a prefix such as "reemb" finds too."""
+             limit: Optional[int] = None, cursor: Optional[str] = None,
+             since: Optional[datetime] = None) -> dict[str, Any]:
+        """One page of the agent's concepts, filtered and sorted here (not in the browser).
+
+        `q` searches name, description and body with retrieval's index, and name and
+        description for any text holding `q` (accents and case aside), so a prefix such as
+        "reemb" finds too; a body is not searched for substrings (the snapshot holds no text).
+        With `since`, each row says whether it is `new` (the engine wrote its current version
+        after then), the answer counts the agent's new rows (`new`, before any filter), and
+        `status="new"` keeps only those."""
         op.check(tenant)
+        stamp = _since_stamp(since)
         held = self._rows(tenant, agent)
-        rows = list(held.rows.values())
-        if not rows:
+        names = list(held.summaries)
+        if not names:
             self._check_agent(tenant, agent)
+        fresh = {name for name in names if _is_new(held.summaries[name], stamp)} if stamp else set()
         if status == "conflict":
-            rows = [r for r in rows if r.conflict]
+            names = [n for n in names if held.summaries[n].conflict]
         elif status == "related":
-            rows = [r for r in rows if r.related]
+            names = [n for n in names if held.summaries[n].related]
+        elif status == "new":
+            names = [n for n in names if n in fresh]
         if type:
-            rows = [r for r in rows if r.type == type]
+            names = [n for n in names if (doc := held.index.docs.get(n)) is not None and doc.type == type]
         if q and q.strip():
             found = held.matching(q)
-            rows = [r for r in rows if r.name in found]
-        rows = _sorted(rows, sort, order == "desc", held)
+            names = [n for n in names if n in found]
+        names = _sorted(names, sort if sort in SORTS else "written_at", order == "desc", held)
         start = _offset(cursor)
-        page = rows[start:] if limit is None else rows[start:start + limit]
+        page = names[start:] if limit is None else names[start:start + limit]
         end = start + len(page)
-        return {"concepts": [held.row(r) for r in page], "total": len(rows),
-                "next": str(end) if end < len(rows) else None}
+        rows = [held.row(name) for name in page]
+        answer: dict[str, Any] = {"concepts": rows, "total": len(names),
+                                  "next": str(end) if end < len(names) else None}
+        if stamp is not None:
+            for row in rows:
+                row["new"] = row["name"] in fresh
+            answer["new"] = len(fresh)
+        return answer
 
     def get(self, op: Operator, tenant: str, agent: str, name: str) -> dict[str, Any]:
         op.check(tenant)
@@ -380,12 +490,19 @@ class Studio:
             history = self._store.versions(tenant, agent, name)
         except NotFound:
             raise self._missing(tenant, agent, name) from None
-        return [{"version_id": v.version_id, "time": _stamp(v.time), "actor": v.actor,
-                 "reason": v.reason, "size": v.size, "deleted": v.deleted, "latest": v.latest,
-                 "evidence": None if v.evidence is None else {
-                     "session_id": v.evidence.session_id, "turn_id": v.evidence.turn_id,
-                     "completed_at": _stamp(v.evidence.completed_at)}}
-                for v in history]
+        return [_version(v) for v in history]
+
+    def version_page(self, op: Operator, tenant: str, agent: str, name: str, *, limit: int = 50,
+                     cursor: Optional[str] = None) -> dict[str, Any]:
+        """One page of the history, newest first, in a listing request and one HEAD per version
+        shown (a concept confirmed thousands of times opens as fast as a new one); `next` is the
+        cursor of the page after, and `kept` the lifecycle's rule (older versions expire)."""
+        op.check(tenant)
+        try:
+            history, following = self._store.version_page(tenant, agent, name, limit=limit, marker=cursor)
+        except NotFound:
+            raise self._missing(tenant, agent, name) from None
+        return {"versions": [_version(v) for v in history], "next": following, "kept": versions_kept()}
 
     def evidence(self, op: Operator, tenant: str, agent: str, name: str, version_id: str) -> dict[str, Any]:
         """The quote a version was learned from, read from the archived turn now and redacted;
@@ -416,12 +533,14 @@ class Studio:
         return _stored(self._store.read_version(tenant, agent, name, version_id))
 
     def deleted(self, op: Operator, tenant: str, agent: str) -> list[dict[str, Any]]:
+        """Deleted concepts, newest first, each with who deleted it (`deleted_by`, null when no
+        deletion record says) and when."""
         op.check(tenant)
-        rows = self._store.list_deleted(tenant, agent)
+        rows = self._store.list_deleted(tenant, agent, recorded=True)
         if not rows:
             self._check_agent(tenant, agent)
-        return [{"name": d.name, "deleted_at": _stamp(d.deleted_at), "version_id": d.marker_version_id}
-                for d in rows]
+        return [{"name": d.name, "deleted_at": _stamp(d.deleted_at), "deleted_by": d.deleted_by,
+                 "version_id": d.marker_version_id} for d in rows]
 
     def deleted_one(self, op: Operator, tenant: str, agent: str, name: str) -> dict[str, Any]:
         """A deleted concept as it was before the delete, with who deleted it and when."""
@@ -507,17 +626,16 @@ class Studio:
 
 
 def agent_names(store: ConceptStore, tenant: str) -> list[str]:
-    """The agents a tenant has in the bucket (any object under its prefix), by name.
+    """The agents a tenant has in the bucket (any object under its prefix), by name."""
+    return store.agents(tenant)
 
-    Read with the store's own paging until ConceptStore lists agents itself."""
-    prefix = f"agents/{check_slug('tenant', tenant)}/"
-    names = set()
-    for page in store._pages("list_objects_v2", Prefix=prefix, Delimiter="/"):  # noqa: SLF001
-        for common in page.get("CommonPrefixes", []):
-            name = common["Prefix"][len(prefix):].rstrip("/")
-            if is_slug(name):
-                names.add(name)
-    return sorted(names)
+
+def _version(v: VersionInfo) -> dict[str, Any]:
+    return {"version_id": v.version_id, "time": _stamp(v.time), "actor": v.actor,
+            "reason": v.reason, "size": v.size, "deleted": v.deleted, "latest": v.latest,
+            "evidence": None if v.evidence is None else {
+                "session_id": v.evidence.session_id, "turn_id": v.evidence.turn_id,
+                "completed_at": _stamp(v.evidence.completed_at)}}
 
 
 def _same(current: StoredConcept, concept: Concept) -> bool:

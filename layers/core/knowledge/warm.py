@@ -39,8 +39,8 @@ from . import deadline
 from .config import KnowledgeConfig, parse_agent_config
 from .errors import AccessDenied, Conflict, InvalidConcept, InvalidConfig, KnowledgeError, StoreUnavailable
 from .search import Index
-from .snapshot import Snapshot, SnapshotUnreadable, decode, encode
-from .store import CONFIG_CHANGE, JOURNAL_GRACE_SECONDS, ConceptStore, NotModified, etag_token
+from .snapshot import Snapshot, SnapshotUnreadable, Summary, decode, encode
+from .store import CONFIG_CHANGE, JOURNAL_GRACE_SECONDS, JOURNAL_RETENTION_DAYS, ConceptStore, NotModified, etag_token
 from .telemetry import Counters
 
 FETCH_CHUNK = 128  # concepts fetched and indexed between two looks at the clock
@@ -48,9 +48,10 @@ FETCH_BUDGET_SECONDS = 4.0
 SWEEP_SECONDS = 300.0  # a full listing at least this often: bounds how long a lost journal entry matters
 REWRITE_AFTER_CHANGES = 16  # changes applied since the snapshot before a reader writes a newer one
 SNAPSHOT_MAX_AGE_SECONDS = 3600.0
-# A snapshot older than this is not corrected from the journal (its entries may have expired):
-# the reader lists every concept instead.
-JOURNAL_TRUSTED_SECONDS = 12 * 3600.0
+# A snapshot older than this is not corrected from the journal: the reader lists every concept
+# instead. Never more than the journal's retention less a day (its entries may have expired;
+# S3 expires them no sooner), and at most 12 hours, past which a listing is the cheaper read.
+JOURNAL_TRUSTED_SECONDS = min(12 * 3600.0, (JOURNAL_RETENTION_DAYS - 1) * 86400.0)
 # The memory budget: what the function's memory leaves once the runtime, the imports and one
 # call's work are set aside, of which a share goes to indexes (measured bytes understate the
 # allocator's own overhead; scripts/bench_knowledge_index.py checks the peak RSS).
@@ -79,6 +80,8 @@ class AgentKnowledge:
     index: Index = field(default_factory=Index)
     refreshed_at: float = float("-inf")
     unreadable: dict[str, str] = field(default_factory=dict)  # name -> ETag that did not parse
+    # Per concept, indexed or unreadable, what the studio's list shows (kept for the snapshot).
+    summaries: dict[str, Summary] = field(default_factory=dict)
     # Changed concepts found but not fetched yet (a refresh ran out of time).
     backlog: list[str] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -206,6 +209,7 @@ class WarmIndexes:
             else:  # written by a reader that was handed its config (extraction): read it
                 self._read_config(tenant, agent, knowledge)
         knowledge.index, knowledge.unreadable = snapshot.index, snapshot.unreadable
+        knowledge.summaries = snapshot.summaries
         # Left out of this container's index as surely as if it had fetched them: counted alike.
         self.counters.count("ConceptUnreadable", len(snapshot.unreadable))
         knowledge.position = knowledge.snapshot_position = snapshot.position
@@ -251,6 +255,8 @@ class WarmIndexes:
             index.remove(name)
         for name in [name for name in knowledge.unreadable if name not in listed]:
             del knowledge.unreadable[name]
+        for name in [name for name in knowledge.summaries if name not in listed]:
+            del knowledge.summaries[name]
         # Newest first: what a warm-up cut short leaves out is the oldest knowledge.
         listing.sort(key=lambda item: (item.last_modified, item.name), reverse=True)
         knowledge.backlog = [item.name for item in listing
@@ -266,7 +272,7 @@ class WarmIndexes:
         if knowledge.config is not None and self._wanted(knowledge.config):
             return True
         if len(knowledge.index) or knowledge.indexed:
-            knowledge.index, knowledge.unreadable = Index(), {}
+            knowledge.index, knowledge.unreadable, knowledge.summaries = Index(), {}, {}
         knowledge.backlog, knowledge.indexed = [], False
         return False
 
@@ -303,9 +309,11 @@ class WarmIndexes:
             if stored_concept is None:  # deleted since it was listed or journaled
                 index.remove(name)
                 knowledge.unreadable.pop(name, None)
+                knowledge.summaries.pop(name, None)
                 continue
             if index.etag(name) == stored_concept.etag:
                 continue
+            knowledge.summaries[name] = Summary.of(stored_concept)
             try:
                 index.upsert(stored_concept.name, stored_concept.etag, stored_concept.concept, stored_concept.data)
             except InvalidConcept:
@@ -336,7 +344,7 @@ class WarmIndexes:
             if not knowledge.indexed or knowledge.backlog:
                 return  # much changed meanwhile: written at a later call, once caught up
             data = encode(Snapshot(tenant, agent, knowledge.index, knowledge.position, knowledge.config_text,
-                                   knowledge.config_etag, dict(knowledge.unreadable)))
+                                   knowledge.config_etag, dict(knowledge.unreadable), knowledge.summaries))
             knowledge.snapshot_etag = self._store.put_snapshot(tenant, agent, data, if_match=knowledge.snapshot_etag)
         except Conflict:
             knowledge.snapshot_lost = True
@@ -353,7 +361,8 @@ class WarmIndexes:
         index = knowledge.index
         shape = (id(index), *index.shape())
         if shape != knowledge.measured:  # measuring walks the index: only after it changed
-            knowledge.size, knowledge.measured = index.memory_bytes(), shape
+            knowledge.size = index.memory_bytes() + sum(s.memory_bytes() for s in knowledge.summaries.values())
+            knowledge.measured = shape
         if self.memory_budget is None:
             return
         with self._agents_lock:
