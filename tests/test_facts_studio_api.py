@@ -355,3 +355,35 @@ def test_the_facts_routes_reach_only_facts_storage():
         "/tenants/{tenant}/agents/{agent}/facts/{proxy+}"}
     resources = json.dumps([s["Resource"] for s in function["Policies"][0]["Statement"]])
     assert "concepts" not in resources and "knowledge.yaml" not in resources and "agents/" not in resources
+
+
+# ------------------------------------------------------------------ the OpenAPI document
+
+
+def test_the_openapi_document_is_kept_in_the_repo_and_describes_what_the_api_answers(api):
+    import jsonschema
+
+    document = json.loads(api.handler.openapi_document())
+    kept = json.loads((ROOT / "studio_web" / "facts-openapi.json").read_text())
+    assert kept == document, "run scripts/write_openapi.py"
+    schemas = document["components"]["schemas"]
+
+    def check(path_template, method, status, body):
+        answer = document["paths"][path_template][method]["responses"][str(status)]
+        jsonschema.validate(body, {**answer["content"]["application/json"]["schema"],
+                                   "components": {"schemas": schemas}})
+
+    base = "/tenants/{tenant}/agents/{agent}/facts"
+    status, listed = api("GET", f"{FACTS}/proposals")
+    check(f"{base}/proposals", "get", status, listed)
+    shoe = next(p for p in listed["proposals"] if p["name"] == "tamanho_calcado")
+    api("PUT", f"{FACTS}/customers/{CUSTOMER}/memory/tamanho_calcado", body={"value": "44", "revision": None})
+    status, moved = act(api, shoe, "approve")
+    check(f"{base}/proposals/{{customer_id}}/{{proposal_id}}/approve", "post", status, moved)
+    status, stale = api("PUT", f"{FACTS}/customers/{CUSTOMER}/memory/tamanho_calcado",
+                        body={"value": "45", "revision": 99})
+    check(f"{base}/customers/{{customer_id}}/memory/{{name}}", "put", status, stale)
+    status, cell = api("GET", f"{FACTS}/customers/{CUSTOMER}/memory")
+    check(f"{base}/customers/{{customer_id}}/memory", "get", status, cell)
+    status, refused = api("GET", f"{FACTS}/proposals", claims=OTHER_SHOP)
+    check(f"{base}/proposals", "get", status, refused)

@@ -6,6 +6,7 @@ the work is done by facts.studio, and every domain error is mapped to HTTP once,
 answer may hold customer data: none is cached on the way, and none is logged.
 """
 
+import json
 import os
 import re
 import string
@@ -14,6 +15,7 @@ from typing import Annotated, Any, Literal, Optional, Union
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, CORSConfig, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from pydantic import BaseModel, Field, StrictInt
 
@@ -209,6 +211,25 @@ def get_memory(tenant: Slug, agent: Slug, customer_id: CustomerId) -> Response[M
          responses=answers(FactView, 412))
 def edit_fact(tenant: Slug, agent: Slug, customer_id: CustomerId, name: FactName, body: FactEdit) -> Response[FactView]:
     return _json(200, facts.edit_fact(operator(), tenant, customer_id, name, body.value, body.revision))
+
+
+def openapi_document() -> str:
+    """This API's OpenAPI document (kept as studio_web/facts-openapi.json by scripts/write_openapi.py),
+    with the bearer JWT every route needs and only the schemas it refers to."""
+    document = json.loads(app.get_openapi_json_schema(
+        title="Knowledge studio API: Facts", version="1.0.0",
+        security_schemes={"jwt": HTTPBearer(bearerFormat="JWT", description="The id token from sign-in "
+                                                                           "(Cognito's hosted UI, PKCE).")},
+        security=[{"jwt": []}]))
+    schemas = document["components"]["schemas"]
+    while True:
+        text = json.dumps({k: v for k, v in document.items() if k != "components"} | {"schemas": schemas})
+        unused = [name for name in schemas if f'"#/components/schemas/{name}"' not in text]
+        if not unused:
+            break
+        for name in unused:
+            del schemas[name]
+    return json.dumps(document)
 
 
 # ------------------------------------------------------------------ errors, mapped once
