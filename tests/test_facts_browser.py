@@ -170,7 +170,7 @@ def test_an_approval_after_an_operator_edit_goes_stale_with_both_values_and_is_d
     assert memory() == {"tamanho_calcado": ("44", "operator")}
 
 
-def test_approve_with_the_keyboard_only(page, memory):
+def test_approve_and_reject_with_the_keyboard_only(page, memory):
     page.locator("body").focus()
     for _ in range(40):
         page.keyboard.press("Tab")
@@ -185,6 +185,14 @@ def test_approve_with_the_keyboard_only(page, memory):
     # Focus moved on to the next card, so the next decision is one key away.
     expect(page.locator("#pending-list .card")).to_have_count(1, timeout=20_000)
     expect(page.locator("#pending-list .card button.approve")).to_be_focused()
+    # And a rejection with its reason: Tab to Reject, Enter, type, Enter (Escape would close the field).
+    page.keyboard.press("Tab")
+    page.keyboard.press("Enter")
+    expect(page.locator("#pending-list .reason-text")).to_be_focused()
+    page.keyboard.type("cliente corrigiu depois")
+    page.keyboard.press("Enter")
+    expect(page.locator("#recent tbody tr", has_text="cliente corrigiu depois")).to_have_count(1)
+    expect(page.locator("#pending-title")).to_be_focused()  # nothing left to decide: the list's heading
 
 
 def test_when_the_api_is_down_the_page_says_so_in_plain_words_and_try_again_works(page, memory):

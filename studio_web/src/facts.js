@@ -215,6 +215,9 @@ function card(p, list) {
   if (list === "pending") {
     title.append(": ", el("span", { class: "fact-value", text: p.value }));
     article.append(title, details(p), evidence(p));
+    if (p.status === "approving") {
+      article.append(el("p", { class: "note", text: "An approval of this was interrupted before it finished: approve again to finish it." }));
+    }
   } else {
     const values = el("p", { class: "values" });
     values.append("Proposed: ", el("del", { class: "fact-value", text: p.value }), " — now in memory: ");
@@ -254,6 +257,11 @@ function reasonForm(p, article) {
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     reject(p, article, input.value.trim());
+  });
+  form.addEventListener("keydown", (event) => {
+    if (event.key !== "Escape") return;
+    form.hidden = true;
+    article.querySelector("button.reject").focus();
   });
   return form;
 }
