@@ -18,15 +18,19 @@ from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Que
 from pydantic import BaseModel, Field
 
 from knowledge import wiring
+from knowledge.aws import client
 from knowledge.errors import (Conflict, InvalidConcept, InvalidConfig, InvalidName, KnowledgeError, NotFound,
                               StoreUnavailable)
 from knowledge.names import SLUG_MAX, SLUG_SCHEMA
+from knowledge.reviews import InvalidSeenAt, ReviewQueue, ReviewStore
 from knowledge.settings import Settings
-from knowledge.studio import (MARKDOWN_MAX_BYTES, SORTS, ArchiveNotConfigured, Forbidden, NameTaken, PreconditionRequired,
-                              Unauthorized, check_path, field_errors, operator_from_claims)
+from knowledge.studio import (MARKDOWN_MAX_BYTES, SORTS, ArchiveNotConfigured, Forbidden, InvalidCursor, NameTaken,
+                              PreconditionRequired, Unauthorized, check_path, field_errors, operator_from_claims)
 
 logger = Logger()
-studio = wiring.studio(Settings.from_env())
+settings = Settings.from_env()
+studio = wiring.studio(settings)
+reviews = ReviewQueue(ReviewStore(client("s3"), settings.knowledge_bucket), studio)
 # Only the studio's own origin may call the API from a browser.
 app = APIGatewayHttpResolver(enable_validation=True,
                              cors=CORSConfig(allow_origin=os.environ.get("STUDIO_ORIGIN", "http://127.0.0.1:8080"),
@@ -69,12 +73,20 @@ class ConceptSummary(BaseModel):
     description: Optional[str]
     written_at: Optional[str] = Field(description="When the current version was written (S3), whoever wrote it; "
                                                   "updated_at is the time of what it says.")
+    written_by: Optional[str] = Field(description="Who wrote the current version: engine or operator:<id> "
+                                                  "(null when its writer is not recorded).")
+    new: bool = Field(description="The engine created or changed it since this operator last looked (GET /review).")
 
 
 class ConceptList(BaseModel):
     concepts: list[ConceptSummary]
     total: int = Field(description="Rows matching the filters, over all pages.")
     next: Optional[str] = Field(description="The cursor of the next page; null on the last.")
+    new: int = Field(description="Concepts of the whole agent (not only this page or filter) the engine wrote "
+                                 "since this operator last looked.")
+    since: str = Field(description="What `new` counts from (see GET /review).")
+    as_of: str = Field(description="When this page was listed: PUT it to /review as seen_at to mark what was "
+                                   "shown seen.")
 
 
 class StoredConcept(BaseModel):
@@ -103,8 +115,15 @@ class Version(BaseModel):
                                                          "a link, never the quote.")
 
 
+class Kept(BaseModel):
+    newest: int = Field(description="Past versions always kept, newest first.")
+    days: int = Field(description="Any other past version is kept this many days, then expired by the lifecycle rule.")
+
+
 class VersionList(BaseModel):
-    versions: list[Version]
+    versions: list[Version] = Field(description="One page, newest first.")
+    next: Optional[str] = Field(description="The cursor of the page of older versions; null on the last.")
+    kept: Kept = Field(description="How long the history lasts: older versions are gone.")
 
 
 class Evidence(BaseModel):
@@ -139,6 +158,7 @@ class AgentList(BaseModel):
 class DeletedItem(BaseModel):
     name: str
     deleted_at: str
+    deleted_by: Optional[str] = Field(description="operator:<id> or engine; null when the record is gone.")
     version_id: str = Field(description="The delete marker's version id.")
 
 
@@ -155,6 +175,22 @@ class ConfigFile(BaseModel):
     yaml: Optional[str] = Field(description="knowledge.yaml as stored; null when the agent has none yet.")
     etag: Optional[str]
     config: Optional[dict[str, Any]] = Field(description="The `knowledge:` block as read, with defaults; null when off.")
+
+
+SEEN_AT_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?Z$"
+
+
+class ReviewState(BaseModel):
+    seen_at: Optional[str] = Field(description="When this operator last marked the agent's concepts seen (UTC); "
+                                               "null when never.")
+    since: str = Field(description="What `new` counts from: seen_at, or 24 hours before as_of when never looked.")
+    new: int = Field(description="Concepts the engine created or changed since then (current ones).")
+    as_of: str = Field(description="When this was counted: PUT it back as seen_at to mark what was shown as seen.")
+
+
+class SeenAt(BaseModel):
+    seen_at: str = Field(pattern=SEEN_AT_PATTERN, max_length=32,
+                         description="UTC; only moves forward (an earlier time changes nothing), never ahead of now.")
 
 
 class ErrorDetail(BaseModel):
@@ -206,7 +242,8 @@ def answers(status: int, model: Any, *also: int) -> dict[int, dict[str, Any]]:
               404: ("No such agent (unknown_agent), concept, version or route", ErrorBody),
               409: ("A concept with this name already exists", Taken),
               412: ("Stale: a newer version exists (If-Match no longer current)", Stale),
-              422: ("The request or the document is invalid", Invalid),
+              422: ("The request or the document is invalid (a cursor this API did not hand out, "
+                    "a seen_at that is not a UTC time or is ahead of now)", Invalid),
               428: ("If-Match is required", ErrorBody),
               503: ("Storage is busy, or the session archive is not configured", ErrorBody)}
     out = {status: {"description": "Success", **body(model)}}
@@ -237,7 +274,10 @@ def list_agents(tenant: Slug) -> AgentList:
 # ------------------------------------------------------------------ concepts
 @app.get(f"{BASE}/concepts", summary="List concepts (a page), last written first unless sorted otherwise",
          responses=answers(200, ConceptList))
-def list_concepts(tenant: Slug, agent: Slug, status: Annotated[Optional[str], Query(pattern="^(conflict|related)$")] = None,
+def list_concepts(tenant: Slug, agent: Slug,
+                  status: Annotated[Optional[str], Query(pattern="^(conflict|related|new)$",
+                                                         description="new: written by the engine since this "
+                                                                     "operator last looked.")] = None,
                   type: Annotated[Optional[str], Query(pattern="^(fact|entity|procedure|policy|objection)$")] = None,
                   q: Annotated[Optional[str], Query(max_length=200, description="Words or a prefix, searched in name, "
                                                                                "description and body.")] = None,
@@ -247,8 +287,8 @@ def list_concepts(tenant: Slug, agent: Slug, status: Annotated[Optional[str], Qu
                   cursor: Annotated[Optional[str], Query(pattern="^[0-9]{1,9}$",
                                                          description="The `next` of the page before.")] = None,
                   ) -> ConceptList:
-    return studio.list(operator(), tenant, agent, status=status, type=type, q=q, sort=sort, order=order,
-                       limit=limit, cursor=cursor)
+    return reviews.list(operator(), tenant, agent, status=status, type=type, q=q, sort=sort, order=order,
+                        limit=limit, cursor=cursor)
 
 
 @app.post(f"{BASE}/concepts", summary="Create a concept by hand (provenance policy unless the text says otherwise)",
@@ -277,10 +317,15 @@ def delete_concept(tenant: Slug, agent: Slug, name: Slug) -> Removed:
 
 
 @app.get(f"{BASE}/concepts/<name>/versions",
-         summary="Version history: time, actor, reason, size, and the session each sighting was learned from",
+         summary="Version history, a page at a time: time, actor, reason, size, and the session each sighting "
+                 "was learned from",
          responses=answers(200, VersionList))
-def list_versions(tenant: Slug, agent: Slug, name: Slug) -> VersionList:
-    return {"versions": studio.versions(operator(), tenant, agent, name)}
+def list_versions(tenant: Slug, agent: Slug, name: Slug,
+                  limit: Annotated[int, Query(ge=1, le=200, description="Versions per page.")] = 50,
+                  cursor: Annotated[Optional[str], Query(pattern="^[A-Za-z0-9_-]{1,1400}$",
+                                                         description="The `next` of the page before.")] = None,
+                  ) -> VersionList:
+    return studio.version_page(operator(), tenant, agent, name, limit=limit, cursor=cursor)
 
 
 @app.get(f"{BASE}/concepts/<name>/versions/<version_id>", summary="Read one version",
@@ -319,6 +364,19 @@ def get_deleted(tenant: Slug, agent: Slug, name: Slug) -> DeletedPreview:
 @app.post(f"{BASE}/deleted/<name>/restore", summary="Undelete", responses=answers(200, StoredConcept, 412))
 def undelete(tenant: Slug, agent: Slug, name: Slug) -> StoredConcept:
     return studio.undelete(operator(), tenant, agent, name)
+
+
+# ------------------------------------------------------------------ review: new since I last looked
+@app.get(f"{BASE}/review", summary="This operator's last look at the agent and how many concepts the engine "
+                                   "wrote since", responses=answers(200, ReviewState))
+def get_review(tenant: Slug, agent: Slug) -> ReviewState:
+    return reviews.state(operator(), tenant, agent)
+
+
+@app.put(f"{BASE}/review", summary="Mark the agent's concepts seen up to seen_at (forward only)",
+         responses=answers(200, ReviewState))
+def put_review(tenant: Slug, agent: Slug, body: SeenAt) -> ReviewState:
+    return reviews.mark_seen(operator(), tenant, agent, body.seen_at)
 
 
 # ------------------------------------------------------------------ the knowledge: block
@@ -361,7 +419,7 @@ def openapi_document() -> str:
 # ------------------------------------------------------------------ errors, mapped once
 # Errors answered with their own code and message: the status by type.
 STATUS = {Unauthorized: 401, Forbidden: 403, NotFound: 404, InvalidName: 400, InvalidConfig: 422,
-          PreconditionRequired: 428, ArchiveNotConfigured: 503}
+          InvalidSeenAt: 422, InvalidCursor: 422, PreconditionRequired: 428, ArchiveNotConfigured: 503}
 
 
 @app.exception_handler(list(STATUS))

@@ -274,6 +274,7 @@ function renderList(rows, more = false) {
     });
     open.dataset.name = concept.name;
     const name = cell(row, open);
+    if (concept.new) name.append(badge("new", "new"));
     if (concept.conflict) name.append(badge("conflict", "conflict"));
     if (concept.related) name.append(badge(`${concept.related} related claim${concept.related === 1 ? "" : "s"}`, "related"));
     if (concept.problem) name.append(badge("unreadable", "conflict"));
@@ -294,9 +295,13 @@ function counted() {
   return concepts.length < total ? `${concepts.length} of ${total} concepts` : `${total} concept${total === 1 ? "" : "s"}`;
 }
 
+function statusOf(wanted) {
+  return wanted.fresh ? "new" : wanted.conflict ? "conflict" : wanted.related ? "related" : "";
+}
+
 function listQuery(wanted, limit, cursor) {
   const query = new URLSearchParams({ sort: wanted.sort, order: wanted.desc ? "desc" : "asc", limit: String(limit) });
-  const status = wanted.conflict ? "conflict" : wanted.related ? "related" : "";
+  const status = statusOf(wanted);
   if (status) query.set("status", status);
   if (wanted.type) query.set("type", wanted.type);
   if (wanted.q.trim()) query.set("q", wanted.q.trim());
@@ -325,37 +330,100 @@ async function showMore() {
   }
 }
 
-// The list offers to refresh itself when the agent changes: every `refreshSeconds` (config.json,
-// 30 by default) while the list is on screen, one row is asked for, the last written.
+// The review queue: each row the engine wrote since this operator last looked is marked new
+// (kept on the server per operator, so it follows them between browsers); the count is in the
+// filter's label and the page title. "Mark all as seen" puts back the time the list shown was
+// listed (`as_of`), so a write that came after it stays new.
+let listedAt = null;
+let newCount = 0;
+
+const TITLE = "Knowledge — studio";
+
+function showReview(page) {
+  newCount = page.new || 0;
+  document.title = newCount ? `(${newCount > 99 ? "99+" : newCount}) ${TITLE}` : TITLE;
+  $("new-count").textContent = String(newCount);
+  $("mark-seen").hidden = !newCount;
+  $("review-since").textContent = newCount
+    ? `${newCount} concept${newCount === 1 ? "" : "s"} the engine wrote since ${stamp(page.since)} UTC ${newCount === 1 ? "is" : "are"} marked new.`
+    : `Nothing new from the engine since ${stamp(page.since)} UTC.`;
+}
+
+async function markSeen() {
+  const asked = document.activeElement === $("mark-seen");
+  try {
+    await api("PUT", "/review", { body: { seen_at: listedAt } });
+  } catch (error) {
+    fail("Not marked as seen", error, markSeen);
+    return;
+  }
+  if (!(await refreshList())) return;
+  if (asked) $("filter-new").focus();  // the button is gone once nothing is new
+  say(`${counted()}. Marked all as seen.`);
+}
+
+// The list keeps itself up to date: every `refreshSeconds` (config.json, 30 by default) while
+// the list is on screen and the tab visible, one row is asked for (the last written, with the
+// agent's count of new ones); when either moved, the rows shown are listed again in place.
 let newestShown = null;
 let watching = null;
 
-async function newestWrite() {
-  const page = await api("GET", "/concepts?sort=written_at&order=desc&limit=1");
+function signature(page) {
   const top = page.concepts[0];
-  return top ? `${top.name} ${top.etag} ${page.total}` : "none";
+  return `${top ? `${top.name} ${top.etag}` : "none"} ${page.total} ${page.new}`;
+}
+
+async function newestWrite() {
+  return api("GET", "/concepts?sort=written_at&order=desc&limit=1");
 }
 
 function watchForChanges() {
   clearInterval(watching);
+  let looking = false;
   watching = setInterval(async () => {
-    if ($("list-view").hidden || document.hidden || newestShown === null) return;
+    if (looking || $("list-view").hidden || document.hidden || !$("problem").hidden) return;
+    looking = true;
     try {
-      if ((await newestWrite()) !== newestShown) $("changed").hidden = false;
+      const page = await newestWrite();
+      if (signature(page) !== newestShown && !$("list-view").hidden && await refreshList()) {
+        say(`${counted()}. The list was updated with the latest changes.`);
+      }
     } catch { /* a missed look is taken again at the next one */ }
+    looking = false;
   }, (config.refreshSeconds || 30) * 1000);
+}
+
+// The rows shown, listed again in place: as many rows, the focus on the same control (a row's
+// button by its concept's name), and that row (else the row at the top of the window) kept where
+// it was on screen, whatever was written above it.
+async function refreshList() {
+  const focus = document.activeElement;
+  const focusedRow = focus && focus.closest && focus.closest("#concepts tbody") ? focus.dataset.name : null;
+  const anchor = (focusedRow && rowNamed(focusedRow))
+    || [...$("concepts").tBodies[0].rows].find((row) => row.getBoundingClientRect().bottom > 0);
+  const top = anchor && { name: anchor.dataset.name, y: anchor.getBoundingClientRect().top };
+  if (!(await loadList(concepts.length, { quiet: true }))) return false;
+  const again = top && rowNamed(top.name);
+  if (again) window.scrollBy(0, again.getBoundingClientRect().top - top.y);
+  if (focusedRow) focusRow(focusedRow);
+  return true;
+}
+
+function rowNamed(name) {
+  return [...$("concepts").tBodies[0].rows].find((row) => row.dataset.name === name);
 }
 
 // The filters the list on screen was loaded with: a failed load puts the controls back to them,
 // so a ticked filter never sits above a list it did not filter.
-let shownFilters = { conflict: false, related: false, type: "", q: "", sort: sortKey, desc: sortDescending };
+let shownFilters = { fresh: false, conflict: false, related: false, type: "", q: "", sort: sortKey, desc: sortDescending };
 
 function filters() {
-  return { conflict: $("filter-conflict").checked, related: $("filter-related").checked,
+  return { fresh: $("filter-new").checked, conflict: $("filter-conflict").checked, related: $("filter-related").checked,
     type: $("filter-type").value, q: $("filter-q").value, sort: sortKey, desc: sortDescending };
 }
 
 function setFilters(wanted) {
+  $("filter-new").checked = wanted.fresh;
   $("filter-conflict").checked = wanted.conflict;
   $("filter-related").checked = wanted.related;
   $("filter-type").value = wanted.type;
@@ -365,11 +433,17 @@ function setFilters(wanted) {
   markSort();
 }
 
-// `rows`: how many to show at least (returning from a concept shows as many as before).
-async function loadList(rows = PAGE) {
+// `rows`: how many to show at least (returning from a concept shows as many as before); `quiet`
+// lists again without saying so (the list keeping itself up to date).
+async function loadList(rows = PAGE, { quiet = false } = {}) {
   const wanted = filters();
-  const status = wanted.conflict ? "conflict" : wanted.related ? "related" : "";
-  say("Loading…");
+  const status = statusOf(wanted);
+  if (!quiet) say("Loading…");
+  // What the list looks for changes against. The default list (last written first, unfiltered)
+  // says it itself; any other is preceded by one look, so a write between the two is caught at the
+  // next look rather than missed.
+  const unfiltered = !status && !wanted.type && !wanted.q.trim() && wanted.sort === "written_at" && wanted.desc;
+  const before = unfiltered ? null : await newestWrite().catch(() => null);
   try {
     const page = await api("GET", `/concepts?${listQuery(wanted, Math.min(500, Math.max(PAGE, rows)), null)}`);
     concepts = page.concepts;
@@ -381,12 +455,12 @@ async function loadList(rows = PAGE) {
     next.delete("concept");
     next.delete("new");
     history.replaceState(null, "", `${location.pathname}?${next}`);
+    listedAt = page.as_of;
+    showReview(page);
     renderList(concepts);
     show("list-view");
-    say(counted());
-    $("changed").hidden = true;
-    newestShown = null;  // set once known, without holding the list back
-    newestWrite().then((newest) => { newestShown = newest; }, () => {});
+    if (!quiet) say(counted());
+    newestShown = unfiltered ? signature(page) : before ? signature(before) : "unknown";
     return true;
   } catch (error) {
     if (error.status === 404 && error.body && error.body.error && error.body.error.code === "unknown_agent") {
@@ -412,7 +486,7 @@ async function backToList(left) {
 // Back on the list, focus returns to the concept the operator came from (or the list's first control).
 function focusRow(name) {
   const target = name && [...document.querySelectorAll("#concepts tbody button.link")].find((b) => b.dataset.name === name);
-  (target || $("filter-conflict")).focus();
+  (target || $("filter-new")).focus();
 }
 
 // ------------------------------------------------------------------ the editor
@@ -729,19 +803,69 @@ async function compare(label, older, newer) {
   }
 }
 
+// History comes a page at a time (a concept confirmed thousands of times still opens at once):
+// "Older versions" asks for the next page. Versions older than the bucket's lifecycle rule keeps
+// are gone, and the panel says which are kept.
+let versionsShown = [];
+let versionsNext = null;
+const VERSIONS_PAGE = 50;
+
+async function versionPage(cursor) {
+  const query = new URLSearchParams({ limit: String(VERSIONS_PAGE) });
+  if (cursor) query.set("cursor", cursor);
+  return api("GET", `/concepts/${encodeURIComponent(current.name)}/versions?${query}`);
+}
+
 async function showHistory() {
-  let versions;
+  let page;
   try {
-    versions = (await api("GET", `/concepts/${encodeURIComponent(current.name)}/versions`)).versions;
+    page = await versionPage(null);
   } catch (error) {
     fail("Could not load the history", error, showHistory);
     return;
   }
   say("");
+  versionsShown = [];
+  $("versions").tBodies[0].replaceChildren();
+  addVersions(page);
+  const kept = page.kept;
+  $("history-kept").textContent = kept
+    ? `Older versions are removed by the storage's lifecycle rule: it keeps the newest ${kept.newest} versions and every version of the last ${kept.days} days.`
+    : "";
+  $("history-panel").hidden = false;
+}
+
+async function olderVersions() {
+  const asked = document.activeElement === $("older-versions");
+  const before = versionsShown.length;
+  try {
+    addVersions(await versionPage(versionsNext));
+  } catch (error) {
+    fail("Could not load older versions", error, olderVersions);
+    return false;
+  }
+  say("");
+  const first = $("versions").tBodies[0].rows[before];
+  if (asked && first) first.querySelector("button").focus();  // the first of the older rows
+  return true;
+}
+
+// The version before `version` among those shown, asking for the next page when it is on it.
+async function predecessor(version) {
+  for (;;) {
+    const found = versionsShown.slice(versionsShown.indexOf(version) + 1).find((v) => !v.deleted);
+    if (found || !versionsNext) return found || null;
+    if (!(await olderVersions())) throw new Error("older versions unavailable");
+  }
+}
+
+function addVersions(page) {
+  versionsShown = versionsShown.concat(page.versions);
+  versionsNext = page.next;
+  $("older-versions").hidden = !versionsNext;
   const body = $("versions").tBodies[0];
-  body.replaceChildren();
-  const latest = versions.find((v) => v.latest && !v.deleted);
-  versions.forEach((version, index) => {
+  const latest = versionsShown.find((v) => v.latest && !v.deleted);
+  for (const version of page.versions) {
     const row = body.insertRow();
     row.dataset.versionId = version.version_id;
     cell(row, version.time.replace("T", " ").slice(0, 19));
@@ -751,10 +875,17 @@ async function showHistory() {
     evidenceCell(row, version);
     const actions = cell(row, "");
     if (!version.deleted) {
-      const before = versions.slice(index + 1).find((v) => !v.deleted);
-      actions.append(button("Changes", () => compare(before
-        ? `What the version of ${describe(version)} changed against the one before, of ${describe(before)}`
-        : `The first version, of ${describe(version)}: all of it new`, before, version)));
+      actions.append(button("Changes", async () => {
+        let before;
+        try {
+          before = await predecessor(version);
+        } catch {
+          return;  // said on screen by olderVersions
+        }
+        await compare(before
+          ? `What the version of ${describe(version)} changed against the one before, of ${describe(before)}`
+          : `The first version, of ${describe(version)}: all of it new`, before, version);
+      }));
       if (latest && latest !== version) {
         actions.append(button("Against current", () => compare(
           `The current version, of ${describe(latest)}, against the version of ${describe(version)}`, version, latest)));
@@ -784,8 +915,7 @@ async function showHistory() {
         actions.append(button("Restore", restore));
       }
     }
-  });
-  $("history-panel").hidden = false;
+  }
 }
 
 async function deleteCurrent() {
@@ -821,6 +951,7 @@ async function showDeleted() {
     row.dataset.name = item.name;
     cell(row, item.name);
     cell(row, item.deleted_at.replace("T", " ").slice(0, 19));
+    cell(row, item.deleted_by || "unknown");
     const actions = cell(row, "");
     const undelete = async () => {
       try {
@@ -924,11 +1055,16 @@ async function start() {
     await loadAgents();
     return;
   }
-  $("filter-conflict").checked = params.get("status") === "conflict";
-  $("filter-related").checked = params.get("status") === "related";
-  // One status at a time: conflicts, or related claims waiting.
-  $("filter-conflict").addEventListener("change", () => { if ($("filter-conflict").checked) $("filter-related").checked = false; loadList(); });
-  $("filter-related").addEventListener("change", () => { if ($("filter-related").checked) $("filter-conflict").checked = false; loadList(); });
+  const statuses = { new: "filter-new", conflict: "filter-conflict", related: "filter-related" };
+  // One status at a time: new since I last looked, conflicts, or related claims waiting.
+  for (const [status, id] of Object.entries(statuses)) {
+    $(id).checked = params.get("status") === status;
+    $(id).addEventListener("change", () => {
+      if ($(id).checked) for (const other of Object.values(statuses)) if (other !== id) $(other).checked = false;
+      loadList();
+    });
+  }
+  $("mark-seen").addEventListener("click", markSeen);
   $("filter-type").addEventListener("change", loadList);
   $("related-show").addEventListener("click", goToRelatedClaims);
   let typing;
@@ -942,6 +1078,7 @@ async function start() {
   }
   $("save").addEventListener("click", () => save());
   $("history").addEventListener("click", showHistory);
+  $("older-versions").addEventListener("click", olderVersions);
   $("delete").addEventListener("click", deleteCurrent);
   $("back-from-editor").addEventListener("click", async () => {
     if (!mayDiscard("Going back to the list")) return;
@@ -953,10 +1090,6 @@ async function start() {
   $("back-from-deleted").addEventListener("click", async () => { if (await loadList()) $("show-deleted").focus(); });
   $("show-deleted").addEventListener("click", showDeleted);
   $("more").addEventListener("click", showMore);
-  $("changed-refresh").addEventListener("click", async () => {
-    const scrolled = window.scrollY;
-    if (await loadList(concepts.length)) window.scrollTo(0, scrolled);
-  });
   watchForChanges();
   $("new-concept").addEventListener("click", () => { newConcept(); visit(NEW); });
   $("stale-reload").addEventListener("click", async () => {
