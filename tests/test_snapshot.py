@@ -440,3 +440,28 @@ def test_a_snapshot_whose_position_is_older_than_the_journal_is_kept_is_swept_no
     assert "frete-sabado" not in ask(within, "frete sábado Campinas")["block"]  # stale: nothing said it changed
     later = Retriever(store, Events(), wall=lambda: time.time() + JOURNAL_TRUSTED_SECONDS + 60)
     assert "frete-sabado" in ask(later, "frete sábado Campinas")["block"]  # too old to trust: it lists
+
+
+def test_a_warm_studio_list_reads_the_journal_only_and_a_full_listing_every_sweep(counted, s3, bucket):
+    store, calls = counted
+    clock = Clock()
+    studio = Studio(store, sweep_seconds=60, clock=clock)
+    rows(studio)
+    calls.clear()
+    rows(studio)
+    assert calls["s3"] == 1  # the journal, empty since the last look
+    current = store.get(T, A, "cep-sudeste-cd-campinas")
+    store.replace(T, A, current.concept.replace(occurrences=9), if_match=current.etag, actor="engine",
+                  reason="confirmed")
+    store.delete(T, A, "objecao-frete-caro", actor="operator:ana")
+    calls.clear()
+    listed = {row["name"]: row for row in rows(studio)}
+    assert calls["s3"] == 1 + 2  # the journal, then each concept it names (the deleted one answers 404)
+    assert listed["cep-sudeste-cd-campinas"]["occurrences"] == 9 and "objecao-frete-caro" not in listed
+    # A writer killed before its journal entry: stale until the next full listing, never longer.
+    s3.delete_object(Bucket=bucket, Key=f"agents/{T}/{A}/concepts/rastreio-pedido.md")
+    assert "rastreio-pedido" in {row["name"] for row in rows(studio)}
+    clock.now += 60
+    calls.clear()
+    assert "rastreio-pedido" not in {row["name"] for row in rows(studio)}
+    assert calls["s3"] == 1  # the listing

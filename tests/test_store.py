@@ -316,3 +316,21 @@ def test_the_deleted_list_says_who_deleted_each_concept_and_when_to_the_microsec
     assert recorded["frete-gratis"].deleted_by == "operator:ana" and recorded["frete-gratis"].deleted_at.microsecond
     assert recorded["troca-30-dias"].deleted_by is None  # said as unknown, never guessed
     assert recorded["troca-30-dias"].deleted_at == next(d for d in plain if d.name == "troca-30-dias").deleted_at
+
+
+def test_the_journals_lifecycle_rule_is_one_s3_accepts_beside_the_buckets_own(s3, bucket):
+    from knowledge.store import JOURNAL_RETENTION_DAYS
+    from knowledge.warm import JOURNAL_TRUSTED_SECONDS
+    from knowledge_dev.local_aws import apply_journal_lifecycle
+
+    s3.put_bucket_lifecycle_configuration(Bucket=bucket, LifecycleConfiguration={"Rules": [
+        {"ID": "expire-old-concept-versions", "Status": "Enabled", "Filter": {"Prefix": "agents/"},
+         "NoncurrentVersionExpiration": {"NoncurrentDays": 30, "NewerNoncurrentVersions": 20}}]})
+    apply_journal_lifecycle(s3, bucket)
+    apply_journal_lifecycle(s3, bucket)  # again: still one journal rule
+    rules = {rule["ID"]: rule for rule in s3.get_bucket_lifecycle_configuration(Bucket=bucket)["Rules"]}
+    assert set(rules) == {"expire-old-concept-versions", "expire-change-journal"}
+    journal = rules["expire-change-journal"]
+    assert journal["Filter"]["Prefix"] == "journal/" and journal["Expiration"]["Days"] == JOURNAL_RETENTION_DAYS
+    # A reader never trusts the journal further back than the rule keeps it, less a day.
+    assert JOURNAL_TRUSTED_SECONDS <= (JOURNAL_RETENTION_DAYS - 1) * 86400

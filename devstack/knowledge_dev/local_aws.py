@@ -6,9 +6,30 @@ import contextlib
 import logging
 import os
 import socket
-from typing import Iterator
+from typing import Any, Iterator
 
 _AWS_ENV = ("AWS_ENDPOINT_URL", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION")
+
+
+def journal_lifecycle_rule() -> dict:
+    """template.yaml's `expire-change-journal` rule in S3's PutBucketLifecycleConfiguration shape:
+    a journal entry's current version expires after the journal's retention, the version that
+    leaves behind a day later (S3's least), and the delete marker then goes with it."""
+    from knowledge.store import JOURNAL_RETENTION_DAYS
+
+    return {"ID": "expire-change-journal", "Status": "Enabled", "Filter": {"Prefix": "journal/"},
+            "Expiration": {"Days": JOURNAL_RETENTION_DAYS},
+            "NoncurrentVersionExpiration": {"NoncurrentDays": 1}}
+
+
+def apply_journal_lifecycle(s3: Any, bucket: str) -> None:
+    """Put the journal's rule on a local KNOWLEDGE_BUCKET beside the rules it already has."""
+    try:
+        rules = s3.get_bucket_lifecycle_configuration(Bucket=bucket)["Rules"]
+    except s3.exceptions.ClientError:
+        rules = []  # none yet
+    rules = [rule for rule in rules if rule.get("ID") != "expire-change-journal"] + [journal_lifecycle_rule()]
+    s3.put_bucket_lifecycle_configuration(Bucket=bucket, LifecycleConfiguration={"Rules": rules})
 
 
 def free_port() -> int:

@@ -25,7 +25,8 @@ from .evidence import EvidenceLink
 from .names import check_slug, is_slug
 from .search import Index
 from .snapshot import Snapshot, SnapshotUnreadable, Summary, decode, encode
-from .store import ConceptStore, InvalidCursor, StoredConcept, VersionInfo
+from .store import (CONFIG_CHANGE, JOURNAL_GRACE_SECONDS, ConceptStore, InvalidCursor, StoredConcept, VersionInfo,
+                    etag_token)
 from .turn import InvalidTurn
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -218,6 +219,9 @@ ENGINE = "engine"  # the actor of what the engine learned (consolidation's write
 VERSIONS_KEPT_DEFAULT, VERSION_DAYS_DEFAULT = 20, 30
 # A snapshot behind the listing by this many concepts is written again by the studio.
 SNAPSHOT_REWRITE_CHANGES = 16
+# Between two full listings a warm list reads the change journal only; a listing at least this
+# often bounds how long a writer killed before its journal entry leaves a row stale.
+SWEEP_SECONDS = 60.0
 
 
 def versions_kept(environ: Optional[dict] = None) -> dict[str, int]:
@@ -256,6 +260,8 @@ class _Held:
     unreadable: dict[str, str] = field(default_factory=dict)  # name -> ETag that did not parse
     folded: dict[str, str] = field(default_factory=dict)
     loaded: bool = False  # the snapshot (or its absence) has been read
+    position: float = 0.0  # epoch seconds: where the next look at the journal starts (less its grace)
+    swept_at: float = float("-inf")  # the container's clock at the last full listing
 
     def matching(self, q: str) -> set[str]:
         found = {hit.name for hit in self.index.search(q, top_k=max(1, len(self.index)))}
@@ -322,9 +328,11 @@ def _since_stamp(since: Optional[datetime]) -> Optional[str]:
 
 
 class Studio:
-    def __init__(self, store: ConceptStore, archive: Optional[Archive] = None):
+    def __init__(self, store: ConceptStore, archive: Optional[Archive] = None, *,
+                 sweep_seconds: float = SWEEP_SECONDS, clock: Any = time.monotonic):
         self._store = store
         self._archive = archive
+        self._sweep_seconds, self._clock = sweep_seconds, clock
         # Per agent, the rows this container has read: a list re-reads only what changed.
         self._held: dict[tuple[str, str], _Held] = {}  # per agent, kept per container
         self._agents: set[tuple[str, str]] = set()  # agents seen to exist (an agent is never un-made by the studio)
@@ -361,11 +369,16 @@ class Studio:
         return out
 
     def _rows(self, tenant: str, agent: str) -> "_Held":
-        """The agent's rows and search index, brought up to date: the first time, from the
-        agent's snapshot (knowledge.snapshot, one request); then one listing, and only the
-        concepts whose ETag differs from what is held are read. A container that found no
-        snapshot (or one behind by many concepts) writes one, conditionally, for the next."""
+        """The agent's rows and search index, brought up to date. The first time: the agent's
+        snapshot (knowledge.snapshot, one request) and one listing, and only the concepts whose
+        ETag differs are read; a container that found no snapshot (or one behind by many
+        concepts) writes one, conditionally, for the next. After that: the change journal since
+        the last look (one request when nothing changed), and a full listing every
+        `sweep_seconds`."""
         held = self._held.setdefault((tenant, agent), _Held())
+        if held.loaded and self._clock() - held.swept_at < self._sweep_seconds:
+            self._follow_journal(tenant, agent, held)
+            return held
         snapshot_etag: Optional[str] = None
         rewrite = False
         if not held.loaded:
@@ -381,19 +394,37 @@ class Studio:
             held.drop(name)
         changed = [name for name, etag in listing.items()
                    if name not in held.summaries or held.summaries[name].etag != etag]
-        for name, stored in zip(changed, self._store.fetch_many(tenant, agent, changed)):
-            if stored is None:  # deleted since the listing
-                held.drop(name)
-            else:
-                held.take(stored)
-        if changed:
-            held.index.settle()
+        self._fetch(tenant, agent, held, changed)
+        held.position, held.swept_at = started, self._clock()
         if not held.loaded:
             held.loaded = True
             # Never for an agent with no concept: its snapshot would make a typo an agent.
             if held.summaries and (rewrite or len(changed) + len(gone) >= SNAPSHOT_REWRITE_CHANGES):
                 self._write_snapshot(tenant, agent, held, started, snapshot_etag)
         return held
+
+    def _follow_journal(self, tenant: str, agent: str, held: _Held) -> None:
+        """Read what the journal names since the last look, when it disagrees with what is held
+        (entries are compared, not trusted)."""
+        started = time.time()
+        newest: dict[str, Optional[str]] = {}
+        for change in self._store.changes_since(tenant, agent, held.position - JOURNAL_GRACE_SECONDS):
+            newest[change.name] = change.etag  # oldest first: the last one wins
+        newest.pop(CONFIG_CHANGE, None)
+        changed = [name for name, etag in newest.items()
+                   if (name in held.summaries if etag is None
+                       else name not in held.summaries or etag != etag_token(held.summaries[name].etag))]
+        self._fetch(tenant, agent, held, changed)
+        held.position = started
+
+    def _fetch(self, tenant: str, agent: str, held: _Held, names: list[str]) -> None:
+        for name, stored in zip(names, self._store.fetch_many(tenant, agent, names)):
+            if stored is None:  # deleted since it was listed or journaled
+                held.drop(name)
+            else:
+                held.take(stored)
+        if names:
+            held.index.settle()
 
     def _load_snapshot(self, tenant: str, agent: str, held: _Held) -> tuple[Optional[str], bool]:
         """Fill `held` from the agent's snapshot; returns its ETag and whether it must be written
