@@ -267,6 +267,16 @@ def send_follow_up(stack, tmp_path, turn_id: str, text: str) -> None:
     assert sent.returncode == 0, sent.stderr
 
 
+def facts_page_api(stack, tmp_path, path: str) -> dict:
+    """The Facts page's API on the local studio server, with the dev operator's token."""
+    import urllib.request
+
+    url = f"http://127.0.0.1:{stack.studio_port}/api/tenants/default/agents/store-support/facts/{path}"
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {(tmp_path / 'dev-token').read_text()}"})
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        return json.loads(answer.read())
+
+
 def test_the_demo_customer_conversation_is_distilled_reviewed_and_lands_in_the_memory_the_engine_reads(
         stack, tmp_path):
     banner = stack.start("--distill-every", "0.5")
@@ -281,6 +291,11 @@ def test_the_demo_customer_conversation_is_distilled_reviewed_and_lands_in_the_m
     first = distill_now(stack)  # the shortcut: every session taken as idle
     assert (first["scanned"], first["distilled"], first["proposed"]) == (1, 1, 4)
     assert first["rejected"] == {"forbidden_key": 1, "evidence_out_of_range": 1}  # another customer; index 12 of 6
+    page = facts_page_api(stack, tmp_path, "proposals?state=pending")  # what the Facts page shows
+    assert page["counts"]["pending"] == 4 and {p["scope"] for p in page["proposals"]} == {f"default:{CUSTOMER}"}
+    [payment] = [p for p in page["proposals"] if p["name"] == "pagamento_preferido"]
+    assert [(e["turn_id"], e["message"], e["status"]) for e in payment["evidence"]] == [("turn_0003", 0, "available")]
+    assert "vou pagar no pix" in payment["evidence"][0]["excerpt"]  # read from the archived turn now
     listed = proposals(stack)
     assert {name: status for name, (_, status) in listed.items()} == {
         "orcamento_sofa": "pending", "pagamento_preferido": "pending", "janela_entrega": "pending",
@@ -300,6 +315,8 @@ def test_the_demo_customer_conversation_is_distilled_reviewed_and_lands_in_the_m
         ("pagamento_preferido", "Pix; cartão só em último caso", f"distilled:{SESSION}")]
     assert memory["block"] == ('<memory>\n  <fact name="pagamento_preferido">Pix; cartão só em último caso</fact>\n'
                                '</memory>')
+    cell = facts_page_api(stack, tmp_path, f"customers/{CUSTOMER}/memory")  # the operator's view of the same cell
+    assert [(f["name"], f["origin"]) for f in cell["facts"]] == [("pagamento_preferido", f"distilled:{SESSION}")]
 
     # The customer writes again: the session comes due again and is distilled again, whole.
     send_follow_up(stack, tmp_path, "turn_0004", "chegou hoje, obrigada!! o sofa ficou lindo")

@@ -246,13 +246,28 @@ class FactsApi:
                 return found
 
 
+def _probe(url: str, attempts: int = 3) -> None:
+    """Raises OSError when the stack's endpoint does not answer; a busy stack gets a second chance."""
+    import time
+
+    for attempt in range(attempts):
+        try:
+            urllib.request.urlopen(url, timeout=10).close()
+            return
+        except OSError:
+            if attempt == attempts - 1:
+                raise
+            time.sleep(1)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         state = json.loads(STATE_FILE.read_text())
-        urllib.request.urlopen(state["env"]["AWS_ENDPOINT_URL"] + "/moto-api/", timeout=10).close()
-    except (OSError, ValueError, KeyError):
-        print("the local stack is not running: start it with ./run local (in another terminal)", file=sys.stderr)
+        _probe(state["env"]["AWS_ENDPOINT_URL"] + "/moto-api/")
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"the local stack is not running ({type(exc).__name__}: {exc}): start it with ./run local "
+              "(in another terminal)", file=sys.stderr)
         return 1
     os.environ.update(state["env"])
     if argv and argv[0] in ("retrieve", "load"):

@@ -177,10 +177,11 @@ class LocalStack:
 
         self.studio_url = f"http://127.0.0.1:{self.studio_port}"
         os.environ["STUDIO_ORIGIN"] = self.studio_url
-        api = load_handler("studio_api")
+        api, facts_api = load_handler("studio_api"), load_handler("facts_api")
         self.authorizer = LocalAuthorizer(issuer=f"{self.studio_url}/dev")
         self.studio = StudioServer(api.lambda_handler, self.authorizer, port=self.studio_port,
-                                   context_factory=lambda: LambdaContext("studio_api")).start()
+                                   context_factory=lambda: LambdaContext("studio_api"),
+                                   facts_handler=facts_api.lambda_handler).start()
         self.dev_token = self.authorizer.token()
         DEV_TOKEN_FILE.parent.mkdir(parents=True, exist_ok=True)
         DEV_TOKEN_FILE.write_text(self.dev_token)
@@ -259,8 +260,9 @@ Facts (distilled customer memory; nothing reaches a customer's memory without an
   ./run knowledge facts approve --agent {DEMO_AGENT} ID     # or: reject ID [--reason ...], dismiss ID
   ./run knowledge memory --customer {DEMO_CUSTOMER}               # the engine's read (MemoryFunction)
 
-Studio (the page and the real StudioApiFunction behind a local JWT authorizer):
+Studio (the pages, and the real StudioApiFunction and FactsApiFunction behind a local JWT authorizer):
   {stack.studio_url}/studio/knowledge?agent={DEMO_AGENT}     (then "Sign in": a local stand-in for Cognito)
+  {stack.studio_url}/studio/facts?agent={DEMO_AGENT}         (the proposals to approve, reject or dismiss)
   curl -H "Authorization: Bearer $(cat {DEV_TOKEN_FILE})" \\
        {stack.studio_url}/api/tenants/{DEMO_TENANT}/agents/{DEMO_AGENT}/concepts
   (dev sign-in: operator 'dev-operator' in tenant '{DEMO_TENANT}'; the token lasts 12 hours)
