@@ -387,3 +387,30 @@ def test_the_openapi_document_is_kept_in_the_repo_and_describes_what_the_api_ans
     check(f"{base}/customers/{{customer_id}}/memory", "get", status, cell)
     status, refused = api("GET", f"{FACTS}/proposals", claims=OTHER_SHOP)
     check(f"{base}/proposals", "get", status, refused)
+
+
+def test_a_proposal_nobody_answered_within_the_archives_retention_is_listed_as_expired_not_pending(
+        monkeypatch, env, s3, bucket, sessions_bucket, script, model):
+    from facts.distill import Distiller
+    from knowledge.model import ModelCache
+
+    s3.put_bucket_lifecycle_configuration(Bucket=sessions_bucket, LifecycleConfiguration={"Rules": [
+        {"ID": "expire-after-retention", "Status": "Enabled", "Filter": {"Prefix": ""}, "Expiration": {"Days": 30}}]})
+    conversation(s3, sessions_bucket, "sess_antiga_09", customer="cust-0031-carla", hours_ago=31 * 24 + 8)
+    script.replies = [json.dumps([SHOE])]
+    month_ago = datetime.now(timezone.utc) - timedelta(days=31)
+    then = Distiller(s3, knowledge_bucket=bucket, sessions_bucket=sessions_bucket,
+                     models=ModelCache({"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": ""}),
+                     utility_model="openai:distiller", keys=FactKeys(KEY), events=None, clock=lambda: month_ago)
+    assert then.run().proposed == 1
+    handler = load_handler("facts_api", monkeypatch, **env, POWERTOOLS_SERVICE_NAME=f"facts-{uuid.uuid4().hex[:6]}")
+
+    def listed(state):
+        answer = handler.lambda_handler(request("GET", f"{FACTS}/proposals", query={"state": state}), LambdaContext())
+        assert answer["statusCode"] == 200
+        return json.loads(answer["body"])
+
+    assert listed("pending")["proposals"] == []
+    [old] = listed("recent")["proposals"]
+    assert (old["customer_id"], old["name"], old["status"]) == ("cust-0031-carla", "tamanho_calcado", "expired")
+    assert listed("recent")["counts"] == {"pending": 0, "stale": 0, "recent": 1}

@@ -154,7 +154,7 @@ class FactsStudio:
                 if stored is not None:
                     seen[key] = (stored.etag, stored.proposal)
         held.items = seen
-        return [proposal for _, proposal in seen.values()]
+        return [self._proposals.aged(proposal) for _, proposal in seen.values()]  # aged out: expired
 
     def _read(self, key: str) -> Optional[StoredProposal]:
         try:
