@@ -465,3 +465,14 @@ def test_a_warm_studio_list_reads_the_journal_only_and_a_full_listing_every_swee
     calls.clear()
     assert "rastreio-pedido" not in {row["name"] for row in rows(studio)}
     assert calls["s3"] == 1  # the listing
+
+
+def test_a_row_written_by_hand_with_odd_metadata_falls_back_to_s3s_own_time_and_no_writer(counted, s3, bucket):
+    store, _ = counted
+    s3.put_object(Bucket=bucket, Key=f"agents/{T}/{A}/concepts/horario-loja.md",
+                  Body=make_concept("horario-loja").render().encode(),
+                  Metadata={"actor": "<script>", "written-at": "amanha 9h"})
+    row = next(r for r in rows(Studio(store)) if r["name"] == "horario-loja")
+    head = s3.head_object(Bucket=bucket, Key=f"agents/{T}/{A}/concepts/horario-loja.md")
+    assert row["written_by"] is None
+    assert row["written_at"] == head["LastModified"].strftime("%Y-%m-%dT%H:%M:%S.000000Z")

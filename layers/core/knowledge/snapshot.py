@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import gc
 import json
+import re
 import struct
 import zlib
 import sys
@@ -24,13 +25,15 @@ from typing import TYPE_CHECKING, NamedTuple, Optional
 
 from .claims import related_waiting
 from .concept import format_timestamp
-from .errors import InvalidConcept, KnowledgeError
+from .errors import InvalidConcept, InvalidName, KnowledgeError
 from .search import Index
+from .store import check_actor
 
 if TYPE_CHECKING:  # pragma: no cover
     from .store import StoredConcept
 
 MAGIC = b"KNOWLEDGE-SNAPSHOT/3\n"
+_PRECISE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z")
 _LENGTH = struct.Struct(">I")
 
 
@@ -55,10 +58,13 @@ class Summary(NamedTuple):
 
     @classmethod
     def of(cls, stored: "StoredConcept") -> "Summary":
-        written = stored.written_at
+        # Metadata is what a writer said: only the shapes this code writes are kept, so that rows
+        # sort and compare by time (a hand-put object falls back to S3's own second).
+        written = stored.written_at if isinstance(stored.written_at, str) and _PRECISE.fullmatch(
+            stored.written_at) else None
         if written is None and stored.last_modified is not None:
             written = stored.last_modified.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-        actor = sys.intern(stored.actor) if stored.actor else None  # a few actors, many concepts
+        actor = sys.intern(stored.actor) if _is_actor(stored.actor) else None  # a few actors, many concepts
         try:
             c = stored.concept
         except InvalidConcept as exc:
@@ -154,3 +160,11 @@ def _summary(row: list) -> Summary:
     return Summary(etag, _optional(occurrences, int), _optional(updated_at, str), conflict, related,
                    _optional(problem, str), sys.intern(actor) if _optional(actor, str) else None,
                    _optional(written_at, str))
+
+
+def _is_actor(actor: object) -> bool:
+    try:
+        check_actor(actor)  # type: ignore[arg-type]
+    except InvalidName:
+        return False
+    return True
