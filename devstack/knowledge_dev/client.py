@@ -266,8 +266,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         state = json.loads(STATE_FILE.read_text())
         _probe(state["env"]["AWS_ENDPOINT_URL"] + "/moto-api/")
     except (OSError, ValueError, KeyError) as exc:
-        print(f"the local stack is not running ({type(exc).__name__}: {exc}): start it with ./run local "
-              "(in another terminal)", file=sys.stderr)
+        why = "" if isinstance(exc, FileNotFoundError) else f" ({type(exc).__name__}: {exc})"
+        print(f"the local stack is not running{why}: start it with ./run local (in another terminal)",
+              file=sys.stderr)
         return 1
     os.environ.update(state["env"])
     if argv and argv[0] in ("retrieve", "load"):
