@@ -141,7 +141,8 @@ def test_the_cli_prints_a_summary(world, monkeypatch, capsys):
     out = capsys.readouterr().out
     assert code == 0
     assert out.strip() == ("replayed 3 turn(s): sent 6 candidate(s); rejected: evidence_not_found 3, "
-                           "forbidden_key 3, type_not_allowed 3; skipped 0 (knowledge off); failed 0")
+                           "forbidden_key 3, type_not_allowed 3; skipped 0 (knowledge off); failed 0; "
+                           "3 recorded for Facts")  # the demo agent distils: its replayed turns reach Facts
     monkeypatch.setenv("KNOWLEDGE_TENANT_DAILY_MODEL_CALLS", "2")
     assert main(["backfill", "--agent", A, "--since", "2026-11-01T00:00:00Z", "--dry-run"]) == 0
     out = capsys.readouterr().out
@@ -368,3 +369,22 @@ def test_turns_archived_before_the_agent_distilled_are_told_to_facts_by_an_archi
     assert report.turns == 6 and report.recorded == 6  # three live turns since November 1st, the customer's three
     state = session_state(s3, sessions_bucket)
     assert (state.customer_id, len(state.turns)) == (CUSTOMER, 3)
+
+
+def test_backfill_function_and_cli_tell_facts_of_a_replayed_customer_session(world, customer_export, monkeypatch,
+                                                                              s3, sessions_bucket, capsys):
+    """Both entry points wire Facts in: the session comes due for DistillFunction, nothing is distilled inline."""
+    event = {"agent": A, "since": "2026-11-01T00:00:00Z", "from_export": customer_export}
+    answer = world["backfill"].lambda_handler(event, LambdaContext())
+    assert answer["ok"] and (answer["turns"], answer["recorded"]) == (3, 3)
+    state = session_state(s3, sessions_bucket)
+    assert (state.customer_id, len(state.turns), state.distilled) == (CUSTOMER, 3, False)
+
+    from knowledge import cli
+
+    for name, value in world["env"].items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("CANDIDATES_QUEUE_URL", world["queue"])
+    code = cli.main(["backfill", "--tenant", T, "--agent", A, "--since", "2026-11-01T00:00:00Z",
+                     "--from-export", customer_export])
+    assert code == 0 and "3 recorded for Facts" in capsys.readouterr().out

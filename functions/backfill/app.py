@@ -3,6 +3,8 @@ stack's archive or from the engine's session exports (`from_export`)."""
 
 from aws_lambda_powertools import Logger
 
+from facts.sessions import SessionStates
+
 from knowledge import wiring
 from knowledge.aws import client
 from knowledge.backfill import backfill, parse_backfill_request
@@ -18,6 +20,8 @@ extractor = wiring.extractor(settings)
 extractor.quota = daily_cap(client("s3"), settings.sessions_bucket)
 archive = wiring.turn_archive(settings)
 s3 = client("s3")
+# Facts is told of each replayed turn of an agent that distils, as ExtractFunction is of live ones.
+sessions = SessionStates(s3, settings.sessions_bucket)
 # Stop early enough to answer before Lambda's timeout; the answer says where to resume.
 SAFETY_MS = 60_000
 
@@ -31,7 +35,7 @@ def lambda_handler(event, context):
         retention = expiry_days(s3, settings.sessions_bucket) if export else None
         report = backfill(extractor, archive, request.tenant, request.agent, request.since, request.until,
                           dry_run=request.dry_run, start_after=request.start_after, export=export,
-                          retention_days=retention,
+                          retention_days=retention, sessions=sessions,
                           keep_going=lambda: context.get_remaining_time_in_millis() > SAFETY_MS)
     except KnowledgeError as exc:
         logger.warning("backfill refused", extra={"error_code": exc.code})

@@ -120,7 +120,7 @@ def backfill(extractor: Extractor, archive: TurnArchive, tenant: str, agent: str
     report = BackfillReport()
     if dry_run:
         sessions = None
-    distils = sessions is not None and _distils(extractor, tenant, agent)
+    distils = sessions is not None and extractor.distils(tenant, agent)  # read once: a replay is one agent's
     if export is not None:
         check_horizon(since, retention_days, now or datetime.now(timezone.utc))
         items: Iterator[_Item] = _exported(export, report, tenant, agent, since, until, start_after, progress)
@@ -165,13 +165,6 @@ def backfill(extractor: Extractor, archive: TurnArchive, tenant: str, agent: str
             report.failed += 1
         last = item.position
     return report
-
-
-def _distils(extractor: Extractor, tenant: str, agent: str) -> bool:
-    """Whether the agent's `distill:` block is on (read once: a replay is one agent's)."""
-    # The extractor's own config cache: the block it reads for the same turns (no public accessor yet).
-    distill = extractor._configs.both(tenant, agent).distill  # noqa: SLF001
-    return distill is not None and distill.enabled
 
 
 def _estimate(extractor: Extractor, turn: Turn, report: BackfillReport) -> None:

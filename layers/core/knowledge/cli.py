@@ -164,6 +164,8 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _backfill(args: argparse.Namespace) -> int:
+    from facts.sessions import SessionStates
+
     from . import wiring
     from .aws import client
     from .backfill import backfill, parse_backfill_request
@@ -181,7 +183,8 @@ def _backfill(args: argparse.Namespace) -> int:
     retention = expiry_days(client("s3"), settings.sessions_bucket) if export else None
     report = backfill(extractor, wiring.turn_archive(settings), request.tenant, request.agent,
                       request.since, request.until, dry_run=request.dry_run, export=export,
-                      retention_days=retention, progress=ProgressBar("replaying"))
+                      retention_days=retention, progress=ProgressBar("replaying"),
+                      sessions=SessionStates(client("s3"), settings.sessions_bucket))
     print(report.summary(request.dry_run, extractor.quota.limit if extractor.quota else None))
     return 0 if report.failed == 0 and report.complete else 1
 

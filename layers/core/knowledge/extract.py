@@ -140,6 +140,11 @@ class Extractor:
             self.counters.count("PiiRedacted", n, kind=kind)
         return outcome
 
+    def distils(self, tenant: str, agent: str) -> bool:
+        """Whether the agent's `distill:` block is on (Facts keeps its sessions' state)."""
+        distill = self._configs.both(tenant, agent).distill
+        return distill is not None and distill.enabled
+
     def prompt_for(self, turn: Turn) -> Optional[tuple[str, str]]:
         """The (system, user) prompt `process` would send for this turn, or None when the agent does
         not learn; asks no model and spends no quota (backfill's estimate)."""
