@@ -57,7 +57,20 @@ class BucketSnapshot:
             return False
         _write_atomic(self.folder / MANIFEST, data)
         self._last = data
+        self._drop_unreferenced(manifest)
         return True
+
+    def _drop_unreferenced(self, manifest: dict[str, list[dict]]) -> None:
+        """Remove blobs no version refers to any more: a purge (forget-customer) or a lifecycle
+        deletion must not leave the content on this disk."""
+        wanted = {entry["blob"] for entries in manifest.values() for entry in entries if "blob" in entry}
+        self._seen = {k: v for k, v in self._seen.items() if v["blob"] in wanted}
+        folder = self.folder / "blobs"
+        if not folder.is_dir():
+            return
+        for blob in folder.iterdir():
+            if blob.name not in wanted and not blob.name.startswith(".tmp-"):
+                blob.unlink(missing_ok=True)
 
     def _entry(self, item: dict, marker: bool) -> dict:
         if marker:
