@@ -423,7 +423,13 @@ class ConceptStore:
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 1000:
             raise InvalidLimit("limit must be a whole number from 1 to 1000")
         after = {} if marker is None else {"KeyMarker": key, "VersionIdMarker": _decode_marker(marker)}
-        answer = self._call("list_object_versions", Bucket=self.bucket, Prefix=key, MaxKeys=limit, **after)
+        try:
+            answer = self._call("list_object_versions", Bucket=self.bucket, Prefix=key, MaxKeys=limit, **after)
+        except NotFound:
+            if marker is None:
+                raise
+            # S3 refuses a marker naming no version of this key (another concept's, or expired).
+            raise InvalidCursor("cursor names no version of this concept's history") from None
         raw = [(item, False) for item in answer.get("Versions", []) if item["Key"] == key]
         raw += [(item, True) for item in answer.get("DeleteMarkers", []) if item["Key"] == key]
         if not raw and marker is None:

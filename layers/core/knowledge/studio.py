@@ -322,7 +322,7 @@ def _since_stamp(since: Optional[datetime]) -> Optional[str]:
     if since is None:
         return None
     if not isinstance(since, datetime):
-        raise InvalidCursor("since must be a time")
+        raise TypeError("since must be a datetime (the review state's time, parsed)")
     moment = since if since.tzinfo else since.replace(tzinfo=timezone.utc)
     return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
