@@ -437,7 +437,7 @@ def test_the_model_consumers_fan_out_is_bounded_by_their_event_sources():
 
 def test_the_local_knowledge_bucket_expires_old_concept_versions_as_the_template_says(s3):
     (spec,) = [spec for spec in bucket_specs(TEMPLATE) if spec.logical_id == "KnowledgeBucket"]
-    (rule,) = [rule for rule in spec.lifecycle_rules if "NoncurrentVersionExpiration" in rule]
+    (rule,) = [rule for rule in spec.lifecycle_rules if rule["ID"] == "expire-old-concept-versions"]
     assert rule["Filter"] == {"Prefix": "agents/"}
     assert rule["NoncurrentVersionExpiration"] == {"NoncurrentDays": 30, "NewerNoncurrentVersions": 20}
     applied = create_buckets(s3, [replace(spec, logical_id=f"Kb{uuid.uuid4().hex[:8]}")])
@@ -446,6 +446,23 @@ def test_the_local_knowledge_bucket_expires_old_concept_versions_as_the_template
     # moto keeps the prefix and the days but drops NewerNoncurrentVersions (S3 keeps it).
     assert applied_rule["Filter"] == {"Prefix": "agents/"}
     assert applied_rule["NoncurrentVersionExpiration"]["NoncurrentDays"] == 30
+
+
+def test_the_template_expires_the_change_journal_as_the_store_and_the_local_stack_expect():
+    """Readers trust the journal for less than its retention (knowledge.store); the rule that
+    expires it is the one the local stack applies."""
+    from knowledge.store import JOURNAL_RETENTION_DAYS
+    from knowledge_dev.local_aws import journal_lifecycle_rule
+
+    (spec,) = [spec for spec in bucket_specs(TEMPLATE) if spec.logical_id == "KnowledgeBucket"]
+    (rule,) = [rule for rule in spec.lifecycle_rules if rule["ID"] == "expire-change-journal"]
+    assert rule == journal_lifecycle_rule()
+    assert rule["Expiration"] == {"Days": JOURNAL_RETENTION_DAYS}
+    # Every writer of a concept or knowledge.yaml may add its journal entry there, and nowhere else.
+    for name in ("ConsolidateFunction", "StudioApiFunction"):
+        statements = RESOURCES[name]["Properties"]["Policies"][0]["Statement"]
+        (journal,) = [st for st in statements if isinstance(st, dict) and st.get("Sid") == "JournalConceptChanges"]
+        assert journal["Resource"] == {"Fn::Sub": "${KnowledgeBucket.Arn}/journal/*"}
 
 
 # ------------------------------------------------------------------ sam local invoke
