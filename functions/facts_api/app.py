@@ -8,13 +8,11 @@ answer may hold customer data: none is cached on the way, and none is logged.
 
 import json
 import os
-import re
 import string
 from typing import Annotated, Any, Literal, Optional, Union
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, CORSConfig, Response, content_types
-from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from pydantic import BaseModel, Field, StrictInt
@@ -23,9 +21,9 @@ from facts.errors import Busy, InvalidFact, InvalidRequest, NotPending
 from facts.fact import NAME_MAX, VALUE_MAX
 from facts.proposals import REASON_MAX
 from facts.studio import PAGE_MAX, FactChanged, InvalidCursor, ProposalWentStale, refs, studio_from_env
-from knowledge.errors import Conflict, InvalidName, KnowledgeError, NotFound, StoreUnavailable
+from knowledge.errors import Conflict, InvalidName, KnowledgeError, NotFound
 from knowledge.names import SESSION_ID_MAX, SLUG_MAX, SLUG_SCHEMA
-from knowledge.studio import Forbidden, Unauthorized, check_path, operator_from_claims
+from knowledge.httpapi import Forbidden, Unauthorized, answer_alike, check_path, operator_from_claims, plain_path
 
 logger = Logger()
 facts = studio_from_env()
@@ -252,31 +250,7 @@ def fact_changed(exc: FactChanged) -> Response:
     return _error(412, exc, current=exc.current)
 
 
-@app.exception_handler(RequestValidationError)
-def invalid_request(exc: RequestValidationError) -> Response:
-    problems = [f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg', 'invalid')}" for e in exc.errors()]
-    if all(tuple(e.get("loc", ()))[:1] == ("path",) for e in exc.errors()):
-        return _json(400, {"error": {"code": InvalidName.code, "message": "; ".join(problems)}})
-    return _json(422, {"error": {"code": "invalid_request", "message": "; ".join(problems)}})
-
-
-@app.exception_handler([UnicodeDecodeError, RecursionError])
-def unreadable_body(exc: Exception) -> Response:
-    return _json(422, {"error": {"code": "invalid_request", "message": "the body must be a UTF-8 JSON object"}})
-
-
-@app.not_found
-def no_route(exc: Exception) -> Response:
-    try:
-        check_path(app.current_event.raw_path)
-    except InvalidName as refused:
-        return _error(400, refused)
-    return _json(404, {"error": {"code": "not_found", "message": "no such route"}})
-
-
-@app.exception_handler(StoreUnavailable)
-def unavailable(exc: StoreUnavailable) -> Response:
-    return _json(503, {"error": {"code": exc.code, "message": "storage is busy; try again"}})
+answer_alike(app, _json)
 
 
 @app.exception_handler(KnowledgeError)
@@ -286,22 +260,14 @@ def other(exc: KnowledgeError) -> Response:
     return _error(500, exc)
 
 
-# The page encodes each path segment; customer ids hold ':' and '.', which cannot change the routing.
-_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+# Path segments a client encodes that cannot change the routing (customer ids hold : and .).
 _PLAIN = frozenset(string.ascii_letters + string.digits + "._~:-")
-
-
-def _plain_path(path: Any) -> Any:
-    if not isinstance(path, str) or "%" not in path:
-        return path
-    return _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)) if chr(int(m.group(1), 16)) in _PLAIN else m.group(0),
-                       path)
 
 
 @logger.inject_lambda_context
 def lambda_handler(event, context):
     if isinstance(event, dict) and "rawPath" in event:
-        event = {**event, "rawPath": _plain_path(event["rawPath"])}
+        event = {**event, "rawPath": plain_path(event["rawPath"], _PLAIN)}
     try:
         return app.resolve(event, context)
     finally:

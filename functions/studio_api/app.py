@@ -6,26 +6,24 @@ knowledge.studio, and every domain error is mapped to HTTP once, below.
 
 import json
 import os
-import re
 import string
 from typing import Annotated, Any, Literal, Optional, Union
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, CORSConfig, Response, content_types
-from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
 from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 from pydantic import BaseModel, Field
 
 from knowledge import wiring
 from knowledge.aws import client
-from knowledge.errors import (Conflict, InvalidConcept, InvalidConfig, InvalidName, KnowledgeError, NotFound,
-                              StoreUnavailable)
+from knowledge.errors import Conflict, InvalidConcept, InvalidConfig, InvalidName, KnowledgeError, NotFound
 from knowledge.names import SLUG_MAX, SLUG_SCHEMA
 from knowledge.reviews import InvalidSeenAt, ReviewQueue, ReviewStore
 from knowledge.settings import Settings
-from knowledge.studio import (MARKDOWN_MAX_BYTES, SORTS, ArchiveNotConfigured, Forbidden, InvalidCursor, NameTaken,
-                              PreconditionRequired, Unauthorized, check_path, field_errors, operator_from_claims)
+from knowledge.httpapi import Forbidden, Unauthorized, answer_alike, check_path, operator_from_claims, plain_path
+from knowledge.studio import (MARKDOWN_MAX_BYTES, SORTS, ArchiveNotConfigured, InvalidCursor, NameTaken,
+                              PreconditionRequired, field_errors)
 
 logger = Logger()
 settings = Settings.from_env()
@@ -446,33 +444,7 @@ def invalid_concept(exc: InvalidConcept) -> Response:
     return _error(422, exc, errors=field_errors(exc))
 
 
-@app.exception_handler(RequestValidationError)
-def invalid_request(exc: RequestValidationError) -> Response:
-    problems = [f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg', 'invalid')}" for e in exc.errors()]
-    if all(tuple(e.get("loc", ()))[:1] == ("path",) for e in exc.errors()):
-        # A tenant, agent or name that is not a slug: the same answer the core gives it.
-        return _json(400, {"error": {"code": InvalidName.code, "message": "; ".join(problems)}})
-    return _json(422, {"error": {"code": "invalid_request", "message": "; ".join(problems)}})
-
-
-@app.exception_handler([UnicodeDecodeError, RecursionError])
-def unreadable_body(exc: Exception) -> Response:
-    # Raised while the body is decoded (not UTF-8) or read as JSON (nested beyond the parser's reach).
-    return _json(422, {"error": {"code": "invalid_request", "message": "the body must be a UTF-8 JSON object"}})
-
-
-@app.not_found
-def no_route(exc: Exception) -> Response:
-    try:
-        check_path(app.current_event.raw_path)
-    except InvalidName as refused:
-        return _error(400, refused)
-    return _json(404, {"error": {"code": "not_found", "message": "no such route"}})
-
-
-@app.exception_handler(StoreUnavailable)
-def unavailable(exc: StoreUnavailable) -> Response:
-    return _json(503, {"error": {"code": exc.code, "message": "storage is busy; try again"}})
+answer_alike(app, _json)
 
 
 @app.exception_handler(KnowledgeError)
@@ -481,21 +453,12 @@ def other(exc: KnowledgeError) -> Response:
     return _error(400, exc)
 
 
-# A client encodes a path segment (S3's version ids hold + and =); API Gateway hands the raw path.
-# Escapes of characters that cannot change the routing are read as those characters.
-_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+# Path segments a client encodes that cannot change the routing (S3 version ids hold + and =).
 _PLAIN = frozenset(string.ascii_letters + string.digits + "._~+=-")
-
-
-def _plain_path(path: Any) -> Any:
-    if not isinstance(path, str) or "%" not in path:
-        return path
-    return _ESCAPE.sub(lambda m: chr(int(m.group(1), 16)) if chr(int(m.group(1), 16)) in _PLAIN else m.group(0),
-                       path)
 
 
 @logger.inject_lambda_context
 def lambda_handler(event, context):
     if isinstance(event, dict) and "rawPath" in event:
-        event = {**event, "rawPath": _plain_path(event["rawPath"])}
+        event = {**event, "rawPath": plain_path(event["rawPath"], _PLAIN)}
     return app.resolve(event, context)

@@ -35,7 +35,7 @@ EXCERPT_MAX = 400  # characters of one message shown on a card
 
 
 class Operator(Protocol):
-    """The signed-in operator (knowledge.studio.Operator): its token subject and tenant check."""
+    """The signed-in operator (knowledge.httpapi.Operator): its token subject and tenant check."""
 
     id: str
 

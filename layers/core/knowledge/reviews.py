@@ -18,6 +18,7 @@ from typing import Any, Callable, Optional, Protocol
 
 from . import awscall
 from .errors import Conflict, KnowledgeError, NotFound, StoreUnavailable
+from .httpapi import OPERATOR_ID
 from .store import agent_prefix
 
 # Never looked (no state yet): what the engine wrote in the last day counts as new, not the
@@ -29,7 +30,6 @@ CLOCK_SKEW = timedelta(seconds=60)
 CAS_ROUNDS = 5  # writers racing on one operator's state: each lost round re-reads and compares
 CONTENT_TYPE = "application/json"
 _STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?Z")
-_OPERATOR_ID = re.compile(r"[A-Za-z0-9._@+:-]{1,128}")
 
 
 class InvalidSeenAt(KnowledgeError, ValueError):
@@ -38,7 +38,7 @@ class InvalidSeenAt(KnowledgeError, ValueError):
 
 def operator_key(operator_id: str) -> str:
     """The operator's part of the key: no operator id (an e-mail, a sub) ever appears in a key."""
-    if not isinstance(operator_id, str) or not _OPERATOR_ID.fullmatch(operator_id):
+    if not isinstance(operator_id, str) or not OPERATOR_ID.fullmatch(operator_id):
         raise InvalidSeenAt("the operator id is not one a verified token carries")
     return hashlib.sha256(operator_id.encode("utf-8")).hexdigest()[:32]
 

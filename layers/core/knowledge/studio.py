@@ -20,9 +20,10 @@ from . import pii
 from .adapters import TurnArchive
 from .claims import related_waiting
 from .concept import FIELDS, Concept, format_timestamp, parse, utc_now
-from .errors import AccessDenied, Conflict, FieldError, InvalidConcept, InvalidName, KnowledgeError, NotFound
+from .errors import AccessDenied, Conflict, FieldError, InvalidConcept, KnowledgeError, NotFound
 from .evidence import EvidenceLink
-from .names import check_slug, is_slug
+from .httpapi import Operator
+from .names import check_slug
 from .search import Index
 from .snapshot import Snapshot, SnapshotUnreadable, Summary, decode, encode
 from .store import (CONFIG_CHANGE, JOURNAL_GRACE_SECONDS, ConceptStore, InvalidCursor, StoredConcept, VersionInfo,
@@ -33,20 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .turn import Turn
 
 MARKDOWN_MAX_BYTES = 128 * 1024
-# The claim that lists an operator's tenants (Cognito groups). A group whose name equals a
-# tenant slug exactly grants that tenant; other groups are ignored.
-TENANTS_CLAIM = "cognito:groups"
-_CONTROL_IN_PATH = re.compile(r"[\x00-\x1f\x7f-\x9f]|%(?:[01][0-9a-fA-F]|7[fF]|[cC]2%[89][0-9a-fA-F])")
-_OPERATOR_ID = re.compile(r"[A-Za-z0-9._@+:-]{1,128}")
 HAND_DEFAULTS = {"provenance": "policy", "confidence": 0.95, "sources": [], "occurrences": 1}
-
-
-class Unauthorized(KnowledgeError):
-    code = "unauthorized"
-
-
-class Forbidden(KnowledgeError):
-    code = "forbidden"
 
 
 class PreconditionRequired(KnowledgeError):
@@ -85,47 +73,6 @@ class Archive(Protocol):
     """Where archived turns are read (adapters.TurnArchive)."""
 
     def get(self, key: str) -> "Turn": ...
-
-
-@dataclass(frozen=True)
-class Operator:
-    id: str
-    tenants: frozenset[str]
-
-    @property
-    def actor(self) -> str:
-        return f"operator:{self.id}"
-
-    def check(self, tenant: str) -> None:
-        check_slug("tenant", tenant)
-        if tenant not in self.tenants:
-            raise Forbidden(f"operator is not a member of tenant {tenant!r}")
-
-
-def _claim_list(value: Any) -> list[str]:
-    """Cognito groups as a JSON array, or as API Gateway's JWT authorizer renders an array
-    claim in an HTTP API event: "[a b c]". Anything else grants nothing: a group name is
-    never split further, so `support,tenant-b` or `[x]tenant-b` cannot reach tenant-b."""
-    if isinstance(value, list):
-        return [v for v in value if isinstance(v, str)]
-    if isinstance(value, str) and len(value) >= 2 and value[0] == "[" and value[-1] == "]":
-        return [part for part in value[1:-1].split(" ") if part]
-    return []
-
-
-def check_path(path: Any) -> None:
-    """Refuse a request path holding a control character, decoded or percent-encoded: such a
-    path is never routed (a router's `$` would match before a trailing newline)."""
-    if not isinstance(path, str) or _CONTROL_IN_PATH.search(path):
-        raise InvalidName("path", "must not contain control characters")
-
-
-def operator_from_claims(claims: Optional[dict[str, Any]]) -> Operator:
-    """The operator a verified JWT describes; Unauthorized when there is none."""
-    if not claims or not isinstance(claims.get("sub"), str) or not _OPERATOR_ID.fullmatch(claims["sub"]):
-        raise Unauthorized("sign in: the request carries no valid token")
-    tenants = frozenset(group for group in _claim_list(claims.get(TENANTS_CLAIM)) if is_slug(group))
-    return Operator(claims["sub"], tenants)
 
 
 def _related_in(data: bytes) -> int:
