@@ -2,10 +2,11 @@
 // and a customer's memory cell. All state comes from the Facts API; nothing is kept but the
 // sign-in token (shared with the Knowledge page in this tab).
 
+import { TOKEN_KEY, beginSignIn as startSignIn, finishSignIn as completeSignIn } from "./signin.js";
+
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
 const scope = { tenant: params.get("tenant") || "default", agent: params.get("agent") || "" };
-const TOKEN_KEY = "knowledge-studio-token";  // the Knowledge page's: one sign-in for both pages
 const SIGN_IN_KEY = "facts-studio-sign-in";
 const PAGE = 20;
 const LISTS = ["pending", "stale", "recent"];
@@ -61,54 +62,15 @@ function redirectUri() {
   return new URL("facts", config.signIn.redirectUri).href;
 }
 
-function base64url(bytes) {
-  return btoa(String.fromCharCode(...new Uint8Array(bytes))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+function beginSignIn() {
+  return startSignIn(config.signIn, { redirectUri: redirectUri(), pendingKey: SIGN_IN_KEY });
 }
 
-async function beginSignIn() {
-  const verifier = base64url(crypto.getRandomValues(new Uint8Array(32)));
-  const state = base64url(crypto.getRandomValues(new Uint8Array(16)));
-  const challenge = base64url(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
-  sessionStorage.setItem(SIGN_IN_KEY, JSON.stringify({ verifier, state, search: location.search }));
-  const ask = new URLSearchParams({
-    response_type: "code", client_id: config.signIn.clientId, redirect_uri: redirectUri(),
-    scope: config.signIn.scope || "openid email", state, code_challenge: challenge, code_challenge_method: "S256",
+function finishSignIn() {
+  return completeSignIn(config.signIn, {
+    redirectUri: config.signIn ? redirectUri() : "", pendingKey: SIGN_IN_KEY,
+    failed: (message) => { show("signin"); say(message); },
   });
-  location.assign(`${config.signIn.authorizeUrl}?${ask}`);
-}
-
-async function finishSignIn() {
-  const back = new URLSearchParams(location.search);
-  if (!back.get("code")) return false;
-  const pending = JSON.parse(sessionStorage.getItem(SIGN_IN_KEY) || "null");
-  sessionStorage.removeItem(SIGN_IN_KEY);
-  if (!pending || pending.state !== back.get("state")) {
-    show("signin");
-    say("Sign-in failed: the answer does not match this page's request. Sign in again.");
-    return true;
-  }
-  let response;
-  try {
-    response = await fetch(config.signIn.tokenUrl, {
-      method: "POST",
-      headers: { "Content-Type": "application/x-www-form-urlencoded" },
-      body: new URLSearchParams({
-        grant_type: "authorization_code", client_id: config.signIn.clientId, code: back.get("code"),
-        redirect_uri: redirectUri(), code_verifier: pending.verifier,
-      }),
-    });
-  } catch {
-    response = null;
-  }
-  if (!response || !response.ok) {
-    show("signin");
-    say("Sign-in failed. Sign in again.");
-    return true;
-  }
-  sessionStorage.setItem(TOKEN_KEY, (await response.json()).id_token);
-  history.replaceState(null, "", location.pathname + pending.search);
-  location.reload();
-  return true;
 }
 
 function token() {

@@ -8,11 +8,11 @@ import { unifiedMergeView } from "@codemirror/merge";
 import { markdown } from "@codemirror/lang-markdown";
 import { yamlFrontmatter } from "@codemirror/lang-yaml";
 import { lintGutter, setDiagnostics } from "@codemirror/lint";
+import { TOKEN_KEY, beginSignIn as startSignIn, finishSignIn as completeSignIn } from "./signin.js";
 
 const $ = (id) => document.getElementById(id);
 const params = new URLSearchParams(location.search);
 const scope = { tenant: params.get("tenant") || "default", agent: params.get("agent") || "" };
-const TOKEN_KEY = "knowledge-studio-token";
 const DRAFT_KEY = "knowledge-studio-draft";
 const NEW_CONCEPT = `---
 name: new-concept
@@ -127,51 +127,16 @@ function token() {
 }
 
 // ------------------------------------------------------------------ sign-in: authorization code + PKCE
-// The same code signs in against Cognito's hosted UI on AWS and the local stack's stand-in.
+// The same code signs in against Cognito's hosted UI on AWS and the local stack's stand-in (signin.js).
 
-function base64url(bytes) {
-  return btoa(String.fromCharCode(...new Uint8Array(bytes))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
-}
-
-async function beginSignIn() {
-  const verifier = base64url(crypto.getRandomValues(new Uint8Array(32)));
-  const state = base64url(crypto.getRandomValues(new Uint8Array(16)));
-  const challenge = base64url(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
-  sessionStorage.setItem(SIGN_IN_KEY, JSON.stringify({ verifier, state, search: location.search }));
+function beginSignIn() {
   leavingOnPurpose = true;
-  const ask = new URLSearchParams({
-    response_type: "code", client_id: config.signIn.clientId, redirect_uri: config.signIn.redirectUri,
-    scope: config.signIn.scope || "openid email", state, code_challenge: challenge, code_challenge_method: "S256",
-  });
-  location.assign(`${config.signIn.authorizeUrl}?${ask}`);
+  return startSignIn(config.signIn, { redirectUri: config.signIn.redirectUri, pendingKey: SIGN_IN_KEY });
 }
 
-// Back from the sign-in page with ?code=&state=: trade the code (and our verifier) for a token.
-async function finishSignIn() {
-  const back = new URLSearchParams(location.search);
-  if (!back.get("code")) return false;
-  const pending = JSON.parse(sessionStorage.getItem(SIGN_IN_KEY) || "null");
-  sessionStorage.removeItem(SIGN_IN_KEY);
-  if (!pending || pending.state !== back.get("state")) {
-    say("Sign-in failed: the answer does not match this page's request. Sign in again.");
-    return true;
-  }
-  const response = await fetch(config.signIn.tokenUrl, {
-    method: "POST",
-    headers: { "Content-Type": "application/x-www-form-urlencoded" },
-    body: new URLSearchParams({
-      grant_type: "authorization_code", client_id: config.signIn.clientId, code: back.get("code"),
-      redirect_uri: config.signIn.redirectUri, code_verifier: pending.verifier,
-    }),
-  });
-  if (!response.ok) {
-    say("Sign-in failed. Sign in again.");
-    return true;
-  }
-  sessionStorage.setItem(TOKEN_KEY, (await response.json()).id_token);
-  history.replaceState(null, "", location.pathname + pending.search);
-  location.reload();  // start again with the original ?agent=… and the new token
-  return true;
+function finishSignIn() {
+  return completeSignIn(config.signIn, { redirectUri: config.signIn && config.signIn.redirectUri,
+                                         pendingKey: SIGN_IN_KEY, failed: say });
 }
 
 class ApiError extends Error {
