@@ -42,7 +42,7 @@ def main() -> int:
         from knowledge.adapters import ConfigCache, SightingLedger
         from knowledge.consolidate import Consolidator
         from knowledge.events import EventBridgeEvents
-        from knowledge.model import ModelCache
+        from shared.model import ModelCache
         from knowledge.sighting import Sighting
         from knowledge.store import ConceptStore
 

@@ -44,8 +44,8 @@ def main() -> int:
         from facts.keys import FactKeys
         from facts.sessions import record_turn
         from knowledge.adapters import TurnArchive
-        from knowledge.aws import client
-        from knowledge.model import ModelCache
+        from shared.aws import client
+        from shared.model import ModelCache
         from knowledge.turn import Turn
         from knowledge_dev.scripted_model import ScriptedModel
 

@@ -284,8 +284,8 @@ def layer_copy(dest: Path, compiled: bool) -> Path:
                 (dest / file).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(source, dest / file)
         todo += [name_of(r) for r in dist.requires or [] if "extra ==" not in r]
-    shutil.copytree(ROOT / "layers/core/knowledge", dest / "knowledge",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    for package in ("knowledge", "shared"):
+        shutil.copytree(ROOT / "layers/core" / package, dest / package, ignore=shutil.ignore_patterns("__pycache__"))
     if compiled:
         compileall.compile_dir(dest, quiet=2, workers=0,
                                invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)

@@ -77,10 +77,10 @@ def event(agent: str) -> dict:
 
 def child(agent: str, mode: str, warm: int) -> None:
     """One fresh API process: import the handler, the first page, then the warm pages."""
-    from knowledge.aws import client
+    from shared.aws import client
 
     if mode == "today's path":
-        from knowledge.awscall import translate
+        from shared.awscall import translate
         from knowledge.store import ConceptStore
         from botocore.exceptions import ClientError
 

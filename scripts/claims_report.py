@@ -23,7 +23,7 @@ from typing import Callable, Optional
 
 from knowledge import claims
 from knowledge.concept import Concept
-from knowledge.model import Model, ModelError, build_model
+from shared.model import Model, ModelError, build_model
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 SETS = {"tuning": DATA / "claim_pairs.jsonl", "held-out": DATA / "claim_pairs_heldout.jsonl"}

@@ -32,10 +32,10 @@ from knowledge.concept import Concept
 from knowledge.consolidate import Consolidator
 from knowledge.extract import Extractor
 from knowledge.known import KnownConcepts
-from knowledge.model import ModelCache
+from shared.model import ModelCache
 from knowledge.prompt import KNOWN_HEADING
 from knowledge.store import ConceptStore
-from knowledge.telemetry import Counters
+from shared.telemetry import Counters
 from knowledge.turn import parse_turn
 
 ROOT = Path(__file__).resolve().parents[1]

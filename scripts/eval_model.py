@@ -27,9 +27,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import claims_report  # noqa: E402  (a sibling script)
 from knowledge import claims  # noqa: E402
 from knowledge.config import AgentConfig, KnowledgeConfig, parse_config  # noqa: E402
-from knowledge.errors import KnowledgeError  # noqa: E402
+from shared.errors import KnowledgeError  # noqa: E402
 from knowledge.extract import Extractor  # noqa: E402
-from knowledge.model import Model, ModelCache, ModelError  # noqa: E402
+from shared.model import Model, ModelCache, ModelError  # noqa: E402
 from knowledge.turn import parse_turn  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

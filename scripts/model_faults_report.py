@@ -4,7 +4,7 @@
     .venv/bin/python scripts/model_faults_report.py [--quick | --scale 0.1] [--json]
 
 The deadline is derived as the handler derives it: the function's timeout (read from
-template.yaml) less knowledge.deadline's reserve. The OpenAI-compatible rows run the real
+template.yaml) less shared.deadline's reserve. The OpenAI-compatible rows run the real
 httpx client against the scripted model server misbehaving; the Bedrock row runs a real
 boto3 client, configured as aws.py configures it, against an endpoint that accepts and
 never answers. A full run takes about three minutes; --quick scales every duration (the
@@ -22,8 +22,8 @@ from typing import Any, Callable
 
 import boto3
 
-from knowledge import deadline
-from knowledge.model import DEFAULT_TIMEOUT, Bedrock, ModelError, OpenAICompatible
+from shared import deadline
+from shared.model import DEFAULT_TIMEOUT, Bedrock, ModelError, OpenAICompatible
 from knowledge_dev.scripted_model import (ScriptedModel, hang, reset, server_error, silent_endpoint, throttled,
                                           trickle, truncated)
 from knowledge_dev.template import load_template
@@ -81,7 +81,7 @@ def run(scale: float) -> tuple[float, list[dict]]:
             row = timed_call(llm, function_timeout, reserve)
             rows.append({"fault": label, "client": "openai (httpx)", "requests": len(server.requests), **row})
     with silent_endpoint() as endpoint:
-        from knowledge.aws import _SERVICE_CONFIG
+        from shared.aws import _SERVICE_CONFIG
 
         runtime = boto3.client("bedrock-runtime", region_name="us-east-1", endpoint_url=endpoint,
                                aws_access_key_id="x", aws_secret_access_key="x",

@@ -7,8 +7,8 @@ import time
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError, ReadTimeoutError
 
-from knowledge import awscall, deadline
-from knowledge.errors import Conflict, NotFound, StoreUnavailable
+from shared import awscall, deadline
+from shared.errors import Conflict, NotFound, StoreUnavailable
 
 
 def client_error(code: str, status: int) -> ClientError:

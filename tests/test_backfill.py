@@ -105,7 +105,7 @@ def test_a_turn_gone_from_the_archive_mid_replay_is_counted_failed_and_the_rest_
     from datetime import datetime, timezone
 
     from knowledge.backfill import backfill
-    from knowledge.errors import NotFound
+    from shared.errors import NotFound
 
     handler = world["backfill"]
     since = datetime(2026, 1, 1, tzinfo=timezone.utc)

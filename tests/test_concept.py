@@ -19,7 +19,7 @@ from knowledge.concept import (
     parse,
     render,
 )
-from knowledge.errors import InvalidConcept
+from shared.errors import InvalidConcept
 
 SPEC_EXAMPLE = """---
 name: cep-sudeste-cd-campinas

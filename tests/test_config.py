@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from knowledge.config import AgentConfig, parse_agent_config, parse_config, render_agent_config, render_config
-from knowledge.errors import InvalidConfig
+from shared.errors import InvalidConfig
 
 
 def test_defaults_when_the_block_is_present_but_empty():

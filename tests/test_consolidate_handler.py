@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 import pytest
 
 from conftest import LambdaContext, drain, load_handler, make_concept
-from knowledge.errors import Conflict
+from shared.errors import Conflict
 from knowledge.sighting import Sighting
 
 T, A = "default", "store-support"

@@ -15,11 +15,11 @@ from conftest import ROOT, load_event, make_concept
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import convergence_report as report  # noqa: E402  (the report script measures; these tests hold it to its targets)
-from knowledge import deadline  # noqa: E402
+from shared import deadline  # noqa: E402
 from knowledge.adapters import ConfigCache  # noqa: E402
 from knowledge.extract import Extractor  # noqa: E402
 from knowledge.known import MODEL_RESERVE_SECONDS, KnownConcepts  # noqa: E402
-from knowledge.model import ModelCache  # noqa: E402
+from shared.model import ModelCache  # noqa: E402
 from knowledge.prompt import KNOWN_PROMPT_MAX_BYTES, KnownConcept, extraction_prompt  # noqa: E402
 from knowledge.store import ConceptStore  # noqa: E402
 from knowledge.turn import parse_turn  # noqa: E402
@@ -163,7 +163,7 @@ def concepts_failing(proxy):
 
 
 def through(proxy, bucket):
-    from knowledge.aws import _SERVICE_CONFIG
+    from shared.aws import _SERVICE_CONFIG
 
     return ConceptStore(boto3.client("s3", endpoint_url=proxy.url, region_name="us-east-1",
                                      config=_SERVICE_CONFIG["s3"]), bucket)
@@ -225,7 +225,7 @@ class RefusingStore:
     def list(self, tenant, agent):
         from botocore.exceptions import ClientError
 
-        from knowledge.awscall import translate
+        from shared.awscall import translate
 
         self.listings += 1
         raise translate(ClientError({"Error": {"Code": "AccessDenied"}, "ResponseMetadata": {"HTTPStatusCode": 403}},

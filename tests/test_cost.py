@@ -11,7 +11,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from conftest import DEMO, LambdaContext, drain, load_event, load_handler, make_concept
-from knowledge.model import Bedrock, build_model, metered
+from shared.model import Bedrock, build_model, metered
 from knowledge.sighting import Sighting
 from knowledge.usage import (DailyModelCalls, InvalidCapSetting, block_size, daily_cap_from_env,
                              estimate_tokens)

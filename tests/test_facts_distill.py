@@ -93,7 +93,7 @@ def proposals(s3, sessions_bucket):
 
 @pytest.fixture
 def review(s3, bucket, sessions_bucket, bus):
-    from knowledge.aws import client
+    from shared.aws import client
 
     return Review(ProposalStore(s3, sessions_bucket), MemoryCells(s3, bucket), FactKeys(KEY),
                   EventBridgeEvents(lambda: client("events"), bus["name"]))
@@ -220,7 +220,7 @@ def test_finding_due_sessions_never_lists_the_archive(distill, s3, sessions_buck
     conversation(s3, sessions_bucket, "sess_devida_a", hours_ago=9)
     conversation(s3, sessions_bucket, "sess_devida_b", hours_ago=8)
     script.default = answer(PIX)
-    from knowledge.aws import client
+    from shared.aws import client
 
     calls: Counter = Counter()
     listed: list[str] = []

@@ -392,7 +392,7 @@ def test_the_openapi_document_is_kept_in_the_repo_and_describes_what_the_api_ans
 def test_a_proposal_nobody_answered_within_the_archives_retention_is_listed_as_expired_not_pending(
         monkeypatch, env, s3, bucket, sessions_bucket, script, model):
     from facts.distill import Distiller
-    from knowledge.model import ModelCache
+    from shared.model import ModelCache
 
     s3.put_bucket_lifecycle_configuration(Bucket=sessions_bucket, LifecycleConfiguration={"Rules": [
         {"ID": "expire-after-retention", "Status": "Enabled", "Filter": {"Prefix": ""}, "Expiration": {"Days": 30}}]})

@@ -8,7 +8,7 @@ import pytest
 
 from conftest import DEMO, load_handler, make_concept
 from knowledge.concept import parse
-from knowledge.errors import StoreUnavailable
+from shared.errors import StoreUnavailable
 from knowledge_dev.faults import CONDITIONAL, RESET_AFTER, FaultMix, FaultProxy, Rule
 
 T, A = "default", "store-support"
@@ -21,7 +21,7 @@ def proxy(moto_endpoint):
 
 
 def s3_through(proxy):
-    from knowledge.aws import _SERVICE_CONFIG
+    from shared.aws import _SERVICE_CONFIG
 
     return boto3.client("s3", endpoint_url=proxy.url, region_name="us-east-1", config=_SERVICE_CONFIG["s3"])
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from conftest import DEMO, LambdaContext
 from knowledge.concept import DOCUMENT_MAX_BYTES, parse, render
-from knowledge.errors import InvalidConcept
+from shared.errors import InvalidConcept
 from test_studio_api import A, BASE, T, api, request  # noqa: F401 - the fixture is used by name
 
 GOOD = """---

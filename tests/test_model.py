@@ -14,8 +14,8 @@ import pytest
 from botocore.config import Config
 from botocore.stub import Stubber
 
-from knowledge import deadline
-from knowledge.model import (Bedrock, ModelConfigError, ModelError, ModelTimeout, ModelUnavailable,
+from shared import deadline
+from shared.model import (Bedrock, ModelConfigError, ModelError, ModelTimeout, ModelUnavailable,
                              OpenAICompatible, build_model)
 from knowledge_dev.scripted_model import (ScriptedModel, hang, reset, server_error, throttled, trickle,
                                           truncated)

@@ -196,7 +196,7 @@ class ShortContext(LambdaContext):
 
 def test_with_s3_down_retrieval_serves_what_it_holds_where_the_stale_alarm_looks(metrics_on, monkeypatch, demo_agent,
                                                                                  bucket, bus, moto_endpoint, capsys):
-    from knowledge.aws import client
+    from shared.aws import client
     from knowledge_dev.faults import FaultMix, FaultProxy
 
     with FaultProxy(moto_endpoint, seed=3) as proxy:

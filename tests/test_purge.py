@@ -20,7 +20,7 @@ from facts.keys import FactKeys
 from facts.proposals import ProposalStore, ref_of
 from facts.review import Review
 from knowledge import cli
-from knowledge.model import ModelCache
+from shared.model import ModelCache
 from knowledge.store import ConceptStore
 
 T, OTHER_TENANT = "default", "default-2"  # a tenant whose name the other's prefix would match

@@ -299,7 +299,7 @@ class Refusing:
     def _refuse(self, *args, **kwargs):
         from botocore.exceptions import ClientError
 
-        from knowledge.awscall import translate
+        from shared.awscall import translate
 
         raise translate(ClientError({"Error": {"Code": "AccessDenied"}, "ResponseMetadata": {"HTTPStatusCode": 403}},
                                     "GetObject"))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import make_concept
-from knowledge.errors import Conflict, InvalidName, NotFound
+from shared.errors import Conflict, InvalidName, NotFound
 from knowledge.store import ConceptStore, concept_key
 
 T, A = "default", "store-support"
@@ -167,7 +167,7 @@ def test_hostile_names_are_rejected_before_any_request(tenant, agent, name):
 
 
 def test_a_concept_with_a_hostile_name_cannot_even_be_built():
-    from knowledge.errors import InvalidConcept
+    from shared.errors import InvalidConcept
 
     with pytest.raises(InvalidConcept):
         make_concept("../../escape")

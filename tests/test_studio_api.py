@@ -450,8 +450,8 @@ def test_a_turn_s3_refuses_without_list_permission_reads_as_expired_but_an_outag
     """On AWS the studio may only GET archived turns: S3 answers a purged one 403, not 404."""
     from botocore.exceptions import ClientError
 
-    from knowledge import awscall
-    from knowledge.errors import StoreUnavailable
+    from shared import awscall
+    from shared.errors import StoreUnavailable
     from knowledge.studio import Operator, Studio
 
     class RefusingArchive:
@@ -775,7 +775,7 @@ def test_the_deleted_list_says_who_deleted_each_concept_and_when(api, store):
 
 def test_a_fresh_api_process_lists_from_the_snapshot_without_reading_a_concept(api, store, monkeypatch, bucket,
                                                                               sessions_bucket):
-    from knowledge.aws import client
+    from shared.aws import client
 
     _, first, _ = api("GET", f"{BASE}/concepts")  # no snapshot yet: it reads every concept and writes one
     assert store.get_snapshot(T, A) is not None

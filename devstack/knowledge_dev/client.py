@@ -133,8 +133,8 @@ def _send_conversation(argv: Sequence[str]) -> int:
     args = parser.parse_args(argv[1:])
     from pathlib import Path
 
-    from knowledge.aws import client
-    from knowledge.errors import KnowledgeError
+    from shared.aws import client
+    from shared.errors import KnowledgeError
     from knowledge.settings import Settings
     from knowledge.turn import parse_turn
 
@@ -175,7 +175,7 @@ def _facts(argv: Sequence[str]) -> int:
         sub.add_argument("--tenant", default="default")
     args = parser.parse_args(argv[1:])
     _quiet()
-    from knowledge.errors import KnowledgeError
+    from shared.errors import KnowledgeError
 
     api = FactsApi(args.tenant, args.agent)
     if args.action == "list":
@@ -232,7 +232,7 @@ class FactsApi:
         return answer["statusCode"], json.loads(answer.get("body") or "{}")
 
     def proposals(self, state: str) -> list[dict]:
-        from knowledge.errors import KnowledgeError
+        from shared.errors import KnowledgeError
 
         found, cursor = [], None
         while True:
@@ -276,7 +276,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     local = {"memory": _memory, "remember": _memory, "distill-now": _distill_now,
              "send-conversation": _send_conversation, "facts": _facts}
     if argv and argv[0] in local:
-        from knowledge.errors import KnowledgeError
+        from shared.errors import KnowledgeError
 
         try:
             return local[argv[0]](argv)

@@ -90,7 +90,7 @@ def deliver(handler: Any, sightings: list, *, batch_size: int, max_receives: int
 def run(seed: int, count: int, *, moto_endpoint: str, mix: FaultMix = DEFAULT_MIX, batch_size: int = 10,
         max_receives: int = 10, timeout_seconds: float = 60.0) -> RunResult:
     """`count` sightings of one concept, then every one of them again, under `mix`."""
-    from knowledge.aws import client
+    from shared.aws import client
     from knowledge.concept import Concept
     from knowledge.sighting import Sighting
     from knowledge.store import ConceptStore

@@ -44,7 +44,7 @@ def moto_server(credential: str = "local") -> Iterator[str]:
     and dummy credentials) until the block ends; yields the endpoint."""
     from moto.server import ThreadedMotoServer
 
-    from knowledge.aws import client
+    from shared.aws import client
 
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
     port = free_port()

@@ -6,9 +6,9 @@ from aws_lambda_powertools import Logger
 from facts.sessions import SessionStates
 
 from knowledge import wiring
-from knowledge.aws import client
+from shared.aws import client
 from knowledge.backfill import backfill, parse_backfill_request
-from knowledge.errors import KnowledgeError
+from shared.errors import KnowledgeError
 from knowledge.session_export import SessionExport, expiry_days
 from knowledge.settings import Settings
 from knowledge.usage import daily_cap

@@ -9,8 +9,9 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-from knowledge import deadline, wiring
-from knowledge.errors import KnowledgeError
+from shared import deadline
+from knowledge import wiring
+from shared.errors import KnowledgeError
 from knowledge.settings import Settings
 from knowledge.sighting import InvalidSighting, parse_sighting
 

@@ -8,8 +8,8 @@ from aws_lambda_powertools import Logger
 
 from facts import wiring
 from facts.distill import SESSION_SECONDS, parse_distill_request
-from knowledge import deadline
-from knowledge.errors import KnowledgeError
+from shared import deadline
+from shared.errors import KnowledgeError
 from knowledge.wiring import Deferred
 
 logger = Logger()

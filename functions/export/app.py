@@ -2,8 +2,8 @@
 
 from aws_lambda_powertools import Logger
 
-from knowledge.aws import client
-from knowledge.errors import KnowledgeError
+from shared.aws import client
+from shared.errors import KnowledgeError
 from knowledge.export import S3Sink, export_agent, parse_export_request
 from knowledge.settings import Settings
 from knowledge.store import ConceptStore

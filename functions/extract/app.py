@@ -11,9 +11,10 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, pro
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from facts.sessions import SessionStates
-from knowledge import deadline, wiring
-from knowledge.aws import client
-from knowledge.errors import KnowledgeError
+from shared import deadline
+from knowledge import wiring
+from shared.aws import client
+from shared.errors import KnowledgeError
 from knowledge.settings import Settings
 from knowledge.turn import InvalidTurn, parse_turn
 from knowledge.usage import DailyCapReached

@@ -21,8 +21,8 @@ from facts.errors import Busy, InvalidFact, InvalidRequest, NotPending
 from facts.fact import NAME_MAX, VALUE_MAX
 from facts.proposals import REASON_MAX
 from facts.studio import PAGE_MAX, FactChanged, InvalidCursor, ProposalWentStale, refs, studio_from_env
-from knowledge.errors import Conflict, InvalidName, KnowledgeError, NotFound
-from knowledge.names import SESSION_ID_MAX, SLUG_MAX, SLUG_SCHEMA
+from shared.errors import Conflict, InvalidName, KnowledgeError, NotFound
+from shared.names import SESSION_ID_MAX, SLUG_MAX, SLUG_SCHEMA
 from knowledge.httpapi import Forbidden, Unauthorized, answer_alike, check_path, operator_from_claims, plain_path
 
 logger = Logger()

@@ -8,8 +8,8 @@ A refusal answers {"error": {"code", "message"}}; the message never quotes a val
 from aws_lambda_powertools import Logger
 
 from facts import wiring
-from knowledge import deadline
-from knowledge.errors import KnowledgeError
+from shared import deadline
+from shared.errors import KnowledgeError
 from knowledge.wiring import Deferred
 
 logger = Logger()

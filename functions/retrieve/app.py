@@ -11,7 +11,7 @@ SnapStart it is built here, during init, off the request path.
 from aws_lambda_powertools import Logger
 
 from knowledge import wiring
-from knowledge.errors import KnowledgeError
+from shared.errors import KnowledgeError
 
 logger = Logger()
 service = wiring.Deferred(wiring.retriever_from_env).build_now_if_init_is_ahead()

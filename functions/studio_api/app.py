@@ -16,9 +16,9 @@ from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Que
 from pydantic import BaseModel, Field
 
 from knowledge import wiring
-from knowledge.aws import client
-from knowledge.errors import Conflict, InvalidConcept, InvalidConfig, InvalidName, KnowledgeError, NotFound
-from knowledge.names import SLUG_MAX, SLUG_SCHEMA
+from shared.aws import client
+from shared.errors import Conflict, InvalidConcept, InvalidConfig, InvalidName, KnowledgeError, NotFound
+from shared.names import SLUG_MAX, SLUG_SCHEMA
 from knowledge.reviews import InvalidSeenAt, ReviewQueue, ReviewStore
 from knowledge.settings import Settings
 from knowledge.httpapi import Forbidden, Unauthorized, answer_alike, check_path, operator_from_claims, plain_path

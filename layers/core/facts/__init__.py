@@ -2,6 +2,7 @@
 
 Idle customer-tagged sessions are distilled into proposals; an operator approves, rejects or
 dismisses each; only an approval writes the customer's memory cell. Nothing is applied
-automatically. This package stands on knowledge's platform pieces (awscall, deadline, errors,
-names, model, telemetry, validation, the turn archive) and never on a knowledge use case.
+automatically. This package stands on the shared floor (`shared`: awscall, deadline, errors,
+names, model, telemetry, validation) and on knowledge's turn contract and archive, never on a
+knowledge use case.
 """

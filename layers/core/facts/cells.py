@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable, Optional
 
-from knowledge import awscall
-from knowledge.errors import Conflict, NotFound
+from shared import awscall
+from shared.errors import Conflict, NotFound
 
 from . import layout
 from .errors import Busy, FactMoved

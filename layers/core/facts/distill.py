@@ -17,17 +17,17 @@ from typing import Any, Callable, Iterator, Optional
 
 from pydantic import BaseModel, ConfigDict
 
-from knowledge import awscall, deadline
+from shared import awscall, deadline
 from knowledge.adapters import TurnArchive
 from knowledge.config import DistillConfig, parse_agent_config
-from knowledge.errors import Conflict, InvalidConfig, KnowledgeError, NotFound
+from shared.errors import Conflict, InvalidConfig, KnowledgeError, NotFound
 from knowledge.events import Events
-from knowledge.model import ModelCache, ModelConfigError, ModelError
-from knowledge.names import Slug, is_slug
+from shared.model import ModelCache, ModelConfigError, ModelError
+from shared.names import Slug, is_slug
 from knowledge.store import config_key
-from knowledge.telemetry import Counters
+from shared.telemetry import Counters
 from knowledge.turn import Message
-from knowledge.validation import validate_object
+from shared.validation import validate_object
 
 from . import events as fact_events
 from .cells import MemoryCells

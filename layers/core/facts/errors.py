@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from knowledge.errors import Conflict, KnowledgeError, NotFound
+from shared.errors import Conflict, KnowledgeError, NotFound
 
 
 class FactsError(KnowledgeError):

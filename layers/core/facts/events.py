@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Optional
 
 from knowledge.events import EventPublishError, Events
-from knowledge.telemetry import Counters
+from shared.telemetry import Counters
 
 PROPOSED, APPROVED, REJECTED = "fact_proposed", "fact_approved", "fact_rejected"
 DISMISSED, STALE = "fact_dismissed", "fact_stale"

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Optional
 
-from knowledge.names import is_session_id
+from shared.names import is_session_id
 
 from .errors import InvalidFact, RecordUnreadable
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from knowledge.pii import find
-from knowledge.validation import unfence
+from shared.validation import unfence
 
 from .fact import NAME_MAX, VALUE_MAX, name_problem, value_problem
 

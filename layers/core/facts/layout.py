@@ -18,9 +18,9 @@ from datetime import datetime, timezone
 from typing import Optional
 
 from knowledge.adapters import TurnArchive
-from knowledge.errors import InvalidName
+from shared.errors import InvalidName
 from knowledge.evidence import STAMP
-from knowledge.names import check_slug, is_session_id
+from shared.names import check_slug, is_session_id
 
 _ID = re.compile(r"[0-9a-f]{32}")
 STAMP_LENGTH = len("20260101T000000.000000Z")

@@ -13,9 +13,9 @@ from xml.sax.saxutils import escape, quoteattr
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from knowledge.names import SessionId, Slug
-from knowledge.telemetry import Counters
-from knowledge.validation import describe_errors
+from shared.names import SessionId, Slug
+from shared.telemetry import Counters
+from shared.validation import describe_errors
 
 from .cells import MemoryCells
 from .errors import InvalidRequest

@@ -29,9 +29,9 @@ from typing import Any, Callable, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from knowledge import awscall
-from knowledge.errors import AccessDenied, Conflict, NotFound
-from knowledge.names import SessionId, Slug
+from shared import awscall
+from shared.errors import AccessDenied, Conflict, NotFound
+from shared.names import SessionId, Slug
 from knowledge.session_export import expiry_days
 
 from . import layout

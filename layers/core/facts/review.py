@@ -11,9 +11,9 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Callable, Optional
 
-from knowledge.errors import Conflict
+from shared.errors import Conflict
 from knowledge.events import Events
-from knowledge.telemetry import Counters
+from shared.telemetry import Counters
 
 from . import events as fact_events
 from .cells import CAS_ATTEMPTS, MemoryCells

@@ -20,9 +20,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Callable, Iterator, Optional
 
-from knowledge import awscall
-from knowledge.errors import Conflict, NotFound
-from knowledge.names import is_session_id
+from shared import awscall
+from shared.errors import Conflict, NotFound
+from shared.names import is_session_id
 from knowledge.turn import Turn
 
 from . import layout

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Optional, Protocol
 
-from knowledge import awscall, pii
+from shared import awscall
+from knowledge import pii
 from knowledge.adapters import TurnArchive
-from knowledge.errors import AccessDenied, KnowledgeError, NotFound
-from knowledge.names import check_slug
+from shared.errors import AccessDenied, KnowledgeError, NotFound
+from shared.names import check_slug
 
 from . import layout
 from .cells import MemoryCells
@@ -266,7 +267,7 @@ def refs(tenant: str, agent: str, customer_id: str, proposal_id: str) -> Proposa
 def studio_from_env() -> FactsStudio:
     """Settings: KNOWLEDGE_BUCKET (cells, latches), SESSIONS_BUCKET (proposals, the archive), the
     Facts key (FACTS_KEY or FACTS_KEY_SECRET_ARN), EVENT_BUS_NAME (decisions are published)."""
-    from knowledge.aws import client
+    from shared.aws import client
     from knowledge.events import EventBridgeEvents
     from knowledge.settings import Settings
 

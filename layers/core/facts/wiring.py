@@ -33,7 +33,7 @@ def facts_keys(environ: Optional[Mapping[str, str]] = None) -> "FactKeys":
         raise KeyUnavailable("set FACTS_KEY_SECRET_ARN (or FACTS_KEY locally): latches and pseudonyms are keyed")
     from botocore.exceptions import BotoCoreError, ClientError
 
-    from knowledge.aws import client
+    from shared.aws import client
 
     try:
         secret = client("secretsmanager").get_secret_value(SecretId=arn)["SecretString"]
@@ -43,15 +43,15 @@ def facts_keys(environ: Optional[Mapping[str, str]] = None) -> "FactKeys":
 
 
 def _events(settings: "Settings"):
-    from knowledge.aws import client
+    from shared.aws import client
     from knowledge.events import EventBridgeEvents
 
     return EventBridgeEvents(lambda: client("events"), settings.event_bus_name) if settings.event_bus_name else None
 
 
 def distiller_from_env() -> "Distiller":
-    from knowledge.aws import client
-    from knowledge.model import ModelCache
+    from shared.aws import client
+    from shared.model import ModelCache
     from knowledge.settings import Settings
 
     from .distill import Distiller
@@ -65,7 +65,7 @@ def distiller_from_env() -> "Distiller":
 
 
 def memory_from_env() -> "Memory":
-    from knowledge.aws import client
+    from shared.aws import client
     from knowledge.settings import Settings
 
     from .cells import MemoryCells
@@ -77,7 +77,7 @@ def memory_from_env() -> "Memory":
 
 def review_from_env() -> "Review":
     """The operator's decisions (for the studio API)."""
-    from knowledge.aws import client
+    from shared.aws import client
     from knowledge.settings import Settings
 
     from .cells import MemoryCells

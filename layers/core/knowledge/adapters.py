@@ -15,11 +15,11 @@ from typing import Any, Iterator, Optional, Protocol
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from . import awscall
+from shared import awscall
 from .config import AgentConfig, KnowledgeConfig
 from .evidence import STAMP
-from .errors import Conflict, InvalidName, KnowledgeError, NotFound, NotModified
-from .names import check_slug, is_session_id
+from shared.errors import Conflict, InvalidName, KnowledgeError, NotFound, NotModified
+from shared.names import check_slug, is_session_id
 from .sighting import Sighting
 from .store import ConceptStore
 from .turn import Turn, parse_turn

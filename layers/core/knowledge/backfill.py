@@ -25,15 +25,15 @@ from typing import Any, Callable, Iterator, Optional
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from .errors import KnowledgeError
+from shared.errors import KnowledgeError
 from .adapters import TurnArchive
 from .extract import Extractor, SessionRecorder
-from .model import MAX_TOKENS
-from .names import Slug
+from shared.model import MAX_TOKENS
+from shared.names import Slug
 from .session_export import ExportLocation, SessionExport, parse_position, position
 from .turn import InvalidTurn, Turn, parse_turn
 from .usage import DailyCapReached, estimate_tokens
-from .validation import validate_object
+from shared.validation import validate_object
 
 # S3 expires an object at the first midnight UTC after its days have passed, and a live turn's
 # marker is written a little after its completed_at (by the engine's clock): a day covers both.

@@ -25,7 +25,7 @@ import snowballstemmer
 from .concept import (BODY_MAX_BYTES, CONFLICT_HEADING, CONTRADICTION_CONFIDENCE, DESCRIPTION_MAX, SOURCES_MAX,
                       Concept, confidence_for_sources, in_conflict)
 from .pii import redact
-from .validation import unfence
+from shared.validation import unfence
 
 RELATED_HEADING = "## Related claims"
 _SECTION = re.compile(r"^## (?:Contradiction|Related claims)[ \t]*$", re.MULTILINE)

@@ -8,9 +8,9 @@ from typing import Optional, Sequence, TextIO
 
 from botocore.exceptions import BotoCoreError
 
-from .errors import KnowledgeError
+from shared.errors import KnowledgeError
 from .export import FORMATS, DirectorySink, export_agent
-from .names import check_slug, is_session_id
+from shared.names import check_slug, is_session_id
 
 
 class ProgressBar:
@@ -129,7 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _store():
-    from .aws import client
+    from shared.aws import client
     from .settings import Settings
     from .store import ConceptStore
 
@@ -167,7 +167,7 @@ def _backfill(args: argparse.Namespace) -> int:
     from facts.sessions import SessionStates
 
     from . import wiring
-    from .aws import client
+    from shared.aws import client
     from .backfill import backfill, parse_backfill_request
     from .session_export import SessionExport, expiry_days
     from .settings import Settings
@@ -192,7 +192,7 @@ def _backfill(args: argparse.Namespace) -> int:
 def _redrive(args: argparse.Namespace) -> int:
     import os
 
-    from .aws import client
+    from shared.aws import client
     from .redrive import VALID, Redrive, RedriveError, check_sighting, check_turn, logs_query, queue_name
 
     dlq_setting, source_setting = REDRIVE_QUEUES[args.queue]
@@ -234,7 +234,7 @@ def _redrive_summary(report, dlq: str, source: str, dry_run: bool, valid: str) -
 
 
 def _purge_settings():
-    from .aws import client
+    from shared.aws import client
     from .settings import Settings
 
     settings = Settings.from_env(require=("SESSIONS_BUCKET",))
@@ -267,7 +267,7 @@ def _delete_tenant_data(args: argparse.Namespace) -> int:
 def _send_turn(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from .aws import client
+    from shared.aws import client
     from .settings import Settings
     from .turn import parse_turn
 

@@ -15,9 +15,9 @@ from typing import Any, Iterable, Mapping, Optional
 
 import yaml
 
-from .errors import FieldError, InvalidConcept
-from .names import is_session_id, slug_problem
-from .validation import YamlProblem, read_yaml
+from shared.errors import FieldError, InvalidConcept
+from shared.names import is_session_id, slug_problem
+from shared.validation import YamlProblem, read_yaml
 
 TYPES = ("fact", "entity", "procedure", "policy", "objection")
 PROVENANCES = ("observed", "policy")

@@ -16,9 +16,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .concept import TYPES
-from .errors import InvalidConfig
-from .model import MODEL_REF
-from .validation import YamlProblem, describe_errors, read_yaml
+from shared.errors import InvalidConfig
+from shared.model import MODEL_REF
+from shared.validation import YamlProblem, describe_errors, read_yaml
 
 logger = logging.getLogger(__name__)
 

@@ -22,16 +22,17 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-from . import claims, deadline
+from shared import deadline
+from . import claims
 from .adapters import ConfigCache, SightingLedger, sighting_id
 from .concept import Concept, utc_now
 from .evidence import EvidenceLink
-from .errors import Conflict, KnowledgeError
+from shared.errors import Conflict, KnowledgeError
 from .events import CONFLICT, LEARNED, Events, detail
-from .model import ModelCache, ModelError, ModelUnavailable, metered
+from shared.model import ModelCache, ModelError, ModelUnavailable, metered
 from .sighting import Sighting
 from .store import ConceptStore, StoredConcept
-from .telemetry import Counters
+from shared.telemetry import Counters
 from .usage import record_model_call
 
 ENGINE = "engine"

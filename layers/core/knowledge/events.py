@@ -7,7 +7,7 @@ from typing import Any, Callable, Optional, Protocol
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from .errors import KnowledgeError
+from shared.errors import KnowledgeError
 
 SOURCE = "knowledge"
 LEARNED, CONFLICT, RETRIEVED = "knowledge_learned", "knowledge_conflict", "knowledge_retrieved"

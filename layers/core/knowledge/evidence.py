@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Optional
 
-from .names import is_session_id
+from shared.names import is_session_id
 
 if TYPE_CHECKING:  # pragma: no cover
     from .sighting import Sighting

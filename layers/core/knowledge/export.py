@@ -13,10 +13,10 @@ from typing import Any, Callable, Literal, Optional, Protocol
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .concept import format_timestamp, utc_now
-from .errors import InvalidConcept, KnowledgeError, NotFound
-from .names import Slug
+from shared.errors import InvalidConcept, KnowledgeError, NotFound
+from shared.names import Slug
 from .store import ConceptStore, StoredConcept
-from .validation import validate_object
+from shared.validation import validate_object
 
 FORMATS = ("md", "graphml")
 GRAPHML_FILE = "knowledge.graphml"

@@ -16,13 +16,13 @@ from typing import Any, Optional, Protocol
 
 from .adapters import CandidateSink, ConfigCache, ExtractionLedger, TurnArchive
 from .concept import FIRST_SIGHTING_CONFIDENCE, Concept
-from .errors import InvalidConcept
+from shared.errors import InvalidConcept
 from .gates import SCHEMA, Candidate, gate
 from .known import KnownConcepts
-from .model import ModelCache, ModelConfigError, metered
+from shared.model import ModelCache, ModelConfigError, metered
 from .prompt import extraction_prompt
 from .sighting import EvidenceRef, Sighting
-from .telemetry import Counters
+from shared.telemetry import Counters
 from .turn import Turn
 from .usage import DailyCapReached, ModelQuota, record_model_call
 
@@ -110,7 +110,7 @@ class Extractor:
                 self._sessions.index(turn)
         ref = config.model or self._utility_model
         if not ref:
-            raise ModelConfigError("no model: set the agent's knowledge.model or UTILITY_MODEL")
+            raise ModelConfigError("no model: set the agent's shared.model or UTILITY_MODEL")
         if self.quota is not None and not self.quota.take(turn.tenant):
             # Failed, not dropped: the queue brings the turn back, and a later day has calls left.
             self.counters.count("ExtractionDeferred", tenant=turn.tenant)

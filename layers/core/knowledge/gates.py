@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from typing import Iterable, NamedTuple, Optional, Protocol, Sequence
 
 from .concept import BODY_MAX_BYTES, DESCRIPTION_MAX, TYPES
-from .names import is_slug
+from shared.names import is_slug
 from .pii import redact
-from .validation import unfence
+from shared.validation import unfence
 
 MODEL_KEYS = ("name", "description", "type", "body", "evidence")
 ENGINE_KEYS = frozenset({"provenance", "confidence", "sources", "occurrences", "created_at", "updated_at"})

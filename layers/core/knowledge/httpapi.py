@@ -8,8 +8,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from .errors import InvalidName, KnowledgeError, StoreUnavailable
-from .names import check_slug, is_slug
+from shared.errors import InvalidName, KnowledgeError, StoreUnavailable
+from shared.names import check_slug, is_slug
 
 # The claim that lists an operator's tenants (Cognito groups). A group whose name equals a
 # tenant slug exactly grants that tenant; other groups are ignored.

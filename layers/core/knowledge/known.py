@@ -15,14 +15,14 @@ from __future__ import annotations
 import time
 from typing import Callable, Optional
 
-from . import deadline
+from shared import deadline
 from .config import KnowledgeConfig
-from .errors import KnowledgeError
-from .model import DEFAULT_BUDGET
+from shared.errors import KnowledgeError
+from shared.model import DEFAULT_BUDGET
 from .prompt import KnownConcept
 from .search import Index
 from .store import ConceptStore
-from .telemetry import Counters
+from shared.telemetry import Counters
 from .turn import Turn
 from .warm import FETCH_BUDGET_SECONDS, WarmIndexes, memory_budget_bytes
 

@@ -16,10 +16,10 @@ from typing import Any, Callable, Iterable, Literal, Optional, Protocol, Sequenc
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from . import awscall, deadline
-from .errors import KnowledgeError
-from .names import Slug, check_slug
-from .validation import validate_object
+from shared import awscall, deadline
+from shared.errors import KnowledgeError
+from shared.names import Slug, check_slug
+from shared.validation import validate_object
 
 BATCH = 1000  # DeleteObjects' most keys per request, and a listing's largest page
 OTHER = "other"  # a key under a purged prefix that no layout names: removed all the same

@@ -20,8 +20,8 @@ from typing import Any, Callable, Optional
 from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import BaseModel, ValidationError
 
-from . import awscall
-from .errors import InvalidConcept, KnowledgeError
+from shared import awscall
+from shared.errors import InvalidConcept, KnowledgeError
 from .sighting import SIGHTING_MAX_BYTES, InvalidSighting, Sighting, parse_sighting
 from .turn import TURN_MAX_BYTES, InvalidTurn, Turn, parse_turn
 

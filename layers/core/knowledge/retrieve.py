@@ -16,16 +16,16 @@ from xml.sax.saxutils import escape, quoteattr
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from . import deadline
+from shared import deadline
 from .concept import parse
 from .config import KnowledgeConfig
-from .errors import KnowledgeError, NotFound
+from shared.errors import KnowledgeError, NotFound
 from .events import RETRIEVED, EventPublishError, Events, detail
-from .names import SLUG_MAX, SLUG_SCHEMA, SessionId, Slug, is_slug
+from shared.names import SLUG_MAX, SLUG_SCHEMA, SessionId, Slug, is_slug
 from .search import Hit, Index
 from .store import ConceptStore
-from .telemetry import Counters
-from .validation import validate_object
+from shared.telemetry import Counters
+from shared.validation import validate_object
 from .warm import FETCH_BUDGET_SECONDS, AgentKnowledge, WarmIndexes, memory_budget_bytes
 
 PRIORITY = 77

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Optional, Protocol
 
-from . import awscall
-from .errors import Conflict, KnowledgeError, NotFound, StoreUnavailable
+from shared import awscall
+from shared.errors import Conflict, KnowledgeError, NotFound, StoreUnavailable
 from .httpapi import OPERATOR_ID
 from .store import agent_prefix
 
@@ -85,7 +85,7 @@ def _utc_now() -> datetime:
 
 
 class ReviewStore:
-    """Reads and moves forward an operator's seen_at; S3 calls go through knowledge.awscall."""
+    """Reads and moves forward an operator's seen_at; S3 calls go through shared.awscall."""
 
     def __init__(self, s3: Any, bucket: str, *, clock: Callable[[], datetime] = _utc_now):
         self._s3 = s3

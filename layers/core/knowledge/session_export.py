@@ -15,8 +15,8 @@ from typing import Any, Iterator, Optional
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from . import awscall
-from .errors import KnowledgeError
+from shared import awscall
+from shared.errors import KnowledgeError
 from .turn import TURN_MAX_BYTES
 
 _BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")

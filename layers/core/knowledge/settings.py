@@ -9,9 +9,9 @@ from typing import Mapping, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from .errors import KnowledgeError
-from .model import MODEL_REF
-from .validation import describe_errors
+from shared.errors import KnowledgeError
+from shared.model import MODEL_REF
+from shared.validation import describe_errors
 
 # S3 bucket naming rules (the general-purpose subset).
 _BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
@@ -107,7 +107,7 @@ def read_api_key(arn: str) -> str:
     `api_key` (or `OPENAI_API_KEY`) field when the text is a JSON object."""
     from botocore.exceptions import BotoCoreError, ClientError
 
-    from .aws import client
+    from shared.aws import client
 
     try:
         text = client("secretsmanager").get_secret_value(SecretId=arn).get("SecretString") or ""

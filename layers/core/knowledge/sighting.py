@@ -16,10 +16,10 @@ from typing import Literal, Optional
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .concept import Concept, parse
-from .errors import InvalidConcept, KnowledgeError
-from .names import SessionId, Slug
+from shared.errors import InvalidConcept, KnowledgeError
+from shared.names import SessionId, Slug
 from .turn import MESSAGE_MAX_CHARS, MESSAGES_MAX, UNKNOWN_FIELDS_NOTE, utc_moment
-from .validation import describe_errors
+from shared.validation import describe_errors
 
 SIGHTING_MAX_BYTES = 64 * 1024
 SIGHTING_VERSION = 1

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, NamedTuple, Optional
 
 from .claims import related_waiting
 from .concept import format_timestamp
-from .errors import InvalidConcept, InvalidName, KnowledgeError
+from shared.errors import InvalidConcept, InvalidName, KnowledgeError
 from .search import Index
 from .store import check_actor
 

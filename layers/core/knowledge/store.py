@@ -28,13 +28,13 @@ from datetime import datetime, timezone
 from functools import cached_property
 from typing import Any, Iterator, Optional
 
-from . import awscall, deadline
+from shared import awscall, deadline
 from .claims import related_waiting
 from .concept import Concept, parse
 from .config import DistillConfig, KnowledgeConfig, parse_agent_config
 from .evidence import EvidenceLink
-from .errors import Conflict, InvalidConcept, InvalidName, KnowledgeError, NotFound, NotModified  # noqa: F401 - NotModified re-exported
-from .names import check_slug
+from shared.errors import Conflict, InvalidConcept, InvalidName, KnowledgeError, NotFound, NotModified  # noqa: F401 - NotModified re-exported
+from shared.names import check_slug
 
 REASONS = ("created", "confirmed", "merged", "kept_beside", "contradiction", "edit", "restore", "delete")
 _ACTOR = re.compile(r"engine|operator:[A-Za-z0-9._@+:-]{1,128}")

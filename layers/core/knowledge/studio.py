@@ -20,10 +20,10 @@ from . import pii
 from .adapters import TurnArchive
 from .claims import related_waiting
 from .concept import FIELDS, Concept, format_timestamp, parse, utc_now
-from .errors import AccessDenied, Conflict, FieldError, InvalidConcept, KnowledgeError, NotFound
+from shared.errors import AccessDenied, Conflict, FieldError, InvalidConcept, KnowledgeError, NotFound
 from .evidence import EvidenceLink
 from .httpapi import Operator
-from .names import check_slug
+from shared.names import check_slug
 from .search import Index
 from .snapshot import Snapshot, SnapshotUnreadable, Summary, decode, encode
 from .store import (CONFIG_CHANGE, JOURNAL_GRACE_SECONDS, ConceptStore, InvalidCursor, StoredConcept, VersionInfo,

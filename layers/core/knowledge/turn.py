@@ -14,9 +14,9 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
-from .errors import KnowledgeError
-from .names import SessionId, Slug
-from .validation import validate_object
+from shared.errors import KnowledgeError
+from shared.names import SessionId, Slug
+from shared.validation import validate_object
 
 MESSAGE_MAX_CHARS = 32_000
 MESSAGES_MAX = 200

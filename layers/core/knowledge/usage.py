@@ -23,11 +23,11 @@ import time
 from datetime import datetime, timezone
 from typing import Any, Callable, Mapping, Optional, Protocol
 
-from . import awscall
-from .errors import Conflict, KnowledgeError, NotFound
-from .model import Usage
-from .names import check_slug
-from .telemetry import Counters
+from shared import awscall
+from shared.errors import Conflict, KnowledgeError, NotFound
+from shared.model import Usage
+from shared.names import check_slug
+from shared.telemetry import Counters
 
 CHARS_PER_TOKEN = 4
 DAILY_CAP_SETTING = "KNOWLEDGE_TENANT_DAILY_MODEL_CALLS"

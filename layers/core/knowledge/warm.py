@@ -35,13 +35,13 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from . import deadline
+from shared import deadline
 from .config import KnowledgeConfig, parse_agent_config
-from .errors import AccessDenied, Conflict, InvalidConcept, InvalidConfig, KnowledgeError, StoreUnavailable
+from shared.errors import AccessDenied, Conflict, InvalidConcept, InvalidConfig, KnowledgeError, StoreUnavailable
 from .search import Index
 from .snapshot import Snapshot, SnapshotUnreadable, Summary, decode, encode
 from .store import CONFIG_CHANGE, JOURNAL_GRACE_SECONDS, JOURNAL_RETENTION_DAYS, ConceptStore, NotModified, etag_token
-from .telemetry import Counters
+from shared.telemetry import Counters
 
 FETCH_CHUNK = 128  # concepts fetched and indexed between two looks at the clock
 FETCH_BUDGET_SECONDS = 4.0

@@ -15,13 +15,13 @@ if TYPE_CHECKING:  # pragma: no cover
     from .adapters import Redelivery, TurnArchive
     from .consolidate import Consolidator
     from .extract import Extractor, SessionRecorder
-    from .model import ModelCache
+    from shared.model import ModelCache
     from .retrieve import Retriever
     from .studio import Studio
 
 
 def model_cache(settings: Settings) -> "ModelCache":
-    from .model import ModelCache
+    from shared.model import ModelCache
 
     return ModelCache({"OPENAI_BASE_URL": settings.openai_base_url or "",
                        "OPENAI_API_KEY": settings.openai_api_key or ""})
@@ -29,12 +29,12 @@ def model_cache(settings: Settings) -> "ModelCache":
 
 def extractor(settings: Settings, sessions: Optional["SessionRecorder"] = None) -> "Extractor":
     """ExtractFunction's service; `sessions` is told of turns archived for agents that distil."""
-    from .aws import client
+    from shared.aws import client
     from .adapters import ConfigCache, ExtractionLedger, SqsCandidates, TurnArchive
     from .extract import Extractor
     from .known import KnownConcepts
     from .store import ConceptStore
-    from .telemetry import Counters
+    from shared.telemetry import Counters
     from .usage import daily_cap
 
     s3 = client("s3")
@@ -58,21 +58,21 @@ def extractor(settings: Settings, sessions: Optional["SessionRecorder"] = None) 
 
 def redelivery(dead_letter_url: Optional[str]) -> "Redelivery":
     """How a queue consumer backs off failed records and dead-letters invalid ones."""
-    from .aws import client
+    from shared.aws import client
     from .adapters import Redelivery
 
     return Redelivery(client("sqs"), dead_letter_url)
 
 
 def turn_archive(settings: Settings) -> "TurnArchive":
-    from .aws import client
+    from shared.aws import client
     from .adapters import TurnArchive
 
     return TurnArchive(client("s3"), settings.sessions_bucket)
 
 
 def consolidator(settings: Settings) -> "Consolidator":
-    from .aws import client
+    from shared.aws import client
     from .adapters import ConfigCache, SightingLedger
     from .consolidate import Consolidator
     from .events import EventBridgeEvents
@@ -91,7 +91,7 @@ def consolidator(settings: Settings) -> "Consolidator":
 
 
 def retriever(settings: Settings) -> "Retriever":
-    from .aws import client
+    from shared.aws import client
     from .events import EventBridgeEvents
     from .retrieve import Retriever
     from .store import ConceptStore
@@ -104,7 +104,7 @@ def retriever(settings: Settings) -> "Retriever":
 
 def studio(settings: Settings) -> "Studio":
     from .adapters import TurnArchive
-    from .aws import client
+    from shared.aws import client
     from .store import ConceptStore
     from .studio import Studio
 

@@ -2,7 +2,7 @@
 OpenAI-compatible chat-completions endpoint (httpx).
 
 Every call runs under a wall-clock deadline (an absolute `time.monotonic()` value: the
-caller's, capped by the invocation's from knowledge.deadline; a default budget when there is
+caller's, capped by the invocation's from shared.deadline; a default budget when there is
 neither) that covers all attempts, backoff sleeps and Retry-After waits; per-read socket
 timeouts alone cannot bound a server that trickles its answer. A call that cannot finish in
 time raises ModelTimeout; a model that keeps failing raises ModelUnavailable, so the caller
@@ -133,7 +133,7 @@ class _Overdue(Exception):
 
 
 def _deadline(given: Optional[float], budget: float) -> float:
-    """The earlier of the caller's deadline and the invocation's (knowledge.deadline); with
+    """The earlier of the caller's deadline and the invocation's (shared.deadline); with
     neither, `budget` seconds from now."""
     now = time.monotonic()
     if given is not None:

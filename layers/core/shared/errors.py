@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .store import StoredConcept
+from typing import Any, Optional
 
 
 class KnowledgeError(Exception):
@@ -61,11 +58,12 @@ class NotFound(KnowledgeError, LookupError):
 
 
 class Conflict(KnowledgeError):
-    """A conditional write lost a race; `current` is what is stored now (None when deleted)."""
+    """A conditional write lost a race; `current` is what is stored now (None when deleted): for a
+    concept, knowledge.store's StoredConcept."""
 
     code = "conflict"
 
-    def __init__(self, message: str, current: "Optional[StoredConcept]" = None):
+    def __init__(self, message: str, current: Optional[Any] = None):
         super().__init__(message)
         self.current = current
 

@@ -1,6 +1,6 @@
 """One AWS call, retried within the deadline, its errors translated once.
 
-botocore's own retries are off for S3 (knowledge.aws): this loop is the only one, so it can
+botocore's own retries are off for S3 (shared.aws): this loop is the only one, so it can
 stop at the deadline, and a long-lived container never runs dry of botocore's retry quota.
 Transient answers are retried with full-jitter backoff: throttling, 5xx, S3's 409
 ConditionalRequestConflict (a concurrent conditional write, never "already done"), and

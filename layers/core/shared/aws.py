@@ -17,11 +17,11 @@ _CONFIG = Config(
 
 
 _SERVICE_CONFIG = {
-    # One attempt per call: knowledge.awscall retries S3 itself, within the invocation's deadline
+    # One attempt per call: shared.awscall retries S3 itself, within the invocation's deadline
     # (botocore's loop knows no deadline, and its retry quota drains in a long-lived container).
     "s3": _CONFIG.merge(Config(retries={"mode": "standard", "total_max_attempts": 1}, read_timeout=5)),
     # A model call can take far longer than a storage call.
-    # One attempt, 30 s a read: knowledge.model's loop retries within the deadline, and an attempt it
+    # One attempt, 30 s a read: shared.model's loop retries within the deadline, and an attempt it
     # abandons at the deadline must not keep a connection for minutes.
     "bedrock-runtime": _CONFIG.merge(Config(read_timeout=30, retries={"mode": "standard", "total_max_attempts": 1})),
 }
