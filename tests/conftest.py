@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -214,3 +215,20 @@ def counted(moto_endpoint, bucket):
         store.create("default", "store-support", parse(path.read_text()), actor="engine")
     calls.clear()
     return store, calls
+
+
+# Debian's Chromium: browsers cannot be downloaded here, so Playwright drives the system one.
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One headless Chromium per test module (the studio's and the Facts page's browser tests)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync"])
+        yield chromium
+        chromium.close()

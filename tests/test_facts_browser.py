@@ -6,35 +6,21 @@ MemoryFunction, as the engine reads it. Screenshots go to test-artifacts/."""
 from __future__ import annotations
 
 import json
-import shutil
 import uuid
 from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, LambdaContext, load_event, load_handler, skip_unless_present
+from conftest import CHROMIUM, ROOT, LambdaContext, load_event, load_handler, skip_unless_present
 from facts.cells import MemoryCells
 from facts.keys import FactKeys
 from test_facts_studio_api import CONFIG, CUSTOMER, KEY, PIX, SHOE, conversation
 
 T, A = "default", "store-support"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 PAGE = ROOT / "studio_web" / "dist" / "facts.html"
 ARTIFACTS = ROOT / "test-artifacts"
 pytestmark = skip_unless_present({"Debian's chromium": Path(CHROMIUM).exists(),
                                   "the built page (./run builds it with npm)": PAGE.exists()})
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync"])
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture

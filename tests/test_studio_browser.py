@@ -4,34 +4,20 @@ StudioApiFunction handler behind the local authorizer, on moto's S3. Screenshots
 from __future__ import annotations
 
 import re
-import shutil
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from conftest import DEMO, ROOT, LambdaContext, load_handler, skip_unless_present
+from conftest import CHROMIUM, DEMO, ROOT, LambdaContext, load_handler, skip_unless_present
 from knowledge.concept import parse
 
 T, A = "default", "store-support"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 PAGE = ROOT / "studio_web" / "dist" / "index.html"
 ARTIFACTS = ROOT / "test-artifacts"
 pytestmark = skip_unless_present({"Debian's chromium": Path(CHROMIUM).exists(),
                                   "the built page (./run builds it with npm)": PAGE.exists()})
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=[
-            "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync"])
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture
