@@ -16,6 +16,7 @@ from typing import Any, Optional, Protocol
 from shared import awscall
 from knowledge import pii
 from knowledge.adapters import TurnArchive
+from knowledge.httpapi import page_offset
 from shared.errors import AccessDenied, KnowledgeError, NotFound
 from shared.names import check_slug
 
@@ -79,11 +80,7 @@ def _fact(name: str, fact: Fact) -> dict[str, Any]:
 
 
 def _offset(cursor: Optional[str]) -> int:
-    if cursor is None:
-        return 0
-    if not cursor.isascii() or not cursor.isdigit() or len(cursor) > 9:
-        raise InvalidCursor("cursor must be the `next` of an earlier page")
-    return int(cursor)
+    return page_offset(cursor, InvalidCursor)
 
 
 def shown_excerpt(content: str) -> str:

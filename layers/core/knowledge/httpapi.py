@@ -86,6 +86,15 @@ def validation_problem(errors: list[dict]) -> tuple[int, dict]:
     return 422, {"error": {"code": "invalid_request", "message": problems}}
 
 
+def page_offset(cursor: Optional[str], invalid: type[Exception]) -> int:
+    """Where a page starts: a list's `next` is the offset of its first row; anything else is `invalid`."""
+    if cursor is None:
+        return 0
+    if not cursor.isascii() or not cursor.isdigit() or len(cursor) > 9:
+        raise invalid("cursor must be the `next` of an earlier page")
+    return int(cursor)
+
+
 def error_body(exc: KnowledgeError, **extra: Any) -> dict:
     return {"error": {"code": exc.code, "message": str(exc)}, **extra}
 

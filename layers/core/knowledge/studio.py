@@ -22,7 +22,7 @@ from .claims import related_waiting
 from .concept import FIELDS, Concept, format_timestamp, parse, utc_now
 from shared.errors import AccessDenied, Conflict, FieldError, InvalidConcept, KnowledgeError, NotFound
 from .evidence import EvidenceLink
-from .httpapi import Operator
+from .httpapi import Operator, page_offset
 from shared.names import check_slug
 from .search import Index
 from .snapshot import Snapshot, SnapshotUnreadable, Summary, decode, encode
@@ -184,11 +184,7 @@ def versions_kept(environ: Optional[dict] = None) -> dict[str, int]:
 
 
 def _offset(cursor: Optional[str]) -> int:
-    if cursor is None:
-        return 0
-    if not cursor.isascii() or not cursor.isdigit() or len(cursor) > 9:
-        raise InvalidCursor("cursor must be the `next` of an earlier page")
-    return int(cursor)
+    return page_offset(cursor, InvalidCursor)
 
 
 def _fold(text: str) -> str:
