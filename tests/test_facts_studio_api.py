@@ -140,6 +140,8 @@ def test_lists_are_paged(api):
     assert len(second["proposals"]) == 1 and second["next"] is None
     seen = [p["id"] for p in first["proposals"] + second["proposals"]]
     assert len(set(seen)) == 3
+    status, body = api("GET", f"{FACTS}/proposals", query={"cursor": "2x"})  # not a `next` this API gave
+    assert status == 422 and body["error"]["code"] == "invalid_request"
 
 
 def test_evidence_of_an_archived_turn_that_is_gone_says_expired(api, s3, sessions_bucket):
