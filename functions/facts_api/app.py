@@ -23,7 +23,7 @@ from facts.proposals import REASON_MAX
 from facts.studio import PAGE_MAX, FactChanged, InvalidCursor, ProposalWentStale, refs, studio_from_env
 from shared.errors import Conflict, InvalidName, KnowledgeError, NotFound
 from shared.names import SESSION_ID_MAX, SLUG_MAX, SLUG_SCHEMA
-from knowledge.httpapi import Forbidden, Unauthorized, answer_alike, check_path, operator_from_claims, plain_path
+from knowledge.httpapi import Forbidden, Unauthorized, answer_alike, check_path, error_body, operator_from_claims, plain_path
 
 logger = Logger()
 facts = studio_from_env()
@@ -157,7 +157,7 @@ def _json(status: int, body: dict) -> Response:
 
 
 def _error(status: int, exc: KnowledgeError, **extra) -> Response:
-    return _json(status, {"error": {"code": exc.code, "message": str(exc)}, **extra})
+    return _json(status, error_body(exc, **extra))
 
 
 # ------------------------------------------------------------------ proposals
@@ -235,11 +235,6 @@ STATUS = {Unauthorized: 401, Forbidden: 403, NotFound: 404, InvalidName: 400, No
           InvalidRequest: 422, InvalidFact: 422, InvalidCursor: 422, Busy: 503}
 
 
-@app.exception_handler(list(STATUS))
-def plain(exc: KnowledgeError) -> Response:
-    return _error(next(STATUS[kind] for kind in type(exc).__mro__ if kind in STATUS), exc)
-
-
 @app.exception_handler(ProposalWentStale)
 def went_stale(exc: ProposalWentStale) -> Response:
     return _error(409, exc, proposal=exc.proposal)
@@ -250,7 +245,7 @@ def fact_changed(exc: FactChanged) -> Response:
     return _error(412, exc, current=exc.current)
 
 
-answer_alike(app, _json)
+answer_alike(app, _json, STATUS)
 
 
 @app.exception_handler(KnowledgeError)

@@ -21,7 +21,7 @@ from shared.errors import Conflict, InvalidConcept, InvalidConfig, InvalidName, 
 from shared.names import SLUG_MAX, SLUG_SCHEMA
 from knowledge.reviews import InvalidSeenAt, ReviewQueue, ReviewStore
 from knowledge.settings import Settings
-from knowledge.httpapi import Forbidden, Unauthorized, answer_alike, check_path, operator_from_claims, plain_path
+from knowledge.httpapi import Forbidden, Unauthorized, answer_alike, check_path, error_body, operator_from_claims, plain_path
 from knowledge.studio import (MARKDOWN_MAX_BYTES, SORTS, ArchiveNotConfigured, InvalidCursor, NameTaken,
                               PreconditionRequired, field_errors)
 
@@ -259,7 +259,7 @@ def _json(status: int, body: dict) -> Response:
 
 
 def _error(status: int, exc: KnowledgeError, **extra) -> Response:
-    return _json(status, {"error": {"code": exc.code, "message": str(exc)}, **extra})
+    return _json(status, error_body(exc, **extra))
 
 
 # ------------------------------------------------------------------ agents
@@ -420,11 +420,6 @@ STATUS = {Unauthorized: 401, Forbidden: 403, NotFound: 404, InvalidName: 400, In
           InvalidSeenAt: 422, InvalidCursor: 422, PreconditionRequired: 428, ArchiveNotConfigured: 503}
 
 
-@app.exception_handler(list(STATUS))
-def plain(exc: KnowledgeError) -> Response:
-    return _error(next(STATUS[kind] for kind in type(exc).__mro__ if kind in STATUS), exc)
-
-
 @app.exception_handler(Conflict)
 def conflict(exc: Conflict) -> Response:
     current = exc.current
@@ -444,7 +439,7 @@ def invalid_concept(exc: InvalidConcept) -> Response:
     return _error(422, exc, errors=field_errors(exc))
 
 
-answer_alike(app, _json)
+answer_alike(app, _json, STATUS)
 
 
 @app.exception_handler(KnowledgeError)

@@ -2,6 +2,7 @@
 // and a customer's memory cell. All state comes from the Facts API; nothing is kept but the
 // sign-in token (shared with the Knowledge page in this tab).
 
+import { ApiError, plainWords, request } from "./api.js";
 import { TOKEN_KEY, beginSignIn as startSignIn, finishSignIn as completeSignIn } from "./signin.js";
 
 const $ = (id) => document.getElementById(id);
@@ -24,32 +25,11 @@ function say(text) {
   if (text) $("problem").hidden = true;  // news replaces an older failure
 }
 
-class ApiError extends Error {
-  constructor(status, body) {
-    super((body && body.error && body.error.message) || `HTTP ${status}`);
-    this.status = status;
-    this.body = body;
-    this.code = body && body.error && body.error.code;
-  }
-}
-
-class Unreachable extends Error {
-  constructor() { super("the service could not be reached"); }
-}
-
-function plain(error) {
-  if (typeof error === "string") return error;
-  if (!(error instanceof ApiError)) return "the studio could not reach the service. Check the connection, then try again.";
-  if (error.status >= 500) return `the service could not answer just now (HTTP ${error.status}). Try again in a moment.`;
-  if (error.status === 403) return "you are not an operator of this tenant: sign in with an account in its group.";
-  return error.message.endsWith(".") ? error.message : `${error.message}.`;
-}
-
 // A failure in plain words, with "Try again" where asking again can help.
 function fail(what, error, retry) {
   if (error && error.status === 401) return;
   $("status").textContent = "";
-  $("problem-text").textContent = `${what}: ${plain(error)}`;
+  $("problem-text").textContent = `${what}: ${plainWords(error)}`;
   $("problem-retry").hidden = !retry || (error instanceof ApiError && error.status < 500);
   retryAction = retry || null;
   $("problem").hidden = false;
@@ -89,26 +69,8 @@ function factsBase() {
   return `${config.apiBase}/tenants/${encodeURIComponent(scope.tenant)}/agents/${encodeURIComponent(scope.agent)}/facts`;
 }
 
-async function api(method, path, body) {
-  const headers = { Authorization: `Bearer ${token() || ""}` };
-  if (body !== undefined) headers["Content-Type"] = "application/json";
-  let response, text;
-  try {
-    response = await fetch(factsBase() + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    text = await response.text();
-  } catch {
-    throw new Unreachable();
-  }
-  let data = null;
-  try {
-    data = text ? JSON.parse(text) : null;
-  } catch { /* a gateway's own error page: the status says enough */ }
-  if (response.status === 401) {
-    signIn();
-    throw new ApiError(401, data);
-  }
-  if (!response.ok) throw new ApiError(response.status, data);
-  return data;
+function api(method, path, body) {
+  return request(factsBase() + path, { method, token: token(), body, unauthorized: signIn });
 }
 
 function proposalPath(p, action) {
@@ -265,7 +227,7 @@ async function decide(p, article, action, body, done) {
       return;
     }
     if (error instanceof ApiError && (error.code === "not_pending" || error.code === "conflict")) {
-      say(`${p.name}: ${plain(error)} The lists were reloaded.`);
+      say(`${p.name}: ${plainWords(error)} The lists were reloaded.`);
       await refresh(LISTS);
       return;
     }

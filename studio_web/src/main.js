@@ -8,6 +8,7 @@ import { unifiedMergeView } from "@codemirror/merge";
 import { markdown } from "@codemirror/lang-markdown";
 import { yamlFrontmatter } from "@codemirror/lang-yaml";
 import { lintGutter, setDiagnostics } from "@codemirror/lint";
+import { ApiError, plainWords, request } from "./api.js";
 import { TOKEN_KEY, beginSignIn as startSignIn, finishSignIn as completeSignIn } from "./signin.js";
 
 const $ = (id) => document.getElementById(id);
@@ -43,19 +44,11 @@ function say(text) {
   if (text) $("problem").hidden = true;  // news replaces an older failure
 }
 
-// A failure in plain words, with what the operator can do about it. A 401 says nothing here:
-// the sign-in page has taken over.
-function plain(error) {
-  if (typeof error === "string") return error;
-  if (!(error instanceof ApiError)) return "the studio could not reach the service. Check the connection, then try again.";
-  if (error.status >= 500) return `the service could not answer just now (HTTP ${error.status}). Try again in a moment.`;
-  return error.message.endsWith(".") ? error.message : `${error.message}.`;
-}
-
+// A failure in plain words (api.js). A 401 says nothing here: the sign-in page has taken over.
 function fail(what, error, retry) {
   if (error && error.status === 401) return;
   $("status").textContent = "";
-  $("problem-text").textContent = `${what}: ${plain(error)}`;
+  $("problem-text").textContent = `${what}: ${plainWords(error)}`;
   // Asking again helps when the service or the connection failed, not when the answer was no.
   $("problem-retry").hidden = !retry || (error instanceof ApiError && error.status < 500);
   retryAction = retry || null;
@@ -139,41 +132,10 @@ function finishSignIn() {
                                          pendingKey: SIGN_IN_KEY, failed: say });
 }
 
-class ApiError extends Error {
-  constructor(status, body) {
-    super((body && body.error && body.error.message) || `HTTP ${status}`);
-    this.status = status;
-    this.body = body;
-  }
-}
-
-class Unreachable extends Error {
-  constructor() { super("the service could not be reached"); }
-}
-
-async function api(method, path, { body, etag, tenantWide } = {}) {
-  const headers = { Authorization: `Bearer ${token() || ""}` };
-  if (body !== undefined) headers["Content-Type"] = "application/json";
-  if (etag) headers["If-Match"] = etag;
+function api(method, path, { body, etag, tenantWide } = {}) {
   const tenantBase = `${config.apiBase}/tenants/${encodeURIComponent(scope.tenant)}`;
   const base = tenantWide ? tenantBase : `${tenantBase}/agents/${encodeURIComponent(scope.agent)}`;
-  let response, text;
-  try {
-    response = await fetch(base + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    text = await response.text();
-  } catch {
-    throw new Unreachable();
-  }
-  let data = null;
-  try {
-    data = text ? JSON.parse(text) : null;
-  } catch { /* a gateway's own error page: the status says enough */ }
-  if (response.status === 401) {
-    signIn();
-    throw new ApiError(401, data);
-  }
-  if (!response.ok) throw new ApiError(response.status, data);
-  return data;
+  return request(base + path, { method, token: token(), body, etag, unauthorized: signIn });
 }
 
 function signIn() {

@@ -99,10 +99,15 @@ def error_body(exc: KnowledgeError, **extra: Any) -> dict:
     return {"error": {"code": exc.code, "message": str(exc)}, **extra}
 
 
-def answer_alike(app: Any, respond: Callable[[int, dict], Any]) -> None:
-    """Register the answers both APIs give alike on a Powertools resolver: a schema refusal,
-    an unreadable body, no such route (or a path with a control character), S3 busy."""
+def answer_alike(app: Any, respond: Callable[[int, dict], Any], statuses: dict[type, int]) -> None:
+    """Register the answers both APIs give alike on a Powertools resolver: the errors in
+    `statuses` with their own code and message (the status of the nearest type), a schema
+    refusal, an unreadable body, no such route (or a path with a control character), S3 busy."""
     from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+
+    @app.exception_handler(list(statuses))
+    def plain(exc: KnowledgeError) -> Any:
+        return respond(next(statuses[kind] for kind in type(exc).__mro__ if kind in statuses), error_body(exc))
 
     @app.exception_handler(RequestValidationError)
     def invalid_request(exc: RequestValidationError) -> Any:
