@@ -6,6 +6,7 @@ import json
 import os
 import shutil
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -232,3 +233,32 @@ def browser():
             "--disable-component-update", "--disable-sync"])
         yield chromium
         chromium.close()
+
+
+ARTIFACTS = ROOT / "test-artifacts"
+
+
+@contextmanager
+def signed_in_page(browser, url: str, ready: str, screenshot: str):
+    """A studio page at `url`, signed in through the local stand-in for Cognito (authorization
+    code + PKCE) and showing `ready`; any page error or CSP violation fails the test, and a
+    screenshot is kept in test-artifacts/."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda message: errors.append(message.text) if "Content Security Policy" in message.text else None)
+    page.goto(url)
+    page.click("#signin-link")
+    page.wait_for_selector(ready)
+    yield page
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / screenshot), full_page=True)
+    context.close()
+    assert errors == [], errors
+
+
+def expect(locator):
+    from playwright.sync_api import expect as playwright_expect
+
+    return playwright_expect(locator)

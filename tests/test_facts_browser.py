@@ -11,14 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CHROMIUM, ROOT, LambdaContext, load_event, load_handler, skip_unless_present
+from conftest import CHROMIUM, expect, signed_in_page, ROOT, LambdaContext, load_event, load_handler, skip_unless_present
 from facts.cells import MemoryCells
 from facts.keys import FactKeys
 from test_facts_studio_api import CONFIG, CUSTOMER, KEY, PIX, SHOE, conversation
 
 T, A = "default", "store-support"
 PAGE = ROOT / "studio_web" / "dist" / "facts.html"
-ARTIFACTS = ROOT / "test-artifacts"
 pytestmark = skip_unless_present({"Debian's chromium": Path(CHROMIUM).exists(),
                                   "the built page (./run builds it with npm)": PAGE.exists()})
 
@@ -63,25 +62,9 @@ def memory(monkeypatch, env):
 
 @pytest.fixture
 def page(browser, studio, request):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("console", lambda message: errors.append(message.text) if "Content Security Policy" in message.text else None)
-    page.goto(f"{studio.url}/studio/facts?agent={A}")
-    page.click("#signin-link")  # authorization code + PKCE, back to this page
-    page.wait_for_selector("#pending-list .card")
-    yield page
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"facts-{request.node.name}.png"), full_page=True)
-    context.close()
-    assert errors == [], errors
-
-
-def expect(locator):
-    from playwright.sync_api import expect as playwright_expect
-
-    return playwright_expect(locator)
+    with signed_in_page(browser, f"{studio.url}/studio/facts?agent={A}", "#pending-list .card",
+                        f"facts-{request.node.name}.png") as page:
+        yield page
 
 
 def card(page, name, where="#pending-list"):

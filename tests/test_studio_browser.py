@@ -10,12 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CHROMIUM, DEMO, ROOT, LambdaContext, load_handler, skip_unless_present
+from conftest import ARTIFACTS, CHROMIUM, expect, signed_in_page, DEMO, ROOT, LambdaContext, load_handler, skip_unless_present
 from knowledge.concept import parse
 
 T, A = "default", "store-support"
 PAGE = ROOT / "studio_web" / "dist" / "index.html"
-ARTIFACTS = ROOT / "test-artifacts"
 pytestmark = skip_unless_present({"Debian's chromium": Path(CHROMIUM).exists(),
                                   "the built page (./run builds it with npm)": PAGE.exists()})
 
@@ -38,25 +37,9 @@ def studio(monkeypatch, store, bucket, sessions_bucket):
 
 @pytest.fixture
 def page(browser, studio, request):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("console", lambda message: errors.append(message.text) if "Content Security Policy" in message.text else None)
-    page.goto(f"{studio.url}/studio/knowledge?agent={A}")
-    page.click("#signin-link")  # authorization code + PKCE, against the local stand-in for Cognito
-    page.wait_for_selector("#concepts tbody tr")
-    yield page
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
-    context.close()
-    assert errors == [], errors
-
-
-def expect(locator):
-    from playwright.sync_api import expect as playwright_expect
-
-    return playwright_expect(locator)
+    with signed_in_page(browser, f"{studio.url}/studio/knowledge?agent={A}", "#concepts tbody tr",
+                        f"{request.node.name}.png") as page:
+        yield page
 
 
 def rows(page):
