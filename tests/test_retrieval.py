@@ -12,7 +12,7 @@ from conftest import DEMO, ROOT, Clock, Events, make_concept
 from knowledge.config import parse_config
 from knowledge.concept import parse
 from knowledge.retrieve import RetrieveRequest, LoadRequest, Retriever, render_block, select
-from knowledge.search import Index
+from knowledge.search import Index, stem
 
 T, A = "default", "store-support"
 
@@ -125,9 +125,55 @@ def test_one_rare_store_word_in_small_talk_injects_nothing_but_in_a_question_abo
 
 
 def test_a_single_store_word_passes_when_the_message_asks_the_store_for_it():
-    assert injected("tem montagem em BH?") == ["montagem-gratis-capitais"]  # "BH" is no word of the store
+    assert injected("tem montagem em BH?")[0] == "montagem-gratis-capitais"  # BH reads as a capital of the Sudeste
     assert "cupom-nao-cumulativo" in injected("posso usar dois cupons?")
-    assert injected("qual a população de Recife?") != []  # the same shape, no cue: the floor's known limit
+
+
+@pytest.mark.parametrize("small_talk", ["qual a população de Recife?", "qual a capital do Ceará?",
+                                        "o Rio de Janeiro continua lindo", "a Rua Augusta é boa pra sair à noite?",
+                                        "tem previsão de chuva pro Rio de Janeiro amanhã?", "feliz natal pra vcs"])
+def test_a_concept_sharing_only_places_with_the_message_answers_nothing_asked(small_talk):
+    assert injected(small_talk) == []
+    assert labelled_index().search(small_talk, 5) or "natal" in small_talk  # the raw search still sees the place
+
+
+@pytest.mark.parametrize("message, expected", [
+    ("sou de Teresina, em quantos dias chega?", "cep-nordeste-cd-recife"),  # a capital the store never wrote
+    ("moro em Natal, qual o prazo?", "cep-nordeste-cd-recife"),  # Natal the city, after "em"
+    ("entregam em Londrina? quanto tempo leva", "cep-sul-cd-curitiba"),
+])
+def test_a_city_the_store_never_wrote_reads_as_its_region(message, expected):
+    assert injected(message)[0] == expected
+
+
+@pytest.mark.parametrize("message, expected", [
+    ("cadê minha encomenda?", {"pedido-atrasado", "rastreio-pedido"}),
+    ("meu pedido 88123 ainda não chegou", {"pedido-atrasado"}),
+    ("o pedido chegou todo quebrado", {"produto-avariado-na-entrega"}),  # "chegou" alone is no delay
+    ("vocês montam os móveis que eu comprar?", {"montagem-gratis-capitais"}),
+    ("quando o dinheiro volta pra minha conta do pix?", {"reembolso-pix-prazo"}),
+    ("posso buscar na loja?", {"retirada-na-loja"}),
+    ("vcs entregam fora do brasil?", {"international-shipping-none"}),
+])
+def test_what_customers_write_reaches_what_the_store_wrote(message, expected):
+    assert injected(message)[0] in expected
+
+
+@pytest.mark.parametrize("message, expected", [
+    ("qual o prazo de entrga pra campinas?", "cep-sudeste-cd-campinas"),
+    ("quero o reembolço do meu pix", "reembolso-pix-prazo"),
+    ("meu cartao foi recuzado", "cartao-recusado-procedimento"),
+])
+def test_a_word_one_typed_letter_away_reads_as_the_store_word(message, expected):
+    assert injected(message)[0] == expected
+
+
+def test_a_typo_is_read_only_in_long_words_and_never_over_a_word_the_store_has():
+    index = labelled_index()
+    assert index._corrected("marco") is None  # five letters: "março" is not "marca"
+    assert index._corrected("entrga") == stem("entrega")
+    assert index._corrected("xyzwvut") is None
+    assert injected("o pedido chegou, obrigado pela atenção") == []
 
 
 @pytest.mark.parametrize("message, expected", [
@@ -226,13 +272,11 @@ def test_the_labelled_set_meets_the_targets(report):
     ours = tuning["rankers"]["index"]
     assert ours["long"]["n"] >= 30 and ours["off_topic"]["n_off_topic"] >= 40 and ours["english"]["n"] >= 5
     overall = ours["overall"]
-    # Issue 12's targets are hit@5 >= 0.95, MRR >= 0.90, off-topic <= 10%. Since the set grew by ten
-    # one-word questions ("reembolso demora?", "showroom abre domingo?"), hit@5 is 99/105 (0.943):
-    # one message short, the price of the single-word rule that keeps trivia about a city quiet.
-    assert overall["hit_at_5"] >= 0.94 and overall["mrr"] >= 0.90 and overall["off_topic_injecting"] <= 0.10
+    # Issue 12's targets: hit@5 >= 0.95, MRR >= 0.90, off-topic <= 10%.
+    assert overall["hit_at_5"] >= 0.95 and overall["mrr"] >= 0.90 and overall["off_topic_injecting"] <= 0.10
 
 
-@pytest.mark.parametrize("which", ["tuning", "heldout-1, seen", "heldout-2"])
+@pytest.mark.parametrize("which", ["tuning", "heldout-1, seen", "heldout-2, seen", "heldout-3"])
 def test_the_index_is_never_below_plain_term_overlap_on_any_slice(report, which):
     rankers = report["sets"][which]["rankers"]
     for slice_, ours in rankers["index"].items():

@@ -30,6 +30,7 @@ import numpy as np
 import snowballstemmer
 
 from .concept import Concept, parse
+from .lexicon import EXPANDED, lexicon
 
 K1, B = 1.2, 0.75
 FIELD_WEIGHTS = (("name", 3), ("description", 2), ("body", 1))
@@ -84,6 +85,13 @@ GLOSSARY = {
     "free": "grátis", "damaged": "avariado", "broken": "avariado", "assembly": "montagem", "gift": "presente",
     "wrapping": "embrulho", "wrap": "embrulho", "days": "dias", "day": "dias", "express": "expresso",
     "voucher": "vale-presente", "stock": "estoque", "fabric": "tecido", "linen": "linho", "sofa": "sofá",
+    "arrived": "chegar", "change": "alterar", "wrong": "errado", "product": "produto", "products": "produto",
+    "saturday": "sábado", "saturdays": "sábado", "sunday": "domingo", "sundays": "domingo", "weekend": "sábado",
+    "bed": "cama", "table": "mesa", "chair": "cadeira", "shelf": "estante", "wardrobe": "guarda-roupa",
+    "rug": "tapete", "carpet": "tapete", "cover": "capa", "covers": "capa", "wash": "lavar", "company": "empresa",
+    "receipt": "nota", "cards": "cartão", "nights": "noites", "deadline": "prazo", "available": "disponível",
+    "north": "norte", "northeast": "nordeste", "south": "sul", "southeast": "sudeste", "brand": "marca",
+    "cancellation": "cancelamento", "refunds": "reembolso", "returns": "devolução", "notify": "avise",
 }
 
 # The floor (Index.relevant), in units of the most one word can tell (found in no other
@@ -102,6 +110,14 @@ SINGLE = 0.5
 COVER = 0.3
 STEM_ONLY = 0.5
 STEM_MIN = 5
+# A word no concept has, one typed letter away from one that some concept has (entrga, reembolço),
+# is read as that word, weighing TYPO of it; only words of TYPO_MIN letters or more.
+TYPO = 0.8
+# Once a concept passes, the others in the top_k follow it only when they share at least TAIL of
+# what the best passing one shares.
+TAIL = 0.2
+TYPO_MIN = 6
+_LOWER = "abcdefghijklmnopqrstuvwxyz"
 # Words that ask the store for something (availability, permission, a purchase made).
 CUES = frozenset("tem posso consigo comprei paguei pedi recebi".split())
 FLOOR_CONCEPTS = 40
@@ -118,6 +134,7 @@ _UNIT_GAP = frozenset({"uteis", "corridos", "business", "working"})  # "2 dias �
 _RANGE_JOIN = frozenset({"a", "-", "ate", "to", "e"})
 _UP_TO = frozenset({"ate", "within"})
 _FROM = frozenset({"acima", "partir", "above", "over"})
+_FROM_DE = frozenset({"acima", "partir", "mais", "passa", "passar", "passou", "passando", "superior"})  # "mais de 3 dias"
 _CEP_WORDS = frozenset({"cep", "ceps", "zip"})
 _NOT_CEP = frozenset({"pedido", "pedidos", "order", "protocolo", "nota", "nf", "n", "no", "numero", "#"})
 _TOKEN = re.compile(r"""
@@ -189,6 +206,15 @@ def _word(word: str) -> Optional[tuple[str, str]]:
 def stem(word: str) -> str:
     """The index term for one lowercase word."""
     return _forms(word)[0]
+
+
+_ALNUM = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def raw_forms(text: str) -> list[tuple[str, str]]:
+    """(index term, singular form) of every word and number of a text, stopwords and filler
+    included (for reading phrases: "não chegou" is not "chegou")."""
+    return [_forms(word) for word in _ALNUM.findall(text.lower())]
 
 
 class Interval(NamedTuple):
@@ -320,7 +346,7 @@ def analyze(text: str, open_ranges: bool = True) -> Analysis:
         if open_ranges and low == high:
             if before[0] in _UP_TO:
                 low = 0.0
-            elif before[0] in _FROM or (before[0] == "de" and before[1] in _FROM):
+            elif before[0] in _FROM or (before[0] == "de" and before[1] in _FROM_DE):
                 high = _INF
         intervals.append(Interval(unit, low, high))
         i = j
@@ -466,6 +492,11 @@ class Index:
         # word whose form is not among them shares only a stem, maybe by accident (valeu/vale).
         # A lone form is kept as the string itself (most stems have one), several as a set.
         self._forms: dict[str, str | set[str]] = {}
+        self._form_writes = 0
+        # Every form to its term, for reading typos; built on the first typo after a change.
+        self._by_form: dict[str, str] = {}
+        self._by_form_at = -1
+        self._typos: dict[str, Optional[str]] = {}
         # Numbers with a unit, and CEPs: unit -> slot -> (low, high, count); as arrays per
         # unit, built on the first query after a change.
         self._spans: dict[str, dict[int, list[tuple[float, float, float]]]] = {}
@@ -533,6 +564,7 @@ class Index:
         return found
 
     def _add_form(self, term: str, form: str) -> None:
+        self._form_writes += 1
         held = self._forms.get(term)
         if held is None:
             self._forms[term] = form
@@ -541,6 +573,38 @@ class Index:
                 self._forms[term] = {held, form}
         else:
             held.add(form)
+
+    def _corrected(self, form: str) -> Optional[str]:
+        """The term a word no concept has was probably meant as: one typed letter away (dropped,
+        added, swapped or wrong) from a form some live concept has, the most common such term.
+        Only for words of TYPO_MIN letters or more: shorter ones are too often other words."""
+        if len(form) < TYPO_MIN or not form.isalpha() or not form.isascii():
+            return None
+        if self._by_form_at != self._form_writes:
+            self._by_form = {f: term for term, held in self._forms.items()
+                             for f in ((held,) if type(held) is str else held)}
+            self._by_form_at = self._form_writes
+            self._typos = {}
+        known = self._typos.get(form, False)
+        if known is not False:
+            postings = self._postings.get(known) if known is not None else None
+            return known if postings is not None and postings.live else None
+        by_form = self._by_form
+        splits = [(form[:i], form[i:]) for i in range(len(form) + 1)]
+        candidates = {left + right[1:] for left, right in splits if right}
+        candidates.update(left + right[1] + right[0] + right[2:] for left, right in splits if len(right) > 1)
+        candidates.update(left + c + right[1:] for left, right in splits if right for c in _LOWER)
+        candidates.update(left + c + right for left, right in splits for c in _LOWER)
+        best, best_live = None, 0
+        for candidate in candidates:
+            term = by_form.get(candidate)
+            if term is not None:
+                postings = self._postings.get(term)
+                if postings is not None and postings.live > best_live:
+                    best, best_live = term, postings.live
+        if len(self._typos) < 20_000:  # a word once read is read again for free (until the forms change)
+            self._typos[form] = best
+        return best
 
     def _has_form(self, term: str, form: str) -> bool:
         held = self._forms.get(term)
@@ -761,6 +825,8 @@ class Index:
             if postings.scaled is not postings.weights:
                 size += postings.scaled.nbytes
             size += 8 * postings.pending
+        if self._by_form:
+            size += sys.getsizeof(self._by_form) + sys.getsizeof(self._typos) + 64 * len(self._typos)
         for forms in self._forms.values():
             size += sys.getsizeof(forms) if type(forms) is str else (
                 sys.getsizeof(forms) + sum(sys.getsizeof(form) for form in forms))
@@ -783,25 +849,44 @@ class Index:
         scale = 1.0 / (rarest * (K1 + 1))
         slot_arrays, weight_arrays, ratios = [], [], []
         term_slots = []  # per message term, the concepts that have it (for counting shared terms)
+        placed = []  # per entry of slot_arrays, whether its term names a place
         told = 0.0  # what the message's own words tell, in the same units (see `relevant`)
-        for term, form in [*dict(analysis.words).items(), *((number, None) for number in analysis.numbers)]:
+        # The message's own words weigh 1; what the lexicon reads into them EXPANDED, and tells
+        # nothing more than the words it was read from.
+        reading = lexicon().read(query)
+        weighed = {term: (form, 1.0) for term, form in analysis.words}
+        for term, form in reading.added:
+            weighed.setdefault(term, (form, EXPANDED))
+        weighed.update((number, (None, 1.0)) for number in analysis.numbers)
+        place_terms = lexicon().place_terms
+        corrected: set[str] = set()
+        for term, (form, factor) in weighed.items():
             postings = self._postings.get(term)
+            own = factor == 1.0
+            if postings is None and own and form is not None and (meant := self._corrected(form)) is not None \
+                    and meant not in weighed and meant not in corrected:
+                corrected.add(meant)
+                term, factor, own, postings = meant, TYPO, False, self._postings[meant]
+                told += _idf(floor_docs, postings.live) / rarest
             if postings is None:
-                told += 1.0 if form is not None else 0.0  # a word no concept has: as rare as can be
+                told += 1.0 if form is not None and own else 0.0  # a word no concept has: as rare as can be
                 continue
-            told += _idf(floor_docs, postings.live) / rarest
+            if own:
+                told += _idf(floor_docs, postings.live) / rarest
             if postings.pending:
                 self._merge(postings)
             # What the floor counts per unit of score: the same for every word in an agent of
             # FLOOR_CONCEPTS or more, unless its stem is shared by accident.
             ratio = scale if n_docs >= FLOOR_CONCEPTS else (
                 _idf(floor_docs, postings.live) * scale / _idf(n_docs, postings.live))
-            if form is not None and len(term) < STEM_MIN and not self._has_form(term, form):
+            if form is not None and own and len(term) < STEM_MIN and not self._has_form(term, form):
                 ratio *= STEM_ONLY
             slot_arrays.append(postings.slots)
             term_slots.append(postings.slots)
-            weight_arrays.append(postings.idf_weights(n_docs))
+            weights = postings.idf_weights(n_docs)
+            weight_arrays.append(weights if own else weights * factor)
             ratios.append(ratio)
+            placed.append(term in reading.places or term in place_terms)
         for unit, low, high in set(analysis.intervals):
             spans = self._spans_of(unit)
             if spans is None:
@@ -816,6 +901,7 @@ class Index:
                 slot_arrays.append(slots[inside])
                 weight_arrays.append(weights[inside] * _idf(n_docs, live))
                 ratios.append(_idf(floor_docs, live) * scale / _idf(n_docs, live))
+                placed.append(False)
         if not slot_arrays:
             return None
         # One C pass sums every query word's weights per concept.
@@ -832,7 +918,12 @@ class Index:
         else:
             shared = np.bincount(all_slots, minlength=n,
                                  weights=np.concatenate([w * r for w, r in zip(weight_arrays, ratios)]))
-        return scores, shared, told, term_slots
+        # Which concepts share something besides places (None: the message names no place).
+        grounded = None
+        if any(placed):
+            kept = [slots for slots, place in zip(slot_arrays, placed) if not place]
+            grounded = np.bincount(np.concatenate(kept), minlength=n) > 0 if kept else np.zeros(n, dtype=bool)
+        return scores, shared, told, term_slots, grounded
 
     def _ranked(self, scores: np.ndarray, wanted: int) -> list[tuple[float, float, int]]:
         n = len(scores)
@@ -853,8 +944,10 @@ class Index:
         matched = self._match(query)
         if matched is None:
             return []
-        scores, shared, told, term_slots = matched
+        scores, shared, told, term_slots, grounded = matched
         ok = (scores > 0) & (scores >= min_score) & (shared >= min(MIN_SHARED, SINGLE))
+        if grounded is not None:
+            ok &= grounded  # a concept sharing only places ("Recife", "capitais") answers nothing asked
         if not ok.any():
             return []
         alone = np.bincount(np.concatenate(term_slots), minlength=len(scores)) < 2
@@ -864,14 +957,17 @@ class Index:
             passes = several | (ok & alone & (shared >= SINGLE))
         if not passes.any():
             return []
-        return self._hits(matched, top_k, min_score)
+        # Below the best answer, a concept that shares a small part of what it shares is noise.
+        return self._hits(matched, top_k, min_score, TAIL * float(shared[passes].max()))
 
-    def _hits(self, matched: tuple, top_k: int, min_score: float) -> list[Hit]:
+    def _hits(self, matched: tuple, top_k: int, min_score: float, least_shared: float = 0.0) -> list[Hit]:
         scores, shared = matched[:2]
         hits = []
         for score, _, slot in self._ranked(scores, top_k):
             if score <= 0 or score < min_score:
                 break
+            if shared.item(slot) < least_shared:
+                continue
             doc = self._by_slot[slot]
             hits.append(Hit(doc.name, round(score, 4), doc, round(shared.item(slot), 3)))
         return hits

@@ -32,7 +32,7 @@ from .store import check_actor
 if TYPE_CHECKING:  # pragma: no cover
     from .store import StoredConcept
 
-MAGIC = b"KNOWLEDGE-SNAPSHOT/3\n"
+MAGIC = b"KNOWLEDGE-SNAPSHOT/4\n"
 _PRECISE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z")
 _LENGTH = struct.Struct(">I")
 
