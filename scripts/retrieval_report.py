@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Ranking quality on the labelled messages, side by side with plain term overlap (seed 000's
 scan) in the same run: hit@5, MRR, and the share of off-topic messages that inject anything,
-per slice (short, long, English, off-topic) and overall, for four sets apart: the tuning set
-(tests/data/retrieval_labelled.json); heldout-1 and heldout-2, seen (retrieval_heldout.json and
-retrieval_heldout2.json: each written before a round of tuning, their misses then informed the
-next); and heldout-3, the held-out set (retrieval_heldout3.json, written blind, by someone who saw
-neither the ranking code nor the other sets' messages, before the third round of tuning, and
-read only after it). All sets use the tuning file's concepts.
+per slice (short, long, English, off-topic) and overall, for five sets apart: the tuning set
+(tests/data/retrieval_labelled.json); heldout-1, -2 and -3, seen (retrieval_heldout.json,
+retrieval_heldout2.json, retrieval_heldout3.json: each written before a round of tuning, read
+once after it, and its misses then informed the next round); and heldout-4, the held-out set
+(retrieval_heldout4.json: written blind, by someone who saw neither the ranking code nor the
+other sets' messages, before the fourth round of tuning, and read only after it). All sets use
+the tuning file's concepts.
 
-    .venv/bin/python scripts/retrieval_report.py [--set tuning|heldout-1|heldout-2|heldout-3] [--min-score X] [--json]
+    .venv/bin/python scripts/retrieval_report.py [--set tuning|heldout-1|…|heldout-4] [--min-score X] [--json]
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ from knowledge.search import Index, OverlapScan
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 LABELLED = DATA / "retrieval_labelled.json"
 SETS = {"tuning": DATA / "retrieval_labelled.json", "heldout-1, seen": DATA / "retrieval_heldout.json",
-        "heldout-2, seen": DATA / "retrieval_heldout2.json", "heldout-3": DATA / "retrieval_heldout3.json"}
+        "heldout-2, seen": DATA / "retrieval_heldout2.json", "heldout-3, seen": DATA / "retrieval_heldout3.json",
+        "heldout-4": DATA / "retrieval_heldout4.json"}
 TOP_K = 5
 SLICES = ("short", "long", "english", "off_topic", "overall")
 
@@ -112,7 +114,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--min-score", type=float, default=DEFAULT_MIN_SCORE)
     parser.add_argument("--set", action="append", choices=[label.split(",")[0] for label in SETS],
-                        help="report only this set (repeatable); all four by default")
+                        help="report only this set (repeatable); all five by default")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     report = evaluate(args.min_score, tuple(args.set or [label.split(",")[0] for label in SETS]))

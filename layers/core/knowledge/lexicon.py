@@ -4,9 +4,9 @@ its snapshots do not depend on this table).
 
 A customer asks "cadê minha encomenda?", "vcs montam?", "quando o dinheiro volta?", "moro em
 Fortaleza"; a store writes "atraso", "montagem", "reembolso", "Nordeste". Each entry below is
-one such reading: what a customer may write (words or phrases, compared folded and in the
-singular, so each inflection is listed: stems would confuse "para" with "parado") and what a
-store would have written instead. The added words weigh EXPANDED of what the
+one such reading: what a customer may write (words or phrases, compared by stem when the stem
+is long, else folded and in the singular: see `key`) and what a store would have written
+instead; chat shorthand (q, hj, qto) is read first. The added words weigh EXPANDED of what the
 customer's own word would, so a concept that says the customer's words still ranks first.
 
 Places are read apart: a city or state adds its state and region, and a concept that shares
@@ -19,17 +19,23 @@ set's held-out part.
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional
+import re
+from typing import Callable, NamedTuple, Optional
 
 # What a customer writes | what a store writes. "|" separates alternatives; words of a phrase
 # must follow each other in the message (stopwords included: "não chegou" is not "chegou").
 RELATED: tuple[tuple[str, str], ...] = (
     # Where is my order, it is late.
-    ("não chegou|nao chegou|não chegaram|nada de chegar|não recebi|nao recebi|ainda não veio|não veio|nao veio|"
-     "atrasou|atrasada|atrasadas|atrasados|pedido sumiu|encomenda sumiu|extraviado|extraviou|perdido|perderam|nunca chegou|"
+    ("não chegou|nao chegou|não chegaram|nada de chegar|não recebi o pedido|não recebi meu pedido|"
+     "não recebi a encomenda|não recebi minha encomenda|não recebi o produto|não recebi minha compra|"
+     "não recebi nada|nao recebi o pedido|nao recebi meu pedido|nao recebi nada|ainda não veio|não veio|nao veio|"
+     "atrasou|atrasada|atrasadas|atrasados|pedido sumiu|encomenda sumiu|extraviado|extraviou|perdido|"
+     "perderam|nunca chegou|"
      "late|delayed|never arrived|not arrived|still waiting|not received", "atraso pedido atrasado"),
-    ("cadê|cade|onde está|onde esta|onde tá|onde ta|where is|status|localizar|acompanhar|rastrear|"
-     "tracking|track", "rastreio pedido"),
+    ("cadê|cade|onde está|onde esta|onde tá|onde ta|onde anda|por onde anda|where is|status|localizar|acompanhar|"
+     "rastrear|tracking|track", "rastreio pedido"),
+    ("hasn't moved|has not moved|not moving|no update|no updates|supposed to arrive|should have arrived|"
+     "era pra ter chegado|era para ter chegado|deveria ter chegado|já era pra chegar", "atraso rastreio atualiza"),
     ("parado|parada|não atualiza|nao atualiza|não anda|nao anda|não se mexe|sem atualização|sem atualizacao|"
      "sem movimentação|sem movimentacao|travado|travada|stuck", "rastreio atualiza atraso"),
     ("encomenda|encomendas|compra que fiz|minha compra|package|parcel", "pedido"),
@@ -42,11 +48,13 @@ RELATED: tuple[tuple[str, str], ...] = (
     ("agendar|agendo|marcar dia|marcar a entrega|combinar|escolher o dia|dia certo|horário da entrega|"
      "schedule", "agendamento entrega agendada"),
     # Money back, cancel, return.
-    ("dinheiro de volta|dinheiro volta|dinheiro voltar|devolver o dinheiro|devolvem o dinheiro|devolução do valor|"
+    ("cai o dinheiro|cai meu dinheiro|dinheiro cai|cair o dinheiro|dinheiro de volta|dinheiro volta|"
+     "dinheiro voltar|devolver o dinheiro|devolvem o dinheiro|devolução do valor|"
      "ressarcimento|ressarcir|reembolsar|estornar|estornam|money back|refunded", "reembolso estorno"),
     ("desistir|desisti|desistência|desistencia|não quero mais|nao quero mais|cancela|cancelo|"
      "cancel|cancelled|canceled", "cancelamento cancelar pedido"),
-    ("devolver|devolvo|devolvi|devolvido|devolvida|send back|give back", "devolução"),
+    ("devolver|devolvo|devolvi|devolvido|devolvida|mandei de volta|enviei de volta|mandar de volta|"
+     "send back|send it back|give back|give it back|return it", "devolução"),
     ("me arrependi|arrependimento|não gostei|nao gostei|não serviu|nao serviu|não ficou bom|tamanho errado|"
      "cor errada|changed my mind", "troca devolução"),
     ("quebrado|quebrada|quebrou|amassado|amassada|riscado|riscada|rasgado|rasgada|trincado|trincada|"
@@ -65,7 +73,8 @@ RELATED: tuple[tuple[str, str], ...] = (
     ("dois cartões|2 cartões|dois cartoes|2 cartoes|outro cartão|two cards", "dois cartões"),
     ("boas vindas|boas-vindas|bem vindo|bem-vindo|primeira vez|primeiro pedido|primeira compra|"
      "welcome|first order|first purchase", "primeira compra cupom"),
-    ("acumular|acumula|acumulam|acumulativo|dois cupons|2 cupons|mais de um cupom|combinar cupons|juntar cupons|"
+    ("juntos|juntas|ao mesmo tempo|together|acumular|acumula|acumulam|acumulativo|dois cupons|2 cupons|"
+     "mais de um cupom|combinar cupons|juntar cupons|"
      "somar cupons|stack", "cumulativo cupons"),
     ("cupom fiscal|nf|nfe|nf-e|danfe|recibo|receipt", "nota fiscal"),
     ("minha empresa|pessoa jurídica|pessoa juridica|pj", "cnpj empresa"),
@@ -76,19 +85,28 @@ RELATED: tuple[tuple[str, str], ...] = (
     ("avisam antes|ligam antes|vão ligar|vao ligar|combinar horário|horário de entrega|horario de entrega|"
      "dia da entrega|data da entrega|data de entrega", "agendamento entrega agendada"),
     # Shipping costs.
-    ("de graça|de graca|gratuito|gratuita|isenção|isencao|isento|sem pagar|não pagar|nao pagar", "grátis"),
+    ("de graça|de graca|gratuito|gratuita|isenção|isencao|isento|sem pagar|não pagar|nao pagar|não pago|nao pago|"
+     "não pagaria|nao pagaria", "grátis"),
+    ("pagar a entrega|pago a entrega|pagar pela entrega|pagar o frete|pago o frete|pagar frete|pagar o envio|"
+     "pagar pelo envio|pagar envio|receber em casa|entregar em casa", "frete entrega"),
+    ("ficar pronto|fica pronto|ficar pronta|fica pronta|fabricar|fabricação|fabricacao|fabricado|fabricada|"
+     "produzir|produzido|produzida|feito sob encomenda|made to order", "produção produzidos"),
+    ("vale até|vale ate|válido até|valido ate|validade|expira|expirar|vencer|vencido|vencida|expire|expires",
+     "vence vencimento validade"),
     ("absurdo|salgado|caríssimo|carissimo|pricey|expensive", "caro"),
     ("taxa de entrega|valor da entrega|custo da entrega|custo do envio|preço do envio|entrega grátis|"
      "entrega gratis|sem custo de entrega|shipping cost", "frete"),
     # Services.
     ("montar|montam|monta|monto|montado|montador|montadores|instalar|instalação|instalam|assemble|assembled",
      "montagem"),
-    ("buscar na loja|buscar aí|buscar ai|buscar pessoalmente|busco na loja|retirar|retiro|pegar na loja|pego na loja|"
-     "pegar aí|pegar ai|pessoalmente|pick up|collect", "retirada loja"),
-    ("endereço da loja|endereco da loja|onde fica a loja|onde fica loja|where is the store", "loja física"),
+    ("buscar|busco|buscaria|retirar|retiro|pegar na loja|pego na loja|pegar aí|pegar ai|pick up|collect",
+     "retirada loja"),
+    ("endereço da loja|endereco da loja|onde fica a loja|onde fica loja|pessoalmente|ver de perto|where is the store",
+     "loja física"),
     ("showroom|loja física|loja fisica|ponto físico|loja de rua|lojas físicas|loja pra visitar|physical|"
      "in person|visit", "loja física"),
-    ("abre|abrem|fecha|fecham|funcionamento|expediente|até que horas|ate que horas|que horas abre|que horas fecha|que horas vocês|que horas voces|what time|open|opens|close|closes",
+    ("abre|abrem|fecha|fecham|expediente|até que horas|ate que horas|que horas abre|que horas fecha|"
+     "que horas vocês|que horas voces|what time|open|opens|close|closes",
      "horário aberto atendimento"),
     ("esgotado|esgotou|acabou|indisponível|indisponivel|sem estoque|fora de estoque|repor|reposição|"
      "reposicao|voltar ao estoque|volta ao estoque|out of stock|sold out|back in stock|restock",
@@ -96,7 +114,8 @@ RELATED: tuple[tuple[str, str], ...] = (
     ("login|logar|entrar na conta|entrar no site|acessar minha conta|acessar a conta|não consigo entrar|"
      "nao consigo entrar|log in|sign in", "senha recuperar conta"),
     ("trocar o endereço|trocar o endereco|trocar endereço|mudar o endereço|mudar o endereco|mudar endereço|"
-     "corrigir o endereço|corrigir o endereco|endereço errado|endereco errado|número da casa|numero da casa|número do prédio|apartamento|apto|complemento|rua errada|cep errado|"
+     "corrigir o endereço|corrigir o endereco|endereço errado|endereco errado|número da casa|numero da casa|"
+     "número do prédio|apartamento|apto|complemento|rua errada|cep errado|"
      "me mudei|mudei de casa|mudança de endereço|wrong address|change the address", "endereço alterar"),
     ("fora do brasil|fora do país|fora do pais|exterior|outro país|outro pais|portugal|argentina|estados unidos|"
      "eua|europa|abroad|overseas|internacional|another country", "internacional international outside"),
@@ -113,7 +132,7 @@ RELATED: tuple[tuple[str, str], ...] = (
 # are also common words (Natal, Vitória, Salvador, Santos…) are read as places only after "em",
 # "de", "pra"… (AMBIGUOUS).
 _REGIONS = {
-    "norte": "Acre|Rio Branco; Amapá|Macapá; Amazonas|Manaus; Pará|Belém|Ananindeua|Santarém; "
+    "norte": "Acre|Rio Branco; Amapá|Macapá; Amazonas|Manaus; Estado do Pará|Belém|Ananindeua|Santarém; "
              "Rondônia|Porto Velho; Roraima|Boa Vista; Tocantins|Palmas",
     "nordeste": "Alagoas|Maceió; Bahia|Salvador|Feira de Santana|Vitória da Conquista; Ceará|Fortaleza|"
                 "Juazeiro do Norte; Maranhão|São Luís|Imperatriz; Paraíba|João Pessoa|Campina Grande; "
@@ -128,6 +147,11 @@ _REGIONS = {
     "centro-oeste": "Distrito Federal|DF|Brasília; Goiás|Goiânia|Anápolis; Mato Grosso|Cuiabá; "
                     "Mato Grosso do Sul|Campo Grande",
 }
+# Abroad: what a store writes of it is that it does not ship there.
+ABROAD = "Argentina|Buenos Aires|Uruguai|Montevidéu|Paraguai|Chile|Bolívia|Colômbia|Venezuela|México|Canadá|" \
+         "Estados Unidos|EUA|USA|Miami|Orlando|Nova York|New York|Portugal|Lisboa|Espanha|França|Paris|Itália|" \
+         "Alemanha|Inglaterra|Londres|Europa|Japão|China|Angola|Moçambique|Argentine|Uruguay|Mexico|Canada|" \
+         "United States|Spain|France|Italy|Germany|England|London|Europe|Japan"
 CAPITALS = frozenset("""Rio Branco|Macapá|Manaus|Belém|Porto Velho|Boa Vista|Palmas|Maceió|Salvador|Fortaleza|
 São Luís|João Pessoa|Recife|Teresina|Natal|Aracaju|Vitória|Belo Horizonte|BH|Rio de Janeiro|Rio|São Paulo|Sampa|
 Curitiba|Porto Alegre|Florianópolis|Floripa|Brasília|Goiânia|Cuiabá|Campo Grande""".replace("\n", "").split("|"))
@@ -139,6 +163,20 @@ PLACE_WORDS = "capital capitais cidade cidades estado estados região regiões b
               "litoral rua avenida alameda travessa praça city state region street downtown"
 STREET_WORDS = frozenset("rua avenida av alameda travessa praça street avenue".split())
 EXPANDED = 0.7
+EXPANDED_KNOWN = 0.5
+
+
+# Chat shorthand, read as the word it stands for before phrases are matched ("sai hj" is "sai hoje").
+SHORTHAND = {"q": "que", "hj": "hoje", "qto": "quanto", "qta": "quanta", "qdo": "quando", "qnd": "quando",
+             "qndo": "quando", "msm": "mesmo", "pq": "porque", "tb": "também", "tbm": "também", "td": "tudo",
+             "vc": "você", "vcs": "vocês", "nd": "nada", "ngm": "ninguém", "cmg": "comigo", "p": "para",
+             "dps": "depois", "naum": "não"}
+
+
+def key(term: str, form: str) -> str:
+    """How a word is compared: by stem when the stem is long enough to say one thing (atrasou,
+    atrasado), else by its exact singular form ("para" is not "parado", "pago" not "pagar")."""
+    return term if len(term) >= 5 else "=" + form
 
 
 class Entry(NamedTuple):
@@ -156,7 +194,7 @@ def entries() -> list[Entry]:
     from .search import raw_forms
 
     def words(text: str) -> tuple[str, ...]:
-        return tuple(form for _, form in raw_forms(text))
+        return tuple(key(term, form) for term, form in raw_forms(text))
 
     found = []
     for said, adds in RELATED:
@@ -169,14 +207,19 @@ def entries() -> list[Entry]:
             for name in names:
                 adds = f"{region} {state}" + (" capital" if name in CAPITALS else "")
                 found.append(Entry(words(name), adds, True, name in AMBIGUOUS))
+    for name in ABROAD.split("|"):
+        found.append(Entry(words(name), "internacional international exterior", True, False))
     return [entry for entry in found if entry.words]
 
 
-class Reading(NamedTuple):
-    """What the lexicon adds to one message: index terms with their singular forms, and the
-    message's own terms that name a place."""
+_ALNUM = re.compile(r"[^\W_]+", re.UNICODE)
 
-    added: list[tuple[str, str]]
+
+class Reading(NamedTuple):
+    """What the lexicon adds to one message: index terms with their singular forms and weights,
+    and the message's own terms that name a place."""
+
+    added: list[tuple[str, str, float]]
     places: set[str]
 
 
@@ -184,7 +227,7 @@ class Lexicon:
     """The readings, by their first word, for one pass over a message's words."""
 
     def __init__(self) -> None:
-        from .search import analyze, raw_forms
+        from .search import _forms as forms, analyze, raw_forms
 
         self._by_first: dict[str, list[tuple[tuple[str, ...], list[tuple[str, str]], bool, bool]]] = {}
         # Index terms that are places wherever they are written (a region, "capital", "rua"); a
@@ -197,35 +240,51 @@ class Lexicon:
                                                                   entry.after_preposition))
         for options in self._by_first.values():
             options.sort(key=lambda option: -len(option[0]))  # the longest phrase first
-        self._street = {form for word in STREET_WORDS for _, form in raw_forms(word)}
-        self._prepositions = {form for word in _BEFORE_PLACE for _, form in raw_forms(word)}
+        self._street = {key(*found) for word in STREET_WORDS for found in raw_forms(word)}
+        self._prepositions = {key(*found) for word in _BEFORE_PLACE for found in raw_forms(word)}
         self._raw_forms = raw_forms
+        self._forms = forms
+        self._words: dict[str, tuple[str, str]] = {}
 
-    def read(self, text: str) -> Reading:
-        found = self._raw_forms(text)
-        words = [form for _, form in found]
-        added: list[tuple[str, str]] = []
+    def read(self, text: str, known: Callable[[str], bool] = lambda term: False) -> Reading:
+        """What the lexicon adds to a message. `known(term)`: whether the agent's own concepts use
+        the word; a reading whose words they all use weighs EXPANDED_KNOWN, not EXPANDED (the store
+        wrote them: "estorno" must not rank "reembolso" first), except a place's."""
+        found = [self._word(word) for word in _ALNUM.findall(text.lower())]
+        words = [word_key for _, word_key in found]
+        by_first = self._by_first
+        added: list[tuple[str, str, float]] = []
         places: set[str] = set()
-        i, n = 0, len(words)
-        while i < n:
-            options = self._by_first.get(words[i])
-            matched: Optional[int] = None
-            if options:
-                for said, adds, place, after_preposition in options:
-                    if tuple(words[i:i + len(said)]) != said:
-                        continue
-                    if after_preposition and (i == 0 or words[i - 1] not in self._prepositions):
-                        continue
-                    added.extend(adds)
-                    if place:
-                        places.update(term for term, _ in adds)
-                        places.update(term for term, _ in found[i:i + len(said)])
-                    matched = len(said)
-                    break
-            if matched is None and words[i] in self._street and i + 1 < n:
+        n = len(words)
+        # Phrases may overlap: "não pago a entrega" is "não pago" and "pago a entrega".
+        for i in [i for i, word_key in enumerate(words) if word_key in by_first or word_key in self._street]:
+            matched = False
+            for said, adds, place, after_preposition in by_first.get(words[i], ()):
+                if tuple(words[i:i + len(said)]) != said:
+                    continue
+                if after_preposition and (i == 0 or words[i - 1] not in self._prepositions):
+                    continue
+                weight = EXPANDED_KNOWN if not place and all(known(term) for term, _ in found[i:i + len(said)]) \
+                    else EXPANDED
+                added.extend((term, form, weight) for term, form in adds)
+                if place:
+                    places.update(term for term, _ in adds)
+                    places.update(term for term, _ in found[i:i + len(said)])
+                matched = True
+                break
+            if not matched and words[i] in self._street and i + 1 < n:
                 places.add(found[i + 1][0])
-            i += matched or 1
         return Reading(added, places)
+
+    def _word(self, word: str) -> tuple[str, str]:
+        """(index term, comparison key) of one lowercase word, shorthand read, memoised."""
+        found = self._words.get(word)
+        if found is None:
+            term, form = self._raw_forms(SHORTHAND.get(word, word))[0] if word in SHORTHAND else self._forms(word)
+            found = (term, key(term, form))
+            if len(self._words) < 100_000:
+                self._words[word] = found
+        return found
 
 
 _LEXICON: Optional[Lexicon] = None

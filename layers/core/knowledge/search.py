@@ -30,7 +30,7 @@ import numpy as np
 import snowballstemmer
 
 from .concept import Concept, parse
-from .lexicon import EXPANDED, lexicon
+from .lexicon import SHORTHAND, Reading, lexicon
 
 K1, B = 1.2, 0.75
 FIELD_WEIGHTS = (("name", 3), ("description", 2), ("body", 1))
@@ -92,8 +92,8 @@ GLOSSARY = {
     "receipt": "nota", "cards": "cartão", "nights": "noites", "deadline": "prazo", "available": "disponível",
     "north": "norte", "northeast": "nordeste", "south": "sul", "southeast": "sudeste", "brand": "marca",
     "cancellation": "cancelamento", "refunds": "reembolso", "returns": "devolução", "notify": "avise",
+    "ship": "entregar", "ships": "entregar",
 }
-
 # The floor (Index.relevant), in units of the most one word can tell (found in no other
 # concept, named in the concept's name). A concept sharing two or more of the message's words
 # must share MIN_SHARED: half of one rare word, or several common ones. A concept sharing one
@@ -119,7 +119,7 @@ TAIL = 0.2
 TYPO_MIN = 6
 _LOWER = "abcdefghijklmnopqrstuvwxyz"
 # Words that ask the store for something (availability, permission, a purchase made).
-CUES = frozenset("tem posso consigo comprei paguei pedi recebi".split())
+CUES = frozenset("tem posso consigo comprei paguei pedi recebi can could".split())
 FLOOR_CONCEPTS = 40
 
 # Units a number may carry; only these (and CEPs) match as ranges.
@@ -127,6 +127,7 @@ _UNITS = {"dia": "dias", "dias": "dias", "day": "dias", "days": "dias",
           "x": "x", "vez": "x", "vezes": "x",
           "h": "h", "hr": "h", "hrs": "h", "hora": "h", "horas": "h", "hour": "h", "hours": "h",
           "mes": "meses", "meses": "meses", "month": "meses", "months": "meses",
+          "semana": "semanas", "semanas": "semanas", "week": "semanas", "weeks": "semanas",
           "reais": "R$", "real": "R$", "%": "%"}
 _TIMES = frozenset({"vez", "vezes"})  # a unit only when it counts installments (see analyze)
 _INSTALLMENT_WORDS = ("parcel", "divid", "divis")
@@ -134,7 +135,8 @@ _UNIT_GAP = frozenset({"uteis", "corridos", "business", "working"})  # "2 dias �
 _RANGE_JOIN = frozenset({"a", "-", "ate", "to", "e"})
 _UP_TO = frozenset({"ate", "within"})
 _FROM = frozenset({"acima", "partir", "above", "over"})
-_FROM_DE = frozenset({"acima", "partir", "mais", "passa", "passar", "passou", "passando", "superior"})  # "mais de 3 dias"
+# "mais de 3 dias", "passa de 7 dias": from the number on.
+_FROM_DE = frozenset({"acima", "partir", "mais", "passa", "passar", "passou", "passando", "superior"})
 _CEP_WORDS = frozenset({"cep", "ceps", "zip"})
 _NOT_CEP = frozenset({"pedido", "pedidos", "order", "protocolo", "nota", "nf", "n", "no", "numero", "#"})
 _TOKEN = re.compile(r"""
@@ -149,6 +151,8 @@ _INF = float("inf")
 
 _PT = snowballstemmer.stemmer("portuguese")
 _EN = snowballstemmer.stemmer("english")
+# Any other inflection of the glossary's English words (wrapped, refunded, delivering), by English stem.
+_GLOSSARY_STEMS = {_EN.stemWord(word): pt for word, pt in GLOSSARY.items()}
 _STEMS: dict[str, tuple[str, str]] = {}
 _WORDS: dict[str, Optional[tuple[str, str]]] = {}
 _LETTERS = re.compile(r"[^\W\d_]+", re.UNICODE)
@@ -192,12 +196,22 @@ def _forms(word: str) -> tuple[str, str]:
     return found
 
 
+def _glossed(word: str) -> str:
+    """The Portuguese word concepts use for an English store word in any inflection, else the word."""
+    found = GLOSSARY.get(word)
+    if found is None and word.isascii():
+        found = _GLOSSARY_STEMS.get(_EN.stemWord(word))
+    return found or word
+
+
 def _word(word: str) -> Optional[tuple[str, str]]:
     """(index term, singular form) of a lowercase word, or None for a stopword or filler."""
     found = _WORDS.get(word, False)
+    if found is False and word in SHORTHAND:  # "hj" is "hoje", a stopword; "qto" is "quanto"
+        found = _WORDS[word] = _word(SHORTHAND[word])
     if found is False:
         found = None if word in _SKIP or _fold(word) in _SKIP or _PT.stemWord(word) in FILLER_STEMS \
-            else _forms(GLOSSARY.get(word, word))
+            else _forms(_glossed(word))
         if len(_WORDS) < 200_000:
             _WORDS[word] = found
     return found
@@ -348,6 +362,8 @@ def analyze(text: str, open_ranges: bool = True) -> Analysis:
                 low = 0.0
             elif before[0] in _FROM or (before[0] == "de" and before[1] in _FROM_DE):
                 high = _INF
+        if unit == "semanas":  # "2 semanas" is 14 days: concepts count in days
+            unit, low, high = "dias", low * 7, high * 7
         intervals.append(Interval(unit, low, high))
         i = j
     return Analysis(words, numbers, intervals)
@@ -573,6 +589,10 @@ class Index:
                 self._forms[term] = {held, form}
         else:
             held.add(form)
+
+    def _known(self, term: str) -> bool:
+        postings = self._postings.get(term)
+        return postings is not None and postings.live > 0
 
     def _corrected(self, form: str) -> Optional[str]:
         """The term a word no concept has was probably meant as: one typed letter away (dropped,
@@ -832,9 +852,11 @@ class Index:
                 sys.getsizeof(forms) + sum(sys.getsizeof(form) for form in forms))
         return size
 
-    def _match(self, query: str) -> Optional[tuple[np.ndarray, np.ndarray, float, list[np.ndarray]]]:
+    def _match(self, query: str, read: bool = True) -> Optional[tuple]:
         """Per slot, the BM25 score and what the concept shares with the message as `relevant`
-        weighs it; what the message tells; each matched term's slots. None when nothing matches."""
+        weighs it; what the message tells; each matched term's slots; which concepts share more
+        than places (None when the message names none). None when nothing matches. `read`: add
+        what the lexicon reads into the message and read typos (retrieval), or not (search)."""
         n_docs = len(self.docs)
         if not n_docs:
             return None
@@ -853,17 +875,18 @@ class Index:
         told = 0.0  # what the message's own words tell, in the same units (see `relevant`)
         # The message's own words weigh 1; what the lexicon reads into them EXPANDED, and tells
         # nothing more than the words it was read from.
-        reading = lexicon().read(query)
+        reading = lexicon().read(query, self._known) if read else _NOTHING_READ
         weighed = {term: (form, 1.0) for term, form in analysis.words}
-        for term, form in reading.added:
-            weighed.setdefault(term, (form, EXPANDED))
+        for term, form, factor in reading.added:
+            if factor > weighed.get(term, (None, 0.0))[1]:
+                weighed[term] = (form, factor)
         weighed.update((number, (None, 1.0)) for number in analysis.numbers)
         place_terms = lexicon().place_terms
         corrected: set[str] = set()
         for term, (form, factor) in weighed.items():
             postings = self._postings.get(term)
             own = factor == 1.0
-            if postings is None and own and form is not None and (meant := self._corrected(form)) is not None \
+            if postings is None and own and read and form is not None and (meant := self._corrected(form)) is not None \
                     and meant not in weighed and meant not in corrected:
                 corrected.add(meant)
                 term, factor, own, postings = meant, TYPO, False, self._postings[meant]
@@ -933,9 +956,9 @@ class Index:
                       reverse=True)
 
     def search(self, query: str, top_k: int, min_score: float = 0.0) -> list[Hit]:
-        """The best `top_k` concepts scoring at least `min_score`, with no relevance floor
-        (listing known concepts, the studio's search); recency breaks ties."""
-        matched = self._match(query)
+        """The best `top_k` concepts scoring at least `min_score`, with no relevance floor and the
+        words as written (listing known concepts, the studio's search); recency breaks ties."""
+        matched = self._match(query, read=False)
         return self._hits(matched, top_k, min_score) if matched is not None else []
 
     def relevant(self, query: str, top_k: int, min_score: float = 0.0) -> list[Hit]:
@@ -971,6 +994,9 @@ class Index:
             doc = self._by_slot[slot]
             hits.append(Hit(doc.name, round(score, 4), doc, round(shared.item(slot), 3)))
         return hits
+
+
+_NOTHING_READ = Reading([], set())
 
 
 def _idf(n_docs: int, df: int) -> float:
