@@ -97,12 +97,18 @@ def evaluate(min_score: float = DEFAULT_MIN_SCORE, only: tuple[str, ...] = tuple
     concepts = concepts_of()
     ranked = rankers(concepts, min_score)
     sets = {}
+    every: tuple[list[dict], list[dict]] = ([], [])
     for label, path in SETS.items():
         if label.split(",")[0] not in only and label not in only:
             continue
         queries, off_topic = messages_of(path)
+        every[0].extend(queries)
+        every[1].extend(off_topic)
         sets[label] = {"queries": len(queries), "off_topic": len(off_topic),
                        "rankers": {name: evaluate_set(rank, queries, off_topic) for name, rank in ranked.items()}}
+    if len(sets) > 1:  # the whole labelled set: every message of the sets reported, once
+        sets["all sets"] = {"queries": len(every[0]), "off_topic": len(every[1]),
+                            "rankers": {name: evaluate_set(rank, *every) for name, rank in ranked.items()}}
     return {"concepts": len(concepts), "top_k": TOP_K, "min_score": min_score, "sets": sets}
 
 
@@ -131,6 +137,8 @@ def main() -> int:
                 print(f"  {slice_:<10} {name:<8} {row.get('n', '-'):>4} {_cell(row, 'hit_at_5'):>7} "
                       f"{_cell(row, 'mrr'):>7} {row.get('n_off_topic', '-'):>5} {_cell(row, 'off_topic_injecting'):>20}")
         for name, rows in result["rankers"].items():
+            if label == "all sets":
+                break  # each miss was printed with its set
             for miss in rows["overall"]["misses"]:
                 print(f"\n  [{label}/{name}] missed: {miss['message']!r}\n    expected {miss['expected']}\n"
                       f"    got      {miss['got']}")
