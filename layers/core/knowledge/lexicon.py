@@ -191,10 +191,8 @@ class Entry(NamedTuple):
 
 def entries() -> list[Entry]:
     """Every reading, the support vocabulary first, then the places."""
-    from .search import raw_forms
-
     def words(text: str) -> tuple[str, ...]:
-        return tuple(key(term, form) for term, form in raw_forms(text))
+        return tuple(_ALNUM.findall(text.lower()))
 
     found = []
     for said, adds in RELATED:
@@ -223,75 +221,101 @@ class Reading(NamedTuple):
     places: set[str]
 
 
+class _Word(NamedTuple):
+    term: str  # the index term
+    key: str  # how phrases compare it (see `key`)
+    bucket: str  # where readings starting with it are kept: its first four letters, folded, singular
+
+
 class Lexicon:
-    """The readings, by their first word, for one pass over a message's words."""
+    """The readings, kept by the first letters of their first word; a reading's words are stemmed
+    only when a message first has a word in its bucket (stemming all of them costs a cold
+    container a quarter of a second)."""
 
     def __init__(self) -> None:
-        from .search import _forms as forms, analyze, raw_forms
+        from .search import _fold, _forms, analyze, raw_forms, singular
 
-        self._by_first: dict[str, list[tuple[tuple[str, ...], list[tuple[str, str]], bool, bool]]] = {}
+        self._fold, self._singular, self._forms, self._analyze = _fold, singular, _forms, analyze
+        self._entries = entries()
+        self._buckets: dict[str, list[int]] = {}
+        for at, entry in enumerate(self._entries):
+            self._buckets.setdefault(self._bucket(entry.words[0]), []).append(at)
+        for ats in self._buckets.values():
+            ats.sort(key=lambda at: -len(self._entries[at].words))  # the longest phrase first
+        self._keys: dict[int, tuple[str, ...]] = {}
+        self._adds: dict[str, list[tuple[str, str]]] = {}
+        self._words: dict[str, _Word] = {}
         # Index terms that are places wherever they are written (a region, "capital", "rua"); a
         # city's or state's own words ("grande", "santo") are places only where the whole name is.
         self.place_terms: set[str] = {term for word in PLACE_WORDS.split() + list(_REGIONS)
                                       for term, form in raw_forms(word) if form != "centro"}
-        for entry in entries():
-            adds = analyze(entry.adds).words
-            self._by_first.setdefault(entry.words[0], []).append((entry.words, adds, entry.place,
-                                                                  entry.after_preposition))
-        for options in self._by_first.values():
-            options.sort(key=lambda option: -len(option[0]))  # the longest phrase first
-        self._street = {key(*found) for word in STREET_WORDS for found in raw_forms(word)}
-        self._prepositions = {key(*found) for word in _BEFORE_PLACE for found in raw_forms(word)}
-        self._raw_forms = raw_forms
-        self._forms = forms
-        self._words: dict[str, tuple[str, str]] = {}
+        self._street = {self._word(word).key for word in STREET_WORDS}
+        self._prepositions = {self._word(word).key for word in _BEFORE_PLACE}
+
+    def _bucket(self, word: str) -> str:
+        return self._singular(self._fold(word))[:4]
+
+    def _word(self, word: str) -> _Word:
+        """One lowercase word of a message, shorthand read, memoised."""
+        found = self._words.get(word)
+        if found is None:
+            said = SHORTHAND.get(word, word)
+            term, form = self._forms(said)
+            found = _Word(term, key(term, form), self._bucket(said))
+            if len(self._words) < 100_000:
+                self._words[word] = found
+        return found
+
+    def _entry(self, at: int) -> tuple[tuple[str, ...], list[tuple[str, str]]]:
+        """A reading's compared words and what it adds, worked out on its first use."""
+        keys = self._keys.get(at)
+        entry = self._entries[at]
+        if keys is None:
+            keys = self._keys[at] = tuple(self._word(word).key for word in entry.words)
+        adds = self._adds.get(entry.adds)
+        if adds is None:
+            adds = self._adds[entry.adds] = self._analyze(entry.adds).words
+        return keys, adds
 
     def read(self, text: str, known: Callable[[str], bool] = lambda term: False) -> Reading:
         """What the lexicon adds to a message. `known(term)`: whether the agent's own concepts use
         the word; a reading whose words they all use weighs EXPANDED_KNOWN, not EXPANDED (the store
         wrote them: "estorno" must not rank "reembolso" first), except a place's."""
         found = [self._word(word) for word in _ALNUM.findall(text.lower())]
-        words = [word_key for _, word_key in found]
-        by_first = self._by_first
+        words = [word.key for word in found]
+        buckets = self._buckets
         added: list[tuple[str, str, float]] = []
         places: set[str] = set()
         n = len(words)
         # Phrases may overlap: "não pago a entrega" is "não pago" and "pago a entrega".
-        for i in [i for i, word_key in enumerate(words) if word_key in by_first or word_key in self._street]:
+        for i in [i for i, word in enumerate(found) if word.bucket in buckets or word.key in self._street]:
             matched = False
-            for said, adds, place, after_preposition in by_first.get(words[i], ()):
-                if tuple(words[i:i + len(said)]) != said:
+            for at in buckets.get(found[i].bucket, ()):
+                said, adds = self._entry(at)
+                entry = self._entries[at]
+                if said[0] != words[i] or tuple(words[i:i + len(said)]) != said:
                     continue
-                if after_preposition and (i == 0 or words[i - 1] not in self._prepositions):
+                if entry.after_preposition and (i == 0 or words[i - 1] not in self._prepositions):
                     continue
-                weight = EXPANDED_KNOWN if not place and all(known(term) for term, _ in found[i:i + len(said)]) \
+                place = entry.place
+                weight = EXPANDED_KNOWN if not place and all(known(word.term) for word in found[i:i + len(said)]) \
                     else EXPANDED
                 added.extend((term, form, weight) for term, form in adds)
                 if place:
                     places.update(term for term, _ in adds)
-                    places.update(term for term, _ in found[i:i + len(said)])
+                    places.update(word.term for word in found[i:i + len(said)])
                 matched = True
                 break
             if not matched and words[i] in self._street and i + 1 < n:
-                places.add(found[i + 1][0])
+                places.add(found[i + 1].term)
         return Reading(added, places)
-
-    def _word(self, word: str) -> tuple[str, str]:
-        """(index term, comparison key) of one lowercase word, shorthand read, memoised."""
-        found = self._words.get(word)
-        if found is None:
-            term, form = self._raw_forms(SHORTHAND.get(word, word))[0] if word in SHORTHAND else self._forms(word)
-            found = (term, key(term, form))
-            if len(self._words) < 100_000:
-                self._words[word] = found
-        return found
 
 
 _LEXICON: Optional[Lexicon] = None
 
 
 def lexicon() -> Lexicon:
-    """The lexicon, built on first use (reading its words costs a few milliseconds, kept off import)."""
+    """The lexicon, built on first use (kept off import)."""
     global _LEXICON
     if _LEXICON is None:
         _LEXICON = Lexicon()

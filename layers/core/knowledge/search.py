@@ -117,6 +117,7 @@ TYPO = 0.8
 # what the best passing one shares.
 TAIL = 0.2
 TYPO_MIN = 6
+TYPO_TRIES = 16
 _LOWER = "abcdefghijklmnopqrstuvwxyz"
 # Words that ask the store for something (availability, permission, a purchase made).
 CUES = frozenset("tem posso consigo comprei paguei pedi recebi can could".split())
@@ -883,16 +884,19 @@ class Index:
         weighed.update((number, (None, 1.0)) for number in analysis.numbers)
         place_terms = lexicon().place_terms
         corrected: set[str] = set()
+        tried = 0  # unknown words looked up as typos: a long message reads only its first TYPO_TRIES
         for term, (form, factor) in weighed.items():
             postings = self._postings.get(term)
             own = factor == 1.0
-            if postings is None and own and read and form is not None and (meant := self._corrected(form)) is not None \
+            if postings is None and own and read and form is not None and tried < TYPO_TRIES \
+                    and (meant := self._corrected(form)) is not None \
                     and meant not in weighed and meant not in corrected:
                 corrected.add(meant)
                 term, factor, own, postings = meant, TYPO, False, self._postings[meant]
                 told += _idf(floor_docs, postings.live) / rarest
             if postings is None:
                 told += 1.0 if form is not None and own else 0.0  # a word no concept has: as rare as can be
+                tried += form is not None and len(form) >= TYPO_MIN
                 continue
             if own:
                 told += _idf(floor_docs, postings.live) / rarest
