@@ -125,7 +125,7 @@ def test_one_rare_store_word_in_small_talk_injects_nothing_but_in_a_question_abo
 
 
 def test_a_single_store_word_passes_when_the_message_asks_the_store_for_it():
-    assert injected("tem montagem em BH?")[0] == "montagem-gratis-capitais"  # BH reads as a capital of the Sudeste
+    assert injected("tem montagem em BH?")[0] == "montagem-gratis-capitais"  # BH reads as Minas Gerais, Sudeste
     assert "cupom-nao-cumulativo" in injected("posso usar dois cupons?")
 
 
@@ -175,6 +175,50 @@ def test_a_reading_of_a_word_the_store_wrote_never_outranks_the_store_word():
 ])
 def test_shorthand_weeks_abroad_and_open_ranges(message, expected):
     assert expected in injected(message)[:2]
+
+
+# Everyday sentences that use a word the lexicon reads ("atrasou", "buscar", "acabou", "late"):
+# one reading counts as one word, and everyday single words are read only in a store's phrase.
+@pytest.mark.parametrize("small_talk", [
+    "meu voo atrasou de novo", "estou perdido nessa matéria de cálculo", "sorry for the late reply",
+    "it's getting late, good night", "vou buscar meu filho na escola agora", "o site não abre no meu celular",
+    "o Brasil vai vencer a Copa?", "vamos dividir a conta do restaurante", "é a primeira vez que vou a Paris",
+    "vocês postam no instagram?", "acabou a luz aqui em casa", "preciso limpar a casa hoje",
+    "o Flamengo perdeu, perderam feio", "vocês entregam antes do Natal?", "we went together to the beach",
+    "vou montar um time de futebol", "o restaurante fecha que horas?", "oi, aqui é a Marcela, tudo bem?",
+    "minha receita de bolo ficou ótima", "I changed my mind",
+])
+def test_everyday_words_the_lexicon_reads_inject_nothing_in_small_talk(small_talk):
+    assert injected(small_talk) == []
+
+
+@pytest.mark.parametrize("message, expected", [
+    ("moro no Rio, qual o prazo?", "cep-rio-cd-caxias"),
+    ("moro em Niterói, quanto tempo demora?", "cep-rio-cd-caxias"),  # Niterói adds the state of Rio
+    ("qual o prazo de entrega pro Rio Grande do Sul?", "cep-sul-cd-curitiba"),  # "grande" is no word of it
+    ("vocês entregam em Natal?", "cep-nordeste-cd-recife"),
+    ("oi, aqui é a Marcela, meu pedido não chegou", "pedido-atrasado"),
+])
+def test_a_place_reads_as_its_state_and_region_and_its_name_as_one_word(message, expected):
+    assert injected(message)[0] == expected
+
+
+def test_a_concept_sharing_only_places_is_never_injected_even_behind_one_that_answers():
+    got = injected("moro no Rio, tem desconto no pix?")
+    assert got[0] == "desconto-pix-5"
+    # Both outscore later hits, but share only "Rio" (and the Sudeste) with the message.
+    assert "cep-rio-cd-caxias" not in got and "envio-expresso-capitais" not in got
+    assert "cep-rio-cd-caxias" in [hit.name for hit in labelled_index().search("moro no Rio, tem desconto no pix?", 5)]
+
+
+def test_a_name_is_never_read_as_a_typo_and_a_typo_reads_only_into_a_long_store_word():
+    index = labelled_index()
+    assert index._corrected("parcelaa") == stem("parcela")
+    assert index._corrected("marcela") is None  # the first letter is never the typo
+    assert "parcelamento-10x-sem-juros" not in injected("a minha irmã Parcelaa comprou o sofá")  # a name: mid-sentence capital
+    assert injected("quero parcelaa em 10x")[0] == "parcelamento-10x-sem-juros"
+    assert index._corrected("frente") is None  # "frete" is shorter than a typo's bound
+    assert index._corrected("x" * 21) is None  # no word is that long: never built into a million strings
 
 
 @pytest.mark.parametrize("message, expected", [

@@ -29,24 +29,26 @@ RELATED: tuple[tuple[str, str], ...] = (
     ("não chegou|nao chegou|não chegaram|nada de chegar|não recebi o pedido|não recebi meu pedido|"
      "não recebi a encomenda|não recebi minha encomenda|não recebi o produto|não recebi minha compra|"
      "não recebi nada|nao recebi o pedido|nao recebi meu pedido|nao recebi nada|ainda não veio|não veio|nao veio|"
-     "atrasou|atrasada|atrasadas|atrasados|pedido sumiu|encomenda sumiu|extraviado|extraviou|perdido|"
-     "perderam|nunca chegou|"
-     "late|delayed|never arrived|not arrived|still waiting|not received", "atraso pedido atrasado"),
-    ("cadê|cade|onde está|onde esta|onde tá|onde ta|onde anda|por onde anda|where is|status|localizar|acompanhar|"
-     "rastrear|tracking|track", "rastreio pedido"),
+     "pedido atrasou|entrega atrasou|encomenda atrasou|atrasada|atrasadas|atrasados|pedido sumiu|"
+     "encomenda sumiu|extraviado|extraviada|extraviou|pedido perdido|encomenda perdida|perderam meu pedido|"
+     "perderam minha encomenda|nunca chegou|order is late|is running late|late delivery|late order|delayed|"
+     "never arrived|not arrived|still waiting|not received", "atraso pedido atrasado"),
+    ("cadê|cade|onde está|onde esta|onde tá|onde ta|onde anda|por onde anda|where is my|status do pedido|"
+     "status da entrega|status do meu pedido|localizar|acompanhar|rastrear|tracking|track my", "rastreio pedido"),
     ("hasn't moved|has not moved|not moving|no update|no updates|supposed to arrive|should have arrived|"
      "era pra ter chegado|era para ter chegado|deveria ter chegado|já era pra chegar", "atraso rastreio atualiza"),
     ("parado|parada|não atualiza|nao atualiza|não anda|nao anda|não se mexe|sem atualização|sem atualizacao|"
      "sem movimentação|sem movimentacao|travado|travada|stuck", "rastreio atualiza atraso"),
-    ("encomenda|encomendas|compra que fiz|minha compra|package|parcel", "pedido"),
+    ("encomenda|encomendas|compra que fiz|minha compra|package", "pedido"),
+    ("prazo|prazos", "entrega"),
     ("quanto tempo|quantos dias|demora|demorar|demoram|leva quanto|quando chega|quando vai chegar|"
      "how long|how many days|when will", "prazo entrega"),
     ("mais rápido|mais rapido|rapidinho|expressa|sedex|amanhã mesmo|chegar amanhã|faster|"
      "fastest|quickly|rush", "envio expresso"),
-    ("sai hoje|sair hoje|envia hoje|enviam hoje|mandam hoje|despachar|despacham|postar|postam|posta|"
+    ("sai hoje|sair hoje|envia hoje|enviam hoje|mandam hoje|despachar|despacham|postam o pedido|"
      "ship today|same day|dispatch", "despacho mesmo dia"),
-    ("agendar|agendo|marcar dia|marcar a entrega|combinar|escolher o dia|dia certo|horário da entrega|"
-     "schedule", "agendamento entrega agendada"),
+    ("agendar|agendo|marcar dia|marcar a entrega|combinar a entrega|combinar o dia|combinar a data|"
+     "escolher o dia|dia certo|horário da entrega|schedule", "agendamento entrega agendada"),
     # Money back, cancel, return.
     ("cai o dinheiro|cai meu dinheiro|dinheiro cai|cair o dinheiro|dinheiro de volta|dinheiro volta|"
      "dinheiro voltar|devolver o dinheiro|devolvem o dinheiro|devolução do valor|"
@@ -65,17 +67,17 @@ RELATED: tuple[tuple[str, str], ...] = (
     # Paying.
     ("negado|negada|negou|não passa|nao passa|não passou|nao passou|não aprova|não aprovou|nao aprovou|"
      "não autoriza|declined|denied|rejected", "recusado recusa cartão"),
-    ("dividir|dividido|parcelado|parcelada|parcelar|parcelo|vezes sem juros|split", "parcelamento parcela"),
+    ("dividir em|dividir no cartão|dividir no cartao|dividir a compra|dividir o valor|parcelado|parcelada|"
+     "parcelar|parcelo|vezes sem juros|split the payment", "parcelamento parcela"),
     ("à vista|a vista|avista|upfront", "pagamento à vista pix desconto"),
     ("mais barato|mais barata|barato|abatimento|cheaper", "desconto"),
     ("prestação|prestações|prestacao|prestacoes|parcelas", "parcelamento parcela"),
     ("código de desconto|codigo de desconto|cupom de desconto|promo code|discount code|voucher code", "cupom"),
     ("dois cartões|2 cartões|dois cartoes|2 cartoes|outro cartão|two cards", "dois cartões"),
-    ("boas vindas|boas-vindas|bem vindo|bem-vindo|primeira vez|primeiro pedido|primeira compra|"
-     "welcome|first order|first purchase", "primeira compra cupom"),
-    ("juntos|juntas|ao mesmo tempo|together|acumular|acumula|acumulam|acumulativo|dois cupons|2 cupons|"
-     "mais de um cupom|combinar cupons|juntar cupons|"
-     "somar cupons|stack", "cumulativo cupons"),
+    ("boas vindas|boas-vindas|primeiro pedido|primeira compra|primeira vez que compro|"
+     "comprando pela primeira vez|compra pela primeira vez|first order|first purchase", "primeira compra cupom"),
+    ("cupons juntos|usar juntos|acumular|acumula|acumulam|acumulativo|dois cupons|2 cupons|"
+     "mais de um cupom|combinar cupons|juntar cupons|somar cupons|stack coupons", "cumulativo cupons"),
     ("cupom fiscal|nf|nfe|nf-e|danfe|recibo|receipt", "nota fiscal"),
     ("minha empresa|pessoa jurídica|pessoa juridica|pj", "cnpj empresa"),
     ("rastreamento|código de rastreio|codigo de rastreio|código de rastreamento|codigo de rastreamento",
@@ -91,46 +93,49 @@ RELATED: tuple[tuple[str, str], ...] = (
      "pagar pelo envio|pagar envio|receber em casa|entregar em casa", "frete entrega"),
     ("ficar pronto|fica pronto|ficar pronta|fica pronta|fabricar|fabricação|fabricacao|fabricado|fabricada|"
      "produzir|produzido|produzida|feito sob encomenda|made to order", "produção produzidos"),
-    ("vale até|vale ate|válido até|valido ate|validade|expira|expirar|vencer|vencido|vencida|expire|expires",
-     "vence vencimento validade"),
+    ("vale até|vale ate|válido até|valido ate|validade|expira|expirar|vence quando|vence em|venceu|vencido|"
+     "vencida|expire|expires", "vence vencimento validade"),
     ("absurdo|salgado|caríssimo|carissimo|pricey|expensive", "caro"),
     ("taxa de entrega|valor da entrega|custo da entrega|custo do envio|preço do envio|entrega grátis|"
      "entrega gratis|sem custo de entrega|shipping cost", "frete"),
     # Services.
-    ("montar|montam|monta|monto|montado|montador|montadores|instalar|instalação|instalam|assemble|assembled",
-     "montagem"),
-    ("buscar|busco|buscaria|retirar|retiro|pegar na loja|pego na loja|pegar aí|pegar ai|pick up|collect",
-     "retirada loja"),
+    ("montar o|montar a|montar os|montar as|montam|monta o|monta a|montado|montada|montador|montadores|"
+     "instalação do|instalação da|assemble|assembled", "montagem"),
+    ("buscar na loja|buscar aí|buscar ai|buscar pessoalmente|buscar minha compra|buscar meu pedido|"
+     "buscar o pedido|buscar o produto|busco na loja|retirar|retiro|pegar na loja|pego na loja|pegar aí|"
+     "pegar ai|pick up|collect", "retirada loja"),
     ("endereço da loja|endereco da loja|onde fica a loja|onde fica loja|pessoalmente|ver de perto|where is the store",
      "loja física"),
     ("showroom|loja física|loja fisica|ponto físico|loja de rua|lojas físicas|loja pra visitar|physical|"
      "in person|visit", "loja física"),
-    ("abre|abrem|fecha|fecham|expediente|até que horas|ate que horas|que horas abre|que horas fecha|"
-     "que horas vocês|que horas voces|what time|open|opens|close|closes",
+    ("vocês abrem|voces abrem|vcs abrem|loja abre|loja fecha|abre domingo|abre sábado|abre sabado|abre feriado|"
+     "expediente|horário de funcionamento|horario de funcionamento|até que horas vocês|até que horas voces|"
+     "que horas vocês|que horas voces|que horas abre|que horas a loja|what time do you|are you open|do you open",
      "horário aberto atendimento"),
-    ("esgotado|esgotou|acabou|indisponível|indisponivel|sem estoque|fora de estoque|repor|reposição|"
+    ("esgotado|esgotou|esgotada|indisponível|indisponivel|sem estoque|fora de estoque|reposição|"
      "reposicao|voltar ao estoque|volta ao estoque|out of stock|sold out|back in stock|restock",
      "esgotado estoque avise"),
     ("login|logar|entrar na conta|entrar no site|acessar minha conta|acessar a conta|não consigo entrar|"
      "nao consigo entrar|log in|sign in", "senha recuperar conta"),
     ("trocar o endereço|trocar o endereco|trocar endereço|mudar o endereço|mudar o endereco|mudar endereço|"
      "corrigir o endereço|corrigir o endereco|endereço errado|endereco errado|número da casa|numero da casa|"
-     "número do prédio|apartamento|apto|complemento|rua errada|cep errado|"
-     "me mudei|mudei de casa|mudança de endereço|wrong address|change the address", "endereço alterar"),
-    ("fora do brasil|fora do país|fora do pais|exterior|outro país|outro pais|portugal|argentina|estados unidos|"
-     "eua|europa|abroad|overseas|internacional|another country", "internacional international outside"),
+     "número do prédio|número do apartamento|numero do apartamento|complemento errado|errei o complemento|"
+     "rua errada|cep errado|"
+     "me mudei|mudei de casa|mudança de endereço|wrong address|change the address|change my address|"
+     "change the delivery address", "endereço alterar"),
+    ("fora do brasil|fora do país|fora do pais|pro exterior|para o exterior|pra fora do|no exterior|outro país|"
+     "outro pais|abroad|overseas|internacional|another country", "internacional international outside"),
     ("embrulhar|embrulho|papel de presente|embalagem de presente|pra presentear|para presentear|presentear|"
      "gift", "presente embrulho wrapping"),
     ("cartão presente|cartão-presente|gift card|giftcard|vale compra|vale-compra|vale compras", "vale-presente"),
-    ("lavar|lavo|limpar|limpo|limpeza|mancha|manchou|sujou|sujo|suja|máquina de lavar|wash|clean|stain",
+    ("lavar|lavo|como limpar|como limpo|limpeza do|limpeza da|mancha|manchou|máquina de lavar|wash|stain",
      "lavagem lavada"),
     ("personalizado|personalizada|tamanho especial|medida especial|sob encomenda|custom|custom-made|made to measure",
      "sob medida"),
 )
 
 # Cities and states, each with what it adds: its state (for a city) and its region. Names that
-# are also common words (Natal, Vitória, Salvador, Santos…) are read as places only after "em",
-# "de", "pra"… (AMBIGUOUS).
+# are also common words are read as places only after a preposition (WORDLIKE, AMBIGUOUS).
 _REGIONS = {
     "norte": "Acre|Rio Branco; Amapá|Macapá; Amazonas|Manaus; Estado do Pará|Belém|Ananindeua|Santarém; "
              "Rondônia|Porto Velho; Roraima|Boa Vista; Tocantins|Palmas",
@@ -152,12 +157,20 @@ ABROAD = "Argentina|Buenos Aires|Uruguai|Montevidéu|Paraguai|Chile|Bolívia|Col
          "Estados Unidos|EUA|USA|Miami|Orlando|Nova York|New York|Portugal|Lisboa|Espanha|França|Paris|Itália|" \
          "Alemanha|Inglaterra|Londres|Europa|Japão|China|Angola|Moçambique|Argentine|Uruguay|Mexico|Canada|" \
          "United States|Spain|France|Italy|Germany|England|London|Europe|Japan"
-CAPITALS = frozenset("""Rio Branco|Macapá|Manaus|Belém|Porto Velho|Boa Vista|Palmas|Maceió|Salvador|Fortaleza|
-São Luís|João Pessoa|Recife|Teresina|Natal|Aracaju|Vitória|Belo Horizonte|BH|Rio de Janeiro|Rio|São Paulo|Sampa|
-Curitiba|Porto Alegre|Florianópolis|Floripa|Brasília|Goiânia|Cuiabá|Campo Grande""".replace("\n", "").split("|"))
-AMBIGUOUS = frozenset("Natal|Vitória|Salvador|Santos|Palmas|Serra|Contagem|Boa Vista|Campo Grande|Rio Branco|"
-                      "Imperatriz|Canoas|Pelotas|Sampa|Floripa|BH|Betim|Belém|Rio|PR|SC".split("|"))
-_BEFORE_PLACE = frozenset("em de pra para no na do da a from in to".split())
+# Names that are also words: read as places only after "em", "pra", "para" ("moro em Natal",
+# not "antes do Natal", "presente de Natal").
+WORDLIKE = frozenset("Natal|Vitória|Salvador|Santos|Palmas|Serra|Contagem|Imperatriz|Canoas|Pelotas".split("|"))
+# Short or shared names: read as places after any preposition ("moro no Rio", "sou de BH").
+AMBIGUOUS = frozenset("Boa Vista|Campo Grande|Rio Branco|Sampa|Floripa|BH|Betim|Belém|Rio|PR|SC".split("|"))
+_AFTER = {True: frozenset("em pra para in to".split()),
+          False: frozenset("em de pra para no na do da in to from".split())}
+# Words that many place names share ("Rio Grande do Sul", "Campo Grande", "Espírito Santo"): a
+# place's reading neither adds them nor counts them as the name (agendamento-entrega-*grandes*
+# has nothing to do with Rio Grande do Sul); a one-word name ("Rio") is still itself.
+GENERIC = frozenset("""rio grande grandes santo santa são sao mato grosso porto boa campo nova novo velho alegre
+belo vila serra ponta grossa federal distrito gerais claros montes branco vista feira juiz fora do da de dos das
+estado""".split())
+STATE_WORDS = {"Rio de Janeiro": "rio janeiro"}  # where the generic word is what stores write ("estado do Rio")
 # Words that name a place in any text; a word after a street word is a street's name.
 PLACE_WORDS = "capital capitais cidade cidades estado estados região regiões bairro bairros interior " \
               "litoral rua avenida alameda travessa praça city state region street downtown"
@@ -180,13 +193,13 @@ def key(term: str, form: str) -> str:
 
 
 class Entry(NamedTuple):
-    """One reading: the words a customer writes (folded, singular), in order; the words it adds;
-    whether they are places, and whether the first word must follow a preposition to count."""
+    """One reading: the words a customer writes, in order; the words it adds; whether they are
+    places; and, for a name that is also a word, the words one of which must come before it."""
 
     words: tuple[str, ...]
     adds: str
     place: bool
-    after_preposition: bool
+    after: Optional[frozenset]  # the words one of which must come right before it (a name that is also a word)
 
 
 def entries() -> list[Entry]:
@@ -197,28 +210,41 @@ def entries() -> list[Entry]:
     found = []
     for said, adds in RELATED:
         for alternative in said.split("|"):
-            found.append(Entry(words(alternative), adds, False, False))
+            found.append(Entry(words(alternative), adds, False, None))
     for region, states in _REGIONS.items():
         for group in states.split(";"):
             names = [name.strip() for name in group.split("|")]
             state = names[0]
+            state_words = STATE_WORDS.get(state) or " ".join(
+                word for word in _ALNUM.findall(state.lower()) if word not in GENERIC)
             for name in names:
-                adds = f"{region} {state}" + (" capital" if name in CAPITALS else "")
-                found.append(Entry(words(name), adds, True, name in AMBIGUOUS))
+                adds = f"{region} {state_words}"
+                after = _AFTER[True] if name in WORDLIKE else _AFTER[False] if name in AMBIGUOUS else None
+                found.append(Entry(words(name), adds, True, after))
     for name in ABROAD.split("|"):
-        found.append(Entry(words(name), "internacional international exterior", True, False))
+        found.append(Entry(words(name), "internacional international exterior", True, None))
     return [entry for entry in found if entry.words]
 
 
 _ALNUM = re.compile(r"[^\W_]+", re.UNICODE)
 
 
-class Reading(NamedTuple):
-    """What the lexicon adds to one message: index terms with their singular forms and weights,
-    and the message's own terms that name a place."""
+class Added(NamedTuple):
+    """What one reading adds: index terms, each with what it weighs of a word the customer wrote;
+    together they count as one word (for each concept, the best of them), not as several. A
+    place's reading holds the name's own words too ("rio", "grande" of Rio Grande do Sul)."""
 
-    added: list[tuple[str, str, float]]
+    words: list[tuple[str, float]]
+    place: bool
+
+
+class Reading(NamedTuple):
+    """What the lexicon adds to one message; the message's own terms that name a place; and those
+    of them that a place's reading holds (counted there, not as words of their own)."""
+
+    added: list[Added]
     places: set[str]
+    grouped: set[str]
 
 
 class _Word(NamedTuple):
@@ -242,7 +268,7 @@ class Lexicon:
             self._buckets.setdefault(self._bucket(entry.words[0]), []).append(at)
         for ats in self._buckets.values():
             ats.sort(key=lambda at: -len(self._entries[at].words))  # the longest phrase first
-        self._keys: dict[int, tuple[str, ...]] = {}
+        self._ready: dict[str, dict[str, list[tuple[tuple[str, ...], list[tuple[str, str]], Entry]]]] = {}
         self._adds: dict[str, list[tuple[str, str]]] = {}
         self._words: dict[str, _Word] = {}
         # Index terms that are places wherever they are written (a region, "capital", "rua"); a
@@ -250,7 +276,7 @@ class Lexicon:
         self.place_terms: set[str] = {term for word in PLACE_WORDS.split() + list(_REGIONS)
                                       for term, form in raw_forms(word) if form != "centro"}
         self._street = {self._word(word).key for word in STREET_WORDS}
-        self._prepositions = {self._word(word).key for word in _BEFORE_PLACE}
+        self._after = {words: {self._word(word).key for word in words} for words in _AFTER.values()}
 
     def _bucket(self, word: str) -> str:
         return self._singular(self._fold(word))[:4]
@@ -266,49 +292,59 @@ class Lexicon:
                 self._words[word] = found
         return found
 
-    def _entry(self, at: int) -> tuple[tuple[str, ...], list[tuple[str, str]]]:
-        """A reading's compared words and what it adds, worked out on its first use."""
-        keys = self._keys.get(at)
-        entry = self._entries[at]
-        if keys is None:
-            keys = self._keys[at] = tuple(self._word(word).key for word in entry.words)
-        adds = self._adds.get(entry.adds)
-        if adds is None:
-            adds = self._adds[entry.adds] = self._analyze(entry.adds).words
-        return keys, adds
+    def _bucket_readings(self, bucket: str) -> dict[str, list[tuple[tuple[str, ...], list[tuple[str, str]], Entry]]]:
+        """A bucket's readings by their first word's key, longest first: worked out on first use."""
+        ready = self._ready.get(bucket)
+        if ready is None:
+            ready = self._ready[bucket] = {}
+            for at in self._buckets[bucket]:
+                entry = self._entries[at]
+                said = tuple(self._word(word).key for word in entry.words)
+                adds = self._adds.get(entry.adds)
+                if adds is None:
+                    adds = self._adds[entry.adds] = self._analyze(entry.adds).words
+                ready.setdefault(said[0], []).append((said, adds, entry))
+        return ready
 
     def read(self, text: str, known: Callable[[str], bool] = lambda term: False) -> Reading:
         """What the lexicon adds to a message. `known(term)`: whether the agent's own concepts use
         the word; a reading whose words they all use weighs EXPANDED_KNOWN, not EXPANDED (the store
         wrote them: "estorno" must not rank "reembolso" first), except a place's."""
-        found = [self._word(word) for word in _ALNUM.findall(text.lower())]
+        raws = _ALNUM.findall(text.lower())
+        found = [self._word(word) for word in raws]
         words = [word.key for word in found]
         buckets = self._buckets
-        added: list[tuple[str, str, float]] = []
+        added: list[Added] = []
         places: set[str] = set()
+        grouped: set[str] = set()
         n = len(words)
         # Phrases may overlap: "não pago a entrega" is "não pago" and "pago a entrega".
         for i in [i for i, word in enumerate(found) if word.bucket in buckets or word.key in self._street]:
             matched = False
-            for at in buckets.get(found[i].bucket, ()):
-                said, adds = self._entry(at)
-                entry = self._entries[at]
-                if said[0] != words[i] or tuple(words[i:i + len(said)]) != said:
+            readings = self._bucket_readings(found[i].bucket).get(words[i], ()) if found[i].bucket in buckets else ()
+            for said, adds, entry in readings:
+                if tuple(words[i:i + len(said)]) != said:
                     continue
-                if entry.after_preposition and (i == 0 or words[i - 1] not in self._prepositions):
+                if entry.after is not None and (i == 0 or words[i - 1] not in self._after[entry.after]):
                     continue
                 place = entry.place
                 weight = EXPANDED_KNOWN if not place and all(known(word.term) for word in found[i:i + len(said)]) \
                     else EXPANDED
-                added.extend((term, form, weight) for term, form in adds)
                 if place:
+                    name = found[i:i + len(said)]
+                    own = [word.term for word, raw in zip(name, raws[i:i + len(said)])
+                           if len(said) == 1 or raw not in GENERIC]  # stopwords have no postings anyway
+                    grouped.update(word.term for word in name)
+                    added.append(Added([(term, 1.0) for term in own] + [(term, weight) for term, _ in adds], True))
                     places.update(term for term, _ in adds)
-                    places.update(word.term for word in found[i:i + len(said)])
+                    places.update(own)
+                else:
+                    added.append(Added([(term, weight) for term, _ in adds], False))
                 matched = True
                 break
             if not matched and words[i] in self._street and i + 1 < n:
                 places.add(found[i + 1].term)
-        return Reading(added, places)
+        return Reading(added, places, grouped)
 
 
 _LEXICON: Optional[Lexicon] = None

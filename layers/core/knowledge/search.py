@@ -78,17 +78,17 @@ GLOSSARY = {
     "credit": "crédito", "payment": "pagamento", "pay": "pagar", "paid": "pago", "discount": "desconto",
     "coupon": "cupom", "shipping": "frete", "freight": "frete", "delivery": "entrega", "deliver": "entregar",
     "arrive": "chegar", "arrives": "chegar", "order": "pedido", "orders": "pedido", "tracking": "rastreio",
-    "track": "rastreio", "refund": "reembolso", "return": "devolução", "exchange": "troca",
+    "refund": "reembolso", "return": "devolução", "exchange": "troca",
     "warranty": "garantia", "guarantee": "garantia", "furniture": "móveis", "mattress": "colchão",
     "store": "loja", "shop": "loja", "pickup": "retirada", "password": "senha", "account": "conta",
     "invoice": "nota", "cancel": "cancelar", "address": "endereço", "hours": "horário", "service": "atendimento",
     "free": "grátis", "damaged": "avariado", "broken": "avariado", "assembly": "montagem", "gift": "presente",
     "wrapping": "embrulho", "wrap": "embrulho", "days": "dias", "day": "dias", "express": "expresso",
     "voucher": "vale-presente", "stock": "estoque", "fabric": "tecido", "linen": "linho", "sofa": "sofá",
-    "arrived": "chegar", "change": "alterar", "wrong": "errado", "product": "produto", "products": "produto",
+    "arrived": "chegar", "wrong": "errado", "product": "produto", "products": "produto",
     "saturday": "sábado", "saturdays": "sábado", "sunday": "domingo", "sundays": "domingo", "weekend": "sábado",
     "bed": "cama", "table": "mesa", "chair": "cadeira", "shelf": "estante", "wardrobe": "guarda-roupa",
-    "rug": "tapete", "carpet": "tapete", "cover": "capa", "covers": "capa", "wash": "lavar", "company": "empresa",
+    "rug": "tapete", "carpet": "tapete", "wash": "lavar", "company": "empresa",
     "receipt": "nota", "cards": "cartão", "nights": "noites", "deadline": "prazo", "available": "disponível",
     "north": "norte", "northeast": "nordeste", "south": "sul", "southeast": "sudeste", "brand": "marca",
     "cancellation": "cancelamento", "refunds": "reembolso", "returns": "devolução", "notify": "avise",
@@ -105,7 +105,7 @@ GLOSSARY = {
 # counts STEM_ONLY of what it would; longer stems are the same word (parcelo/parcela).
 # Chosen on tests/data/retrieval_labelled.json with scripts/retrieval_report.py; the held-out
 # sets were not used to choose them.
-MIN_SHARED = 0.45
+MIN_SHARED = 0.4
 SINGLE = 0.5
 COVER = 0.3
 STEM_ONLY = 0.5
@@ -117,7 +117,9 @@ TYPO = 0.8
 # what the best passing one shares.
 TAIL = 0.2
 TYPO_MIN = 6
+TYPO_MAX = 20
 TYPO_TRIES = 16
+TYPO_CACHE = 1024  # words whose candidates are kept per index (memory_bytes counts them at most)
 _LOWER = "abcdefghijklmnopqrstuvwxyz"
 # Words that ask the store for something (availability, permission, a purchase made).
 CUES = frozenset("tem posso consigo comprei paguei pedi recebi can could".split())
@@ -137,7 +139,8 @@ _RANGE_JOIN = frozenset({"a", "-", "ate", "to", "e"})
 _UP_TO = frozenset({"ate", "within"})
 _FROM = frozenset({"acima", "partir", "above", "over"})
 # "mais de 3 dias", "passa de 7 dias": from the number on.
-_FROM_DE = frozenset({"acima", "partir", "mais", "passa", "passar", "passou", "passando", "superior"})
+_FROM_DE = frozenset({"acima", "partir", "mais", "passa", "passar", "passou", "passando"})
+_NEGATIONS = frozenset({"nao", "nunca", "jamais", "not", "never"})
 _CEP_WORDS = frozenset({"cep", "ceps", "zip"})
 _NOT_CEP = frozenset({"pedido", "pedidos", "order", "protocolo", "nota", "nf", "n", "no", "numero", "#"})
 _TOKEN = re.compile(r"""
@@ -208,8 +211,6 @@ def _glossed(word: str) -> str:
 def _word(word: str) -> Optional[tuple[str, str]]:
     """(index term, singular form) of a lowercase word, or None for a stopword or filler."""
     found = _WORDS.get(word, False)
-    if found is False and word in SHORTHAND:  # "hj" is "hoje", a stopword; "qto" is "quanto"
-        found = _WORDS[word] = _word(SHORTHAND[word])
     if found is False:
         found = None if word in _SKIP or _fold(word) in _SKIP or _PT.stemWord(word) in FILLER_STEMS \
             else _forms(_glossed(word))
@@ -266,12 +267,17 @@ def _value(text: str) -> Optional[float]:
         return None
 
 
-def analyze(text: str, open_ranges: bool = True) -> Analysis:
+def analyze(text: str, open_ranges: bool = True, shorthand: bool = False) -> Analysis:
     """Words and numbers of a text. `open_ranges`: "até 30 dias" and "acima de R$199" cover
-    everything up to or from the number (what a concept states, not what a message asks)."""
+    everything up to or from the number (what a concept states, not what a message asks).
+    `shorthand`: read chat shorthand as the word it stands for ("hj" is "hoje"; a message's)."""
     text = text.lower()
     if _DIGIT.search(text) is None:  # the common case, and the fast one: words only
-        return Analysis([found for word in _LETTERS.findall(text) if (found := _word(word))], [], [])
+        words = _LETTERS.findall(text)
+        if shorthand:
+            words = [SHORTHAND.get(word, word) for word in words]
+        return Analysis([found for word in words if (found := _word(word))], [], [])
+    word_of = _word if not shorthand else lambda word: _word(SHORTHAND.get(word, word))
     tokens = [(m.lastgroup, m.group()) for m in _TOKEN.finditer(text)]
     words: list[tuple[str, str]] = []
     numbers: list[str] = []
@@ -301,7 +307,7 @@ def analyze(text: str, open_ranges: bool = True) -> Analysis:
     while i < n:
         kind, text_ = tokens[i]
         if kind == "word":
-            if found := _word(text_):
+            if found := word_of(text_):
                 words.append(found)
             i += 1
             continue
@@ -362,7 +368,12 @@ def analyze(text: str, open_ranges: bool = True) -> Analysis:
             if before[0] in _UP_TO:
                 low = 0.0
             elif before[0] in _FROM or (before[0] == "de" and before[1] in _FROM_DE):
-                high = _INF
+                # "não pode passar de 30 dias", "nunca mais de 5 dias": up to the number
+                negated = any(word_at(k) in _NEGATIONS for k in range(i - (5 if money else 4), i - 2))
+                if negated:
+                    low = 0.0
+                else:
+                    high = _INF
         if unit == "semanas":  # "2 semanas" is 14 days: concepts count in days
             unit, low, high = "dias", low * 7, high * 7
         intervals.append(Interval(unit, low, high))
@@ -513,7 +524,7 @@ class Index:
         # Every form to its term, for reading typos; built on the first typo after a change.
         self._by_form: dict[str, str] = {}
         self._by_form_at = -1
-        self._typos: dict[str, Optional[str]] = {}
+        self._typos: dict[str, tuple[str, ...]] = {}
         # Numbers with a unit, and CEPs: unit -> slot -> (low, high, count); as arrays per
         # unit, built on the first query after a change.
         self._spans: dict[str, dict[int, list[tuple[float, float, float]]]] = {}
@@ -597,35 +608,36 @@ class Index:
 
     def _corrected(self, form: str) -> Optional[str]:
         """The term a word no concept has was probably meant as: one typed letter away (dropped,
-        added, swapped or wrong) from a form some live concept has, the most common such term.
-        Only for words of TYPO_MIN letters or more: shorter ones are too often other words."""
-        if len(form) < TYPO_MIN or not form.isalpha() or not form.isascii():
+        added, swapped or wrong, never the first) from a form some live concept has, when exactly
+        one live term is that close. Only words of TYPO_MIN to TYPO_MAX letters: shorter ones
+        are too often other words, longer ones no word."""
+        if not TYPO_MIN <= len(form) <= TYPO_MAX or not form.isalpha() or not form.isascii():
             return None
         if self._by_form_at != self._form_writes:
             self._by_form = {f: term for term, held in self._forms.items()
                              for f in ((held,) if type(held) is str else held)}
             self._by_form_at = self._form_writes
             self._typos = {}
-        known = self._typos.get(form, False)
-        if known is not False:
-            postings = self._postings.get(known) if known is not None else None
-            return known if postings is not None and postings.live else None
-        by_form = self._by_form
-        splits = [(form[:i], form[i:]) for i in range(len(form) + 1)]
-        candidates = {left + right[1:] for left, right in splits if right}
-        candidates.update(left + right[1] + right[0] + right[2:] for left, right in splits if len(right) > 1)
-        candidates.update(left + c + right[1:] for left, right in splits if right for c in _LOWER)
-        candidates.update(left + c + right for left, right in splits for c in _LOWER)
-        best, best_live = None, 0
-        for candidate in candidates:
-            term = by_form.get(candidate)
-            if term is not None:
-                postings = self._postings.get(term)
-                if postings is not None and postings.live > best_live:
-                    best, best_live = term, postings.live
-        if len(self._typos) < 20_000:  # a word once read is read again for free (until the forms change)
-            self._typos[form] = best
-        return best
+        # Each word's candidate terms are kept (a bounded number of words), and which are live
+        # is asked at every query: a removed concept's terms drop out as they would from a
+        # snapshot of this index.
+        near = self._typos.get(form)
+        if near is None:
+            by_form = self._by_form
+            first, rest = form[0], form[1:]
+            splits = [(rest[:i], rest[i:]) for i in range(len(rest) + 1)]
+            candidates = {left + right[1:] for left, right in splits if right}
+            candidates.update(left + right[1] + right[0] + right[2:] for left, right in splits if len(right) > 1)
+            candidates.update(left + c + right[1:] for left, right in splits if right for c in _LOWER)
+            candidates.update(left + c + right for left, right in splits for c in _LOWER)
+            # Into a word as long as the typo's bound: a short store word is too near common
+            # words ("frente" is not "frete").
+            near = tuple(sorted({term for c in candidates if len(c) >= TYPO_MIN - 1
+                                 and (term := by_form.get(first + c)) is not None}))
+            if len(self._typos) < TYPO_CACHE:
+                self._typos[form] = near
+        live = [term for term in near if self._known(term)]
+        return live[0] if len(live) == 1 else None
 
     def _has_form(self, term: str, form: str) -> bool:
         held = self._forms.get(term)
@@ -847,7 +859,8 @@ class Index:
                 size += postings.scaled.nbytes
             size += 8 * postings.pending
         if self._by_form:
-            size += sys.getsizeof(self._by_form) + sys.getsizeof(self._typos) + 64 * len(self._typos)
+            # The typo cache fills without changing `shape`: counted full (word, tuple, a term).
+            size += sys.getsizeof(self._by_form) + 100 * len(self._by_form) + TYPO_CACHE * 250
         for forms in self._forms.values():
             size += sys.getsizeof(forms) if type(forms) is str else (
                 sys.getsizeof(forms) + sum(sys.getsizeof(form) for form in forms))
@@ -861,7 +874,7 @@ class Index:
         n_docs = len(self.docs)
         if not n_docs:
             return None
-        analysis = analyze(query, open_ranges=False)
+        analysis = analyze(query, open_ranges=False, shorthand=read)
         if not analysis.words and not analysis.numbers and not analysis.intervals:
             return None
         n = len(self._by_slot)
@@ -870,50 +883,90 @@ class Index:
         floor_docs = max(n_docs, FLOOR_CONCEPTS)
         rarest = _idf(floor_docs, 0)
         scale = 1.0 / (rarest * (K1 + 1))
-        slot_arrays, weight_arrays, ratios = [], [], []
-        term_slots = []  # per message term, the concepts that have it (for counting shared terms)
-        placed = []  # per entry of slot_arrays, whether its term names a place
+        slot_arrays: list[np.ndarray] = []
+        weight_arrays: list[np.ndarray] = []
+        ratios: list = []  # per entry, what the floor counts per unit of score (a number, or one per slot)
+        placed: list[bool] = []  # per entry, whether its term names a place
         told = 0.0  # what the message's own words tell, in the same units (see `relevant`)
-        # The message's own words weigh 1; what the lexicon reads into them EXPANDED, and tells
-        # nothing more than the words it was read from.
         reading = lexicon().read(query, self._known) if read else _NOTHING_READ
-        weighed = {term: (form, 1.0) for term, form in analysis.words}
-        for term, form, factor in reading.added:
-            if factor > weighed.get(term, (None, 0.0))[1]:
-                weighed[term] = (form, factor)
-        weighed.update((number, (None, 1.0)) for number in analysis.numbers)
         place_terms = lexicon().place_terms
-        corrected: set[str] = set()
-        tried = 0  # unknown words looked up as typos: a long message reads only its first TYPO_TRIES
-        for term, (form, factor) in weighed.items():
-            postings = self._postings.get(term)
-            own = factor == 1.0
-            if postings is None and own and read and form is not None and tried < TYPO_TRIES \
-                    and (meant := self._corrected(form)) is not None \
-                    and meant not in weighed and meant not in corrected:
-                corrected.add(meant)
-                term, factor, own, postings = meant, TYPO, False, self._postings[meant]
-                told += _idf(floor_docs, postings.live) / rarest
-            if postings is None:
-                told += 1.0 if form is not None and own else 0.0  # a word no concept has: as rare as can be
-                tried += form is not None and len(form) >= TYPO_MIN
-                continue
-            if own:
-                told += _idf(floor_docs, postings.live) / rarest
-            if postings.pending:
-                self._merge(postings)
-            # What the floor counts per unit of score: the same for every word in an agent of
-            # FLOOR_CONCEPTS or more, unless its stem is shared by accident.
-            ratio = scale if n_docs >= FLOOR_CONCEPTS else (
+        names = _proper_names(query) if read and not query.islower() else ()
+
+        def ratio_of(postings: _Postings) -> float:
+            # The same for every word in an agent of FLOOR_CONCEPTS or more.
+            return scale if n_docs >= FLOOR_CONCEPTS else (
                 _idf(floor_docs, postings.live) * scale / _idf(n_docs, postings.live))
-            if form is not None and own and len(term) < STEM_MIN and not self._has_form(term, form):
-                ratio *= STEM_ONLY
-            slot_arrays.append(postings.slots)
-            term_slots.append(postings.slots)
+
+        def postings_of(term: str) -> Optional[_Postings]:
+            postings = self._postings.get(term)
+            if postings is not None and postings.pending:
+                self._merge(postings)
+            return postings
+
+        # The message's own words (a typo read as the word it meant, weighing TYPO).
+        used: set[str] = set(term for term, _ in analysis.words)
+        tried = 0  # unknown words looked up as typos: a long message reads only its first TYPO_TRIES
+        for term, form in [*dict(analysis.words).items(), *((number, None) for number in analysis.numbers)]:
+            place = term in reading.places or term in place_terms
+            postings, factor = postings_of(term), 1.0
+            if term in reading.grouped:  # part of a place's name: it tells, but is matched with its reading below
+                told += _idf(floor_docs, postings.live) / rarest if postings is not None else 1.0
+                continue
+            if postings is None and read and form is not None and len(form) >= TYPO_MIN and tried < TYPO_TRIES:
+                tried += 1
+                meant = self._corrected(form) if form not in names else None
+                if meant is not None:
+                    if meant in used:
+                        continue  # the word it meant is in the message already
+                    used.add(meant)
+                    term, postings, factor = meant, postings_of(meant), TYPO
+            if postings is None:
+                told += 1.0 if form is not None else 0.0  # a word no concept has: as rare as can be
+                continue
+            told += _idf(floor_docs, postings.live) / rarest
+            ratio = ratio_of(postings)
+            if form is not None and factor == 1.0 and len(term) < STEM_MIN and not self._has_form(term, form):
+                ratio *= STEM_ONLY  # a short stem shared by accident (valeu/vale)
             weights = postings.idf_weights(n_docs)
-            weight_arrays.append(weights if own else weights * factor)
+            slot_arrays.append(postings.slots)
+            weight_arrays.append(weights if factor == 1.0 else weights * factor)
             ratios.append(ratio)
-            placed.append(term in reading.places or term in place_terms)
+            placed.append(place)
+        # What the lexicon read into them: each reading counts as one word, the best of its words
+        # for each concept, weighing what the reading weighs; it tells nothing the message did not.
+        used -= reading.grouped
+        for added in reading.added:
+            weight_of = dict(sorted(added.words, key=lambda word: word[1]))  # a word both own and added: own
+            found = [(postings, weight) for term, weight in weight_of.items()
+                     if term not in used and (postings := postings_of(term)) is not None]
+            used.update(weight_of)
+            if len(found) == 1:
+                postings, weight = found[0]
+                slot_arrays.append(postings.slots)
+                weight_arrays.append(postings.idf_weights(n_docs) * weight)
+                ratios.append(ratio_of(postings))
+                placed.append(added.place)
+            elif found:
+                # Per concept, the best of the reading's words: written in ascending order of
+                # weight, the last write to a slot is its largest.
+                slots = np.concatenate([postings.slots for postings, _ in found])
+                weights = np.concatenate([postings.idf_weights(n_docs) * weight for postings, weight in found])
+                order = np.argsort(weights, kind="stable")
+                best = np.zeros(n)
+                best[slots[order]] = weights[order]
+                if n_docs >= FLOOR_CONCEPTS:
+                    ratio = scale  # the same for every word
+                else:
+                    shared_by = np.zeros(n)
+                    shared_by[slots[order]] = (weights * np.concatenate(
+                        [np.full(len(postings.slots), ratio_of(postings)) for postings, _ in found]))[order]
+                    ratio = None
+                slots = np.flatnonzero(best)
+                slot_arrays.append(slots)
+                weight_arrays.append(best[slots])
+                ratios.append(ratio if ratio is not None else shared_by[slots] / best[slots])
+                placed.append(added.place)
+        term_slots = list(slot_arrays)  # per message term, the concepts that have it (for counting shared terms)
         for unit, low, high in set(analysis.intervals):
             spans = self._spans_of(unit)
             if spans is None:
@@ -924,7 +977,7 @@ class Index:
                 # A number inside a stated range weighs as a word found in that many concepts.
                 live = len(np.unique(slots[inside]))
                 told += _idf(floor_docs, live) / rarest
-                term_slots.append(np.unique(slots[inside]))
+                term_slots.append(np.unique(slots[inside]))  # a concept stating two ranges that hold it: one term
                 slot_arrays.append(slots[inside])
                 weight_arrays.append(weights[inside] * _idf(n_docs, live))
                 ratios.append(_idf(floor_docs, live) * scale / _idf(n_docs, live))
@@ -940,7 +993,7 @@ class Index:
             scores[self._dead_slots] = 0.0
         # What is shared, in units of the most one word can tell (a word no other concept has,
         # weighed as if the name said it), stems shared by accident discounted.
-        if max(ratios) - min(ratios) < 1e-9:
+        if all(type(r) is float for r in ratios) and max(ratios) - min(ratios) < 1e-9:
             shared = scores * ratios[0]
         else:
             shared = np.bincount(all_slots, minlength=n,
@@ -975,20 +1028,25 @@ class Index:
         ok = (scores > 0) & (scores >= min_score) & (shared >= min(MIN_SHARED, SINGLE))
         if grounded is not None:
             ok &= grounded  # a concept sharing only places ("Recife", "capitais") answers nothing asked
-        if not ok.any():
+        candidates = np.flatnonzero(ok)  # the rest of the floor reads only these (a few dozen at most)
+        if not len(candidates):
             return []
-        alone = np.bincount(np.concatenate(term_slots), minlength=len(scores)) < 2
-        several = ok & ~alone & (shared >= MIN_SHARED)
-        passes = several | (ok & alone & (shared >= SINGLE) & (shared >= COVER * told))
+        their = shared[candidates]
+        alone = np.bincount(np.concatenate(term_slots), minlength=len(scores))[candidates] < 2
+        several = ~alone & (their >= MIN_SHARED)
+        passes = several | (alone & (their >= SINGLE) & (their >= COVER * told))
         if not passes.any() and not CUES.isdisjoint(_fold(w) for w in _LETTERS.findall(query.lower())):
-            passes = several | (ok & alone & (shared >= SINGLE))
+            passes = several | (alone & (their >= SINGLE))
         if not passes.any():
             return []
         # Below the best answer, a concept that shares a small part of what it shares is noise.
-        return self._hits(matched, top_k, min_score, TAIL * float(shared[passes].max()))
+        return self._hits(matched, top_k, min_score, TAIL * float(their[passes].max()), grounded)
 
-    def _hits(self, matched: tuple, top_k: int, min_score: float, least_shared: float = 0.0) -> list[Hit]:
+    def _hits(self, matched: tuple, top_k: int, min_score: float, least_shared: float = 0.0,
+              grounded: Optional[np.ndarray] = None) -> list[Hit]:
         scores, shared = matched[:2]
+        if grounded is not None:  # a concept sharing only places with the message is never injected
+            scores = np.where(grounded, scores, 0.0)
         hits = []
         for score, _, slot in self._ranked(scores, top_k):
             if score <= 0 or score < min_score:
@@ -1000,7 +1058,21 @@ class Index:
         return hits
 
 
-_NOTHING_READ = Reading([], set())
+_NOTHING_READ = Reading([], set(), set())
+_NAME = re.compile(r"[^\W\d_]+", re.UNICODE)
+
+
+def _proper_names(text: str) -> set[str]:
+    """Folded singular forms of the words written with a capital in mid-sentence ("a Marcela
+    comprou"): names, never read as a typo of a store word (Marcela is not parcela)."""
+    found = set()
+    for match in _NAME.finditer(text):
+        word = match.group()
+        if word[0].isupper() and not word.isupper():
+            before = text[:match.start()].rstrip()
+            if before and before[-1] not in ".!?:\n":
+                found.add(_forms(word.lower())[1])
+    return found
 
 
 def _idf(n_docs: int, df: int) -> float:
