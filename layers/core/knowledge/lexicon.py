@@ -288,7 +288,7 @@ class Lexicon:
             said = SHORTHAND.get(word, word)
             term, form = self._forms(said)
             found = _Word(term, key(term, form), self._bucket(said))
-            if len(self._words) < 100_000:
+            if len(self._words) < 20_000 and len(word) <= 20 and not word.isdigit():  # words, not numbers or junk
                 self._words[word] = found
         return found
 
