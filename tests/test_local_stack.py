@@ -237,7 +237,7 @@ def wait_for_turns(stack, count: int, timeout: float = 30) -> None:
 def proposals(stack) -> dict[str, tuple[str, str]]:
     """name -> (id prefix, status), from `knowledge facts list`."""
     listed = stack.run_cli("facts", "list", "--agent", "store-support")
-    assert listed.returncode == 0, listed.stderr
+    assert listed.returncode == 0, (listed.stderr, stack.output[-3000:])
     found = {}
     for line in listed.stdout.splitlines():
         if line.startswith("(no proposals)"):

@@ -14,9 +14,12 @@ import os
 import tempfile
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
+
+from botocore.exceptions import ClientError
 
 MANIFEST = "manifest.json"
+_GONE = frozenset({"NoSuchKey", "NoSuchVersion", "404"})
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
@@ -46,6 +49,8 @@ class BucketSnapshot:
                 for item in page.get(kind, []):
                     sequence += 1
                     entry = self._entry(item, kind == "DeleteMarkers")
+                    if entry is None:
+                        continue  # gone between the listing and the read: the next save lists it gone
                     # S3 lists each key's versions newest first: a falling sequence within a key.
                     keys.setdefault(item["Key"], []).append((item["LastModified"], -sequence, entry, item.get("IsLatest")))
         manifest = {}
@@ -72,13 +77,20 @@ class BucketSnapshot:
             if blob.name not in wanted and not blob.name.startswith(".tmp-"):
                 blob.unlink(missing_ok=True)
 
-    def _entry(self, item: dict, marker: bool) -> dict:
+    def _entry(self, item: dict, marker: bool) -> Optional[dict]:
+        """The manifest entry of one listed version, its blob written; None when the version was
+        deleted after the listing (the stack's handlers keep writing and deleting while it saves)."""
         if marker:
             return {"marker": True, "version_id": item.get("VersionId")}
         cache_key = (item["Key"], item.get("VersionId") or "null", item.get("ETag", ""))
         if cache_key not in self._seen:
             kwargs = {"VersionId": item["VersionId"]} if item.get("VersionId") not in (None, "null") else {}
-            answer = self._s3.get_object(Bucket=self.bucket, Key=item["Key"], **kwargs)
+            try:
+                answer = self._s3.get_object(Bucket=self.bucket, Key=item["Key"], **kwargs)
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") in _GONE:
+                    return None
+                raise
             body = answer["Body"].read()
             digest = hashlib.sha256(body).hexdigest()
             blob = self.folder / "blobs" / digest

@@ -22,6 +22,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Optional, Sequence
 
+from botocore.exceptions import BotoCoreError, ClientError
+
 from .scripted_model import ScriptedModel, rules_responder
 from .snapshot import BucketSnapshot
 from .template import (ROOT, bucket_specs, create_buckets, create_queues, env_references, event_bus_ids,
@@ -320,7 +322,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         signal.signal(sig, lambda *_: stopping.set())
     try:
         while not stopping.wait(args.save_every):
-            stack.save()
+            try:
+                stack.save()
+            except (BotoCoreError, ClientError, OSError) as exc:
+                # A save that fails (a busy moto, a full disk) is retried at the next tick; the
+                # stack keeps serving. The final save below still raises.
+                print(f"knowledge-local: saving the data failed ({type(exc).__name__}); retrying", flush=True)
     finally:
         stack.stop()
         STATE_FILE.unlink(missing_ok=True)
