@@ -289,6 +289,36 @@ def test_the_measured_size_follows_what_the_index_really_holds():
     assert 0.6 * held <= index.memory_bytes() <= 1.4 * held
 
 
+def test_the_measured_size_counts_a_full_typo_cache():
+    import random
+    import string
+    import tracemalloc
+
+    from knowledge.search import TYPO_CACHE
+
+    index = Index()
+    for concept in labelled_concepts():
+        index.upsert(concept.name, "etag", concept, concept.render().encode())
+    index.settle()
+    forms = sorted(f for term in index._forms for f in index._forms_of(term) if len(f) >= 7)
+    counted, shape = index.memory_bytes(), index.shape()
+    rng = random.Random(7)
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    for k in range(TYPO_CACHE + 100):  # half of them typos of store words, half no word at all
+        form = rng.choice(forms)
+        at = rng.randrange(1, len(form))
+        word = (form[:at] + rng.choice(string.ascii_lowercase) + form[at + 1:] if k % 2 else
+                "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(6, 20))))
+        index._corrected(word)
+    held = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    # The shape the container re-measures on does not move: the size counts the cache full at once.
+    assert len(index._typos) == TYPO_CACHE and index.shape() == shape
+    # What typo reading holds (the form map, the full cache) is what the measured size grew by.
+    assert 0.7 * held <= index.memory_bytes() - counted <= 1.4 * held
+
+
 class Refusing:
     """The real store behind a policy that does not grant the snapshot's key (403), translated
     by the real adapter code."""

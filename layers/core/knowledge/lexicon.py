@@ -19,7 +19,6 @@ set's held-out part.
 
 from __future__ import annotations
 
-import re
 from typing import Callable, NamedTuple, Optional
 
 # What a customer writes | what a store writes. "|" separates alternatives; words of a phrase
@@ -204,8 +203,10 @@ class Entry(NamedTuple):
 
 def entries() -> list[Entry]:
     """Every reading, the support vocabulary first, then the places."""
+    from .search import _WORD
+
     def words(text: str) -> tuple[str, ...]:
-        return tuple(_ALNUM.findall(text.lower()))
+        return tuple(_WORD.findall(text.lower()))
 
     found = []
     for said, adds in RELATED:
@@ -216,7 +217,7 @@ def entries() -> list[Entry]:
             names = [name.strip() for name in group.split("|")]
             state = names[0]
             state_words = STATE_WORDS.get(state) or " ".join(
-                word for word in _ALNUM.findall(state.lower()) if word not in GENERIC)
+                word for word in _WORD.findall(state.lower()) if word not in GENERIC)
             for name in names:
                 adds = f"{region} {state_words}"
                 after = _AFTER[True] if name in WORDLIKE else _AFTER[False] if name in AMBIGUOUS else None
@@ -224,9 +225,6 @@ def entries() -> list[Entry]:
     for name in ABROAD.split("|"):
         found.append(Entry(words(name), "internacional international exterior", True, None))
     return [entry for entry in found if entry.words]
-
-
-_ALNUM = re.compile(r"[^\W_]+", re.UNICODE)
 
 
 class Added(NamedTuple):
@@ -259,9 +257,10 @@ class Lexicon:
     container a quarter of a second)."""
 
     def __init__(self) -> None:
-        from .search import _fold, _forms, analyze, raw_forms, singular
+        from .search import _WORD, _fold, _forms, analyze, raw_forms, singular
 
         self._fold, self._singular, self._forms, self._analyze = _fold, singular, _forms, analyze
+        self._split = _WORD.findall
         self._entries = entries()
         self._buckets: dict[str, list[int]] = {}
         for at, entry in enumerate(self._entries):
@@ -310,7 +309,7 @@ class Lexicon:
         """What the lexicon adds to a message. `known(term)`: whether the agent's own concepts use
         the word; a reading whose words they all use weighs EXPANDED_KNOWN, not EXPANDED (the store
         wrote them: "estorno" must not rank "reembolso" first), except a place's."""
-        raws = _ALNUM.findall(text.lower())
+        raws = self._split(text.lower())
         found = [self._word(word) for word in raws]
         words = [word.key for word in found]
         buckets = self._buckets
