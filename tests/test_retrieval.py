@@ -131,10 +131,10 @@ def test_a_single_store_word_passes_when_the_message_asks_the_store_for_it():
 
 @pytest.mark.parametrize("small_talk", ["qual a população de Recife?", "qual a capital do Ceará?",
                                         "o Rio de Janeiro continua lindo", "a Rua Augusta é boa pra sair à noite?",
-                                        "tem previsão de chuva pro Rio de Janeiro amanhã?", "feliz natal pra vcs"])
+                                        "tem previsão de chuva pro Rio de Janeiro amanhã?"])
 def test_a_concept_sharing_only_places_with_the_message_answers_nothing_asked(small_talk):
     assert injected(small_talk) == []
-    assert labelled_index().search(small_talk, 5) or "natal" in small_talk  # the raw search still sees the place
+    assert labelled_index().search(small_talk, 5)  # the raw search still sees the place
 
 
 @pytest.mark.parametrize("message, expected", [
@@ -184,7 +184,8 @@ def test_shorthand_weeks_abroad_and_open_ranges(message, expected):
     "it's getting late, good night", "vou buscar meu filho na escola agora", "o site não abre no meu celular",
     "o Brasil vai vencer a Copa?", "vamos dividir a conta do restaurante", "é a primeira vez que vou a Paris",
     "vocês postam no instagram?", "acabou a luz aqui em casa", "preciso limpar a casa hoje",
-    "o Flamengo perdeu, perderam feio", "vocês entregam antes do Natal?", "we went together to the beach",
+    "o Flamengo perdeu, perderam feio", "vocês entregam antes do Natal?", "feliz natal pra vcs",
+    "we went together to the beach",
     "vou montar um time de futebol", "o restaurante fecha que horas?", "oi, aqui é a Marcela, tudo bem?",
     "minha receita de bolo ficou ótima", "I changed my mind",
 ])
