@@ -33,13 +33,15 @@ def request(method, path, *, body=None, headers=None, query=None, claims=ANA):
     return event
 
 
-@pytest.fixture
-def api(monkeypatch, store, bucket, sessions_bucket):
+def demo_studio(monkeypatch, store, bucket, sessions_bucket, **env):
+    """The real studio handler over the demo agent's concepts, as a caller answering
+    (status, body, headers); `call.handler` is the handler itself."""
     store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
     for path in sorted(DEMO.glob("*.md")):
         store.create(T, A, parse(path.read_text()), actor="engine")
     handler = load_handler("studio_api", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                           STUDIO_ORIGIN="http://127.0.0.1:8080", POWERTOOLS_SERVICE_NAME=f"studio-{uuid.uuid4().hex[:6]}")
+                           STUDIO_ORIGIN="http://127.0.0.1:8080",
+                           POWERTOOLS_SERVICE_NAME=f"studio-{uuid.uuid4().hex[:6]}", **env)
 
     def call(method, path, **kwargs):
         answer = handler.lambda_handler(request(method, path, **kwargs), LambdaContext())
@@ -48,6 +50,11 @@ def api(monkeypatch, store, bucket, sessions_bucket):
 
     call.handler = handler
     return call
+
+
+@pytest.fixture
+def api(monkeypatch, store, bucket, sessions_bucket):
+    return demo_studio(monkeypatch, store, bucket, sessions_bucket)
 
 
 def test_the_list_event_filters_conflicts(api):

@@ -5,14 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import uuid
 from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from conftest import DEMO, LambdaContext, load_handler
-from knowledge.concept import parse
-from test_studio_api import ANA, request
+from test_studio_api import ANA, demo_studio
 
 T, A = "default", "store-support"
 BASE = f"/tenants/{T}/agents/{A}"
@@ -21,18 +18,13 @@ BIA = {"sub": "b7d2e1f0-4c3a-4e5b-8a9c-0d1e2f3a4b5c", "cognito:groups": "[defaul
 
 @pytest.fixture
 def api(monkeypatch, store, bucket, sessions_bucket):
-    store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
-    for path in sorted(DEMO.glob("*.md")):
-        store.create(T, A, parse(path.read_text()), actor="engine")
-    handler = load_handler("studio_api", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                           STUDIO_ORIGIN="http://127.0.0.1:8080", POWERTOOLS_SERVICE_NAME=f"studio-{uuid.uuid4().hex[:6]}",
-                           POWERTOOLS_LOG_LEVEL="ERROR")
+    studio = demo_studio(monkeypatch, store, bucket, sessions_bucket, POWERTOOLS_LOG_LEVEL="ERROR")
 
     def call(method, path, **kwargs):
-        answer = handler.lambda_handler(request(method, path, **kwargs), LambdaContext())
-        return answer["statusCode"], json.loads(answer["body"]) if answer.get("body") else None
+        status, body, _ = studio(method, path, **kwargs)
+        return status, body
 
-    call.handler = handler
+    call.handler = studio.handler
     return call
 
 
