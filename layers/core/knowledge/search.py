@@ -113,13 +113,13 @@ STEM_MIN = 5
 # A word no concept has, one typed letter away from one that some concept has (entrga, reembolço),
 # is read as that word, weighing TYPO of it; only words of TYPO_MIN letters or more.
 TYPO = 0.8
+TYPO_MIN = 6
+TYPO_MAX = 20
+TYPO_TRIES = 16  # unknown words of one message looked up as typos, at most
+TYPO_CACHE = 1024  # words whose candidates are kept per index (memory_bytes counts them at most)
 # Once a concept passes, the others in the top_k follow it only when they share at least TAIL of
 # what the best passing one shares.
 TAIL = 0.2
-TYPO_MIN = 6
-TYPO_MAX = 20
-TYPO_TRIES = 16
-TYPO_CACHE = 1024  # words whose candidates are kept per index (memory_bytes counts them at most)
 _LOWER = "abcdefghijklmnopqrstuvwxyz"
 # Words that ask the store for something (availability, permission, a purchase made).
 CUES = frozenset("tem posso consigo comprei paguei pedi recebi can could".split())
