@@ -38,13 +38,14 @@ def main() -> int:
     args = parser.parse_args()
 
     with moto_server("bench"):
-        from knowledge.concept import Concept
-        from knowledge.adapters import ConfigCache, SightingLedger
-        from knowledge.consolidate import Consolidator
-        from knowledge.events import EventBridgeEvents
+        from knowledge.format.concept import Concept
+        from knowledge.format.sighting import Sighting
+        from knowledge.learning.consolidate import Consolidator
+        from knowledge.store.concepts import ConceptStore
+        from knowledge.store.config_cache import ConfigCache
+        from knowledge.store.ledgers import SightingLedger
+        from shared.events import EventBridgeEvents
         from shared.model import ModelCache
-        from knowledge.sighting import Sighting
-        from knowledge.store import ConceptStore
 
         s3 = boto3.client("s3")
         calls: Counter = Counter()

@@ -43,11 +43,11 @@ def main() -> int:
         from facts.distill import Distiller
         from facts.keys import FactKeys
         from facts.sessions import record_turn
-        from knowledge.adapters import TurnArchive
+        from knowledge.format.turn import Turn
+        from knowledge.store.archive import TurnArchive
+        from knowledge_dev.scripted_model import ScriptedModel
         from shared.aws import client
         from shared.model import ModelCache
-        from knowledge.turn import Turn
-        from knowledge_dev.scripted_model import ScriptedModel
 
         s3 = client("s3")
         knowledge_bucket, sessions_bucket = "bench-knowledge", "bench-sessions"

@@ -24,14 +24,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import convergence_report  # noqa: E402  (a sibling script: the labelled turns and the padding)
-from knowledge.extract import evidence_ref, stamp  # noqa: E402
-from knowledge.known import KNOWN_MAX, choose  # noqa: E402
-from knowledge.prompt import KNOWN_PROMPT_MAX_BYTES, extraction_prompt  # noqa: E402
-from knowledge.search import Index  # noqa: E402
+
+from knowledge.format.sighting import Sighting  # noqa: E402
+from knowledge.format.turn import parse_turn  # noqa: E402
+from knowledge.learning.extract import evidence_ref, stamp  # noqa: E402
+from knowledge.learning.gates import gate  # noqa: E402
+from knowledge.learning.known import KNOWN_MAX, choose  # noqa: E402
+from knowledge.learning.prompt import KNOWN_PROMPT_MAX_BYTES, extraction_prompt  # noqa: E402
+from knowledge.recall.index import Index  # noqa: E402
 from knowledge_dev.local_aws import percentile  # noqa: E402
-from knowledge.gates import gate  # noqa: E402
-from knowledge.sighting import Sighting  # noqa: E402
-from knowledge.turn import parse_turn  # noqa: E402
 
 LINES = [
     "Pedidos para CEPs de 13000 a 13999 saem do nosso CD de Campinas e chegam em 1 a 2 dias úteis.",

@@ -93,7 +93,7 @@ def corpus(n: int, seed: int = 7):
 
 def generate(n: int, zipf: "Zipf", seed: int = 7):
     """Synthetic concepts, one at a time."""
-    from knowledge.concept import Concept
+    from knowledge.format.concept import Concept
 
     rng = random.Random(seed + 1)
     start = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -123,7 +123,7 @@ def timed(fn, items, repeat: int = 1) -> list[float]:
 
 
 def build_index(concepts):
-    from knowledge.search import Index
+    from knowledge.recall.index import Index
 
     index = Index()
     for c in concepts:
@@ -133,7 +133,7 @@ def build_index(concepts):
 
 
 def bench_search(sizes: list[int], n_queries: int) -> list[dict]:
-    from knowledge.search import OverlapScan
+    from knowledge.recall.index import OverlapScan
 
     rows = []
     for size in sizes:
@@ -165,7 +165,7 @@ def bench_cold_and_handler(sizes: list[int], handler_size: int, cold_runs: int =
 def _cold_and_handler(sizes: list[int], handler_size: int, cold_runs: int) -> dict:
     import boto3
 
-    from knowledge.store import ConceptStore
+    from knowledge.store.concepts import ConceptStore
 
     s3 = boto3.client("s3")
     s3.create_bucket(Bucket="bench-index")
@@ -192,8 +192,8 @@ def bench_cold(store, agent: str, size: int, corpus_names: list[str]) -> dict:
     refresh after one concept changed."""
     import boto3
 
-    from knowledge.retrieve import RetrieveRequest, Retriever
-    from knowledge.store import ConceptStore
+    from knowledge.recall.retrieve import Retriever, RetrieveRequest
+    from knowledge.store.concepts import ConceptStore
 
     class NoEvents:
         def publish(self, detail_type, detail):
@@ -376,15 +376,14 @@ def _status_mb(field: str) -> float:
 def rss_child(size: int, trace: bool = False) -> None:
     """A process as the container has it: the handler's imports, then the index (with each
     concept's text, as a warm container keeps it)."""
-    import boto3  # noqa: F401 - what the function imports anyway
-    import aws_lambda_powertools.logging  # noqa: F401
-
-    from knowledge import retrieve  # noqa: F401
-
     import tracemalloc
 
-    from knowledge.concept import parse
-    from knowledge.search import Index
+    import aws_lambda_powertools.logging  # noqa: F401
+    import boto3  # noqa: F401 - what the function imports anyway
+
+    from knowledge.format.concept import parse
+    from knowledge.recall import retrieve  # noqa: F401
+    from knowledge.recall.index import Index
 
     zipf = Zipf(vocabulary(8000, random.Random(7)), random.Random(7))
     before = _status_mb("VmRSS")
@@ -441,7 +440,7 @@ AGENT_TENANT = "default"
 def agents_build_child(folder: str, agents: int, per_agent: int) -> None:
     """Every agent's snapshot, built in-process and written to `folder` (seeding moto with
     200,000 objects would take hours; the snapshots are what a cold start reads anyway)."""
-    from knowledge.snapshot import Snapshot, encode
+    from knowledge.recall.snapshot import Snapshot, encode
 
     words = vocabulary(8000, random.Random(7))
     total = 0
@@ -457,11 +456,11 @@ def agents_build_child(folder: str, agents: int, per_agent: int) -> None:
 def agents_traffic_child(folder: str, agents: int, requests: int, memory_mb: int) -> None:
     """Zipf traffic over the agents against one container's warm indexes, under the budget a
     function of `memory_mb` gets (0: no budget); snapshots come from `folder`, not S3."""
-    import boto3  # noqa: F401 - what the function imports anyway
     import aws_lambda_powertools.logging  # noqa: F401
+    import boto3  # noqa: F401 - what the function imports anyway
 
-    from knowledge.store import StoredSnapshot
-    from knowledge.warm import WarmIndexes, memory_budget_bytes
+    from knowledge.recall.warm import WarmIndexes, memory_budget_bytes
+    from knowledge.store.concepts import StoredSnapshot
 
     class FolderSnapshots:
         """The two reads a cold start makes: the snapshot (a file), and the journal (empty)."""

@@ -9,7 +9,7 @@ functions/studio_api/app.py (its cold start) and asks GET /tenants/default/agent
 through the real handler, then asks again `--warm` times (the warm list). Per mode, over the runs:
 p50/p95 of the first page and of the warm page, and the S3 requests of each:
 
-- cold, snapshot present: the agent's snapshot (knowledge.snapshot) and one listing;
+- cold, snapshot present: the agent's snapshot (knowledge.recall.snapshot) and one listing;
 - cold, no snapshot: every concept read (as before), then the snapshot written for the next;
 - today's path: the same handler with the snapshot unreadable to it (403, as a policy without
   its key) and a full listing on every call: a listing and a GET per concept first, then a
@@ -80,16 +80,17 @@ def child(agent: str, mode: str, warm: int) -> None:
     from shared.aws import client
 
     if mode == "today's path":
-        from shared.awscall import translate
-        from knowledge.store import ConceptStore
         from botocore.exceptions import ClientError
+
+        from knowledge.store.concepts import ConceptStore
+        from shared.awscall import translate
 
         def refused(*args, **kwargs):
             raise translate(ClientError({"Error": {"Code": "AccessDenied"},
                                          "ResponseMetadata": {"HTTPStatusCode": 403}}, "GetObject"))
 
         ConceptStore.get_snapshot = ConceptStore.put_snapshot = refused  # type: ignore[method-assign]
-        from knowledge.studio import Studio
+        from knowledge.curation.studio import Studio
 
         Studio.__init__.__kwdefaults__["sweep_seconds"] = 0.0  # a full listing every time, as before the journal
     from knowledge_dev.handlers import load_handler
@@ -132,7 +133,7 @@ def run_child(agent: str, mode: str, warm: int) -> dict:
 def bench(sizes: list[int], runs: int, warm: int) -> list[dict]:
     import boto3
 
-    from knowledge.store import JOURNAL_GRACE_SECONDS, ConceptStore, snapshot_key
+    from knowledge.store.concepts import JOURNAL_GRACE_SECONDS, ConceptStore, snapshot_key
 
     with moto_server("bench"):
         s3 = boto3.client("s3")

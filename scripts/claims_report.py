@@ -21,8 +21,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Optional
 
-from knowledge import claims
-from knowledge.concept import Concept
+from knowledge.format.concept import Concept
+from knowledge.learning import claims
 from shared.model import Model, ModelError, build_model
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"

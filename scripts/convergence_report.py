@@ -27,16 +27,17 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Optional
 
-from knowledge.adapters import ConfigCache, SightingLedger
-from knowledge.concept import Concept
-from knowledge.consolidate import Consolidator
-from knowledge.extract import Extractor
-from knowledge.known import KnownConcepts
+from knowledge.format.concept import Concept
+from knowledge.format.turn import parse_turn
+from knowledge.learning.consolidate import Consolidator
+from knowledge.learning.extract import Extractor
+from knowledge.learning.known import KnownConcepts
+from knowledge.learning.prompt import KNOWN_HEADING
+from knowledge.store.concepts import ConceptStore
+from knowledge.store.config_cache import ConfigCache
+from knowledge.store.ledgers import SightingLedger
 from shared.model import ModelCache
-from knowledge.prompt import KNOWN_HEADING
-from knowledge.store import ConceptStore
 from shared.telemetry import Counters
-from knowledge.turn import parse_turn
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data"

@@ -25,12 +25,13 @@ from typing import Optional
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import claims_report  # noqa: E402  (a sibling script)
-from knowledge import claims  # noqa: E402
-from knowledge.config import AgentConfig, KnowledgeConfig, parse_config  # noqa: E402
+
+from knowledge.format.config import AgentConfig, KnowledgeConfig, parse_config  # noqa: E402
+from knowledge.format.turn import parse_turn  # noqa: E402
+from knowledge.learning import claims  # noqa: E402
+from knowledge.learning.extract import Extractor  # noqa: E402
 from shared.errors import KnowledgeError  # noqa: E402
-from knowledge.extract import Extractor  # noqa: E402
 from shared.model import Model, ModelCache, ModelError  # noqa: E402
-from knowledge.turn import parse_turn  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TURNS = ROOT / "tests" / "data" / "eval_turns.jsonl"

@@ -22,11 +22,19 @@ from typing import Any, Callable
 
 import boto3
 
+from knowledge_dev.scripted_model import (
+    ScriptedModel,
+    hang,
+    reset,
+    server_error,
+    silent_endpoint,
+    throttled,
+    trickle,
+    truncated,
+)
+from knowledge_dev.template import load_template
 from shared import deadline
 from shared.model import DEFAULT_TIMEOUT, Bedrock, ModelError, OpenAICompatible
-from knowledge_dev.scripted_model import (ScriptedModel, hang, reset, server_error, silent_endpoint, throttled,
-                                          trickle, truncated)
-from knowledge_dev.template import load_template
 
 PROMPT = ("Extraia conceitos duráveis desta conversa.",
           "cliente: oi, meu pedido 48213 pra CEP 13083-970 chega quando?\n"

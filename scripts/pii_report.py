@@ -17,7 +17,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from knowledge.pii import KINDS, find
+from shared.pii import KINDS, find
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 SETS = {"tuning": DATA / "pii_labelled.jsonl", "heldout": DATA / "pii_heldout.jsonl"}

@@ -21,9 +21,9 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Callable
 
-from knowledge.concept import Concept
-from knowledge.config import DEFAULT_MIN_SCORE
-from knowledge.search import Index, OverlapScan
+from knowledge.format.concept import Concept
+from knowledge.format.config import DEFAULT_MIN_SCORE
+from knowledge.recall.index import Index, OverlapScan
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 LABELLED = DATA / "retrieval_labelled.json"

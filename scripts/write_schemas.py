@@ -11,8 +11,8 @@ import json
 import sys
 from pathlib import Path
 
-from knowledge.sighting import sighting_schema
-from knowledge.turn import turn_schema
+from knowledge.format.sighting import sighting_schema
+from knowledge.format.turn import turn_schema
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "schemas"
 FILES = {"turn-complete.schema.json": turn_schema, "sighting.schema.json": sighting_schema}

@@ -62,13 +62,13 @@ def sessions_bucket(s3) -> str:
 
 @pytest.fixture
 def store(s3, bucket):
-    from knowledge.store import ConceptStore
+    from knowledge.store.concepts import ConceptStore
 
     return ConceptStore(s3, bucket)
 
 
 def make_concept(name: str = "frete-gratis", **overrides):
-    from knowledge.concept import Concept
+    from knowledge.format.concept import Concept
 
     fields = dict(
         name=name,
@@ -204,8 +204,8 @@ def counted(moto_endpoint, bucket):
     """The demo agent in a store whose S3 requests are counted (from after the seeding)."""
     from collections import Counter
 
-    from knowledge.concept import parse
-    from knowledge.store import ConceptStore
+    from knowledge.format.concept import parse
+    from knowledge.store.concepts import ConceptStore
 
     s3 = boto3.client("s3", endpoint_url=moto_endpoint, region_name="us-east-1")
     calls = Counter()

@@ -10,10 +10,10 @@ import uuid
 from datetime import datetime, timezone
 
 import pytest
-
 from conftest import DEMO, LambdaContext, drain, load_event, load_handler, new_queue
-from knowledge.cli import main
-from knowledge.sighting import parse_sighting
+
+from knowledge.format.sighting import parse_sighting
+from knowledge_cli.main import main
 from knowledge_dev.scripted_model import rules_responder
 
 T, A = "default", "store-support"
@@ -104,7 +104,7 @@ def test_a_backfill_that_runs_out_of_time_says_where_to_resume(world, sqs):
 def test_a_turn_gone_from_the_archive_mid_replay_is_counted_failed_and_the_rest_go_on(world, s3, sessions_bucket):
     from datetime import datetime, timezone
 
-    from knowledge.backfill import backfill
+    from knowledge.operation.backfill import backfill
     from shared.errors import NotFound
 
     handler = world["backfill"]
@@ -182,7 +182,7 @@ def engine_export(s3, world):
 
 
 def test_an_export_is_replayed_archived_and_linked_end_to_end(world, engine_export, sqs, s3, sessions_bucket):
-    from knowledge.adapters import TurnArchive
+    from knowledge.store.archive import TurnArchive
 
     answer = world["backfill"].lambda_handler(
         {"agent": A, "since": "2026-11-01T00:00:00Z", "from_export": engine_export}, LambdaContext())
@@ -245,7 +245,7 @@ def test_an_export_replay_reaching_past_the_markers_retention_is_refused(world, 
 
 
 def test_the_horizon_is_the_retention_less_a_day():
-    from knowledge.backfill import BeyondRetention, check_horizon
+    from knowledge.operation.backfill import BeyondRetention, check_horizon
 
     now = datetime(2026, 11, 29, 12, tzinfo=timezone.utc)
     check_horizon(datetime(2026, 9, 1, 12, tzinfo=timezone.utc), 90, now)  # 89 days back: kept
@@ -294,8 +294,8 @@ def customer_export(s3):
 def replay(world, s3, sessions_bucket, export_url=None, **options):
     """The backfill with Facts' session state wired in, as ExtractFunction's extractor has it."""
     from facts.sessions import SessionStates
-    from knowledge.backfill import backfill
-    from knowledge.session_export import ExportLocation, SessionExport
+    from knowledge.operation.backfill import backfill
+    from knowledge.store.session_export import ExportLocation, SessionExport
 
     handler = world["backfill"]
     export = SessionExport(s3, ExportLocation.parse(export_url)) if export_url else None
@@ -358,8 +358,8 @@ def test_a_replay_for_an_agent_that_does_not_distil_keeps_no_session_state_but_i
 
 def test_turns_archived_before_the_agent_distilled_are_told_to_facts_by_an_archive_replay(
         world, s3, sessions_bucket):
-    from knowledge.adapters import TurnArchive
-    from knowledge.turn import parse_turn
+    from knowledge.format.turn import parse_turn
+    from knowledge.store.archive import TurnArchive
 
     archive = TurnArchive(s3, sessions_bucket)
     for line in CUSTOMER_EXPORT.read_bytes().splitlines():  # archived while only `knowledge:` was on
@@ -380,7 +380,7 @@ def test_backfill_function_and_cli_tell_facts_of_a_replayed_customer_session(wor
     state = session_state(s3, sessions_bucket)
     assert (state.customer_id, len(state.turns), state.distilled) == (CUSTOMER, 3, False)
 
-    from knowledge import cli
+    from knowledge_cli import main as cli
 
     for name, value in world["env"].items():
         monkeypatch.setenv(name, value)

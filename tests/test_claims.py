@@ -8,11 +8,21 @@ import sys
 from datetime import datetime, timezone
 
 import pytest
-
 from conftest import ROOT, make_concept
-from knowledge.concept import BODY_MAX_BYTES
-from knowledge.claims import (Verdict, confirm, contradict, judge_prompt, keep_beside, merge,
-                              parse_verdict, primary_claim, same_claim, unusable)
+
+from knowledge.format.concept import BODY_MAX_BYTES
+from knowledge.learning.claims import (
+    Verdict,
+    confirm,
+    contradict,
+    judge_prompt,
+    keep_beside,
+    merge,
+    parse_verdict,
+    primary_claim,
+    same_claim,
+    unusable,
+)
 
 DATA = ROOT / "tests" / "data"
 NOW = datetime(2026, 11, 29, 12, 0, 0, tzinfo=timezone.utc)

@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from conftest import DEMO, make_concept
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import DEMO, make_concept
-from knowledge.concept import (
+from knowledge.format.concept import (
     BODY_MAX_BYTES,
     DESCRIPTION_MAX,
     Concept,

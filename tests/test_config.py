@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from knowledge.config import AgentConfig, parse_agent_config, parse_config, render_agent_config, render_config
+from knowledge.format.config import AgentConfig, parse_agent_config, parse_config, render_agent_config, render_config
 from shared.errors import InvalidConfig
 
 

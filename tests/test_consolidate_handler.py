@@ -8,10 +8,10 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 
 import pytest
-
 from conftest import LambdaContext, drain, load_handler, make_concept
+
+from knowledge.format.sighting import Sighting
 from shared.errors import Conflict
-from knowledge.sighting import Sighting
 
 T, A = "default", "store-support"
 FRETE = dict(description="Free shipping above R$199 in the Southeast.",
@@ -164,7 +164,7 @@ def test_the_same_sighting_twice_counts_once(consolidate, store, sqs, bus):
 
 
 def test_a_crash_after_the_write_is_recognised_on_redelivery(consolidate, store, monkeypatch):
-    from knowledge.adapters import SightingLedger
+    from knowledge.store.ledgers import SightingLedger
 
     run(consolidate, sighting("sess_1"))
     original = SightingLedger.applied
@@ -275,8 +275,8 @@ def test_the_candidate_event_creates_its_concept(consolidate, store):
 
 
 def test_an_operator_edit_inside_the_crash_window_still_counts_the_sighting_once(consolidate, store, monkeypatch):
-    from knowledge.adapters import SightingLedger
-    from knowledge.studio import Operator, Studio
+    from knowledge.curation.studio import Operator, Studio
+    from knowledge.store.ledgers import SightingLedger
 
     run(consolidate, sighting("sess_1"))
     original = SightingLedger.applied
@@ -296,7 +296,7 @@ def test_an_operator_edit_inside_the_crash_window_still_counts_the_sighting_once
 def test_a_sighting_counts_once_across_delete_undelete_and_later_sightings_in_its_crash_window(
         consolidate, store, monkeypatch):
     """More than 20 writes, a delete and an undelete between a crash and the redelivery."""
-    from knowledge.adapters import SightingLedger
+    from knowledge.store.ledgers import SightingLedger
 
     run(consolidate, sighting("sess_0"))
     original = SightingLedger.applied
@@ -314,7 +314,7 @@ def test_a_sighting_counts_once_across_delete_undelete_and_later_sightings_in_it
 
 
 def test_a_crash_after_the_pending_marker_and_before_the_write_applies_on_redelivery(consolidate, store, monkeypatch):
-    from knowledge.store import ConceptStore
+    from knowledge.store.concepts import ConceptStore
 
     run(consolidate, sighting("sess_1"))
     original = ConceptStore.replace
@@ -329,7 +329,7 @@ def test_a_crash_after_the_pending_marker_and_before_the_write_applies_on_redeli
 
 
 def test_an_unreadable_concept_is_never_overwritten_and_its_sighting_fails(consolidate, store, s3, bucket):
-    from knowledge.store import concept_key
+    from knowledge.store.concepts import concept_key
 
     s3.put_object(Bucket=bucket, Key=concept_key(T, A, "frete-gratis"), Body=b"---\nname: [1, 2]\n---\nbody\n")
     answer = run(consolidate, sighting("sess_1"))
@@ -339,10 +339,10 @@ def test_an_unreadable_concept_is_never_overwritten_and_its_sighting_fails(conso
 
 
 def test_each_version_links_to_where_its_sighting_was_quoted_never_the_quote(consolidate, store, s3, bucket):
-    from knowledge.adapters import TurnArchive
-    from knowledge.evidence import EvidenceLink
-    from knowledge.sighting import EvidenceRef
-    from knowledge.store import concept_key
+    from knowledge.format.evidence import EvidenceLink
+    from knowledge.format.sighting import EvidenceRef
+    from knowledge.store.archive import TurnArchive
+    from knowledge.store.concepts import concept_key
 
     completed = datetime(2026, 11, 20, 14, 5, 31, 123456, tzinfo=timezone.utc)
     first = sighting("sess_1").model_copy(update={"evidence": EvidenceRef(completed_at=completed, message=2,
@@ -361,7 +361,7 @@ def test_each_version_links_to_where_its_sighting_was_quoted_never_the_quote(con
 @pytest.mark.parametrize("text", ["", "x", "a/b/20261120T140531.123456Z/2/58-10", "a b/t/20261120T140531.123456Z/1/0-1",
                                   "s/t/20261340T140531.123456Z/1/0-1", "s/t/20261120T140531.123456Z/1/0-1/extra"])
 def test_a_link_that_is_not_one_reads_as_none(text):
-    from knowledge.evidence import EvidenceLink
+    from knowledge.format.evidence import EvidenceLink
 
     assert EvidenceLink.decode(text) is None
 

@@ -9,21 +9,21 @@ import time
 
 import boto3
 import pytest
-
 from conftest import ROOT, load_event, make_concept
 
 sys.path.insert(0, str(ROOT / "scripts"))
 
 import convergence_report as report  # noqa: E402  (the report script measures; these tests hold it to its targets)
-from shared import deadline  # noqa: E402
-from knowledge.adapters import ConfigCache  # noqa: E402
-from knowledge.extract import Extractor  # noqa: E402
-from knowledge.known import MODEL_RESERVE_SECONDS, KnownConcepts  # noqa: E402
-from shared.model import ModelCache  # noqa: E402
-from knowledge.prompt import KNOWN_PROMPT_MAX_BYTES, KnownConcept, extraction_prompt  # noqa: E402
-from knowledge.store import ConceptStore  # noqa: E402
-from knowledge.turn import parse_turn  # noqa: E402
+
+from knowledge.format.turn import parse_turn  # noqa: E402
+from knowledge.learning.extract import Extractor  # noqa: E402
+from knowledge.learning.known import MODEL_RESERVE_SECONDS, KnownConcepts  # noqa: E402
+from knowledge.learning.prompt import KNOWN_PROMPT_MAX_BYTES, KnownConcept, extraction_prompt  # noqa: E402
+from knowledge.store.concepts import ConceptStore  # noqa: E402
+from knowledge.store.config_cache import ConfigCache  # noqa: E402
 from knowledge_dev.faults import SLOWDOWN, FaultProxy, Rule  # noqa: E402
+from shared import deadline  # noqa: E402
+from shared.model import ModelCache  # noqa: E402
 
 T, A = "default", "store-support"
 CONFIG = "knowledge:\n  types: [fact, entity, procedure, policy, objection]\n"

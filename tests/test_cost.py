@@ -9,13 +9,12 @@ import uuid
 from datetime import datetime, timedelta, timezone
 
 import pytest
-
 from conftest import DEMO, LambdaContext, drain, load_event, load_handler, make_concept
-from shared.model import Bedrock, build_model, metered
-from knowledge.sighting import Sighting
-from knowledge.usage import (DailyModelCalls, InvalidCapSetting, block_size, daily_cap_from_env,
-                             estimate_tokens)
+
+from knowledge.format.sighting import Sighting
+from knowledge.learning.usage import DailyModelCalls, InvalidCapSetting, block_size, daily_cap_from_env, estimate_tokens
 from knowledge_dev.scripted_model import completion, rules_responder
+from shared.model import Bedrock, build_model, metered
 
 T, A = "default", "store-support"
 RULES = json.loads((DEMO / "model_script.json").read_text())["rules"]

@@ -7,8 +7,8 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import ROOT
+
 from knowledge_dev.scripted_model import ScriptedModel
 
 DATA = ROOT / "tests" / "data"

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-
 import networkx as nx
 import pytest
-
 from conftest import DEMO, make_concept
-from knowledge.cli import main
-from knowledge.concept import parse
-from knowledge.export import DirectorySink, NothingToExport, SinkError, UnknownAgent, export_agent
+
+from knowledge.curation.export import DirectorySink, NothingToExport, SinkError, UnknownAgent, export_agent
+from knowledge.format.concept import parse
+from knowledge_cli.main import main
 
 T, A = "default", "store-support"
 
@@ -117,7 +116,7 @@ def test_cli_without_a_bucket_setting_says_so(monkeypatch, tmp_path, capsys):
 
 
 def test_progress_bar_draws_only_on_a_terminal(cli_env, demo_store, tmp_path):
-    from knowledge.cli import ProgressBar
+    from knowledge_cli.main import ProgressBar
 
     class Terminal:
         def __init__(self, tty):

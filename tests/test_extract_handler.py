@@ -7,9 +7,9 @@ import json
 import uuid
 
 import pytest
-
 from conftest import DEMO, LambdaContext, drain, load_event, load_handler, new_queue
-from knowledge.sighting import parse_sighting
+
+from knowledge.format.sighting import parse_sighting
 from knowledge_dev.scripted_model import rules_responder
 
 T, A = "default", "store-support"
@@ -196,7 +196,7 @@ def test_a_next_shape_turn_still_obeys_the_size_limit_and_a_bad_customer_id_is_r
 def test_each_sighting_links_to_its_quote_in_the_archived_turn_and_never_copies_it(extract, sqs,
                                                                                    candidates_queue, s3,
                                                                                    sessions_bucket):
-    from knowledge.adapters import TurnArchive
+    from knowledge.store.archive import TurnArchive
 
     answer = extract.lambda_handler(event_with(turn_body(completed_at="2026-11-20T11:05:31.250000-03:00")),
                                     LambdaContext())
@@ -240,7 +240,7 @@ def test_a_customers_claim_offered_as_a_fact_is_refused_and_counted(make_extract
 
 def test_the_model_is_shown_the_agents_known_concepts_the_turn_is_about(extract, store, model, sqs,
                                                                         candidates_queue):
-    from knowledge.concept import parse
+    from knowledge.format.concept import parse
 
     for path in sorted(DEMO.glob("*.md")):
         store.create(T, A, parse(path.read_text()), actor="engine")

@@ -10,11 +10,20 @@ import uuid
 from pathlib import Path
 
 import pytest
+from conftest import (
+    CHROMIUM,
+    ROOT,
+    LambdaContext,
+    expect,
+    load_event,
+    load_handler,
+    signed_in_page,
+    skip_unless_present,
+)
+from test_facts_studio_api import CONFIG, CUSTOMER, KEY, PIX, SHOE, conversation
 
-from conftest import CHROMIUM, expect, signed_in_page, ROOT, LambdaContext, load_event, load_handler, skip_unless_present
 from facts.cells import MemoryCells
 from facts.keys import FactKeys
-from test_facts_studio_api import CONFIG, CUSTOMER, KEY, PIX, SHOE, conversation
 
 T, A = "default", "store-support"
 PAGE = ROOT / "studio_web" / "dist" / "facts.html"

@@ -13,9 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
 
 import pytest
-
 from conftest import LambdaContext, drain, load_event, load_handler
-
 
 from facts import layout
 from facts.cells import MemoryCells
@@ -24,9 +22,9 @@ from facts.keys import FactKeys
 from facts.proposals import ProposalStore, ref_of
 from facts.review import Review
 from facts.sessions import SessionStates, record_turn
-from knowledge.adapters import TurnArchive
-from knowledge.events import EventBridgeEvents
-from knowledge.turn import Turn
+from knowledge.format.turn import Turn
+from knowledge.store.archive import TurnArchive
+from shared.events import EventBridgeEvents
 
 T, A = "default", "store-support"
 KEY = "k" * 48

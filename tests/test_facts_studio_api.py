@@ -10,13 +10,13 @@ import uuid
 from datetime import datetime, timedelta, timezone
 
 import pytest
-
 from conftest import ROOT, LambdaContext, drain, load_event, load_handler, skip_unless_present
 from test_publish_studio import deployed  # noqa: F401 - the stack-on-moto fixture
+
 from facts.keys import FactKeys
 from facts.sessions import record_turn
-from knowledge.adapters import TurnArchive
-from knowledge.turn import Turn
+from knowledge.format.turn import Turn
+from knowledge.store.archive import TurnArchive
 
 T, A = "default", "store-support"
 KEY = "k" * 48

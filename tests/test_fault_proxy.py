@@ -14,11 +14,20 @@ import boto3
 import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError, ConnectionClosedError, EndpointConnectionError
-
-from knowledge_dev.faults import (CONDITIONAL, CONFLICT, INTERNAL, RESET_AFTER, RESET_BEFORE, SLOWDOWN, FaultMix,
-                                  FaultProxy, InvalidFaultSpec, Rule)
-
 from conftest import new_bucket
+
+from knowledge_dev.faults import (
+    CONDITIONAL,
+    CONFLICT,
+    INTERNAL,
+    RESET_AFTER,
+    RESET_BEFORE,
+    SLOWDOWN,
+    FaultMix,
+    FaultProxy,
+    InvalidFaultSpec,
+    Rule,
+)
 
 ONE_ATTEMPT = Config(retries={"total_max_attempts": 1})
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import boto3
 import pytest
-
 from conftest import DEMO, load_handler, make_concept
-from knowledge.concept import parse
-from shared.errors import StoreUnavailable
+
+from knowledge.format.concept import parse
 from knowledge_dev.faults import CONDITIONAL, RESET_AFTER, FaultMix, FaultProxy, Rule
+from shared.errors import StoreUnavailable
 
 T, A = "default", "store-support"
 
@@ -33,8 +33,8 @@ class NoEvents:
 
 @pytest.fixture
 def warm_retriever(proxy, store, bucket):
-    from knowledge.retrieve import Retriever
-    from knowledge.store import ConceptStore
+    from knowledge.recall.retrieve import Retriever
+    from knowledge.store.concepts import ConceptStore
 
     store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
     for path in sorted(DEMO.glob("*.md")):
@@ -60,8 +60,8 @@ def test_with_s3_down_retrieval_answers_from_the_warm_index_and_counts_it(proxy,
 def test_with_s3_down_a_cold_agent_is_a_clear_error_within_the_time_lambda_gives(proxy, store, bucket):
     import time
 
-    from knowledge.retrieve import Retriever
-    from knowledge.store import ConceptStore
+    from knowledge.recall.retrieve import Retriever
+    from knowledge.store.concepts import ConceptStore
 
     store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
     proxy.mix = FaultMix(slowdown=1.0)
@@ -73,7 +73,7 @@ def test_with_s3_down_a_cold_agent_is_a_clear_error_within_the_time_lambda_gives
 
 
 def test_a_create_whose_answer_is_lost_after_s3_applied_it_is_not_a_conflict(proxy, bucket):
-    from knowledge.store import ConceptStore
+    from knowledge.store.concepts import ConceptStore
 
     proxy.add_rule(Rule(RESET_AFTER, method="PUT", path="/concepts/", header=CONDITIONAL, nth=1))
     store = ConceptStore(s3_through(proxy), bucket)
@@ -83,9 +83,10 @@ def test_a_create_whose_answer_is_lost_after_s3_applied_it_is_not_a_conflict(pro
 
 
 def test_a_409_on_the_turn_archive_is_retried_so_backfill_still_finds_the_turn(proxy, sessions_bucket, s3):
-    from knowledge.adapters import TurnArchive
-    from knowledge.turn import parse_turn
     from conftest import load_event
+
+    from knowledge.format.turn import parse_turn
+    from knowledge.store.archive import TurnArchive
 
     turn = parse_turn(load_event("turn-complete.json")["Records"][0]["body"])
     proxy.add_rule(Rule("conflict", method="PUT", path="/turns/", nth=1))

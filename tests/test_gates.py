@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from knowledge.gates import CANDIDATES_MAX, _locate_folding, _squash, gate, locate, normalize_name
-from knowledge.turn import Message
+from knowledge.format.turn import Message
+from knowledge.learning.gates import CANDIDATES_MAX, _locate_folding, _squash, gate, locate, normalize_name
 
 TURN = [
     Message(role="user", content="Oi! Moro em Campinas, CEP 13083-970. Quanto tempo demora a entrega?"),

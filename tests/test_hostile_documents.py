@@ -10,13 +10,13 @@ import time
 from datetime import datetime, timezone
 
 import pytest
+from conftest import DEMO, LambdaContext
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_studio_api import BASE, A, T, api, request  # noqa: F401 - the fixture is used by name
 
-from conftest import DEMO, LambdaContext
-from knowledge.concept import DOCUMENT_MAX_BYTES, parse, render
+from knowledge.format.concept import DOCUMENT_MAX_BYTES, parse, render
 from shared.errors import InvalidConcept
-from test_studio_api import A, BASE, T, api, request  # noqa: F401 - the fixture is used by name
 
 GOOD = """---
 name: horario-atendimento
@@ -323,7 +323,7 @@ class Published:
 @pytest.fixture
 def hostile_agent(api, s3, bucket):
     """The demo agent with every hostile document written straight to S3 beside its concepts."""
-    from knowledge.store import concept_key
+    from knowledge.store.concepts import concept_key
 
     names = {}
     for case, document in HOSTILE.items():
@@ -366,7 +366,7 @@ def test_the_studio_reads_a_good_concept_and_each_unreadable_one_for_repair(api,
 def test_the_export_skips_and_reports_each_unreadable_concept(store, hostile_agent, tmp_path, fmt):
     import networkx as nx
 
-    from knowledge.export import DirectorySink, export_agent
+    from knowledge.curation.export import DirectorySink, export_agent
 
     result = timed(lambda: export_agent(store, T, A, DirectorySink(tmp_path), fmt=fmt))
     assert set(result.skipped) == set(hostile_agent) and result.concepts == len(GOOD_NAMES)
@@ -378,7 +378,7 @@ def test_the_export_skips_and_reports_each_unreadable_concept(store, hostile_age
 
 
 def test_retrieval_serves_good_concepts_cold_and_warm_and_counts_the_unreadable(store, hostile_agent):
-    from knowledge.retrieve import LoadRequest, RetrieveRequest, Retriever
+    from knowledge.recall.retrieve import LoadRequest, Retriever, RetrieveRequest
 
     retriever = Retriever(store, Published(), refresh_seconds=0)
     ask = RetrieveRequest(agent=A, session_id="s1", message="Moro em Campinas, o frete é grátis?")

@@ -4,6 +4,7 @@ survives a restart, and what a purge removed from S3 is removed from the disk to
 from __future__ import annotations
 
 from conftest import new_bucket
+
 from knowledge_dev.snapshot import BucketSnapshot
 
 CUSTOMER_TURN = b'{"customer_id": "cus_77120", "messages": [{"role": "user", "content": "meu orcamento e R$ 2.500"}]}'

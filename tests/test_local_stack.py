@@ -13,10 +13,10 @@ from pathlib import Path
 
 import boto3
 import pytest
-
 from conftest import DEMO, ROOT
+
+from knowledge.store.concepts import ConceptStore
 from knowledge_dev.local_aws import free_port
-from knowledge.store import ConceptStore
 
 READY = "Ctrl-C stops the stack"
 

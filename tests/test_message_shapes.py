@@ -12,9 +12,9 @@ import json
 from datetime import datetime, timezone
 
 import pytest
-
 from conftest import EVENTS, LambdaContext, drain, load_handler, make_concept
-from knowledge.sighting import EvidenceRef, InvalidSighting, Sighting, parse_sighting
+
+from knowledge.format.sighting import EvidenceRef, InvalidSighting, Sighting, parse_sighting
 
 T, A = "default", "store-support"
 SECRET = "cliente Ana, CPF 529.982.247-25"

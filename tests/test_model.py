@@ -14,11 +14,17 @@ import pytest
 from botocore.config import Config
 from botocore.stub import Stubber
 
+from knowledge_dev.scripted_model import ScriptedModel, hang, reset, server_error, throttled, trickle, truncated
 from shared import deadline
-from shared.model import (Bedrock, ModelConfigError, ModelError, ModelTimeout, ModelUnavailable,
-                             OpenAICompatible, build_model)
-from knowledge_dev.scripted_model import (ScriptedModel, hang, reset, server_error, throttled, trickle,
-                                          truncated)
+from shared.model import (
+    Bedrock,
+    ModelConfigError,
+    ModelError,
+    ModelTimeout,
+    ModelUnavailable,
+    OpenAICompatible,
+    build_model,
+)
 
 
 def client(model, **kwargs):

@@ -14,12 +14,12 @@ from typing import Optional
 
 import boto3
 import pytest
-
 from conftest import DEMO, EVENTS, LambdaContext, load_event, load_handler
-from knowledge.concept import parse
-from knowledge.settings import SecretUnavailable, Settings
+
+from knowledge.format.concept import parse
 from knowledge_dev.scripted_model import rules_responder, server_error
 from knowledge_dev.template import bucket_specs, create_buckets, load_template
+from shared.settings import SecretUnavailable, Settings
 
 T, A = "default", "store-support"
 TEMPLATE = load_template()
@@ -138,8 +138,9 @@ def test_a_model_outage_in_extraction_is_counted_where_the_turn_failed_alarm_loo
 def test_an_unreadable_concept_fails_its_sighting_where_the_consolidation_alarm_looks(
         metrics_on, monkeypatch, s3, bucket, sessions_bucket, bus, model, capsys):
     from conftest import make_concept
-    from knowledge.sighting import Sighting
-    from knowledge.store import concept_key
+
+    from knowledge.format.sighting import Sighting
+    from knowledge.store.concepts import concept_key
 
     s3.put_object(Bucket=bucket, Key=concept_key(T, A, "frete-gratis"), Body=b"---\nname: [1, 2]\n---\nbody\n")
     consolidate = load_handler("consolidate", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
@@ -170,8 +171,8 @@ def retrieve_handler(monkeypatch, bucket, bus_name, **env):
 
 def test_retrievals_failures_are_each_counted_where_an_alarm_looks(metrics_on, monkeypatch, demo_agent, s3, bucket,
                                                                   capsys):
-    from knowledge import warm
-    from knowledge.store import concept_key
+    from knowledge.recall import warm
+    from knowledge.store.concepts import concept_key
 
     # A document that does not parse, a bus that does not exist, and a budget too short for the agent.
     s3.put_object(Bucket=bucket, Key=concept_key(T, A, "troca-quebrada"), Body=b"---\ntype: [\n---\n")
@@ -196,8 +197,8 @@ class ShortContext(LambdaContext):
 
 def test_with_s3_down_retrieval_serves_what_it_holds_where_the_stale_alarm_looks(metrics_on, monkeypatch, demo_agent,
                                                                                  bucket, bus, moto_endpoint, capsys):
-    from shared.aws import client
     from knowledge_dev.faults import FaultMix, FaultProxy
+    from shared.aws import client
 
     with FaultProxy(moto_endpoint, seed=3) as proxy:
         # The handler's S3 client goes through the proxy (clients are cached per process: rebuilt here and after).
@@ -221,8 +222,8 @@ DISTILL_CONFIG = "knowledge:\n  extract: false\ndistill:\n  idle_hours: 6\n  min
 
 def idle_conversation(s3, sessions_bucket, session: str) -> None:
     from facts.sessions import record_turn
-    from knowledge.adapters import TurnArchive
-    from knowledge.turn import Turn
+    from knowledge.format.turn import Turn
+    from knowledge.store.archive import TurnArchive
 
     start = datetime.now(timezone.utc) - timedelta(hours=8)
     exchanges = [[("user", "oi, quero trocar o tenis do pedido 48213, calço 42"), ("assistant", "Claro! Pelo 43?")],
@@ -399,7 +400,7 @@ def test_a_key_set_in_the_environment_wins_and_the_secret_is_not_read():
 
 @pytest.mark.parametrize("problem", ["missing", "empty", "json without a key", "not an arn"])
 def test_a_key_that_cannot_be_read_fails_the_cold_start_with_a_typed_error(problem, secrets, monkeypatch, extract_env):
-    from knowledge.settings import SettingsError
+    from shared.settings import SettingsError
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     arn = {"missing": "arn:aws:secretsmanager:us-east-1:123456789012:secret:nowhere-AbCdEf",
@@ -449,9 +450,9 @@ def test_the_local_knowledge_bucket_expires_old_concept_versions_as_the_template
 
 
 def test_the_template_expires_the_change_journal_as_the_store_and_the_local_stack_expect():
-    """Readers trust the journal for less than its retention (knowledge.store); the rule that
+    """Readers trust the journal for less than its retention (knowledge.store.concepts); the rule that
     expires it is the one the local stack applies."""
-    from knowledge.store import JOURNAL_RETENTION_DAYS
+    from knowledge.store.concepts import JOURNAL_RETENTION_DAYS
     from knowledge_dev.local_aws import journal_lifecycle_rule
 
     (spec,) = [spec for spec in bucket_specs(TEMPLATE) if spec.logical_id == "KnowledgeBucket"]

@@ -8,9 +8,9 @@ import sys
 import time
 
 import pytest
-
 from conftest import ROOT
-from knowledge.pii import redact
+
+from shared.pii import redact
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -9,8 +9,8 @@ import uuid
 
 import boto3
 import pytest
-
 from conftest import ROOT, skip_unless_present
+
 from knowledge_dev.publish import FILES, PublishError, page_config, publish, stack_outputs
 
 PAGE = ROOT / "studio_web" / "dist" / "index.html"

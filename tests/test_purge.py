@@ -11,17 +11,17 @@ import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
-
 from conftest import LambdaContext, load_event, load_handler, make_concept
+
 from facts.cells import MemoryCells
 from facts.distill import Distiller
 from facts.errors import NotPending
 from facts.keys import FactKeys
 from facts.proposals import ProposalStore, ref_of
 from facts.review import Review
-from knowledge import cli
+from knowledge.store.concepts import ConceptStore
+from knowledge_cli import main as cli
 from shared.model import ModelCache
-from knowledge.store import ConceptStore
 
 T, OTHER_TENANT = "default", "default-2"  # a tenant whose name the other's prefix would match
 CUSTOMER, OTHER_CUSTOMER = "cus_20931", "cus_77104"
@@ -107,7 +107,7 @@ def world(handlers, s3, bucket, sessions_bucket):
         store.create(tenant, AGENTS[0], make_concept("troca-30-dias", description="Trocas em até 30 dias."),
                      actor="engine")
         try:
-            from knowledge.reviews import ReviewStore
+            from knowledge.curation.reviews import ReviewStore
         except ImportError:  # the studio's review state is not in this tree yet
             pass
         else:

@@ -7,9 +7,9 @@ import json
 import time
 
 import pytest
-
 from conftest import DEMO, load_event, load_handler, new_queue
-from knowledge.adapters import backoff_seconds
+
+from knowledge.store.queues import backoff_seconds
 from knowledge_dev.poller import Poller
 
 T, A = "default", "store-support"
@@ -102,7 +102,7 @@ def test_a_redelivered_turn_already_extracted_is_not_read_by_the_model_again(ext
 
 def test_backfill_re_reads_a_turn_the_live_path_already_extracted(monkeypatch, store, bucket, sessions_bucket,
                                                                   candidates_queue, model):
-    from knowledge.turn import parse_turn
+    from knowledge.format.turn import parse_turn
 
     store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
     handler = load_handler("extract", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
@@ -149,6 +149,6 @@ def test_a_turn_deferred_by_its_tenants_daily_cap_waits_for_the_next_utc_day_not
 def test_the_wait_for_the_next_utc_day_is_capped_at_sqs_s_twelve_hours(now, seconds):
     from datetime import datetime, timezone
 
-    from knowledge.adapters import seconds_to_next_utc_day
+    from knowledge.store.queues import seconds_to_next_utc_day
 
     assert seconds_to_next_utc_day(datetime.fromisoformat(now).replace(tzinfo=timezone.utc)) == seconds

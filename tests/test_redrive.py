@@ -9,11 +9,11 @@ import uuid
 from datetime import datetime, timezone
 
 import pytest
-
 from conftest import DEMO, LambdaContext, drain, load_event, load_handler, make_concept, new_queue
-from knowledge.cli import main
-from knowledge.redrive import VALID, Redrive, RedriveError, check_sighting, check_turn
-from knowledge.sighting import Sighting
+
+from knowledge.format.sighting import Sighting
+from knowledge.operation.redrive import VALID, Redrive, RedriveError, check_sighting, check_turn
+from knowledge_cli.main import main
 from knowledge_dev.scripted_model import server_error
 
 T, A = "default", "store-support"

@@ -7,12 +7,12 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import DEMO, ROOT, Clock, Events, make_concept
-from knowledge.config import parse_config
-from knowledge.concept import parse
-from knowledge.retrieve import RetrieveRequest, LoadRequest, Retriever, render_block, select
-from knowledge.search import Index, stem
+
+from knowledge.format.concept import parse
+from knowledge.format.config import parse_config
+from knowledge.recall.index import Index, stem
+from knowledge.recall.retrieve import LoadRequest, Retriever, RetrieveRequest, render_block, select
 
 T, A = "default", "store-support"
 
@@ -453,7 +453,7 @@ def large_agent(counted, monkeypatch):
     """The demo agent plus one newer concept, fetched two at a time, each fetch a second."""
     import time
 
-    from knowledge import warm
+    from knowledge.recall import warm
 
     store, calls = counted
     time.sleep(1.1)  # listings tell time to the second

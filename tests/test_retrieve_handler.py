@@ -9,10 +9,10 @@ import sys
 import uuid
 
 import pytest
-
 from conftest import DEMO, ROOT, LambdaContext, drain, load_event, load_handler
-from knowledge.concept import parse
-from knowledge.settings import SettingsError
+
+from knowledge.format.concept import parse
+from shared.settings import SettingsError
 
 T, A = "default", "store-support"
 
@@ -117,11 +117,11 @@ def test_a_misconfigured_function_fails_its_invocation_not_with_an_answer(monkey
 
 
 def test_a_deferred_part_is_built_once_however_many_threads_ask_first():
-    from concurrent.futures import ThreadPoolExecutor
     import threading
     import time
+    from concurrent.futures import ThreadPoolExecutor
 
-    from knowledge.wiring import Deferred
+    from shared.coldstart import Deferred
 
     builds = []
     lock = threading.Lock()

@@ -6,14 +6,14 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import DEMO, ROOT, Clock, Events, make_concept
-from knowledge.concept import parse
-from knowledge.retrieve import LoadRequest, RetrieveRequest, Retriever
-from knowledge.search import Index
-from knowledge.snapshot import Snapshot, SnapshotUnreadable, decode, encode
-from knowledge.store import snapshot_key
-from knowledge.warm import WarmIndexes, memory_budget_bytes
+
+from knowledge.format.concept import parse
+from knowledge.recall.index import Index
+from knowledge.recall.retrieve import LoadRequest, Retriever, RetrieveRequest
+from knowledge.recall.snapshot import Snapshot, SnapshotUnreadable, decode, encode
+from knowledge.recall.warm import WarmIndexes, memory_budget_bytes
+from knowledge.store.concepts import snapshot_key
 
 T, A = "default", "store-support"
 MESSAGES = ["Moro em Campinas, o frete é grátis?", "posso trocar o produto em 30 dias?", "meu CEP é 13083-970",
@@ -294,7 +294,7 @@ def test_the_measured_size_counts_a_full_typo_cache():
     import string
     import tracemalloc
 
-    from knowledge.search import TYPO_CACHE
+    from knowledge.recall.index import TYPO_CACHE
 
     index = Index()
     for concept in labelled_concepts():
@@ -350,7 +350,7 @@ def test_a_function_not_allowed_the_snapshot_still_answers_from_the_concepts(cou
 
 # ------------------------------------------------------------------ summaries, and the studio's list from the snapshot
 
-from knowledge.studio import Operator, Studio  # noqa: E402
+from knowledge.curation.studio import Operator, Studio  # noqa: E402
 
 ANA = Operator("ana", frozenset({T}))
 
@@ -376,7 +376,7 @@ def test_the_snapshot_keeps_each_concepts_row_and_who_wrote_its_current_version(
 
 
 def test_a_snapshot_of_the_previous_format_is_unreadable_and_rebuilt(counted, s3, bucket):
-    from knowledge.snapshot import MAGIC
+    from knowledge.recall.snapshot import MAGIC
 
     store, _ = counted
     warmed(store)
@@ -454,8 +454,8 @@ def test_search_from_a_snapshot_covers_the_body_by_words_and_name_and_descriptio
 
 
 def test_a_snapshot_whose_position_is_older_than_the_journal_is_kept_is_swept_not_followed(counted, s3, bucket):
-    from knowledge.store import journal_prefix
-    from knowledge.warm import JOURNAL_TRUSTED_SECONDS
+    from knowledge.recall.warm import JOURNAL_TRUSTED_SECONDS
+    from knowledge.store.concepts import journal_prefix
 
     store, _ = counted
     warmed(store)

@@ -7,9 +7,9 @@ import json
 import uuid
 
 import pytest
-
 from conftest import DEMO, LambdaContext, load_event, load_handler
-from knowledge.concept import parse
+
+from knowledge.format.concept import parse
 
 T, A = "default", "store-support"
 ANA = {"sub": "3f1c9a52-7d3e-4b8a-9f0e-6a2b1c4d5e6f", "cognito:groups": "[default]"}
@@ -261,7 +261,7 @@ def test_an_unknown_route_is_404_in_the_error_shape(api):
 
 
 def test_get_of_a_stored_file_that_is_not_utf8_shows_it_for_repair(api, s3, bucket):
-    from knowledge.store import concept_key
+    from knowledge.store.concepts import concept_key
 
     s3.put_object(Bucket=bucket, Key=concept_key(T, A, "quebrado"), Body=b"---\nname: quebrado\xff\n---\n\nx\n")
     status, body, _ = api("GET", f"{BASE}/concepts/quebrado")
@@ -274,8 +274,8 @@ def test_get_of_a_stored_file_that_is_not_utf8_shows_it_for_repair(api, s3, buck
 
 def archive_demo_turn(s3, sessions_bucket):
     """The demo turn, archived as extraction archives it; returns it."""
-    from knowledge.adapters import TurnArchive
-    from knowledge.turn import parse_turn
+    from knowledge.format.turn import parse_turn
+    from knowledge.store.archive import TurnArchive
 
     turn = parse_turn(json.dumps(load_event("turn.json")))
     TurnArchive(s3, sessions_bucket).put(turn)
@@ -284,7 +284,7 @@ def archive_demo_turn(s3, sessions_bucket):
 
 def learned_from(store, turn, message, quote, name="cep-sudeste-cd-campinas", start=None):
     """A version written as consolidation writes one: merged by the engine, linked to where its claim was quoted."""
-    from knowledge.evidence import EvidenceLink
+    from knowledge.format.evidence import EvidenceLink
 
     content = turn.messages[message].content
     start = content.index(quote) if start is None else start
@@ -330,7 +330,7 @@ def test_the_excerpt_is_redacted_as_shown_even_when_the_span_cuts_the_personal_d
 
 
 def test_evidence_is_expired_once_the_archived_turn_is_gone(api, store, s3, sessions_bucket):
-    from knowledge.adapters import TurnArchive
+    from knowledge.store.archive import TurnArchive
 
     turn = archive_demo_turn(s3, sessions_bucket)
     version = learned_from(store, turn, 1, "chegam em 1 a 2 dias úteis")
@@ -344,7 +344,7 @@ def test_evidence_is_expired_once_the_archived_turn_is_gone(api, store, s3, sess
 @pytest.mark.parametrize("message, start, end", [(9, 0, 5), (1, 100, 400), (3, 0, 500)])
 def test_evidence_is_expired_when_the_link_no_longer_points_inside_the_turn(api, store, s3, sessions_bucket,
                                                                             message, start, end):
-    from knowledge.evidence import EvidenceLink
+    from knowledge.format.evidence import EvidenceLink
 
     turn = archive_demo_turn(s3, sessions_bucket)
     current = store.get(T, A, "rastreio-pedido")
@@ -401,7 +401,8 @@ def keep_related_beside(store, name="troca-em-30-dias", sessions=("sess_41",)):
     from datetime import datetime, timezone
 
     from conftest import make_concept
-    from knowledge.claims import keep_beside
+
+    from knowledge.learning.claims import keep_beside
 
     current = store.get(T, A, name)
     store.replace(T, A, current.concept, if_match=current.etag, actor="operator:ana", reason="edit")
@@ -427,7 +428,8 @@ def test_two_different_related_claims_count_two(api, store):
     from datetime import datetime, timezone
 
     from conftest import make_concept
-    from knowledge.claims import keep_beside
+
+    from knowledge.learning.claims import keep_beside
 
     keep_related_beside(store)
     current = store.get(T, A, "troca-em-30-dias")
@@ -457,9 +459,9 @@ def test_a_turn_s3_refuses_without_list_permission_reads_as_expired_but_an_outag
     """On AWS the studio may only GET archived turns: S3 answers a purged one 403, not 404."""
     from botocore.exceptions import ClientError
 
+    from knowledge.curation.studio import Operator, Studio
     from shared import awscall
     from shared.errors import StoreUnavailable
-    from knowledge.studio import Operator, Studio
 
     class RefusingArchive:
         def get(self, key):
@@ -483,7 +485,8 @@ def test_a_concept_with_related_claims_and_a_contradiction_counts_only_the_relat
     from datetime import datetime, timezone
 
     from conftest import make_concept
-    from knowledge.claims import contradict
+
+    from knowledge.learning.claims import contradict
 
     keep_related_beside(store)
     current = store.get(T, A, "troca-em-30-dias")
@@ -665,7 +668,7 @@ def test_search_covers_name_description_and_body(api, q, expected):
 # ------------------------------------------------------------------ written_by, new since, paged history, deleted by
 
 def studio_on(store):
-    from knowledge.studio import Operator, Studio
+    from knowledge.curation.studio import Operator, Studio
 
     return Studio(store), Operator(ANA["sub"], frozenset({T}))
 
@@ -733,7 +736,7 @@ def test_a_concept_with_3000_versions_opens_its_history_page_by_page_in_a_listin
 
     import boto3
 
-    from knowledge.store import ConceptStore
+    from knowledge.store.concepts import ConceptStore
 
     many_versions(store, bucket, "prazo-reembolso-pix", 3000)
     counted = boto3.client("s3", endpoint_url=moto_endpoint, region_name="us-east-1")
@@ -757,8 +760,8 @@ def test_a_concept_with_3000_versions_opens_its_history_page_by_page_in_a_listin
 
 
 def test_a_history_cursor_from_elsewhere_is_a_typed_refusal_and_an_unknown_agent_is_said(api, store):
-    from knowledge.store import InvalidCursor
-    from knowledge.studio import UnknownAgent
+    from knowledge.curation.studio import UnknownAgent
+    from knowledge.store.concepts import InvalidCursor
 
     studio, ana = studio_on(store)
     with pytest.raises(InvalidCursor):

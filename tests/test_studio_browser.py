@@ -9,9 +9,19 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from conftest import (
+    ARTIFACTS,
+    CHROMIUM,
+    DEMO,
+    ROOT,
+    LambdaContext,
+    expect,
+    load_handler,
+    signed_in_page,
+    skip_unless_present,
+)
 
-from conftest import ARTIFACTS, CHROMIUM, expect, signed_in_page, DEMO, ROOT, LambdaContext, load_handler, skip_unless_present
-from knowledge.concept import parse
+from knowledge.format.concept import parse
 
 T, A = "default", "store-support"
 PAGE = ROOT / "studio_web" / "dist" / "index.html"
@@ -268,8 +278,9 @@ def test_history_says_which_session_taught_a_version_and_shows_its_quote_on_dema
 
 
 def test_a_quote_whose_conversation_expired_says_expired(browser, studio, store, s3, sessions_bucket, request):
-    from knowledge.adapters import TurnArchive
     from test_studio_api import archive_demo_turn, learned_from
+
+    from knowledge.store.archive import TurnArchive
 
     turn = archive_demo_turn(s3, sessions_bucket)
     learned_from(store, turn, 1, "chegam em 1 a 2 dias úteis")

@@ -9,11 +9,11 @@ import re
 import uuid
 
 import pytest
+from conftest import DEMO, ROOT, LambdaContext, load_event, load_handler
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import DEMO, ROOT, LambdaContext, load_event, load_handler
-from knowledge.concept import parse
+from knowledge.format.concept import parse
 
 T, A = "default", "store-support"
 OPENAPI = json.loads((ROOT / "studio_web" / "openapi.json").read_text())
@@ -57,7 +57,7 @@ def requests(draw):
 def api(moto_endpoint):
     import boto3
 
-    from knowledge.store import ConceptStore
+    from knowledge.store.concepts import ConceptStore
 
     s3 = boto3.client("s3", endpoint_url=moto_endpoint, region_name="us-east-1")
     bucket = f"fuzz-{uuid.uuid4().hex[:12]}"

@@ -8,9 +8,9 @@ import json
 import uuid
 
 import pytest
-
 from conftest import DEMO, ROOT, LambdaContext, load_handler
-from knowledge.concept import parse
+
+from knowledge.format.concept import parse
 
 T, A = "default", "store-support"
 EXAMPLES = 25  # per operation and per way of choosing the path: the whole run stays well under two minutes
@@ -35,7 +35,6 @@ def studio(monkeypatch, store, bucket, sessions_bucket):
 
 def operations():
     import schemathesis
-
     from schemathesis.config import SchemathesisConfig
 
     # A schema-valid request may still be refused for what JSON Schema cannot say: a concept or

@@ -8,7 +8,6 @@ import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
-
 from test_studio_api import ANA, demo_studio
 
 T, A = "default", "store-support"
@@ -172,7 +171,7 @@ class Racing:
 
 @pytest.mark.parametrize("their_offset, kept", [(timedelta(minutes=5), "theirs"), (timedelta(minutes=-5), "mine")])
 def test_two_browsers_marking_at_once_keep_the_later_look(s3, bucket, their_offset, kept):
-    from knowledge.reviews import ReviewStore, format_seen_at, review_key
+    from knowledge.curation.reviews import ReviewStore, format_seen_at, review_key
 
     mine = datetime.now(timezone.utc) - timedelta(minutes=10)
     theirs = format_seen_at(mine + their_offset)
@@ -185,7 +184,7 @@ def test_two_browsers_marking_at_once_keep_the_later_look(s3, bucket, their_offs
 
 
 def test_a_state_that_does_not_parse_counts_as_never_looked_and_is_replaced(s3, bucket):
-    from knowledge.reviews import ReviewStore, review_key
+    from knowledge.curation.reviews import ReviewStore, review_key
 
     s3.put_object(Bucket=bucket, Key=review_key(T, A, ANA["sub"]), Body=b'["not", "a", "state"]')
     reviews = ReviewStore(s3, bucket)

@@ -7,9 +7,9 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import EVENTS, ROOT
-from knowledge.turn import TURN_MAX_BYTES, InvalidTurn, parse_turn
+
+from knowledge.format.turn import TURN_MAX_BYTES, InvalidTurn, parse_turn
 
 SECRET = "meu segredo 4111 1111 1111 1111"
 

@@ -27,7 +27,6 @@ from typing import Optional, Sequence
 from .stack import STATE_FILE
 
 
-
 def _invoke(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog=f"knowledge {argv[0]}")
     parser.add_argument("--agent", required=True)
@@ -133,10 +132,10 @@ def _send_conversation(argv: Sequence[str]) -> int:
     args = parser.parse_args(argv[1:])
     from pathlib import Path
 
+    from knowledge.format.turn import parse_turn
     from shared.aws import client
     from shared.errors import KnowledgeError
-    from knowledge.settings import Settings
-    from knowledge.turn import parse_turn
+    from shared.settings import Settings
 
     try:
         lines = [line for line in Path(args.file).read_bytes().splitlines() if line.strip()]
@@ -283,7 +282,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         except KnowledgeError as exc:
             print(f"knowledge {argv[0]}: {exc} ({exc.code})", file=sys.stderr)
             return 1
-    from knowledge.cli import main as knowledge
+    from knowledge_cli.main import main as knowledge
 
     return knowledge(argv)
 

@@ -59,7 +59,7 @@ def _record(sighting: Any, index: int, receives: int) -> dict:
 def deliver(handler: Any, sightings: list, *, batch_size: int, max_receives: int, timeout_seconds: float,
             result: RunResult, first_index: int = 0) -> None:
     """Deliver `sightings` (one FIFO group) until each succeeded or was dead-lettered."""
-    from knowledge.adapters import backoff_seconds
+    from knowledge.store.queues import backoff_seconds
 
     pending = [(first_index + i, s) for i, s in enumerate(sightings)]
     receives: dict[int, int] = {}
@@ -90,10 +90,10 @@ def deliver(handler: Any, sightings: list, *, batch_size: int, max_receives: int
 def run(seed: int, count: int, *, moto_endpoint: str, mix: FaultMix = DEFAULT_MIX, batch_size: int = 10,
         max_receives: int = 10, timeout_seconds: float = 60.0) -> RunResult:
     """`count` sightings of one concept, then every one of them again, under `mix`."""
+    from knowledge.format.concept import Concept
+    from knowledge.format.sighting import Sighting
+    from knowledge.store.concepts import ConceptStore
     from shared.aws import client
-    from knowledge.concept import Concept
-    from knowledge.sighting import Sighting
-    from knowledge.store import ConceptStore
 
     from .handlers import load_handler
 

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from types import ModuleType
 from typing import Optional
-
-import os
 
 from .template import ROOT, load_template
 

@@ -26,8 +26,16 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from .scripted_model import ScriptedModel, rules_responder
 from .snapshot import BucketSnapshot
-from .template import (ROOT, bucket_specs, create_buckets, create_queues, env_references, event_bus_ids,
-                       load_template, queue_specs)
+from .template import (
+    ROOT,
+    bucket_specs,
+    create_buckets,
+    create_queues,
+    env_references,
+    event_bus_ids,
+    load_template,
+    queue_specs,
+)
 
 DEFAULT_PORT = 4599
 DEFAULT_STUDIO_PORT = 8080
@@ -61,9 +69,9 @@ def port_free(port: int, host: str = "127.0.0.1") -> bool:
     return True
 
 
-def seed_demo(store) -> int:  # noqa: ANN001 - a knowledge.store.ConceptStore
+def seed_demo(store) -> int:  # noqa: ANN001 - a knowledge.store.concepts.ConceptStore
     """Write the demo agent's knowledge.yaml and concepts; returns the number of concepts."""
-    from knowledge.concept import parse
+    from knowledge.format.concept import parse
 
     demo = resources.files(__package__) / "demo"
     store.put_config(DEMO_TENANT, DEMO_AGENT, (demo / "knowledge.yaml").read_text(encoding="utf-8"),
@@ -139,7 +147,7 @@ class LocalStack:
                            for spec in specs]
         self.restored = sum(snapshot.load() for snapshot in self._snapshots)
         if not self.restored and self.demo:
-            from knowledge.store import ConceptStore
+            from knowledge.store.concepts import ConceptStore
 
             self.seeded = seed_demo(ConceptStore(s3, names["KNOWLEDGE_BUCKET"]))
             self.save()

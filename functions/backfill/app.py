@@ -4,14 +4,14 @@ stack's archive or from the engine's session exports (`from_export`)."""
 from aws_lambda_powertools import Logger
 
 from facts.sessions import SessionStates
-
 from knowledge import wiring
+from knowledge.learning.usage import daily_cap
+from knowledge.operation.backfill import backfill, parse_backfill_request
+from knowledge.store.archive import expiry_days
+from knowledge.store.session_export import SessionExport
 from shared.aws import client
-from knowledge.backfill import backfill, parse_backfill_request
 from shared.errors import KnowledgeError
-from knowledge.session_export import SessionExport, expiry_days
-from knowledge.settings import Settings
-from knowledge.usage import daily_cap
+from shared.settings import Settings
 
 logger = Logger()
 settings = Settings.from_env(require=("SESSIONS_BUCKET", "CANDIDATES_QUEUE_URL"))

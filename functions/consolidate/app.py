@@ -9,11 +9,11 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-from shared import deadline
 from knowledge import wiring
+from knowledge.format.sighting import InvalidSighting, parse_sighting
+from shared import deadline
 from shared.errors import KnowledgeError
-from knowledge.settings import Settings
-from knowledge.sighting import InvalidSighting, parse_sighting
+from shared.settings import Settings
 
 logger = Logger()
 settings = Settings.from_env(require=("SESSIONS_BUCKET", "EVENT_BUS_NAME"))

@@ -10,10 +10,9 @@ from facts import wiring
 from facts.distill import SESSION_SECONDS, parse_distill_request
 from shared import deadline
 from shared.errors import KnowledgeError
-from knowledge.wiring import Deferred
 
 logger = Logger()
-service = Deferred(wiring.distiller_from_env).build_now_if_init_is_ahead()
+service = wiring.Deferred(wiring.distiller_from_env).build_now_if_init_is_ahead()
 
 
 @logger.inject_lambda_context

@@ -2,11 +2,11 @@
 
 from aws_lambda_powertools import Logger
 
+from knowledge.curation.export import S3Sink, export_agent, parse_export_request
+from knowledge.store.concepts import ConceptStore
 from shared.aws import client
 from shared.errors import KnowledgeError
-from knowledge.export import S3Sink, export_agent, parse_export_request
-from knowledge.settings import Settings
-from knowledge.store import ConceptStore
+from shared.settings import Settings
 
 logger = Logger()
 settings = Settings.from_env(require=("SESSIONS_BUCKET",))

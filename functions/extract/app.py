@@ -11,13 +11,13 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, pro
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from facts.sessions import SessionStates
-from shared import deadline
 from knowledge import wiring
+from knowledge.format.turn import InvalidTurn, parse_turn
+from knowledge.learning.usage import DailyCapReached
+from shared import deadline
 from shared.aws import client
 from shared.errors import KnowledgeError
-from knowledge.settings import Settings
-from knowledge.turn import InvalidTurn, parse_turn
-from knowledge.usage import DailyCapReached
+from shared.settings import Settings
 
 logger = Logger()
 settings = Settings.from_env(require=("SESSIONS_BUCKET", "CANDIDATES_QUEUE_URL"))

@@ -22,8 +22,16 @@ from facts.fact import NAME_MAX, VALUE_MAX
 from facts.proposals import REASON_MAX
 from facts.studio import PAGE_MAX, FactChanged, InvalidCursor, ProposalWentStale, refs, studio_from_env
 from shared.errors import Conflict, InvalidName, KnowledgeError, NotFound
+from shared.httpapi import (
+    Forbidden,
+    Unauthorized,
+    answer_alike,
+    check_path,
+    error_body,
+    operator_from_claims,
+    plain_path,
+)
 from shared.names import SESSION_ID_MAX, SLUG_MAX, SLUG_SCHEMA
-from knowledge.httpapi import Forbidden, Unauthorized, answer_alike, check_path, error_body, operator_from_claims, plain_path
 
 logger = Logger()
 facts = studio_from_env()

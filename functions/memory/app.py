@@ -10,10 +10,9 @@ from aws_lambda_powertools import Logger
 from facts import wiring
 from shared import deadline
 from shared.errors import KnowledgeError
-from knowledge.wiring import Deferred
 
 logger = Logger()
-service = Deferred(wiring.memory_from_env).build_now_if_init_is_ahead()
+service = wiring.Deferred(wiring.memory_from_env).build_now_if_init_is_ahead()
 
 
 @logger.inject_lambda_context

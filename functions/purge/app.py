@@ -10,11 +10,11 @@ the deadline came first: invoke it again with the same payload to finish. A refu
 from aws_lambda_powertools import Logger
 
 from facts.purge import TENANT_PART, forget_customer, parse_forget_request
+from knowledge.operation.purge import InvalidPurge, delete_tenant_data, parse_tenant_request
 from shared import deadline
 from shared.aws import client
 from shared.errors import KnowledgeError
-from knowledge.purge import InvalidPurge, delete_tenant_data, parse_tenant_request
-from knowledge.settings import Settings
+from shared.settings import Settings
 from shared.telemetry import Counters
 
 # A batch is one listing and one DeleteObjects of up to 1000 versions: start one only with this left.

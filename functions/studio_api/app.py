@@ -1,7 +1,7 @@
 """StudioApiFunction: the studio's HTTP API (API Gateway HTTP API, JWT authorizer).
 
 Routes are wiring: the operator comes from the verified token's claims, the work is done by
-knowledge.studio, and every domain error is mapped to HTTP once, below.
+knowledge.curation.studio, and every domain error is mapped to HTTP once, below.
 """
 
 import json
@@ -16,14 +16,29 @@ from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Que
 from pydantic import BaseModel, Field
 
 from knowledge import wiring
+from knowledge.curation.reviews import InvalidSeenAt, ReviewQueue, ReviewStore
+from knowledge.curation.studio import (
+    MARKDOWN_MAX_BYTES,
+    SORTS,
+    ArchiveNotConfigured,
+    InvalidCursor,
+    NameTaken,
+    PreconditionRequired,
+    field_errors,
+)
 from shared.aws import client
 from shared.errors import Conflict, InvalidConcept, InvalidConfig, InvalidName, KnowledgeError, NotFound
+from shared.httpapi import (
+    Forbidden,
+    Unauthorized,
+    answer_alike,
+    check_path,
+    error_body,
+    operator_from_claims,
+    plain_path,
+)
 from shared.names import SLUG_MAX, SLUG_SCHEMA
-from knowledge.reviews import InvalidSeenAt, ReviewQueue, ReviewStore
-from knowledge.settings import Settings
-from knowledge.httpapi import Forbidden, Unauthorized, answer_alike, check_path, error_body, operator_from_claims, plain_path
-from knowledge.studio import (MARKDOWN_MAX_BYTES, SORTS, ArchiveNotConfigured, InvalidCursor, NameTaken,
-                              PreconditionRequired, field_errors)
+from shared.settings import Settings
 
 logger = Logger()
 settings = Settings.from_env()

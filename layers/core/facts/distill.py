@@ -17,16 +17,16 @@ from typing import Any, Callable, Iterator, Optional
 
 from pydantic import BaseModel, ConfigDict
 
+from knowledge.format.config import DistillConfig, parse_agent_config
+from knowledge.format.turn import Message
+from knowledge.store.archive import TurnArchive
+from knowledge.store.concepts import config_key
 from shared import awscall, deadline
-from knowledge.adapters import TurnArchive
-from knowledge.config import DistillConfig, parse_agent_config
 from shared.errors import Conflict, InvalidConfig, KnowledgeError, NotFound
-from knowledge.events import Events
+from shared.events import Events
 from shared.model import ModelCache, ModelConfigError, ModelError
 from shared.names import Slug, is_slug
-from knowledge.store import config_key
 from shared.telemetry import Counters
-from knowledge.turn import Message
 from shared.validation import validate_object
 
 from . import events as fact_events

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from knowledge.events import EventPublishError, Events
+from shared.events import EventPublishError, Events
 from shared.telemetry import Counters
 
 PROPOSED, APPROVED, REJECTED = "fact_proposed", "fact_approved", "fact_rejected"

@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Optional
 
-from knowledge.pii import find
+from shared.pii import find
 from shared.validation import unfence
 
 from .fact import NAME_MAX, VALUE_MAX, name_problem, value_problem

@@ -17,9 +17,9 @@ import re
 from datetime import datetime, timezone
 from typing import Optional
 
-from knowledge.adapters import TurnArchive
+from knowledge.format.evidence import STAMP
+from knowledge.store.archive import TurnArchive
 from shared.errors import InvalidName
-from knowledge.evidence import STAMP
 from shared.names import check_slug, is_session_id
 
 _ID = re.compile(r"[0-9a-f]{32}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Optional, Sequence
 
-from knowledge.turn import Message
+from knowledge.format.turn import Message
 
 _GENERIC = """You distill durable facts about ONE customer from a finished support conversation.
 

@@ -29,10 +29,10 @@ from typing import Any, Callable, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from knowledge.store.archive import expiry_days
 from shared import awscall
 from shared.errors import AccessDenied, Conflict, NotFound
 from shared.names import SessionId, Slug
-from knowledge.session_export import expiry_days
 
 from . import layout
 from .errors import ProposalNotFound, RecordUnreadable

@@ -15,9 +15,9 @@ from typing import Any, Callable, Literal, Optional, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from knowledge.adapters import TurnArchive
+from knowledge.store.archive import TurnArchive
 from shared.names import SessionId, Slug, is_session_id, is_slug
-from knowledge.purge import Bucket, InvalidPurge, PurgeReport, Sweeper, run
+from shared.purge import Bucket, InvalidPurge, PurgeReport, Sweeper, run
 from shared.validation import validate_object
 
 from . import layout

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Callable, Optional
 
 from shared.errors import Conflict
-from knowledge.events import Events
+from shared.events import Events
 from shared.telemetry import Counters
 
 from . import events as fact_events

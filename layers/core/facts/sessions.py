@@ -20,10 +20,10 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any, Callable, Iterator, Optional
 
+from knowledge.format.turn import Turn
 from shared import awscall
 from shared.errors import Conflict, NotFound
 from shared.names import is_session_id
-from knowledge.turn import Turn
 
 from . import layout
 from .errors import Busy, RecordUnreadable

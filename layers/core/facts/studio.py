@@ -13,11 +13,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Optional, Protocol
 
-from shared import awscall
-from knowledge import pii
-from knowledge.adapters import TurnArchive
-from knowledge.httpapi import page_offset
+from knowledge.store.archive import TurnArchive
+from shared import awscall, pii
 from shared.errors import AccessDenied, KnowledgeError, NotFound
+from shared.httpapi import page_offset
 from shared.names import check_slug
 
 from . import layout
@@ -37,7 +36,7 @@ EXCERPT_MAX = 400  # characters of one message shown on a card
 
 
 class Operator(Protocol):
-    """The signed-in operator (knowledge.httpapi.Operator): its token subject and tenant check."""
+    """The signed-in operator (shared.httpapi.Operator): its token subject and tenant check."""
 
     id: str
 
@@ -265,8 +264,8 @@ def studio_from_env() -> FactsStudio:
     """Settings: KNOWLEDGE_BUCKET (cells, latches), SESSIONS_BUCKET (proposals, the archive), the
     Facts key (FACTS_KEY or FACTS_KEY_SECRET_ARN), EVENT_BUS_NAME (decisions are published)."""
     from shared.aws import client
-    from knowledge.events import EventBridgeEvents
-    from knowledge.settings import Settings
+    from shared.events import EventBridgeEvents
+    from shared.settings import Settings
 
     from .wiring import facts_keys
 

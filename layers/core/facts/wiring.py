@@ -11,8 +11,10 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Mapping, Optional
 
+from shared.coldstart import Deferred  # noqa: F401 - the handlers build their service through it
+
 if TYPE_CHECKING:  # pragma: no cover
-    from knowledge.settings import Settings
+    from shared.settings import Settings
 
     from .distill import Distiller
     from .keys import FactKeys
@@ -44,7 +46,7 @@ def facts_keys(environ: Optional[Mapping[str, str]] = None) -> "FactKeys":
 
 def _events(settings: "Settings"):
     from shared.aws import client
-    from knowledge.events import EventBridgeEvents
+    from shared.events import EventBridgeEvents
 
     return EventBridgeEvents(lambda: client("events"), settings.event_bus_name) if settings.event_bus_name else None
 
@@ -52,7 +54,7 @@ def _events(settings: "Settings"):
 def distiller_from_env() -> "Distiller":
     from shared.aws import client
     from shared.model import ModelCache
-    from knowledge.settings import Settings
+    from shared.settings import Settings
 
     from .distill import Distiller
 
@@ -66,7 +68,7 @@ def distiller_from_env() -> "Distiller":
 
 def memory_from_env() -> "Memory":
     from shared.aws import client
-    from knowledge.settings import Settings
+    from shared.settings import Settings
 
     from .cells import MemoryCells
     from .memory import Memory
@@ -78,7 +80,7 @@ def memory_from_env() -> "Memory":
 def review_from_env() -> "Review":
     """The operator's decisions (for the studio API)."""
     from shared.aws import client
-    from knowledge.settings import Settings
+    from shared.settings import Settings
 
     from .cells import MemoryCells
     from .proposals import ProposalStore

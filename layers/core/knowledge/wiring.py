@@ -6,18 +6,19 @@ module itself imports nothing heavy, so a handler can import it and build later.
 
 from __future__ import annotations
 
-import os
-import threading
-from typing import TYPE_CHECKING, Callable, Generic, Mapping, Optional, TypeVar
+from typing import TYPE_CHECKING, Optional
+
+from shared.coldstart import Deferred  # noqa: F401 - the handlers build their service through it
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .settings import Settings
-    from .adapters import Redelivery, TurnArchive
-    from .consolidate import Consolidator
-    from .extract import Extractor, SessionRecorder
+    from knowledge.curation.studio import Studio
+    from knowledge.learning.consolidate import Consolidator
+    from knowledge.learning.extract import Extractor, SessionRecorder
+    from knowledge.recall.retrieve import Retriever
+    from knowledge.store.archive import TurnArchive
+    from knowledge.store.queues import Redelivery
     from shared.model import ModelCache
-    from .retrieve import Retriever
-    from .studio import Studio
+    from shared.settings import Settings
 
 
 def model_cache(settings: Settings) -> "ModelCache":
@@ -29,13 +30,16 @@ def model_cache(settings: Settings) -> "ModelCache":
 
 def extractor(settings: Settings, sessions: Optional["SessionRecorder"] = None) -> "Extractor":
     """ExtractFunction's service; `sessions` is told of turns archived for agents that distil."""
+    from knowledge.learning.extract import Extractor
+    from knowledge.learning.known import KnownConcepts
+    from knowledge.learning.usage import daily_cap
+    from knowledge.store.archive import TurnArchive
+    from knowledge.store.concepts import ConceptStore
+    from knowledge.store.config_cache import ConfigCache
+    from knowledge.store.ledgers import ExtractionLedger
+    from knowledge.store.queues import SqsCandidates
     from shared.aws import client
-    from .adapters import ConfigCache, ExtractionLedger, SqsCandidates, TurnArchive
-    from .extract import Extractor
-    from .known import KnownConcepts
-    from .store import ConceptStore
     from shared.telemetry import Counters
-    from .usage import daily_cap
 
     s3 = client("s3")
     # A cold start fetches every concept for the known list: a pool as wide as retrieval's.
@@ -58,25 +62,26 @@ def extractor(settings: Settings, sessions: Optional["SessionRecorder"] = None) 
 
 def redelivery(dead_letter_url: Optional[str]) -> "Redelivery":
     """How a queue consumer backs off failed records and dead-letters invalid ones."""
+    from knowledge.store.queues import Redelivery
     from shared.aws import client
-    from .adapters import Redelivery
 
     return Redelivery(client("sqs"), dead_letter_url)
 
 
 def turn_archive(settings: Settings) -> "TurnArchive":
+    from knowledge.store.archive import TurnArchive
     from shared.aws import client
-    from .adapters import TurnArchive
 
     return TurnArchive(client("s3"), settings.sessions_bucket)
 
 
 def consolidator(settings: Settings) -> "Consolidator":
+    from knowledge.learning.consolidate import Consolidator
+    from knowledge.store.concepts import ConceptStore
+    from knowledge.store.config_cache import ConfigCache
+    from knowledge.store.ledgers import SightingLedger
     from shared.aws import client
-    from .adapters import ConfigCache, SightingLedger
-    from .consolidate import Consolidator
-    from .events import EventBridgeEvents
-    from .store import ConceptStore
+    from shared.events import EventBridgeEvents
 
     s3 = client("s3")
     store = ConceptStore(s3, settings.knowledge_bucket)
@@ -91,10 +96,10 @@ def consolidator(settings: Settings) -> "Consolidator":
 
 
 def retriever(settings: Settings) -> "Retriever":
+    from knowledge.recall.retrieve import Retriever
+    from knowledge.store.concepts import ConceptStore
     from shared.aws import client
-    from .events import EventBridgeEvents
-    from .retrieve import Retriever
-    from .store import ConceptStore
+    from shared.events import EventBridgeEvents
 
     # A cold start fetches every concept: a wider pool than the default (S3 GETs are latency-bound).
     return Retriever(ConceptStore(client("s3"), settings.knowledge_bucket, max_workers=32),
@@ -103,10 +108,10 @@ def retriever(settings: Settings) -> "Retriever":
 
 
 def studio(settings: Settings) -> "Studio":
-    from .adapters import TurnArchive
+    from knowledge.curation.studio import Studio
+    from knowledge.store.archive import TurnArchive
+    from knowledge.store.concepts import ConceptStore
     from shared.aws import client
-    from .store import ConceptStore
-    from .studio import Studio
 
     s3 = client("s3")
     # The archive answers the evidence of a version; without SESSIONS_BUCKET that one route says so.
@@ -116,45 +121,6 @@ def studio(settings: Settings) -> "Studio":
 
 def retriever_from_env() -> "Retriever":
     """RetrieveFunction's service, from its environment (a bad environment raises SettingsError)."""
-    from .settings import Settings
+    from shared.settings import Settings
 
     return retriever(Settings.from_env(require=("EVENT_BUS_NAME",)))
-
-
-T = TypeVar("T")
-
-# Lambda's documented values of AWS_LAMBDA_INITIALIZATION_TYPE for which the init phase runs
-# before, and apart from, any request.
-AHEAD_OF_REQUESTS = frozenset({"provisioned-concurrency", "snap-start"})
-
-
-class Deferred(Generic[T]):
-    """A part built once per container, on first use, thread-safe.
-
-    An on-demand cold start then imports only the handler's wiring, and the first call pays
-    for the rest (settings, boto3, numpy, the clients): the cost moves, it does not go away.
-    When initialisation runs ahead of requests (provisioned concurrency, SnapStart), nothing
-    is gained by waiting, so `build_now_if_init_is_ahead` builds it during init.
-    """
-
-    def __init__(self, build: Callable[[], T]):
-        self._build = build
-        self._value: Optional[T] = None
-        self._lock = threading.Lock()
-
-    @property
-    def built(self) -> bool:
-        return self._value is not None
-
-    def get(self) -> T:
-        if self._value is None:
-            with self._lock:
-                if self._value is None:
-                    self._value = self._build()
-        return self._value
-
-    def build_now_if_init_is_ahead(self, environ: Optional[Mapping[str, str]] = None) -> "Deferred[T]":
-        environ = os.environ if environ is None else environ
-        if environ.get("AWS_LAMBDA_INITIALIZATION_TYPE") in AHEAD_OF_REQUESTS:
-            self.get()
-        return self

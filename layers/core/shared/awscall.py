@@ -13,9 +13,8 @@ import random
 import time
 from typing import Any, Callable, Iterator, Optional
 
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import BotoCoreError, ClientError, HTTPClientError, ResponseStreamingError
 from botocore.exceptions import ConnectionError as BotoConnectionError
-from botocore.exceptions import HTTPClientError, ResponseStreamingError
 
 from . import deadline
 from .errors import AccessDenied, Conflict, KnowledgeError, NotFound, NotModified, StoreUnavailable

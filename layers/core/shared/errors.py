@@ -59,7 +59,7 @@ class NotFound(KnowledgeError, LookupError):
 
 class Conflict(KnowledgeError):
     """A conditional write lost a race; `current` is what is stored now (None when deleted): for a
-    concept, knowledge.store's StoredConcept."""
+    concept, knowledge.store.concepts's StoredConcept."""
 
     code = "conflict"
 

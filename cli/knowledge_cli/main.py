@@ -1,0 +1,308 @@
+"""The `knowledge` command: export, backfill, history, show, redrive, send-turn and the LGPD purges."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Optional, Sequence, TextIO
+
+from botocore.exceptions import BotoCoreError
+
+from knowledge.curation.export import FORMATS, DirectorySink, export_agent
+from shared.errors import KnowledgeError
+from shared.names import check_slug, is_session_id
+
+
+class ProgressBar:
+    """A one-line bar on a terminal; silent when stderr is not one."""
+
+    def __init__(self, label: str, stream: TextIO = sys.stderr, width: int = 30):
+        self.label, self.stream, self.width = label, stream, width
+        self.enabled = stream.isatty()
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled or total <= 0:
+            return
+        filled = self.width * done // total
+        self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (self.width - filled)}] {done}/{total}")
+        if done >= total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+def _slug(field: str):
+    def convert(value: str) -> str:
+        try:
+            return check_slug(field, value)
+        except KnowledgeError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return convert
+
+
+def _customer(value: str) -> str:
+    if not is_session_id(value):
+        raise argparse.ArgumentTypeError("letters, digits, '.', '_', ':', '-'; at most 128")
+    return value
+
+
+def _positive(value: str) -> int:
+    if not value.isdigit() or int(value) < 1:
+        raise argparse.ArgumentTypeError("must be a whole number of at least 1")
+    return int(value)
+
+
+# The queue a `knowledge redrive` argument names: (its dead-letter queue's setting, its own setting).
+REDRIVE_QUEUES = {"turns": ("TURN_DLQ_URL", "TURN_QUEUE_URL"),
+                  "candidates": ("CANDIDATES_DLQ_URL", "CANDIDATES_QUEUE_URL")}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="knowledge", description="Operate an agent's learned knowledge.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    export = commands.add_parser("export", help="write an agent's concepts to a folder")
+    export.add_argument("--agent", required=True, type=_slug("agent"))
+    export.add_argument("--tenant", default="default", type=_slug("tenant"))
+    export.add_argument("--out", required=True, help="folder to write into (created if missing)")
+    export.add_argument("--format", default="md", choices=FORMATS,
+                        help="md: one <name>.md per concept, byte for byte; graphml: one knowledge.graphml")
+    export.set_defaults(run=_export)
+
+    replay = commands.add_parser("backfill", help="replay an agent's archived turns through the extractor")
+    replay.add_argument("--agent", required=True, type=_slug("agent"))
+    replay.add_argument("--tenant", default="default", type=_slug("tenant"))
+    replay.add_argument("--since", required=True, help="ISO 8601, e.g. 2026-08-01T00:00:00Z")
+    replay.add_argument("--until", help="ISO 8601; default: now")
+    replay.add_argument("--from-export", metavar="S3_URL",
+                        help="replay the engine's session exports under s3://bucket/prefix/ (one turn-complete "
+                             "JSON message per line; .gz objects are gunzipped) instead of this stack's archive")
+    replay.add_argument("--dry-run", action="store_true",
+                        help="count the model calls and estimate the tokens; ask no model and send nothing")
+    replay.set_defaults(run=_backfill)
+
+    history = commands.add_parser("history", help="list a concept's versions: when, who, why")
+    history.add_argument("--agent", required=True, type=_slug("agent"))
+    history.add_argument("--tenant", default="default", type=_slug("tenant"))
+    history.add_argument("name", type=_slug("name"))
+    history.set_defaults(run=_history)
+
+    show = commands.add_parser("show", help="print a concept's markdown (or one version of it)")
+    show.add_argument("--agent", required=True, type=_slug("agent"))
+    show.add_argument("--tenant", default="default", type=_slug("tenant"))
+    show.add_argument("--version", help="a version id from `knowledge history`")
+    show.add_argument("name", type=_slug("name"))
+    show.set_defaults(run=_show)
+
+    redrive = commands.add_parser(
+        "redrive", help="move a dead-letter queue's messages back to their source queue (valid bodies only)")
+    redrive.add_argument("queue", choices=sorted(REDRIVE_QUEUES),
+                         help="turns: TURN_DLQ_URL to TURN_QUEUE_URL; candidates: CANDIDATES_DLQ_URL to "
+                              "CANDIDATES_QUEUE_URL")
+    redrive.add_argument("--dry-run", action="store_true",
+                         help="summarise what is there by reason, and move nothing")
+    redrive.add_argument("--max", type=_positive, help="look at no more than this many messages")
+    redrive.add_argument("--dlq", help="the dead-letter queue's URL (default: from the environment)")
+    redrive.add_argument("--to", help="the source queue's URL (default: from the environment)")
+    redrive.set_defaults(run=_redrive)
+
+    forget = commands.add_parser(
+        "forget-customer", help="purge one customer (LGPD): proposals, memory cell and latches, sessions and "
+                                "their archived turns, every version and delete marker")
+    forget.add_argument("--tenant", required=True, type=_slug("tenant"))
+    forget.add_argument("--customer", required=True, type=_customer, help="the engine's customer_id")
+    forget.add_argument("--dry-run", action="store_true", help="count what would go, and remove nothing")
+    forget.set_defaults(run=_forget_customer)
+
+    wipe = commands.add_parser(
+        "delete-tenant-data", help="purge everything of a tenant in both buckets, every version and delete marker")
+    wipe.add_argument("--tenant", required=True, type=_slug("tenant"))
+    wipe.add_argument("--confirm", required=True, metavar="TENANT",
+                      help="the tenant's name typed again, so a typo cannot wipe another tenant")
+    wipe.add_argument("--dry-run", action="store_true", help="count what would go, and remove nothing")
+    wipe.set_defaults(run=_delete_tenant_data)
+
+    send = commands.add_parser("send-turn", help="send a turn-complete message (JSON file) to the TurnCompleteQueue")
+    send.add_argument("file", help="a JSON file in the turn-complete format (see schemas/)")
+    send.set_defaults(run=_send_turn)
+    return parser
+
+
+def _store():
+    from knowledge.store.concepts import ConceptStore
+    from shared.aws import client
+    from shared.settings import Settings
+
+    return ConceptStore(client("s3"), Settings.from_env().knowledge_bucket)
+
+
+def _export(args: argparse.Namespace) -> int:
+    sink = DirectorySink(args.out)
+    result = export_agent(_store(), args.tenant, args.agent, sink, fmt=args.format,
+                          progress=ProgressBar("exporting"))
+    print(f"{result.summary()} in {args.out}")
+    for name, why in result.skipped.items():
+        print(f"skipped {name}: {why}", file=sys.stderr)
+    return 0
+
+
+def _history(args: argparse.Namespace) -> int:
+    for version in _store().versions(args.tenant, args.agent, args.name):
+        when = version.time.strftime("%Y-%m-%d %H:%M:%S")
+        state = "deleted" if version.deleted else f"{version.size} bytes"
+        current = "  (current)" if version.latest else ""
+        print(f"{when}  {version.reason or '?':<13} {version.actor or '?':<24} {state:<12} {version.version_id}{current}")
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    store = _store()
+    stored = (store.read_version(args.tenant, args.agent, args.name, args.version) if args.version
+              else store.get(args.tenant, args.agent, args.name))
+    sys.stdout.write(stored.text)
+    return 0
+
+
+def _backfill(args: argparse.Namespace) -> int:
+    from facts.sessions import SessionStates
+    from knowledge import wiring
+    from knowledge.learning.usage import daily_cap
+    from knowledge.operation.backfill import backfill, parse_backfill_request
+    from knowledge.store.archive import expiry_days
+    from knowledge.store.session_export import SessionExport
+    from shared.aws import client
+    from shared.settings import Settings
+
+    request = parse_backfill_request({"tenant": args.tenant, "agent": args.agent, "since": args.since,
+                                      "until": args.until, "dry_run": args.dry_run,
+                                      "from_export": args.from_export})
+    settings = Settings.from_env(require=("SESSIONS_BUCKET", "CANDIDATES_QUEUE_URL"))
+    extractor = wiring.extractor(settings)
+    extractor.quota = daily_cap(client("s3"), settings.sessions_bucket)
+    export = SessionExport(client("s3"), request.export) if request.export else None
+    retention = expiry_days(client("s3"), settings.sessions_bucket) if export else None
+    report = backfill(extractor, wiring.turn_archive(settings), request.tenant, request.agent,
+                      request.since, request.until, dry_run=request.dry_run, export=export,
+                      retention_days=retention, progress=ProgressBar("replaying"),
+                      sessions=SessionStates(client("s3"), settings.sessions_bucket))
+    print(report.summary(request.dry_run, extractor.quota.limit if extractor.quota else None))
+    return 0 if report.failed == 0 and report.complete else 1
+
+
+def _redrive(args: argparse.Namespace) -> int:
+    import os
+
+    from knowledge.operation.redrive import (
+        VALID,
+        Redrive,
+        RedriveError,
+        check_sighting,
+        check_turn,
+        logs_query,
+        queue_name,
+    )
+    from shared.aws import client
+
+    dlq_setting, source_setting = REDRIVE_QUEUES[args.queue]
+    dlq, source = args.dlq or os.environ.get(dlq_setting), args.to or os.environ.get(source_setting)
+    missing = ([] if dlq else [f"--dlq or {dlq_setting}"]) + ([] if source else [f"--to or {source_setting}"])
+    if missing:
+        raise RedriveError(f"say which queues: {' and '.join(missing)}")
+    check = check_turn if args.queue == "turns" else check_sighting
+    mover = Redrive(client("sqs"), dlq, source, check)
+    report = mover.run(dry_run=args.dry_run, limit=args.max, progress=ProgressBar("redriving"))
+    print(_redrive_summary(report, queue_name(dlq), queue_name(source), args.dry_run, VALID))
+    valid_ids = report.ids.get(VALID, [])
+    if valid_ids and args.dry_run:
+        print(f"find why they failed (CloudWatch Logs Insights, the consumer's log group):\n  "
+              f"{logs_query(valid_ids[:50])}")
+    return 0 if report.failed == 0 else 1
+
+
+def _redrive_summary(report, dlq: str, source: str, dry_run: bool, valid: str) -> str:
+    held = "" if report.approximate is None else f" (the queue said about {report.approximate})"
+    lines = [f"{dlq} -> {source}: {report.seen} message(s) seen{held}"]
+    verb = "would move" if dry_run else "moved"
+    count = report.reasons.get(valid, 0) - report.too_recent if dry_run else report.moved
+    lines.append(f"  {verb} {count}: valid bodies that failed while being processed")
+    if report.too_recent:
+        lines.append(f"  left {report.too_recent}: sent less than five minutes ago (the FIFO queue would drop "
+                     "them as duplicates); run again in a few minutes")
+    if report.failed:
+        lines.append(f"  failed to move {report.failed}: the send or the delete was refused; run again")
+    for reason, n in sorted(report.reasons.items()):
+        if reason != valid:
+            lines.append(f"  left {n}: {reason}, which can never be processed")
+    for agent, n in sorted(report.agents.items()):
+        lines.append(f"  agent {agent}: {n} valid")
+    for reason, ids in sorted(report.ids.items()):
+        shown = ", ".join(ids[:20]) + (f" and {len(ids) - 20} more" if len(ids) > 20 else "")
+        lines.append(f"  ids ({reason}): {shown}")
+    return "\n".join(lines)
+
+
+def _purge_settings():
+    from shared.aws import client
+    from shared.settings import Settings
+
+    settings = Settings.from_env(require=("SESSIONS_BUCKET",))
+    return client("s3"), dict(knowledge_bucket=settings.knowledge_bucket, sessions_bucket=settings.sessions_bucket)
+
+
+def _forget_customer(args: argparse.Namespace) -> int:
+    # The command line is an entry point, like a handler: it may wire Facts' part in.
+    from facts.purge import forget_customer
+
+    s3, buckets = _purge_settings()
+    report = forget_customer(s3, **buckets, tenant=args.tenant, customer_id=args.customer, dry_run=args.dry_run)
+    print(report.summary(f"forget-customer (tenant {args.tenant})"))
+    return 0 if report.complete else 1
+
+
+def _delete_tenant_data(args: argparse.Namespace) -> int:
+    from facts.purge import TENANT_PART
+    from knowledge.operation.purge import check_confirmed, delete_tenant_data
+
+    check_confirmed(args.tenant, args.confirm)  # before any setting is read or request sent
+    s3, buckets = _purge_settings()
+    report = delete_tenant_data(s3, **buckets, tenant=args.tenant, confirm=args.confirm, parts=(TENANT_PART,),
+                                dry_run=args.dry_run)
+    print(report.summary(f"delete-tenant-data (tenant {args.tenant})"))
+    return 0 if report.complete else 1
+
+
+def _send_turn(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from knowledge.format.turn import parse_turn
+    from shared.aws import client
+    from shared.settings import Settings
+
+    try:
+        body = Path(args.file).read_bytes()
+    except OSError as exc:
+        raise KnowledgeError(f"cannot read {args.file}: {exc.strerror}") from None
+    turn = parse_turn(body)
+    settings = Settings.from_env(require=("TURN_QUEUE_URL",))
+    answer = client("sqs").send_message(QueueUrl=settings.turn_queue_url, MessageBody=body.decode("utf-8"))
+    print(f"sent turn {turn.turn_id} of session {turn.session_id} ({turn.tenant}/{turn.agent}); "
+          f"message {answer['MessageId']}")
+    return 0
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except KnowledgeError as exc:
+        print(f"knowledge {args.command}: {exc}", file=sys.stderr)
+        return 1
+    except BotoCoreError as exc:
+        print(f"knowledge {args.command}: cannot reach AWS: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

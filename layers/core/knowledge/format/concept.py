@@ -1,0 +1,454 @@
+"""The concept format: one markdown document with a YAML frontmatter block.
+
+Parsing is strict (every problem names its field and, when known, its line) and rendering
+is canonical: the same concept always renders to the same bytes, and a canonical document
+parses and re-renders byte for byte.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Iterable, Mapping, Optional
+
+import yaml
+
+from shared.errors import FieldError, InvalidConcept
+from shared.names import is_session_id, slug_problem
+from shared.validation import YamlProblem, read_yaml
+
+TYPES = ("fact", "entity", "procedure", "policy", "objection")
+PROVENANCES = ("observed", "policy")
+FIELDS = (
+    "name",
+    "description",
+    "type",
+    "provenance",
+    "confidence",
+    "sources",
+    "occurrences",
+    "created_at",
+    "updated_at",
+)
+DESCRIPTION_MAX = 300
+BODY_MAX_BYTES = 16 * 1024
+SOURCES_MAX = 5000
+# Far above any real count, and exact in the studio page's JavaScript numbers.
+OCCURRENCES_MAX = 10**12
+# Guards the YAML parser against oversized input before it does any work.
+DOCUMENT_MAX_BYTES = BODY_MAX_BYTES + SOURCES_MAX * (128 + 4) + 4096
+
+FIRST_SIGHTING_CONFIDENCE = 0.6
+CONTRADICTION_CONFIDENCE = 0.4
+MAX_CONFIDENCE = 0.95
+CONFLICT_HEADING = "## Contradiction"
+RELATED_HEADING = "## Related claims"
+RELATED_SECTION = re.compile(r"^## Related claims[ \t]*$", re.MULTILINE)
+
+_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
+_LINK = re.compile(r"\[\[([^\[\]\n]{1,200})\]\]")
+_CONFLICT = re.compile(r"^## Contradiction[ \t]*$", re.MULTILINE)
+# Words other YAML parsers (1.1 and 1.2) read as something other than text.
+_YAML_WORDS = {
+    "y", "n", "yes", "no", "true", "false", "on", "off", "null", "~",
+    ".nan", ".inf", "-.inf", "+.inf", "nan", "inf",
+}
+_PLAIN_FIRST_FORBIDDEN = set("-?:,[]{}#&*!|>'\"%@`=<+.~ \t0123456789")
+
+
+def confidence_for_sources(distinct_sources: int) -> float:
+    """Confidence after a repeat sighting: min(0.95, 0.5 + 0.1 × distinct sources)."""
+    return round(min(MAX_CONFIDENCE, 0.5 + 0.1 * max(0, distinct_sources)), 2)
+
+
+def links(body: str) -> list[str]:
+    """The distinct `[[name]]` links of a body that are valid names, in order of appearance."""
+    seen: dict[str, None] = {}
+    for match in _LINK.finditer(body):
+        name = match.group(1).strip()
+        if slug_problem(name) is None:
+            seen.setdefault(name, None)
+    return list(seen)
+
+
+def in_conflict(body: str) -> bool:
+    """A concept is in conflict exactly when its body holds a `## Contradiction` heading."""
+    return _CONFLICT.search(body) is not None
+
+
+_ENTRY = re.compile(r"^Session \S+ \(\d{4}-\d{2}-\d{2}\): ", re.MULTILINE)  # the head `_entries` writes
+
+
+def related_waiting(body: str) -> int:
+    """How many claims `keep_beside` left under `## Related claims` for an operator to fold in:
+    the section's entries, or 1 when it holds text in another shape (an operator's own)."""
+    heading = RELATED_SECTION.search(body)
+    if heading is None:
+        return 0
+    conflict = _CONFLICT.search(body, heading.end())
+    section = body[heading.end():conflict.start() if conflict else len(body)]
+    return len(_ENTRY.findall(section)) or (1 if section.strip() else 0)
+
+
+def format_timestamp(moment: datetime) -> str:
+    moment = moment.astimezone(timezone.utc)
+    return (
+        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}"
+        f"T{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}Z"
+    )
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc).replace(microsecond=0)
+
+
+@dataclass(frozen=True)
+class Concept:
+    """A valid concept. Constructing one validates it; confidence is kept to 4 decimals."""
+
+    name: str
+    description: str
+    type: str
+    provenance: str
+    confidence: float
+    sources: tuple[str, ...]
+    occurrences: int
+    created_at: datetime
+    updated_at: datetime
+    body: str
+
+    def __post_init__(self) -> None:
+        if isinstance(self.sources, list):
+            object.__setattr__(self, "sources", tuple(self.sources))
+        if isinstance(self.confidence, (int, float)) and not isinstance(self.confidence, bool):
+            try:
+                object.__setattr__(self, "confidence", round(float(self.confidence), 4))
+            except OverflowError:  # an int too large for a float: reported as out of range below
+                object.__setattr__(self, "confidence", float("inf"))
+        errors = _validate(self)
+        if errors:
+            raise InvalidConcept(errors)
+
+    @property
+    def links(self) -> list[str]:
+        return links(self.body)
+
+    @property
+    def in_conflict(self) -> bool:
+        return in_conflict(self.body)
+
+    def replace(self, **changes: Any) -> "Concept":
+        return dataclasses.replace(self, **changes)
+
+    def render(self) -> str:
+        return render(self)
+
+
+# ---------------------------------------------------------------- validation
+
+
+# Control characters (Cc), surrogates (Cs), line and paragraph separators (Zl, Zp), BOM and
+# non-characters: never valid in a concept. Tab and newline are allowed where noted.
+_BAD_CHARS = "\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\ufeff\ufffe\uffff"
+_BAD_IN_LINE = re.compile(f"[{_BAD_CHARS}\\n]")
+_BAD_IN_BODY = re.compile(f"[{_BAD_CHARS}]")
+
+
+def _bad_char(text: str, pattern: re.Pattern) -> Optional[str]:
+    found = pattern.search(text)
+    return f"must not contain the control character U+{ord(found.group()):04X}" if found else None
+
+
+def _validate(c: Concept) -> list[FieldError]:
+    errors: list[FieldError] = []
+
+    def bad(field: str, message: str) -> None:
+        errors.append(FieldError(field, message))
+
+    problem = slug_problem(c.name)
+    if problem:
+        bad("name", problem + (" (quote it if YAML reads it as a number)" if not isinstance(c.name, str) else ""))
+
+    if not isinstance(c.description, str):
+        bad("description", "must be text (quote it if YAML reads it as something else)")
+    elif not c.description.strip():
+        bad("description", "must not be empty")
+    elif c.description != c.description.strip():
+        bad("description", "must not start or end with whitespace")
+    elif "\n" in c.description or "\r" in c.description:
+        bad("description", "must be a single line")
+    elif len(c.description) > DESCRIPTION_MAX:
+        bad("description", f"must be at most {DESCRIPTION_MAX} characters (has {len(c.description)})")
+    elif _bad_char(c.description, _BAD_IN_LINE):
+        bad("description", _bad_char(c.description, _BAD_IN_LINE) or "")
+
+    if c.type not in TYPES:
+        bad("type", f"must be one of {', '.join(TYPES)}")
+    if c.provenance not in PROVENANCES:
+        bad("provenance", f"must be one of {', '.join(PROVENANCES)}")
+
+    if isinstance(c.confidence, bool) or not isinstance(c.confidence, float):
+        bad("confidence", "must be a number between 0 and 1")
+    elif not 0.0 <= c.confidence <= 1.0:  # also false for NaN
+        bad("confidence", "must be between 0 and 1")
+
+    if not isinstance(c.sources, tuple):
+        bad("sources", "must be a list of session ids")
+    else:
+        if len(c.sources) > SOURCES_MAX:
+            bad("sources", f"must hold at most {SOURCES_MAX} session ids")
+        wrong = next((source for source in c.sources if not is_session_id(source)), None)
+        if wrong is not None:
+            shown = repr(wrong[:130]) if isinstance(wrong, str) else "an item that is not text"
+            bad("sources", f"{shown} is not a session id (letters, digits, '.', '_', ':', '-'; at most 128)")
+        elif len(set(c.sources)) != len(c.sources):
+            bad("sources", "must not repeat a session id")
+
+    if isinstance(c.occurrences, bool) or not isinstance(c.occurrences, int):
+        bad("occurrences", "must be a whole number")
+    elif c.occurrences < 1:
+        bad("occurrences", "must be at least 1")
+    elif c.occurrences > OCCURRENCES_MAX:
+        bad("occurrences", f"must be at most {OCCURRENCES_MAX}")
+
+    stamps_ok = True
+    for field in ("created_at", "updated_at"):
+        value = getattr(c, field)
+        if not isinstance(value, datetime) or value.tzinfo is None:
+            bad(field, "must be a UTC timestamp like 2026-08-24T18:02:11Z")
+            stamps_ok = False
+        elif value.utcoffset().total_seconds() != 0 or value.microsecond or value.year < 1970:
+            bad(field, "must be a UTC timestamp like 2026-08-24T18:02:11Z (whole seconds, year 1970 or later)")
+            stamps_ok = False
+    if stamps_ok and c.created_at > c.updated_at:
+        bad("updated_at", "must not be earlier than created_at")
+
+    if not isinstance(c.body, str):
+        bad("body", "must be text")
+    elif not c.body.strip():
+        bad("body", "must not be empty")
+    elif c.body != c.body.lstrip("\n").rstrip():
+        bad("body", "must not start with a blank line or end with whitespace")
+    elif "\r" in c.body:
+        bad("body", "must use \\n line endings")
+    elif len(c.body.encode("utf-8", "surrogatepass")) > BODY_MAX_BYTES:
+        bad("body", f"must be at most {BODY_MAX_BYTES} bytes")
+    elif _bad_char(c.body, _BAD_IN_BODY):
+        bad("body", _bad_char(c.body, _BAD_IN_BODY) or "")
+    return errors
+
+
+# ------------------------------------------------------------------- render
+
+
+# Starts with a letter and holds no ':', '#', quote, backslash, flow bracket or tab: such
+# text is a plain scalar in block context, and only the words below would resolve to non-text.
+_SURELY_PLAIN = re.compile(r"[^\W\d_][^:#'\"\\\t\n\r{}\[\]]*")
+
+
+def _plain_ok(text: str) -> bool:
+    """True when `text` reads back as the same string, unquoted, in any common YAML parser."""
+    if _SURELY_PLAIN.fullmatch(text) and text[-1] != " " and text.lower() not in _YAML_WORDS:
+        return True
+    if not text or text[0] in _PLAIN_FIRST_FORBIDDEN or text[-1] in ": \t":
+        return False
+    if ": " in text or " #" in text or "\t" in text or text.lower() in _YAML_WORDS:
+        return False
+    try:
+        return read_yaml(f"d: {text}\n", max_depth=1, max_items=1).data == {"d": text} and yaml.load(
+            f"d: {text}\n", Loader=_SafeLoader
+        ) == {"d": text}
+    except (yaml.YAMLError, YamlProblem):
+        return False
+
+
+def _quoted(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\t", "\\t") + '"'
+
+
+def _scalar(text: str) -> str:
+    return text if _plain_ok(text) else _quoted(text)
+
+
+def _number(value: float) -> str:
+    text = f"{value:.4f}".rstrip("0")
+    return text + "0" if text.endswith(".") else text
+
+
+def render(concept: Concept) -> str:
+    """The canonical text of a concept."""
+    lines = [
+        "---",
+        f"name: {_scalar(concept.name)}",
+        f"description: {_scalar(concept.description)}",
+        f"type: {concept.type}",
+        f"provenance: {concept.provenance}",
+        f"confidence: {_number(concept.confidence)}",
+        "sources: [" + ", ".join(f'"{s}"' for s in concept.sources) + "]",
+        f"occurrences: {concept.occurrences}",
+        f"created_at: {format_timestamp(concept.created_at)}",
+        f"updated_at: {format_timestamp(concept.updated_at)}",
+        "---",
+        "",
+        concept.body,
+    ]
+    return "\n".join(lines) + "\n"
+
+
+# -------------------------------------------------------------------- parse
+
+_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# A frontmatter is one mapping of fields; only `sources` holds a (flat) list.
+_FRONTMATTER_DEPTH = 2
+_FRONTMATTER_KEYS = 32
+_SHOWN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
+
+
+def _split(text: str) -> tuple[str, str]:
+    if not text.startswith("---\n"):
+        raise InvalidConcept([FieldError("frontmatter", "the document must start with a '---' line", 1)])
+    end = text.find("\n---\n", 3)
+    if end == -1:
+        if text.endswith("\n---"):
+            end = len(text) - 4
+        else:
+            raise InvalidConcept(
+                [FieldError("frontmatter", "the frontmatter has no closing '---' line", None)]
+            )
+    return text[4 : end + 1], text[end + 5 :]
+
+
+def _parse_timestamp(value: object) -> Optional[datetime]:
+    if isinstance(value, str) and _TIMESTAMP.fullmatch(value):
+        try:
+            return datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+        except ValueError:
+            return None
+    return None
+
+
+def _text_of(document: str | bytes) -> str:
+    """The document as text, refused when too large or not UTF-8; BOMs and CRLF normalised."""
+    if not isinstance(document, (str, bytes)):
+        raise InvalidConcept([FieldError("document", "must be text")])
+    too_big = InvalidConcept([FieldError("document", f"must be at most {DOCUMENT_MAX_BYTES} bytes")])
+    if len(document) > DOCUMENT_MAX_BYTES:
+        raise too_big
+    if isinstance(document, bytes):
+        try:
+            document = document.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidConcept([FieldError("document", f"is not UTF-8 text (byte {exc.start})")]) from None
+    elif len(document) * 4 > DOCUMENT_MAX_BYTES and len(document.encode("utf-8", "surrogatepass")) > DOCUMENT_MAX_BYTES:
+        raise too_big
+    return document.lstrip("\ufeff").replace("\r\n", "\n")
+
+
+def _shown(key: str) -> str:
+    """A key as an error names it: a field-like key as is, anything else quoted and cut short."""
+    return key if _SHOWN_KEY.fullmatch(key) else repr(key[:40])
+
+
+def parse(
+    document: str | bytes,
+    *,
+    defaults: Optional[Mapping[str, object]] = None,
+    overrides: Optional[Mapping[str, object]] = None,
+) -> Concept:
+    """Parse a concept document; raise InvalidConcept (and nothing else) listing every problem found.
+
+    `defaults` fill fields the document leaves out and `overrides` replace what it says,
+    both as the frontmatter would write them (a concept written by hand uses them).
+    """
+    text = _text_of(document)
+    frontmatter, rest = _split(text)
+    try:
+        read = read_yaml(frontmatter, max_depth=_FRONTMATTER_DEPTH, max_items=SOURCES_MAX,
+                         max_keys=_FRONTMATTER_KEYS)
+    except YamlProblem as exc:
+        line = exc.line + 2 if exc.line is not None else None
+        field = exc.path[0] if exc.path and exc.path[0] in FIELDS else "frontmatter"
+        raise InvalidConcept([FieldError(field, exc.message, line)]) from None
+    data = read.data
+    if not isinstance(data, dict):
+        raise InvalidConcept([FieldError("frontmatter", "must be a YAML mapping of field: value", 2)])
+    data = {**(defaults or {}), **data, **(overrides or {})}
+    key_lines = {key: line + 2 for key, line in read.key_lines.items()}
+
+    errors: list[FieldError] = []
+    for key in data:
+        if key not in FIELDS:
+            errors.append(FieldError(_shown(key), "is not a concept field", key_lines.get(key)))
+    for field in FIELDS:
+        if field not in data:
+            errors.append(FieldError(field, "is missing"))
+
+    values = {field: data.get(field) for field in FIELDS}
+    if isinstance(values["description"], str):
+        values["description"] = values["description"].strip()
+    for field in ("created_at", "updated_at"):
+        if field in data:
+            stamp = _parse_timestamp(data[field])
+            if stamp is None:
+                errors.append(
+                    FieldError(field, "must be a UTC timestamp like 2026-08-24T18:02:11Z", key_lines.get(field))
+                )
+            values[field] = stamp
+    sources = values["sources"]
+    if isinstance(sources, list) and all(isinstance(s, str) for s in sources):
+        values["sources"] = tuple(sources)
+    elif "sources" in data:
+        errors.append(FieldError("sources", "must be a list of session ids, each quoted text",
+                                 key_lines.get("sources")))
+        values["sources"] = ()
+    confidence = values["confidence"]
+    if isinstance(confidence, int) and not isinstance(confidence, bool):
+        values["confidence"] = float(confidence)  # at most NUMBER_MAX_CHARS digits: never overflows
+    values["body"] = rest.lstrip("\n").rstrip()
+
+    if errors:
+        # Report the field errors the constructor would find too, so the operator sees them all.
+        try:
+            Concept(**_placeholders(values, errors))
+        except InvalidConcept as more:
+            errors.extend(_with_lines(more.errors, key_lines, text))
+        raise InvalidConcept(errors)
+    try:
+        return Concept(**values)
+    except InvalidConcept as exc:
+        raise InvalidConcept(_with_lines(exc.errors, key_lines, text)) from None
+
+
+def _placeholders(values: dict[str, Any], errors: Iterable[FieldError]) -> dict[str, Any]:
+    """Stand-ins for fields already reported, so the remaining fields can still be checked."""
+    reported = {e.field for e in errors}
+    stand_in = {
+        "name": "x",
+        "description": "x",
+        "type": "fact",
+        "provenance": "observed",
+        "confidence": 0.5,
+        "sources": (),
+        "occurrences": 1,
+        "created_at": datetime(1970, 1, 1, tzinfo=timezone.utc),
+        "updated_at": datetime(1970, 1, 1, tzinfo=timezone.utc),
+        "body": "x",
+    }
+    out = dict(values)
+    for field in stand_in:
+        if field in reported or out.get(field) is None:
+            out[field] = stand_in[field]
+    if "created_at" in reported or "updated_at" in reported:
+        out["created_at"] = out["updated_at"] = stand_in["created_at"]
+    return out
+
+
+def _with_lines(errors: Iterable[FieldError], key_lines: dict[str, int], text: str) -> list[FieldError]:
+    body_line = text.count("\n", 0, text.find("\n---\n", 3) + 5) + 1 if "\n---\n" in text else None
+    out = []
+    for error in errors:
+        line = error.line or (body_line if error.field == "body" else key_lines.get(error.field))
+        out.append(FieldError(error.field, error.message, line))
+    return out

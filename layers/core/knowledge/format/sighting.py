@@ -1,0 +1,133 @@
+"""The CandidatesQueue message: one candidate concept seen in one turn (extract -> consolidate).
+
+Rolling deploys: a reader accepts its own version of the message (`v`) and the next one.
+The next version may only add optional fields; a reader ignores top-level fields it does
+not know and never stores or forwards them. A change an older reader could misread is a
+new message, not a new `v`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from datetime import datetime
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from knowledge.format.concept import Concept, parse
+from knowledge.format.turn import MESSAGE_MAX_CHARS, MESSAGES_MAX, UNKNOWN_FIELDS_NOTE, utc_moment
+from shared.errors import InvalidConcept, KnowledgeError
+from shared.names import SessionId, Slug
+from shared.validation import describe_errors
+
+SIGHTING_MAX_BYTES = 64 * 1024
+SIGHTING_VERSION = 1
+# This release writes SIGHTING_VERSION and reads it and the next: a reader one deploy behind
+# must not dead-letter what a newer extractor sends while a deploy rolls.
+READABLE_VERSIONS = (SIGHTING_VERSION, SIGHTING_VERSION + 1)
+
+
+class InvalidSighting(KnowledgeError, ValueError):
+    code = "invalid_sighting"
+
+
+class EvidenceRef(BaseModel):
+    """Where a sighting's evidence is, never the quote itself: a span of one message of the archived turn.
+
+    The turn is the sighting's (tenant, agent, session_id, turn_id), archived under `completed_at`;
+    the quote is `turn.messages[message].content[start:end]` (Python string indices: code points).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    completed_at: datetime = Field(description="The turn's completed_at (UTC, microseconds kept): part of the "
+                                               "archived turn's key.")
+    message: int = Field(ge=0, lt=MESSAGES_MAX, strict=True, description="Index in the turn's messages.")
+    start: int = Field(ge=0, lt=MESSAGE_MAX_CHARS, strict=True,
+                       description="First character of the quote in the message's original content.")
+    end: int = Field(gt=0, le=MESSAGE_MAX_CHARS, strict=True,
+                     description="One past the quote's last character (the span is [start, end)).")
+
+    @field_validator("completed_at")
+    @classmethod
+    def _aware(cls, value: datetime) -> datetime:
+        return utc_moment(value)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> "EvidenceRef":
+        if self.end <= self.start:
+            raise ValueError("end must be greater than start")
+        return self
+
+
+class Sighting(BaseModel):
+    """A stamped candidate, as sent to the CandidatesQueue (FIFO)."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True, json_schema_extra={"additionalProperties": True})
+
+    v: Literal[READABLE_VERSIONS] = Field(  # type: ignore[valid-type]
+        default=SIGHTING_VERSION, description=f"Message version: this release writes {SIGHTING_VERSION} and "
+                                              f"reads {' and '.join(map(str, READABLE_VERSIONS))}.")
+    tenant: Slug
+    agent: Slug
+    session_id: SessionId
+    turn_id: SessionId
+    concept: str = Field(description="The stamped candidate in the concept format (canonical markdown).")
+    evidence: Optional[EvidenceRef] = Field(default=None, description="Where the evidence is in the archived "
+                                                                      "turn; absent from older senders.")
+
+    @classmethod
+    def of(cls, tenant: str, agent: str, session_id: str, turn_id: str, concept: Concept,
+           evidence: Optional[EvidenceRef] = None) -> "Sighting":
+        return cls(tenant=tenant, agent=agent, session_id=session_id, turn_id=turn_id, concept=concept.render(),
+                   evidence=evidence)
+
+    def parsed(self) -> Concept:
+        return parse(self.concept)
+
+    @property
+    def name(self) -> str:
+        return self.parsed().name
+
+    def body(self) -> str:
+        # Absent rather than null: a reader that predates a field still reads a message without it.
+        return self.model_dump_json(exclude_none=True)
+
+    def group_id(self) -> str:
+        """FIFO group: one concept's sightings are serialized (≤128 characters, so hashed)."""
+        return hashlib.sha256(f"{self.tenant}/{self.agent}/{self.name}".encode()).hexdigest()
+
+    def dedup_id(self) -> str:
+        """The same concept from the same turn is one message, however often it is sent."""
+        key = f"{self.tenant}/{self.agent}/{self.session_id}/{self.turn_id}/{self.name}"
+        return hashlib.sha256(key.encode()).hexdigest()
+
+
+def parse_sighting(body: str | bytes) -> Sighting:
+    if len(body) > SIGHTING_MAX_BYTES:
+        raise InvalidSighting(f"sighting is larger than {SIGHTING_MAX_BYTES} bytes")
+    try:
+        data = json.loads(body)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise InvalidSighting("sighting body is not JSON") from None
+    if not isinstance(data, dict):
+        raise InvalidSighting("the sighting must be a JSON object")
+    try:
+        sighting = Sighting.model_validate(data)
+        sighting.parsed()
+    except ValidationError as exc:
+        raise InvalidSighting("; ".join(describe_errors(exc))) from None
+    except InvalidConcept as exc:
+        raise InvalidSighting(f"concept: {exc}") from None
+    return sighting
+
+
+def sighting_schema() -> dict:
+    """The published JSON Schema of a CandidatesQueue message."""
+    schema = Sighting.model_json_schema()
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["description"] = ("One candidate concept seen in one turn, sent by extraction to the CandidatesQueue "
+                             "(FIFO; MessageGroupId = sha256(tenant/agent/name), MessageDeduplicationId = "
+                             "sha256(tenant/agent/session_id/turn_id/name)). " + UNKNOWN_FIELDS_NOTE)
+    return schema

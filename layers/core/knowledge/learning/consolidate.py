@@ -1,0 +1,173 @@
+"""Consolidation: each sighting written into the agent's concepts, never as a blind overwrite.
+
+New name -> created. Known name -> same claim (no model) confirms; otherwise one model call
+decides related (merged) or contradicting (appended under `## Contradiction`, confidence
+0.4, a human resolves it); no model or an unusable answer means contradicting. Every write
+is a compare-and-swap on the ETag that was read; a lost race is re-read and re-decided.
+
+Replay safety: a sighting (tenant, agent, name, session, turn) is applied exactly once, however
+often it is delivered and whatever S3 does meanwhile. Its ledger marker is written "pending"
+(naming the concept's version at that moment) before the concept, and "applied" after; the
+concept version carries the sighting's id in its metadata. A delivery that finds the marker
+pending looks at the versions written since, so a crash, a lost answer or a failed marker
+write anywhere in between is recognised on the next delivery.
+
+A model outage is not a verdict: it fails the sighting, and the queue brings it back in order.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+from knowledge.format.concept import Concept, utc_now
+from knowledge.format.events import CONFLICT, LEARNED, detail
+from knowledge.format.evidence import EvidenceLink
+from knowledge.format.sighting import Sighting
+from knowledge.learning import claims
+from knowledge.learning.usage import record_model_call
+from knowledge.store.concepts import ConceptStore, StoredConcept
+from knowledge.store.config_cache import ConfigCache
+from knowledge.store.ledgers import SightingLedger, sighting_id
+from shared import deadline
+from shared.errors import Conflict, KnowledgeError
+from shared.events import Events
+from shared.model import ModelCache, ModelError, ModelUnavailable, metered
+from shared.telemetry import Counters
+
+ENGINE = "engine"
+OUTCOMES = ("created", "confirmed", "merged", "kept_beside", "contradiction")
+MAX_ATTEMPTS = 8
+
+
+class ConsolidationGaveUp(KnowledgeError):
+    """Still losing the race after every attempt; the queue will redeliver the sighting."""
+
+    code = "consolidation_contended"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    kind: str  # created | confirmed | merged | kept_beside | contradiction | replayed
+    name: str
+    type: str
+    attempts: int = 1
+    verdict: str = ""
+
+
+class Consolidator:
+    def __init__(self, store: ConceptStore, ledger: SightingLedger, events: Events, configs: ConfigCache,
+                 models: ModelCache, utility_model: Optional[str], counters: Optional[Counters] = None,
+                 max_attempts: int = MAX_ATTEMPTS, sleep: Callable[[float], None] = time.sleep):
+        self._store, self._ledger, self._events = store, ledger, events
+        self._configs, self._models, self._utility_model = configs, models, utility_model
+        self.counters = counters or Counters()
+        self._max_attempts, self._sleep = max_attempts, sleep
+
+    def apply(self, sighting: Sighting) -> Outcome:
+        new = sighting.parsed()
+        tenant, agent, me = sighting.tenant, sighting.agent, sighting_id(sighting)
+        current = self._store.find(tenant, agent, new.name)
+        if current is not None:
+            _ = current.concept  # an unreadable concept is never overwritten: InvalidConcept fails the record
+        entry = self._ledger.begin(sighting, current.version_id if current else None)
+        if entry.state == "applied":
+            return self._done(Outcome("replayed", new.name, new.type))
+        if current is not None and me in current.sightings:  # written, then stopped before the marker
+            return self._finish(sighting, current.concept, "replayed", current.reason)
+        if entry.state == "pending":
+            # An earlier delivery began this sighting; did it write its version before it stopped?
+            reason = self._store.written_since(tenant, agent, new.name, entry.base, me)
+            if reason is not None:
+                return self._finish(sighting, current.concept if current else new, "replayed", reason)
+        verdicts: dict[str, claims.Verdict] = {}  # by recorded claim: a re-read need not ask again
+        for attempt in range(1, self._max_attempts + 1):
+            try:
+                outcome, written = self._write(sighting, new, current, me, attempt, verdicts)
+            except Conflict as lost:
+                current = lost.current
+                if current is not None and me in current.sightings:
+                    # Our own write, whose answer was lost (the retry found it there).
+                    kind = current.reason if current.reason in OUTCOMES else "confirmed"
+                    return self._finish(sighting, current.concept, kind, kind)
+                if current is not None:
+                    _ = current.concept
+                self.counters.count("ConsolidationRetry")
+                deadline.check(0.0, "consolidation retry")
+                self._sleep(min(1.0, 0.02 * 2 ** attempt) * random.random())
+                continue
+            self._publish(sighting, written, outcome.kind)
+            self._ledger.applied(sighting)
+            return self._done(outcome)
+        raise ConsolidationGaveUp(f"concept {new.name!r} kept changing during {self._max_attempts} attempts")
+
+    def _finish(self, sighting: Sighting, concept: Concept, kind: str, event_kind: Optional[str]) -> Outcome:
+        """A sighting whose concept version is already written: its event (perhaps again: events
+        are at least once) and its marker, then the outcome."""
+        self._publish(sighting, concept, event_kind if event_kind in OUTCOMES else "confirmed")
+        self._ledger.applied(sighting)
+        return self._done(Outcome(kind, concept.name, concept.type))
+
+    def _write(self, sighting: Sighting, new: Concept, current: Optional[StoredConcept], me: str, attempt: int,
+               verdicts: dict[str, claims.Verdict]) -> tuple[Outcome, Concept]:
+        tenant, agent = sighting.tenant, sighting.agent
+        evidence = EvidenceLink.of(sighting)
+        if current is None:
+            self._store.create(tenant, agent, new, actor=ENGINE, reason="created", sightings=(me,), evidence=evidence)
+            return Outcome("created", new.name, new.type, attempt), new
+        existing = current.concept
+        now = utc_now()
+        verdict = ""
+        if claims.same_claim(existing, new):
+            kind, updated = "confirmed", claims.confirm(existing, sighting.session_id, now)
+        else:
+            key = claims.primary_claim(existing.body)
+            if key not in verdicts:
+                verdicts[key] = self._judge(tenant, agent, existing, new)
+            decision = verdicts[key]
+            verdict = decision.why
+            if decision.same:
+                kind, updated = "confirmed", claims.confirm(existing, sighting.session_id, now)
+            elif not decision.related:
+                kind, updated = "contradiction", claims.contradict(existing, new, sighting.session_id, now)
+            elif existing.provenance == "policy" or existing.in_conflict:
+                # A human's concept, or one a human must resolve, is never rewritten by a merge.
+                kind, updated = "confirmed", claims.confirm(existing, sighting.session_id, now)
+            elif (current.actor or "").startswith("operator:"):
+                # An operator wrote this body: the related claim waits beside it for them to fold in.
+                kind, updated = "kept_beside", claims.keep_beside(existing, new, sighting.session_id, now)
+            else:
+                kind, updated = "merged", claims.merge(existing, decision.description, decision.body,
+                                                        sighting.session_id, now)
+        self._store.replace(tenant, agent, updated, if_match=current.etag, actor=ENGINE, reason=kind,
+                            sightings=(me,), evidence=evidence)
+        return Outcome(kind, new.name, existing.type, attempt, verdict), updated
+
+    def _judge(self, tenant: str, agent: str, existing: Concept, new: Concept) -> claims.Verdict:
+        config = self._configs.get(tenant, agent)
+        ref = (config.model if config else None) or self._utility_model
+        if not ref:
+            return claims.unusable("no_model")
+        system, user = claims.judge_prompt(existing, new)
+        try:
+            with metered() as meter:
+                answer = self._models.get(ref).complete(system, user)
+        except ModelUnavailable:
+            raise  # an outage is retried by the queue, never judged
+        except ModelError:
+            return claims.unusable("model_error")
+        record_model_call(self.counters, tenant, meter.usage, len(system) + len(user), len(answer))
+        return claims.parse_verdict(answer)
+
+    def _publish(self, sighting: Sighting, concept: Concept, kind: str) -> None:
+        detail_type = CONFLICT if kind == "contradiction" else LEARNED
+        self._events.publish(detail_type, detail(sighting.tenant, sighting.agent, concept.name, concept.type,
+                                                 outcome=kind))
+
+    def _done(self, outcome: Outcome) -> Outcome:
+        self.counters.count("SightingConsolidated", outcome=outcome.kind)
+        if outcome.verdict:
+            self.counters.count("ConsolidationVerdict", verdict=outcome.verdict)
+        return outcome

@@ -1,0 +1,163 @@
+"""Extraction: one completed turn in, gated and redacted sightings out.
+
+Per turn: read the agent's `knowledge:` block (cached, re-read only when its ETag
+changes), archive the turn for backfill, ask the model (shown the agent's known concepts
+the turn is about, so it reuses their names), gate its answer, stamp the
+survivors, and send them to the CandidatesQueue, each with a link to its evidence in the
+archived turn (never the quote). Backfill replays archived turns through exactly the same
+code.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Optional, Protocol
+
+from knowledge.format.concept import FIRST_SIGHTING_CONFIDENCE, Concept
+from knowledge.format.sighting import EvidenceRef, Sighting
+from knowledge.format.turn import Turn
+from knowledge.learning.gates import SCHEMA, Candidate, gate
+from knowledge.learning.known import KnownConcepts
+from knowledge.learning.prompt import extraction_prompt
+from knowledge.learning.usage import DailyCapReached, ModelQuota, record_model_call
+from knowledge.store.archive import TurnArchive
+from knowledge.store.config_cache import ConfigCache
+from knowledge.store.ledgers import ExtractionLedger
+from knowledge.store.queues import CandidateSink
+from shared.errors import InvalidConcept
+from shared.model import ModelCache, ModelConfigError, metered
+from shared.telemetry import Counters
+
+# ------------------------------------------------------------------ the work
+
+
+@dataclass
+class TurnOutcome:
+    status: str  # processed | no_config | extract_off | already_extracted
+    archived: bool = False
+    sightings: list[Sighting] = field(default_factory=list)
+    rejected: Counter = field(default_factory=Counter)
+    redacted: Counter = field(default_factory=Counter)
+
+    def log_fields(self) -> dict[str, Any]:
+        """Counts only: safe to log."""
+        return {"status": self.status, "archived": self.archived, "sent": len(self.sightings),
+                "rejected": dict(self.rejected), "redacted": dict(self.redacted)}
+
+
+def stamp(candidate: Candidate, turn: Turn) -> Concept:
+    """A candidate as a first sighting: everything but name/description/type/body is the engine's."""
+    moment = turn.completed_at.replace(microsecond=0)
+    return Concept(name=candidate.name, description=candidate.description, type=candidate.type,
+                   provenance="observed", confidence=FIRST_SIGHTING_CONFIDENCE, sources=(turn.session_id,),
+                   occurrences=1, created_at=moment, updated_at=moment, body=candidate.body)
+
+
+def evidence_ref(candidate: Candidate, turn: Turn) -> EvidenceRef:
+    """Where the candidate's quote is in the archived turn (its key needs completed_at, unrounded)."""
+    at = candidate.evidence_at
+    return EvidenceRef(completed_at=turn.completed_at, message=at.message, start=at.start, end=at.end)
+
+
+class SessionRecorder(Protocol):
+    """Told of every archived turn of an agent that distils (Facts keeps its session state)."""
+
+    def record(self, turn: Turn) -> Any: ...
+
+    def index(self, turn: Turn) -> None: ...
+
+
+class Extractor:
+    def __init__(self, configs: ConfigCache, archive: Optional[TurnArchive], candidates: CandidateSink,
+                 models: ModelCache, utility_model: Optional[str], counters: Optional[Counters] = None,
+                 known: Optional[KnownConcepts] = None, extracted: Optional[ExtractionLedger] = None,
+                 sessions: Optional[SessionRecorder] = None, quota: Optional[ModelQuota] = None):
+        """`known` (None: no list) finds the agent's concepts a turn is about for the prompt;
+        `extracted` (None: none) remembers which live turns the model has already read;
+        `sessions` (None: none) is told of each turn archived for an agent that distils;
+        `quota` (None: no cap) says whether the tenant may spend one more model call today."""
+        self._configs, self._archive, self._candidates = configs, archive, candidates
+        self._extracted, self._sessions = extracted, sessions
+        self._models, self._utility_model = models, utility_model
+        self.counters = counters or Counters()
+        self._known = known
+        self.quota = quota
+
+    def process(self, turn: Turn, *, archive: bool = True, send: bool = True) -> TurnOutcome:
+        """Extract one turn. Raises (so the queue retries) when the model or a send keeps failing.
+
+        A live turn (`archive`) whose sightings were already sent is not read by the model again
+        when the queue redelivers it; a backfill replay (archive=False) re-reads on purpose.
+        """
+        both = self._configs.both(turn.tenant, turn.agent)
+        config = both.knowledge
+        distils = both.distill is not None and both.distill.enabled and self._sessions is not None
+        if config is None or not config.extract:
+            outcome = TurnOutcome("no_config" if config is None else "extract_off")
+            if archive and distils:  # Facts reads the session's turns even where nothing is learned
+                outcome.archived = self._archive_for_facts(turn)
+            self.counters.count("TurnSkipped", reason=outcome.status)
+            return outcome
+        once = archive and self._extracted is not None
+        if once and self._extracted.done(turn):  # type: ignore[union-attr]
+            self.counters.count("TurnSkipped", reason="already_extracted")
+            return TurnOutcome("already_extracted")
+        outcome = TurnOutcome("processed")
+        if archive and distils:
+            outcome.archived = self._archive_for_facts(turn)
+        elif archive and self._archive is not None:
+            outcome.archived = self._archive.put(turn)
+            if self._sessions is not None:  # so forget_customer finds a tagged turn kept only for learning
+                self._sessions.index(turn)
+        ref = config.model or self._utility_model
+        if not ref:
+            raise ModelConfigError("no model: set the agent's shared.model or UTILITY_MODEL")
+        if self.quota is not None and not self.quota.take(turn.tenant):
+            # Failed, not dropped: the queue brings the turn back, and a later day has calls left.
+            self.counters.count("ExtractionDeferred", tenant=turn.tenant)
+            raise DailyCapReached(f"tenant {turn.tenant!r} reached its daily model-call cap")
+        known = self._known.about(turn, config) if self._known is not None else []
+        system, user = extraction_prompt(turn, config.types, config.prompt, known)
+        with metered() as meter:
+            answer = self._models.get(ref).complete(system, user)
+        record_model_call(self.counters, turn.tenant, meter.usage, len(system) + len(user), len(answer))
+        report = gate(answer, turn.messages, config.types)
+        outcome.rejected, outcome.redacted = report.rejected, report.redacted
+        for candidate in report.candidates:
+            try:
+                outcome.sightings.append(Sighting.of(turn.tenant, turn.agent, turn.session_id, turn.turn_id,
+                                                     stamp(candidate, turn), evidence_ref(candidate, turn)))
+            except InvalidConcept:
+                outcome.rejected[SCHEMA] += 1
+        if send and outcome.sightings:
+            self._candidates.send(outcome.sightings)
+        if once and send:
+            self._extracted.mark(turn)  # type: ignore[union-attr]
+        self.counters.count("TurnProcessed")
+        self.counters.count("CandidateAccepted", len(outcome.sightings))
+        for reason, n in outcome.rejected.items():
+            self.counters.count("CandidateRejected", n, reason=reason)
+        for kind, n in outcome.redacted.items():
+            self.counters.count("PiiRedacted", n, kind=kind)
+        return outcome
+
+    def distils(self, tenant: str, agent: str) -> bool:
+        """Whether the agent's `distill:` block is on (Facts keeps its sessions' state)."""
+        distill = self._configs.both(tenant, agent).distill
+        return distill is not None and distill.enabled
+
+    def prompt_for(self, turn: Turn) -> Optional[tuple[str, str]]:
+        """The (system, user) prompt `process` would send for this turn, or None when the agent does
+        not learn; asks no model and spends no quota (backfill's estimate)."""
+        config = self._configs.get(turn.tenant, turn.agent)
+        if config is None or not config.extract:
+            return None
+        known = self._known.about(turn, config) if self._known is not None else []
+        return extraction_prompt(turn, config.types, config.prompt, known)
+
+    def _archive_for_facts(self, turn: Turn) -> bool:
+        """Archive the turn and tell Facts (also on a redelivery: it puts back what a crash lost)."""
+        archived = self._archive.put(turn) if self._archive is not None else False
+        self._sessions.record(turn)  # type: ignore[union-attr]
+        return archived

@@ -1,0 +1,109 @@
+"""Deleting everything of a tenant in both buckets (LGPD), on shared.purge's sweeper.
+
+The other bounded context (Facts) adds its share of a tenant through `TenantPart`, so this
+module never imports it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Literal, Optional, Protocol, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from shared.names import Slug, check_slug
+from shared.purge import Bucket, Classifier, InvalidPurge, PurgeReport, Sweeper, run
+from shared.validation import validate_object
+
+
+class NotConfirmed(InvalidPurge):
+    """delete_tenant_data without the tenant's name typed again: nothing is touched."""
+
+    code = "not_confirmed"
+
+
+# ------------------------------------------------------------------ a tenant's data
+
+
+class TenantPart(Protocol):
+    """Another bounded context's share of a tenant (Facts: memory cells, session states, proposals)."""
+
+    def prefixes(self, tenant: str) -> Sequence[tuple[Bucket, str]]:
+        """Prefixes of its own, beyond knowledge's (each ends in '/')."""
+
+    def kind(self, bucket: Bucket, key: str) -> Optional[str]:
+        """The kind of one of its keys; None for a key it does not write."""
+
+
+def knowledge_kind(bucket: Bucket, key: str) -> Optional[str]:
+    """The kind of a key knowledge writes (README, Storage layout)."""
+    parts = key.split("/")
+    if bucket == "knowledge":
+        if parts[0] == "journal":
+            return "journal_entries"
+        if parts[0] != "agents" or len(parts) < 4:
+            return None
+        rest = "/".join(parts[3:])
+        for start, kind in (("concepts/", "concepts"), ("deletions/", "deletion_records"),
+                            ("concepts-index/changes/", "journal_entries"), ("reviews/", "review_states")):
+            if rest.startswith(start):
+                return kind
+        return {"knowledge.yaml": "configs", "concepts-index/snapshot": "snapshots"}.get(rest)
+    if len(parts) >= 3 and parts[1] == "_usage":
+        return "usage_counters"
+    if len(parts) >= 4:
+        return {"turns": "archived_turns", "sightings": "sighting_markers", "extracted": "extracted_markers",
+                "exports": "exports"}.get(parts[2])
+    return None
+
+
+def tenant_prefixes(tenant: str) -> list[tuple[Bucket, str]]:
+    """Knowledge's prefixes of one tenant: its agents (concepts, deletion records, knowledge.yaml,
+    snapshot, per-operator review state), its change journal, and all it keeps in SESSIONS_BUCKET."""
+    tenant = check_slug("tenant", tenant)
+    return [("sessions", f"{tenant}/"), ("knowledge", f"agents/{tenant}/"), ("knowledge", f"journal/{tenant}/")]
+
+
+class TenantRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    action: Literal["delete_tenant_data"] = "delete_tenant_data"
+    tenant: Slug
+    confirm: str = Field(description="the tenant's name typed again")
+    dry_run: bool = False
+
+
+def parse_tenant_request(event: Any) -> TenantRequest:
+    request = validate_object(TenantRequest, event, InvalidPurge, "the delete_tenant_data request")
+    check_confirmed(request.tenant, request.confirm)
+    return request
+
+
+def check_confirmed(tenant: str, confirm: Optional[str]) -> None:
+    if confirm != tenant:
+        raise NotConfirmed("confirm: type the tenant's name again, exactly; nothing was deleted")
+
+
+def delete_tenant_data(s3: Any, *, knowledge_bucket: str, sessions_bucket: str, tenant: str, confirm: str,
+                       parts: Sequence[TenantPart] = (), dry_run: bool = False,
+                       keep_going: Callable[[], bool] = lambda: True) -> PurgeReport:
+    """Every version and delete marker of the tenant in both buckets (knowledge's prefixes and each
+    part's); the archive first, so a purge that stops midway has removed the conversations."""
+    tenant = check_slug("tenant", tenant)
+    check_confirmed(tenant, confirm)
+    buckets = {"knowledge": knowledge_bucket, "sessions": sessions_bucket}
+    targets = tenant_prefixes(tenant) + [target for part in parts for target in part.prefixes(tenant)]
+
+    def classifier(bucket: Bucket) -> Classifier:
+        def kind(key: str) -> Optional[str]:
+            return next((k for k in (part.kind(bucket, key) for part in parts) if k), None) or \
+                knowledge_kind(bucket, key)
+        return kind
+
+    report = PurgeReport(dry_run=dry_run)
+    sweeper = Sweeper(s3, report, keep_going)
+
+    def work() -> None:
+        for bucket, prefix in targets:
+            sweeper.prefix(buckets[bucket], prefix, classifier(bucket))
+
+    return run(report, work)

@@ -1,0 +1,204 @@
+"""Retrieval: the per-turn <knowledge> block and the load_knowledge tool, from a warm index.
+
+The index is the container's warm per-agent index (knowledge.recall.warm): a cold container reads
+the agent's snapshot and the changes since; refreshed at most once per refresh window, only
+changed concepts fetched, a time budget per call, the warm index served when S3 fails, held
+under the container's memory budget. Between refreshes a retrieve makes no S3 request at
+all; load_knowledge of a concept restored from the snapshot reads that one concept.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+from xml.sax.saxutils import escape, quoteattr
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from knowledge.format.concept import parse
+from knowledge.format.config import KnowledgeConfig
+from knowledge.format.events import RETRIEVED, detail
+from knowledge.recall.index import Hit, Index
+from knowledge.recall.warm import FETCH_BUDGET_SECONDS, AgentKnowledge, WarmIndexes, memory_budget_bytes
+from knowledge.store.concepts import ConceptStore
+from shared import deadline
+from shared.errors import KnowledgeError, NotFound
+from shared.events import EventPublishError, Events
+from shared.names import SLUG_MAX, SLUG_SCHEMA, SessionId, Slug, is_slug
+from shared.telemetry import Counters
+from shared.validation import validate_object
+
+PRIORITY = 77
+_QUOTE = {'"': "&quot;"}  # escape() covers & < >; quotes too, so nothing in the block looks like markup
+MESSAGE_MAX_CHARS = 8000
+# Kept free of fetching at the end of an invocation, for the answer itself.
+INVOCATION_RESERVE_SECONDS = 1.5
+INSTRUCTION = (
+    "If the customer's question needs more than the summary above, call\n"
+    '`load_knowledge("name")` FIRST — before any other lookup for that topic.'
+)
+NOT_POLICY = (
+    "This is learned from past conversations, not official policy: never state\n"
+    'a `provenance="observed"` concept to the customer as a guarantee.'
+)
+TOOL = {
+    "name": "load_knowledge",
+    "description": ("Load the full text of one concept listed in the <knowledge> block. Call it FIRST, "
+                    "before any other lookup, when the customer's question needs more than the summary."),
+    "input_schema": {
+        "type": "object",
+        "properties": {"name": {"type": "string", "description": "the concept's name, as in the block",
+                                **SLUG_SCHEMA}},
+        "required": ["name"],
+        "additionalProperties": False,
+    },
+}
+
+
+class InvalidRequest(KnowledgeError, ValueError):
+    code = "invalid_request"
+
+
+class _Base(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tenant: Slug = "default"
+    agent: Slug
+    session_id: SessionId
+
+
+
+class RetrieveRequest(_Base):
+    message: str = Field(max_length=MESSAGE_MAX_CHARS)
+
+
+class LoadRequest(_Base):
+    action: str = Field(pattern="^load_knowledge$")
+    name: str = Field(max_length=200)
+
+
+def parse_request(event: Any) -> RetrieveRequest | LoadRequest:
+    if isinstance(event, dict) and "action" in event:
+        if event["action"] != "load_knowledge":
+            raise InvalidRequest("action: the only action is load_knowledge")
+        return validate_object(LoadRequest, event, InvalidRequest, "the event")
+    return validate_object(RetrieveRequest, event, InvalidRequest, "the event")
+
+
+@dataclass(frozen=True)
+class Injected:
+    hit: Hit
+    linked: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        doc = self.hit.doc
+        return {"name": self.hit.name, "score": self.hit.score, "confidence": doc.confidence,
+                "provenance": doc.provenance, "linked": self.linked}
+
+
+def render_block(injected: list[Injected]) -> str:
+    """Seed 000's level-1 block: summaries only, then the ordered instruction."""
+    if not injected:
+        return ""
+    lines = ["<knowledge>"]
+    for item in injected:
+        c = item.hit.doc
+        lines.append(f"  <concept name={quoteattr(c.name)} confidence=\"{c.confidence:.2f}\" "
+                     f"provenance={quoteattr(c.provenance)}>{escape(c.description, _QUOTE)}</concept>")
+    lines += ["</knowledge>", "", INSTRUCTION]
+    if any(item.hit.doc.provenance == "observed" for item in injected):
+        lines.append(NOT_POLICY)
+    return "\n".join(lines)
+
+
+def select(index: Index, message: str, config: KnowledgeConfig) -> list[Injected]:
+    """The top_k matches past the relevance floor, then one hop of their [[links]] (capped at
+    top_k again), no duplicates."""
+    matches = index.relevant(message, config.top_k, config.min_score)
+    chosen = {hit.name for hit in matches}
+    injected = [Injected(hit, False) for hit in matches]
+    linked: list[Injected] = []
+    for hit in matches:
+        for name in hit.doc.links:
+            if len(linked) >= config.top_k:
+                break
+            doc = index.docs.get(name)
+            if doc is not None and name not in chosen:
+                chosen.add(name)
+                linked.append(Injected(Hit(name, 0.0, doc), True))
+    return injected + linked
+
+
+class Retriever:
+    def __init__(self, store: ConceptStore, events: Events, *, refresh_seconds: float = 5.0,
+                 fetch_budget_seconds: float = FETCH_BUDGET_SECONDS, memory_budget: Optional[int] = None,
+                 counters: Optional[Counters] = None, clock: Callable[[], float] = time.monotonic,
+                 wall: Callable[[], float] = time.time):
+        """`memory_budget` (bytes of indexes held) defaults to what the function's memory allows."""
+        self._store, self._events = store, events
+        self.fetch_budget_seconds = fetch_budget_seconds
+        self.counters = counters or Counters()
+        self._warm = WarmIndexes(store, lambda config: config.retrieve, refresh_seconds=refresh_seconds,
+                                 fetch_budget_seconds=fetch_budget_seconds, counters=self.counters, clock=clock,
+                                 wall=wall, memory_budget=memory_budget if memory_budget is not None
+                                 else memory_budget_bytes())
+
+    # ------------------------------------------------------------ the two calls
+    def handle(self, event: Any, remaining_seconds: Optional[float] = None) -> dict[str, Any]:
+        """One engine invocation: a retrieve or a load_knowledge, validated first.
+        `remaining_seconds` (what Lambda says is left) caps the fetch budget."""
+        request = parse_request(event)
+        budget = self.fetch_budget_seconds
+        ends = None
+        if remaining_seconds is not None:
+            budget = max(0.0, min(budget, remaining_seconds - INVOCATION_RESERVE_SECONDS))
+            ends = time.monotonic() + max(0.0, remaining_seconds - INVOCATION_RESERVE_SECONDS)
+        with deadline.until(ends):  # S3 retries stop in time for the answer
+            if isinstance(request, LoadRequest):
+                return self.load(request, budget)
+            return self.retrieve(request, budget)
+
+    def retrieve(self, request: RetrieveRequest, budget: Optional[float] = None) -> dict[str, Any]:
+        knowledge = self.knowledge(request.tenant, request.agent, budget)
+        config = knowledge.config
+        if config is None or not config.retrieve:
+            return {"block": "", "concepts": [], "priority": PRIORITY, "tool": None}
+        injected = select(knowledge.index, request.message, config)
+        self.counters.count("BlockInjected" if injected else "BlockEmpty")
+        return {"block": render_block(injected), "concepts": [i.as_dict() for i in injected],
+                "priority": PRIORITY, "tool": TOOL}
+
+    def load(self, request: LoadRequest, budget: Optional[float] = None) -> dict[str, Any]:
+        if not is_slug(request.name):
+            raise NotFound(f"no such concept: {request.name[:SLUG_MAX]!r} is not a concept name")
+        knowledge = self.knowledge(request.tenant, request.agent, budget)
+        if knowledge.config is None or not knowledge.config.retrieve:
+            raise NotFound("retrieval is off for this agent")
+        # Not reached yet by the warm-up: this one now.
+        self._warm.fetch_pending(request.tenant, request.agent, knowledge, request.name)
+        doc = knowledge.index.docs.get(request.name)
+        if doc is None:
+            raise NotFound(f"no such concept: {request.name}")
+        # Restored from the snapshot, which keeps no text: the stored object, byte for byte.
+        data = doc.data if doc.data is not None else self._store.get(request.tenant, request.agent, request.name).data
+        concept = parse(data)
+        try:
+            self._events.publish(RETRIEVED, detail(request.tenant, request.agent, concept.name, concept.type,
+                                                   session_id=request.session_id))
+        except EventPublishError:
+            # The customer's turn needs the concept more than the bus needs the event: answer,
+            # and count the loss where an alarm can see it.
+            self.counters.count("EventPublishFailed")
+        self.counters.count("KnowledgeRetrieved", tenant=request.tenant, agent=request.agent)
+        return {"name": concept.name, "markdown": data.decode("utf-8"), "concept": {
+            "name": concept.name, "description": concept.description, "type": concept.type,
+            "provenance": concept.provenance, "confidence": concept.confidence, "sources": list(concept.sources),
+            "occurrences": concept.occurrences, "created_at": concept.created_at.isoformat().replace("+00:00", "Z"),
+            "updated_at": concept.updated_at.isoformat().replace("+00:00", "Z"), "body": concept.body,
+            "conflict": concept.in_conflict}}
+
+    # ------------------------------------------------------------ the warm index
+    def knowledge(self, tenant: str, agent: str, budget: Optional[float] = None) -> AgentKnowledge:
+        """The agent's config and index (knowledge.recall.warm), caught up within `budget` seconds."""
+        return self._warm.knowledge(tenant, agent, budget)
