@@ -11,89 +11,47 @@ Name and description count more than the body. Each posting keeps its BM25 term 
 a query only sums the postings of its own words; the index changes one concept at a time
 and re-weights everything only when the average length drifts.
 
-`Index.search` ranks; `Index.relevant` is the floor retrieval applies before injecting.
+`Index.search` ranks; `Index.relevant` is the floor retrieval applies before injecting. A text's
+words are read by knowledge.recall.words, its numbers by knowledge.recall.analysis, a message's
+customer phrasings by knowledge.recall.lexicon; a term's postings are knowledge.recall.postings.
+
+Over 500 lines on purpose: Index is one structure (the vocabulary, the postings and their dead
+slots, each term's forms, the typo memory, the snapshot state) whose invariants span every
+method that changes it; splitting it would spread them over modules that reach into each other.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import heapq
-import math
-import re
 import sys
-import unicodedata
 from array import array
-from dataclasses import dataclass
-from typing import Iterable, NamedTuple, Optional
+from typing import Iterable, Optional
 
 import numpy as np
-import snowballstemmer
 
-from knowledge.format.concept import Concept, parse
-from knowledge.recall.lexicon import SHORTHAND, Reading, lexicon
+from knowledge.format.concept import Concept
+from knowledge.recall.analysis import analyze
+from knowledge.recall.lexicon import Reading, lexicon
+from knowledge.recall.postings import (
+    BY_FORM_BYTES,
+    DOC_OVERHEAD,
+    K1,
+    NO_PENDING_COUNTS,
+    NO_PENDING_SLOTS,
+    POSTINGS_OVERHEAD,
+    SPAN_BYTES,
+    TYPO_BYTES,
+    B,
+    Doc,
+    Hit,
+    Postings,
+    bm25_idf,
+    bm25_weight,
+    concept_terms,
+)
+from knowledge.recall.words import LETTERS, fold, plain_words, term_and_form
 
-K1, B = 1.2, 0.75
-FIELD_WEIGHTS = (("name", 3), ("description", 2), ("body", 1))
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
-
-STOPWORDS = frozenset("""
-a o as os um uma uns umas de da do das dos em na no nas nos num numa por para pra pro com sem e ou
-que se ao aos à às é são ser foi era está estão estou estava ter tem têm tinha pelo pela pelos pelas
-mais menos muito muita muitos muitas seu sua seus suas meu minha meus minhas este esta isso isto
-esse essa aquele aquela até após como quando onde também já não sim lá aqui eu você vocês ele ela
-eles elas nós me te lhe nos vos qual quais quanto quanta quantos quantas oi olá ola bom boa dia
-tarde noite tudo bem obrigado obrigada favor por então entao ainda só so mas porém porem pois
-sobre entre qualquer algum alguma alguns algumas cada outro outra vou vai vamos pode posso podem
-the a an of to in on at by for with without and or is are be was were been it its this that these
-those from as into than then there their our your we you they he she not no yes can will would
-could should do does did have has had i me my mine hi hello hey thanks thank please what which who
-how when where why about just also any some each other
-live lives living long take takes get gets got here much many still already now soon yet go going
-moro mora morar tempo quero queria gostaria preciso precisa fica faz fazer sou agora acho achei saber
-ajuda ajudar demais coisa gente alguém alguem ta tá pra né ne aí ai
-tenho temos tive teve tinha tivemos estamos estive esteve fui foram seria seja sejam há havia houve vão
-cadê cade fiz fez faço depois antes ontem amanhã amanha hoje sempre nunca nada todo toda todos todas assim ali cá
-""".split())
-# Conversational filler: greetings, thanks, politeness, hedges, chat shorthand. It says how a
-# customer talks, not what they ask, so it weighs nothing in a match or in the floor.
-FILLER = frozenset("""
-oii oie opa eae eai salve bomdia boanoite boatarde tchau tchauzinho abraço abraços beijo bjs att atenciosamente
-obrigadão obrigadinho brigado brigada valeu vlw agradeço agradecida agradecido grato grata gratidão
-blz beleza joia jóia certo certinho ok okay okey entendi entendido perfeito show top legal massa ótimo otimo
-kk kkk kkkk kkkkk haha hahaha rs rsrs
-vc vcs voce tb tbm td tds q pq porque pf pfv pfvr gentileza poderia poderiam consegue conseguem
-dúvida duvida dúvidas duvidas pergunta perguntar informação informacao informações informacoes
-queria gostaria gostaria saber sabe sei favor urgente urgencia urgência ajudinha
-pessoal gente moça moço amigo amiga senhor senhora sr sra
-hi hello hey hiya thanks thank thx please pls good morning afternoon evening night bye cheers ok okay
-i'm im i'd id like want wondering need know tell could would
-obg obgd obgda brigadão brigadao tks ty appreciate appreciated grateful
-""".split())
-# Thanks as a verb, in any of its forms (agradeço, agradecer, agradecemos, agradecimento): by stem.
-FILLER_STEMS = frozenset({"agradec"})
-# English store words, read as the Portuguese word concepts use, so "installments" meets
-# "parcela" and "hours" meets "horário" (applied to concepts and messages alike).
-GLOSSARY = {
-    "installment": "parcela", "installments": "parcela", "interest": "juros", "card": "cartão",
-    "credit": "crédito", "payment": "pagamento", "pay": "pagar", "paid": "pago", "discount": "desconto",
-    "coupon": "cupom", "shipping": "frete", "freight": "frete", "delivery": "entrega", "deliver": "entregar",
-    "arrive": "chegar", "arrives": "chegar", "order": "pedido", "orders": "pedido", "tracking": "rastreio",
-    "refund": "reembolso", "return": "devolução", "exchange": "troca",
-    "warranty": "garantia", "guarantee": "garantia", "furniture": "móveis", "mattress": "colchão",
-    "store": "loja", "shop": "loja", "pickup": "retirada", "password": "senha", "account": "conta",
-    "invoice": "nota", "cancel": "cancelar", "address": "endereço", "hours": "horário", "service": "atendimento",
-    "free": "grátis", "damaged": "avariado", "broken": "avariado", "assembly": "montagem", "gift": "presente",
-    "wrapping": "embrulho", "wrap": "embrulho", "days": "dias", "day": "dias", "express": "expresso",
-    "voucher": "vale-presente", "stock": "estoque", "fabric": "tecido", "linen": "linho", "sofa": "sofá",
-    "arrived": "chegar", "wrong": "errado", "product": "produto", "products": "produto",
-    "saturday": "sábado", "saturdays": "sábado", "sunday": "domingo", "sundays": "domingo", "weekend": "sábado",
-    "bed": "cama", "table": "mesa", "chair": "cadeira", "shelf": "estante", "wardrobe": "guarda-roupa",
-    "rug": "tapete", "carpet": "tapete", "wash": "lavar", "company": "empresa",
-    "receipt": "nota", "cards": "cartão", "nights": "noites", "deadline": "prazo", "available": "disponível",
-    "north": "norte", "northeast": "nordeste", "south": "sul", "southeast": "sudeste", "brand": "marca",
-    "cancellation": "cancelamento", "refunds": "reembolso", "returns": "devolução", "notify": "avise",
-    "ship": "entregar", "ships": "entregar",
-}
 # The floor (Index.relevant), in units of the most one word can tell (found in no other
 # concept, named in the concept's name). A concept sharing two or more of the message's words
 # must share MIN_SHARED: half of one rare word, or several common ones. A concept sharing one
@@ -125,371 +83,6 @@ _LOWER = "abcdefghijklmnopqrstuvwxyz"
 CUES = frozenset("tem posso consigo comprei paguei pedi recebi can could".split())
 FLOOR_CONCEPTS = 40
 
-# Units a number may carry; only these (and CEPs) match as ranges.
-_UNITS = {"dia": "dias", "dias": "dias", "day": "dias", "days": "dias",
-          "x": "x", "vez": "x", "vezes": "x",
-          "h": "h", "hr": "h", "hrs": "h", "hora": "h", "horas": "h", "hour": "h", "hours": "h",
-          "mes": "meses", "meses": "meses", "month": "meses", "months": "meses",
-          "semana": "semanas", "semanas": "semanas", "week": "semanas", "weeks": "semanas",
-          "reais": "R$", "real": "R$", "%": "%"}
-_TIMES = frozenset({"vez", "vezes"})  # a unit only when it counts installments (see analyze)
-_INSTALLMENT_WORDS = ("parcel", "divid", "divis")
-_UNIT_GAP = frozenset({"uteis", "corridos", "business", "working"})  # "2 dias úteis", "1-2 business days"
-_RANGE_JOIN = frozenset({"a", "-", "ate", "to", "e"})
-_UP_TO = frozenset({"ate", "within"})
-_FROM = frozenset({"acima", "partir", "above", "over"})
-# "mais de 3 dias", "passa de 7 dias": from the number on.
-_FROM_DE = frozenset({"acima", "partir", "mais", "passa", "passar", "passou", "passando"})
-_NEGATIONS = frozenset({"nao", "nunca", "jamais", "not", "never"})
-_CEP_WORDS = frozenset({"cep", "ceps", "zip"})
-_NOT_CEP = frozenset({"pedido", "pedidos", "order", "protocolo", "nota", "nf", "n", "no", "numero", "#"})
-_TOKEN = re.compile(r"""
-    (?P<cep>(?<![\d.,])\d{5}-?\d{3}(?!\d|[.,-]\d))        # 13083-970, 13083970
-  | (?P<cepx>(?<![\dx])(?=[\dx]{5}(?![\dx]))\d{2,3}x{2,3})  # 13xxx
-  | (?P<money>r\$|us\$)
-  | (?P<sign>[%#-])
-  | (?P<num>\d+(?:[.,]\d+)*)
-  | (?P<word>[^\W\d_]+)
-""", re.UNICODE | re.VERBOSE)
-_INF = float("inf")
-
-_PT = snowballstemmer.stemmer("portuguese")
-_EN = snowballstemmer.stemmer("english")
-# Any other inflection of the glossary's English words (wrapped, refunded, delivering), by English stem.
-_GLOSSARY_STEMS = {_EN.stemWord(word): pt for word, pt in GLOSSARY.items()}
-_STEMS: dict[str, tuple[str, str]] = {}
-_WORDS: dict[str, Optional[tuple[str, str]]] = {}
-_LETTERS = re.compile(r"[^\W\d_]+", re.UNICODE)
-_DIGIT = re.compile(r"\d")
-_FOLD: dict[str, str] = {}
-_PLURAL = (("oes", "ao"), ("aes", "ao"), ("ais", "al"), ("eis", "el"), ("ois", "ol"), ("ns", "m"),
-           ("res", "r"), ("zes", "z"), ("les", "l"))
-
-
-def _fold(word: str) -> str:
-    folded = _FOLD.get(word)
-    if folded is None:
-        folded = "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c))
-        if len(_FOLD) < 200_000:
-            _FOLD[word] = folded
-    return folded
-
-
-# Typed with or without accents ("obrigadao", "ate").
-_SKIP = frozenset(STOPWORDS | FILLER | {_fold(word) for word in STOPWORDS | FILLER})
-
-
-def singular(folded: str) -> str:
-    """A folded word brought to the singular (móveis → movel, cartões → cartao, frete → frete)."""
-    if len(folded) < 4 or not folded.endswith("s"):
-        return folded
-    for plural, single in _PLURAL:
-        if folded.endswith(plural) and len(folded) > len(plural) + 2:
-            return folded[: -len(plural)] + single
-    return folded if folded.endswith(("ss", "us", "is")) else folded[:-1]
-
-
-def _forms(word: str) -> tuple[str, str]:
-    """(index term, singular form) of one lowercase word, memoised: stemming is the slow part."""
-    found = _STEMS.get(word)
-    if found is None:
-        single = singular(_fold(word))
-        found = (_EN.stemWord(_PT.stemWord(single)), single)
-        if len(_STEMS) < 200_000:
-            _STEMS[word] = found
-    return found
-
-
-def _glossed(word: str) -> str:
-    """The Portuguese word concepts use for an English store word in any inflection, else the word."""
-    found = GLOSSARY.get(word)
-    if found is None and word.isascii():
-        found = _GLOSSARY_STEMS.get(_EN.stemWord(word))
-    return found or word
-
-
-def _word(word: str) -> Optional[tuple[str, str]]:
-    """(index term, singular form) of a lowercase word, or None for a stopword or filler."""
-    found = _WORDS.get(word, False)
-    if found is False:
-        found = None if word in _SKIP or _fold(word) in _SKIP or _PT.stemWord(word) in FILLER_STEMS \
-            else _forms(_glossed(word))
-        if len(_WORDS) < 200_000:
-            _WORDS[word] = found
-    return found
-
-
-def stem(word: str) -> str:
-    """The index term for one lowercase word."""
-    return _forms(word)[0]
-
-
-def raw_forms(text: str) -> list[tuple[str, str]]:
-    """(index term, singular form) of every word and number of a text, stopwords and filler
-    included (for reading phrases: "não chegou" is not "chegou")."""
-    return [_forms(word) for word in _WORD.findall(text.lower())]
-
-
-class Interval(NamedTuple):
-    """A number a text states, as the range of values it covers, with its unit ('cep' for a CEP's
-    5-digit prefix)."""
-
-    unit: str
-    low: float
-    high: float
-
-
-@dataclass(slots=True)
-class Analysis:
-    """What a text says, for the index: its word terms (with the singular form each was written
-    in, to tell inflection from accident), whole numbers, and intervals."""
-
-    words: list[tuple[str, str]]
-    numbers: list[str]
-    intervals: list[Interval]
-
-    def terms(self) -> list[str]:
-        return [term for term, _ in self.words] + self.numbers
-
-
-def _value(text: str) -> Optional[float]:
-    """A written number: 1.800 and 1,5 the Brazilian way; 39.90 as a decimal."""
-    if "," in text:
-        text = text.replace(".", "").replace(",", ".", 1).replace(",", "")
-    elif re.fullmatch(r"\d{1,3}(\.\d{3})+", text):
-        text = text.replace(".", "")
-    try:
-        return float(text)
-    except ValueError:
-        return None
-
-
-def analyze(text: str, open_ranges: bool = True, shorthand: bool = False) -> Analysis:
-    """Words and numbers of a text. `open_ranges`: "até 30 dias" and "acima de R$199" cover
-    everything up to or from the number (what a concept states, not what a message asks).
-    `shorthand`: read chat shorthand as the word it stands for ("hj" is "hoje"; a message's)."""
-    text = text.lower()
-    if _DIGIT.search(text) is None:  # the common case, and the fast one: words only
-        words = _LETTERS.findall(text)
-        if shorthand:
-            words = [SHORTHAND.get(word, word) for word in words]
-        return Analysis([found for word in words if (found := _word(word))], [], [])
-    word_of = _word if not shorthand else lambda word: _word(SHORTHAND.get(word, word))
-    tokens = [(m.lastgroup, m.group()) for m in _TOKEN.finditer(text)]
-    words: list[tuple[str, str]] = []
-    numbers: list[str] = []
-    intervals: list[Interval] = []
-    i, n = 0, len(tokens)
-
-    def word_at(j: int) -> str:
-        return _fold(tokens[j][1]) if 0 <= j < n and tokens[j][0] in ("word", "sign") else ""
-
-    def installments(at: int, unit_at: int) -> bool:
-        """Whether "N vezes" at `at` counts installments ("em 3 vezes", "parcelar em 10 vezes",
-        "10 vezes sem juros"), not times in general ("tentei 2 vezes", "7 vezes 8")."""
-        near = [word_at(k) for k in range(max(0, at - 3), at)]
-        return word_at(unit_at + 1) == "sem" or any(w in ("em", "ate") or w.startswith(_INSTALLMENT_WORDS)
-                                                    for w in near if w)
-
-    def unit_after(j: int) -> tuple[Optional[str], int]:
-        at = j - 1
-        if word_at(j) in _UNIT_GAP:
-            j += 1
-        if 0 <= j < n and tokens[j][0] in ("word", "sign") and word_at(j) in _UNITS and (
-                word_at(j) not in _TIMES or installments(at, j)):
-            after = word_at(j + 1)
-            return _UNITS[word_at(j)], j + 1 + (after in _UNIT_GAP)
-        return None, j
-
-    while i < n:
-        kind, text_ = tokens[i]
-        if kind == "word":
-            if found := word_of(text_):
-                words.append(found)
-            i += 1
-            continue
-        if kind not in ("num", "cep", "cepx"):
-            i += 1
-            continue
-        money = i > 0 and tokens[i - 1][0] == "money"
-        before = [word_at(j) for j in ((i - 2, i - 3) if money else (i - 1, i - 2))]
-        ident = any(w in _NOT_CEP for w in before[:2])
-        low = high = 0.0
-        unit: Optional[str] = None
-        if kind == "cep" and not ident:
-            unit, low = "cep", float(text_[:5])
-            high = low
-        elif kind == "cepx":
-            digits = text_.rstrip("x")
-            unit, low, high = "cep", float(digits.ljust(5, "0")), float(digits.ljust(5, "9"))
-        elif kind == "num" and len(text_) == 5 and not ident and (
-                any(w in _CEP_WORDS for w in [word_at(j) for j in range(max(0, i - 3), i)])
-                or (word_at(i + 1) in ("-", "a") and i + 2 < n and len(tokens[i + 2][1]) == 5)):
-            unit, low = "cep", float(text_)
-            high = low
-        value = _value(text_) if kind != "cep" or ident else None
-        j = i + 1
-        if unit is None and value is not None:
-            unit, j = unit_after(j)
-            if money:
-                unit = "R$"
-            low = high = value
-            if unit is None and word_at(j) in _RANGE_JOIN and j + 1 < n and tokens[j + 1][0] == "num":
-                unit = unit_after(j + 2)[0]  # "1 a 2 dias": the unit is written once, at the end
-        if unit is None:
-            # A bare number: matched whole, never a lone digit (list numbers, "3 mais 3").
-            if value is not None and (len(text_) > 1 or "." in text_ or "," in text_):
-                numbers.append("#" + (str(int(value)) if value.is_integer() else str(value)))
-            i += 1
-            continue
-        # A range: "1 a 2 dias", "13000-13999", "13xxx-13999", "R$50 a R$500".
-        k = j
-        if word_at(k) in _RANGE_JOIN and (word_at(k) != "e" or "entre" in before):
-            k += 1
-            if 0 <= k < n and tokens[k][0] == "money":
-                k += 1
-            if k < n and tokens[k][0] in ("num", "cep"):
-                end_text = tokens[k][1]
-                if unit == "cep":
-                    end = float(end_text[:5]) if len(end_text.replace("-", "")) in (5, 8) else None
-                else:
-                    end = _value(end_text)
-                    later, k2 = unit_after(k + 1)
-                    if later is not None and later != unit and low == high and unit != "R$":
-                        end = None
-                    elif later is not None:
-                        k = k2 - 1
-                if end is not None and end >= low:
-                    high, j = end, k + 1
-        if open_ranges and low == high:
-            if before[0] in _UP_TO:
-                low = 0.0
-            elif before[0] in _FROM or (before[0] == "de" and before[1] in _FROM_DE):
-                # "não pode passar de 30 dias", "nunca mais de 5 dias": up to the number
-                negated = any(word_at(k) in _NEGATIONS for k in range(i - (5 if money else 4), i - 2))
-                if negated:
-                    low = 0.0
-                else:
-                    high = _INF
-        if unit == "semanas":  # "2 semanas" is 14 days: concepts count in days
-            unit, low, high = "dias", low * 7, high * 7
-        intervals.append(Interval(unit, low, high))
-        i = j
-    return Analysis(words, numbers, intervals)
-
-
-def terms(text: str) -> list[str]:
-    """Index terms of a text, in order, stopwords removed."""
-    return analyze(text).terms()
-
-
-def plain_words(text: str) -> set[str]:
-    """The baseline's view of a text: lowercase words, nothing else."""
-    return set(_WORD.findall(text.lower()))
-
-
-@dataclass(frozen=True, slots=True)
-class Doc:
-    """What the index keeps of one concept: its stored bytes, what the block shows, and its
-    terms (ids into the index's vocabulary) with their field-weighted counts. The body is not
-    kept parsed: `concept` parses the bytes again when load_knowledge needs it. A concept
-    restored from a snapshot has no bytes (`data` None): load_knowledge reads it from S3."""
-
-    name: str
-    etag: str
-    data: Optional[bytes]
-    description: str
-    type: str
-    provenance: str
-    confidence: float
-    links: tuple[str, ...]
-    slot: int
-    length: float
-    term_ids: array
-    counts: array
-    recency: float
-    spans: tuple[tuple[str, float, float, float], ...] = ()  # (unit, low, high, field-weighted count)
-
-    @property
-    def concept(self) -> Concept:
-        if self.data is None:
-            raise ValueError(f"{self.name}: restored from a snapshot without its text")
-        return parse(self.data)
-
-
-# Per-object costs sys.getsizeof cannot see from the outside (CPython 3.11-3.13, 64-bit; checked
-# against tracemalloc by tests/test_snapshot.py): a Doc with its slots, tuples and dict entry; a
-# term's _Postings with its two numpy headers and its dict entries; one span tuple of four floats.
-_DOC_OVERHEAD = 360
-_POSTINGS_OVERHEAD = 360
-_SPAN_BYTES = 160
-_BY_FORM_BYTES = 40
-_TYPO_BYTES = 120
-
-
-class Hit(NamedTuple):
-    """One search result (a tuple: made for every hit of every turn, so it is cheap)."""
-
-    name: str
-    score: float
-    doc: Doc
-    coverage: float = 1.0  # what the concept shares with the message, in rare words (see MIN_SHARED)
-
-
-def _analyze(concept: Concept) -> tuple[dict[str, float], float, dict[Interval, float], set[tuple[str, str]]]:
-    tf: dict[str, float] = {}
-    spans: dict[Interval, float] = {}
-    forms: set[tuple[str, str]] = set()
-    length = 0.0
-    fields = {"name": concept.name.replace("-", " "), "description": concept.description, "body": concept.body}
-    for field, weight in FIELD_WEIGHTS:
-        analysis = analyze(fields[field])
-        forms.update(analysis.words)
-        for term in analysis.terms():
-            tf[term] = tf.get(term, 0.0) + weight
-            length += weight
-        for interval in analysis.intervals:
-            spans[interval] = spans.get(interval, 0.0) + weight
-            length += weight
-    return tf, length, spans, forms
-
-
-# Shared empty arrays, never written to: a term costs no arrays of its own until it needs them.
-_NO_SLOTS, _NO_WEIGHTS = np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
-_NO_PENDING_SLOTS, _NO_PENDING_COUNTS = array("i"), array("f")
-
-
-class _Postings:
-    """One term's postings: slots and BM25 weights as numpy arrays, plus appends not yet merged."""
-
-    __slots__ = ("slots", "weights", "pending_slots", "pending_counts", "live", "scaled", "scaled_for")
-
-    def __init__(self) -> None:
-        self.slots, self.weights = _NO_SLOTS, _NO_WEIGHTS
-        # Appends not merged yet, as compact C arrays: no Python object per posting. Shared
-        # empty ones until the first append (most terms of a restored index never get one).
-        self.pending_slots, self.pending_counts = _NO_PENDING_SLOTS, _NO_PENDING_COUNTS
-        self.live = 0
-        # The weights times idf, and the (concept count, live, postings) they were scaled for:
-        # reused by every query until one of the three changes.
-        self.scaled = self.weights
-        self.scaled_for: Optional[tuple[int, int, int]] = None
-
-    @property
-    def pending(self) -> int:
-        return len(self.pending_slots)
-
-    def idf_weights(self, n_docs: int) -> np.ndarray:
-        key = (n_docs, self.live, len(self.slots))
-        if self.scaled_for != key:
-            idf = _idf(n_docs, self.live)
-            self.scaled, self.scaled_for = self.weights * idf, key
-        return self.scaled
-
-
-def _weight(tf: float, norm: float) -> float:
-    return tf * (K1 + 1) / (tf + norm)
-
 
 class Index:
     """One agent's concepts, searchable.
@@ -504,7 +97,7 @@ class Index:
 
     def __init__(self) -> None:
         self.docs: dict[str, Doc] = {}
-        self._postings: dict[str, _Postings] = {}
+        self._postings: dict[str, Postings] = {}
         self._by_slot: list[Optional[Doc]] = []
         self._vocab: dict[str, int] = {}
         self._terms: list[str] = []
@@ -541,7 +134,7 @@ class Index:
 
     def upsert(self, name: str, etag: str, concept: Concept, data: bytes) -> None:
         self.remove(name)
-        tf, length, spans, forms = _analyze(concept)
+        tf, length, spans, forms = concept_terms(concept)
         slot = len(self._by_slot)
         if slot >= len(self._recency):
             grown = np.zeros(len(self._recency) * 2, dtype=np.float64)
@@ -563,7 +156,7 @@ class Index:
         for term, count in tf.items():
             postings = self._postings.get(term)
             if postings is None:
-                postings = self._postings[term] = _Postings()
+                postings = self._postings[term] = Postings()
             if not postings.pending:
                 postings.pending_slots, postings.pending_counts = array("i"), array("f")
             postings.pending_slots.append(slot)
@@ -583,7 +176,7 @@ class Index:
             by_slot = self._spans.get(unit)
             if not by_slot:
                 return None
-            rows = [(low, high, slot, _weight(count, self._norm(self._by_slot[slot].length)))
+            rows = [(low, high, slot, bm25_weight(count, self._norm(self._by_slot[slot].length)))
                     for slot, spans in by_slot.items() for low, high, count in spans]
             lows, highs, slots, weights = zip(*rows)
             found = self._span_arrays[unit] = (np.array(lows), np.array(highs), np.array(slots, dtype=np.int64),
@@ -688,7 +281,7 @@ class Index:
             if postings.pending:
                 self._merge(postings)
 
-    def _merge(self, postings: _Postings) -> None:
+    def _merge(self, postings: Postings) -> None:
         slots = np.frombuffer(postings.pending_slots, dtype=np.int32)
         counts = np.frombuffer(postings.pending_counts, dtype=np.float32)
         norms = np.array([self._norm(self._lengths_of(slot)) for slot in postings.pending_slots], dtype=np.float32)
@@ -696,7 +289,7 @@ class Index:
         postings.slots = np.concatenate((postings.slots, slots))
         postings.weights = np.concatenate((postings.weights, weights.astype(np.float32)))
         del slots, counts  # release the buffer exports before replacing the arrays
-        postings.pending_slots, postings.pending_counts = _NO_PENDING_SLOTS, _NO_PENDING_COUNTS
+        postings.pending_slots, postings.pending_counts = NO_PENDING_SLOTS, NO_PENDING_COUNTS
         postings.scaled_for = None
 
     def _lengths_of(self, slot: int) -> float:
@@ -731,10 +324,10 @@ class Index:
             for term_id, count in zip(doc.term_ids, doc.counts):
                 entry = collected.setdefault(self._terms[term_id], ([], []))
                 entry[0].append(doc.slot)
-                entry[1].append(_weight(count, norm))
+                entry[1].append(bm25_weight(count, norm))
         self._postings = {}
         for term, (slots, weights) in collected.items():
-            postings = _Postings()
+            postings = Postings()
             postings.slots = np.array(slots, dtype=np.int32)
             postings.weights = np.array(weights, dtype=np.float32)
             postings.live = len(slots)
@@ -826,7 +419,7 @@ class Index:
             raise ValueError("repeated or missing concepts")
         at = 0
         for term_id, n in header["postings"]:
-            postings = _Postings()
+            postings = Postings()
             postings.slots, postings.weights = slots[at:at + n], weights[at:at + n]
             postings.scaled = postings.weights
             postings.live = int(n)
@@ -848,12 +441,12 @@ class Index:
         size = sys.getsizeof(self.docs) + sys.getsizeof(self._by_slot) + sys.getsizeof(self._postings)
         size += sys.getsizeof(self._vocab) + sys.getsizeof(self._terms) + self._recency.nbytes
         for doc in self.docs.values():
-            size += (_DOC_OVERHEAD + sys.getsizeof(doc.name) + sys.getsizeof(doc.etag) + sys.getsizeof(doc.description)
+            size += (DOC_OVERHEAD + sys.getsizeof(doc.name) + sys.getsizeof(doc.etag) + sys.getsizeof(doc.description)
                      + (sys.getsizeof(doc.data) if doc.data is not None else 0)
                      + sys.getsizeof(doc.term_ids) + sys.getsizeof(doc.counts)
-                     + sum(sys.getsizeof(link) for link in doc.links) + _SPAN_BYTES * len(doc.spans))
+                     + sum(sys.getsizeof(link) for link in doc.links) + SPAN_BYTES * len(doc.spans))
         for term, postings in self._postings.items():
-            size += _POSTINGS_OVERHEAD + sys.getsizeof(term) + postings.slots.nbytes + postings.weights.nbytes
+            size += POSTINGS_OVERHEAD + sys.getsizeof(term) + postings.slots.nbytes + postings.weights.nbytes
             if postings.scaled is not postings.weights:
                 size += postings.scaled.nbytes
             size += 8 * postings.pending
@@ -861,7 +454,7 @@ class Index:
             # The typo cache fills without changing `shape`, so it is counted full. Measured with
             # tracemalloc: 36 bytes per form of `_by_form` (its strings are the index's own),
             # 110 per cached word (the word, its candidates).
-            size += sys.getsizeof(self._by_form) + _BY_FORM_BYTES * len(self._by_form) + TYPO_CACHE * _TYPO_BYTES
+            size += sys.getsizeof(self._by_form) + BY_FORM_BYTES * len(self._by_form) + TYPO_CACHE * TYPO_BYTES
         for forms in self._forms.values():
             size += sys.getsizeof(forms) if type(forms) is str else (
                 sys.getsizeof(forms) + sum(sys.getsizeof(form) for form in forms))
@@ -882,7 +475,7 @@ class Index:
         # The floor reads rarity as if the agent had at least FLOOR_CONCEPTS concepts: in a
         # small agent every word is in a large share of them, and would tell nothing.
         floor_docs = max(n_docs, FLOOR_CONCEPTS)
-        rarest = _idf(floor_docs, 0)
+        rarest = bm25_idf(floor_docs, 0)
         scale = 1.0 / (rarest * (K1 + 1))
         slot_arrays: list[np.ndarray] = []
         weight_arrays: list[np.ndarray] = []
@@ -893,12 +486,12 @@ class Index:
         place_terms = lexicon().place_terms
         names = _proper_names(query) if read and not query.islower() else ()
 
-        def ratio_of(postings: _Postings) -> float:
+        def ratio_of(postings: Postings) -> float:
             # The same for every word in an agent of FLOOR_CONCEPTS or more.
             return scale if n_docs >= FLOOR_CONCEPTS else (
-                _idf(floor_docs, postings.live) * scale / _idf(n_docs, postings.live))
+                bm25_idf(floor_docs, postings.live) * scale / bm25_idf(n_docs, postings.live))
 
-        def postings_of(term: str) -> Optional[_Postings]:
+        def postings_of(term: str) -> Optional[Postings]:
             postings = self._postings.get(term)
             if postings is not None and postings.pending:
                 self._merge(postings)
@@ -911,7 +504,7 @@ class Index:
             place = term in reading.places or term in place_terms
             postings, factor = postings_of(term), 1.0
             if term in reading.grouped:  # part of a place's name: it tells, but is matched with its reading below
-                told += _idf(floor_docs, postings.live) / rarest if postings is not None else 1.0
+                told += bm25_idf(floor_docs, postings.live) / rarest if postings is not None else 1.0
                 continue
             if postings is None and read and form is not None and len(form) >= TYPO_MIN and tried < TYPO_TRIES:
                 tried += 1
@@ -924,7 +517,7 @@ class Index:
             if postings is None:
                 told += 1.0 if form is not None else 0.0  # a word no concept has: as rare as can be
                 continue
-            told += _idf(floor_docs, postings.live) / rarest
+            told += bm25_idf(floor_docs, postings.live) / rarest
             ratio = ratio_of(postings)
             if form is not None and factor == 1.0 and len(term) < STEM_MIN and not self._has_form(term, form):
                 ratio *= STEM_ONLY  # a short stem shared by accident (valeu/vale)
@@ -977,11 +570,11 @@ class Index:
             if inside.any():
                 # A number inside a stated range weighs as a word found in that many concepts.
                 live = len(np.unique(slots[inside]))
-                told += _idf(floor_docs, live) / rarest
+                told += bm25_idf(floor_docs, live) / rarest
                 term_slots.append(np.unique(slots[inside]))  # a concept stating two ranges that hold it: one term
                 slot_arrays.append(slots[inside])
-                weight_arrays.append(weights[inside] * _idf(n_docs, live))
-                ratios.append(_idf(floor_docs, live) * scale / _idf(n_docs, live))
+                weight_arrays.append(weights[inside] * bm25_idf(n_docs, live))
+                ratios.append(bm25_idf(floor_docs, live) * scale / bm25_idf(n_docs, live))
                 placed.append(False)
         if not slot_arrays:
             return None
@@ -1036,7 +629,7 @@ class Index:
         alone = np.bincount(np.concatenate(term_slots), minlength=len(scores))[candidates] < 2
         several = ~alone & (their >= MIN_SHARED)
         passes = several | (alone & (their >= SINGLE) & (their >= COVER * told))
-        if not passes.any() and not CUES.isdisjoint(_fold(w) for w in _LETTERS.findall(query.lower())):
+        if not passes.any() and not CUES.isdisjoint(fold(w) for w in LETTERS.findall(query.lower())):
             passes = several | (alone & (their >= SINGLE))
         if not passes.any():
             return []
@@ -1066,17 +659,13 @@ def _proper_names(text: str) -> set[str]:
     """Folded singular forms of the words written with a capital in mid-sentence ("a Marcela
     comprou"): names, never read as a typo of a store word (Marcela is not parcela)."""
     found = set()
-    for match in _LETTERS.finditer(text):
+    for match in LETTERS.finditer(text):
         word = match.group()
         if word[0].isupper() and not word.isupper():
             before = text[:match.start()].rstrip()
             if before and before[-1] not in ".!?:\n":
-                found.add(_forms(word.lower())[1])
+                found.add(term_and_form(word.lower())[1])
     return found
-
-
-def _idf(n_docs: int, df: int) -> float:
-    return math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
 
 
 class OverlapScan:

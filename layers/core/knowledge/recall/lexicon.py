@@ -21,6 +21,9 @@ from __future__ import annotations
 
 from typing import Callable, NamedTuple, Optional
 
+from knowledge.recall.analysis import analyze
+from knowledge.recall.words import SHORTHAND, WORD, fold, raw_forms, singular, term_and_form
+
 # What a customer writes | what a store writes. "|" separates alternatives; words of a phrase
 # must follow each other in the message (stopwords included: "não chegou" is not "chegou").
 RELATED: tuple[tuple[str, str], ...] = (
@@ -178,11 +181,6 @@ EXPANDED = 0.7
 EXPANDED_KNOWN = 0.5
 
 
-# Chat shorthand, read as the word it stands for before phrases are matched ("sai hj" is "sai hoje").
-SHORTHAND = {"q": "que", "hj": "hoje", "qto": "quanto", "qta": "quanta", "qdo": "quando", "qnd": "quando",
-             "qndo": "quando", "msm": "mesmo", "pq": "porque", "tb": "também", "tbm": "também", "td": "tudo",
-             "vc": "você", "vcs": "vocês", "nd": "nada", "ngm": "ninguém", "cmg": "comigo", "p": "para",
-             "dps": "depois", "naum": "não"}
 
 
 def key(term: str, form: str) -> str:
@@ -203,10 +201,8 @@ class Entry(NamedTuple):
 
 def entries() -> list[Entry]:
     """Every reading, the support vocabulary first, then the places."""
-    from knowledge.recall.index import _WORD
-
     def words(text: str) -> tuple[str, ...]:
-        return tuple(_WORD.findall(text.lower()))
+        return tuple(WORD.findall(text.lower()))
 
     found = []
     for said, adds in RELATED:
@@ -217,7 +213,7 @@ def entries() -> list[Entry]:
             names = [name.strip() for name in group.split("|")]
             state = names[0]
             state_words = STATE_WORDS.get(state) or " ".join(
-                word for word in _WORD.findall(state.lower()) if word not in GENERIC)
+                word for word in WORD.findall(state.lower()) if word not in GENERIC)
             for name in names:
                 adds = f"{region} {state_words}"
                 after = _AFTER[True] if name in WORDLIKE else _AFTER[False] if name in AMBIGUOUS else None
@@ -257,10 +253,8 @@ class Lexicon:
     container a quarter of a second)."""
 
     def __init__(self) -> None:
-        from knowledge.recall.index import _WORD, _fold, _forms, analyze, raw_forms, singular
-
-        self._fold, self._singular, self._forms, self._analyze = _fold, singular, _forms, analyze
-        self._split = _WORD.findall
+        self._fold, self._singular, self._forms, self._analyze = fold, singular, term_and_form, analyze
+        self._split = WORD.findall
         self._entries = entries()
         self._buckets: dict[str, list[int]] = {}
         for at, entry in enumerate(self._entries):

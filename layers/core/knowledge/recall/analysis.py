@@ -1,0 +1,191 @@
+"""What a text says, for the index: its word terms and its numbers, read whole (a CEP, a CEP
+range, a number with a unit, an open range) as the intervals they cover."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import NamedTuple, Optional
+
+from knowledge.recall.words import DIGIT, LETTERS, SHORTHAND, fold, read_word
+
+# Units a number may carry; only these (and CEPs) match as ranges.
+_UNITS = {"dia": "dias", "dias": "dias", "day": "dias", "days": "dias",
+          "x": "x", "vez": "x", "vezes": "x",
+          "h": "h", "hr": "h", "hrs": "h", "hora": "h", "horas": "h", "hour": "h", "hours": "h",
+          "mes": "meses", "meses": "meses", "month": "meses", "months": "meses",
+          "semana": "semanas", "semanas": "semanas", "week": "semanas", "weeks": "semanas",
+          "reais": "R$", "real": "R$", "%": "%"}
+_TIMES = frozenset({"vez", "vezes"})  # a unit only when it counts installments (see analyze)
+_INSTALLMENT_WORDS = ("parcel", "divid", "divis")
+_UNIT_GAP = frozenset({"uteis", "corridos", "business", "working"})  # "2 dias úteis", "1-2 business days"
+_RANGE_JOIN = frozenset({"a", "-", "ate", "to", "e"})
+_UP_TO = frozenset({"ate", "within"})
+_FROM = frozenset({"acima", "partir", "above", "over"})
+# "mais de 3 dias", "passa de 7 dias": from the number on.
+_FROM_DE = frozenset({"acima", "partir", "mais", "passa", "passar", "passou", "passando"})
+_NEGATIONS = frozenset({"nao", "nunca", "jamais", "not", "never"})
+_CEP_WORDS = frozenset({"cep", "ceps", "zip"})
+_NOT_CEP = frozenset({"pedido", "pedidos", "order", "protocolo", "nota", "nf", "n", "no", "numero", "#"})
+_TOKEN = re.compile(r"""
+    (?P<cep>(?<![\d.,])\d{5}-?\d{3}(?!\d|[.,-]\d))        # 13083-970, 13083970
+  | (?P<cepx>(?<![\dx])(?=[\dx]{5}(?![\dx]))\d{2,3}x{2,3})  # 13xxx
+  | (?P<money>r\$|us\$)
+  | (?P<sign>[%#-])
+  | (?P<num>\d+(?:[.,]\d+)*)
+  | (?P<word>[^\W\d_]+)
+""", re.UNICODE | re.VERBOSE)
+INFINITY = float("inf")
+
+
+class Interval(NamedTuple):
+    """A number a text states, as the range of values it covers, with its unit ('cep' for a CEP's
+    5-digit prefix)."""
+
+    unit: str
+    low: float
+    high: float
+
+
+@dataclass(slots=True)
+class Analysis:
+    """What a text says, for the index: its word terms (with the singular form each was written
+    in, to tell inflection from accident), whole numbers, and intervals."""
+
+    words: list[tuple[str, str]]
+    numbers: list[str]
+    intervals: list[Interval]
+
+    def terms(self) -> list[str]:
+        return [term for term, _ in self.words] + self.numbers
+
+
+def _value(text: str) -> Optional[float]:
+    """A written number: 1.800 and 1,5 the Brazilian way; 39.90 as a decimal."""
+    if "," in text:
+        text = text.replace(".", "").replace(",", ".", 1).replace(",", "")
+    elif re.fullmatch(r"\d{1,3}(\.\d{3})+", text):
+        text = text.replace(".", "")
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def analyze(text: str, open_ranges: bool = True, shorthand: bool = False) -> Analysis:
+    """Words and numbers of a text. `open_ranges`: "até 30 dias" and "acima de R$199" cover
+    everything up to or from the number (what a concept states, not what a message asks).
+    `shorthand`: read chat shorthand as the word it stands for ("hj" is "hoje"; a message's)."""
+    text = text.lower()
+    if DIGIT.search(text) is None:  # the common case, and the fast one: words only
+        words = LETTERS.findall(text)
+        if shorthand:
+            words = [SHORTHAND.get(word, word) for word in words]
+        return Analysis([found for word in words if (found := read_word(word))], [], [])
+    word_of = read_word if not shorthand else lambda word: read_word(SHORTHAND.get(word, word))
+    tokens = [(m.lastgroup, m.group()) for m in _TOKEN.finditer(text)]
+    words: list[tuple[str, str]] = []
+    numbers: list[str] = []
+    intervals: list[Interval] = []
+    i, n = 0, len(tokens)
+
+    def word_at(j: int) -> str:
+        return fold(tokens[j][1]) if 0 <= j < n and tokens[j][0] in ("word", "sign") else ""
+
+    def installments(at: int, unit_at: int) -> bool:
+        """Whether "N vezes" at `at` counts installments ("em 3 vezes", "parcelar em 10 vezes",
+        "10 vezes sem juros"), not times in general ("tentei 2 vezes", "7 vezes 8")."""
+        near = [word_at(k) for k in range(max(0, at - 3), at)]
+        return word_at(unit_at + 1) == "sem" or any(w in ("em", "ate") or w.startswith(_INSTALLMENT_WORDS)
+                                                    for w in near if w)
+
+    def unit_after(j: int) -> tuple[Optional[str], int]:
+        at = j - 1
+        if word_at(j) in _UNIT_GAP:
+            j += 1
+        if 0 <= j < n and tokens[j][0] in ("word", "sign") and word_at(j) in _UNITS and (
+                word_at(j) not in _TIMES or installments(at, j)):
+            after = word_at(j + 1)
+            return _UNITS[word_at(j)], j + 1 + (after in _UNIT_GAP)
+        return None, j
+
+    while i < n:
+        kind, text_ = tokens[i]
+        if kind == "word":
+            if found := word_of(text_):
+                words.append(found)
+            i += 1
+            continue
+        if kind not in ("num", "cep", "cepx"):
+            i += 1
+            continue
+        money = i > 0 and tokens[i - 1][0] == "money"
+        before = [word_at(j) for j in ((i - 2, i - 3) if money else (i - 1, i - 2))]
+        ident = any(w in _NOT_CEP for w in before[:2])
+        low = high = 0.0
+        unit: Optional[str] = None
+        if kind == "cep" and not ident:
+            unit, low = "cep", float(text_[:5])
+            high = low
+        elif kind == "cepx":
+            digits = text_.rstrip("x")
+            unit, low, high = "cep", float(digits.ljust(5, "0")), float(digits.ljust(5, "9"))
+        elif kind == "num" and len(text_) == 5 and not ident and (
+                any(w in _CEP_WORDS for w in [word_at(j) for j in range(max(0, i - 3), i)])
+                or (word_at(i + 1) in ("-", "a") and i + 2 < n and len(tokens[i + 2][1]) == 5)):
+            unit, low = "cep", float(text_)
+            high = low
+        value = _value(text_) if kind != "cep" or ident else None
+        j = i + 1
+        if unit is None and value is not None:
+            unit, j = unit_after(j)
+            if money:
+                unit = "R$"
+            low = high = value
+            if unit is None and word_at(j) in _RANGE_JOIN and j + 1 < n and tokens[j + 1][0] == "num":
+                unit = unit_after(j + 2)[0]  # "1 a 2 dias": the unit is written once, at the end
+        if unit is None:
+            # A bare number: matched whole, never a lone digit (list numbers, "3 mais 3").
+            if value is not None and (len(text_) > 1 or "." in text_ or "," in text_):
+                numbers.append("#" + (str(int(value)) if value.is_integer() else str(value)))
+            i += 1
+            continue
+        # A range: "1 a 2 dias", "13000-13999", "13xxx-13999", "R$50 a R$500".
+        k = j
+        if word_at(k) in _RANGE_JOIN and (word_at(k) != "e" or "entre" in before):
+            k += 1
+            if 0 <= k < n and tokens[k][0] == "money":
+                k += 1
+            if k < n and tokens[k][0] in ("num", "cep"):
+                end_text = tokens[k][1]
+                if unit == "cep":
+                    end = float(end_text[:5]) if len(end_text.replace("-", "")) in (5, 8) else None
+                else:
+                    end = _value(end_text)
+                    later, k2 = unit_after(k + 1)
+                    if later is not None and later != unit and low == high and unit != "R$":
+                        end = None
+                    elif later is not None:
+                        k = k2 - 1
+                if end is not None and end >= low:
+                    high, j = end, k + 1
+        if open_ranges and low == high:
+            if before[0] in _UP_TO:
+                low = 0.0
+            elif before[0] in _FROM or (before[0] == "de" and before[1] in _FROM_DE):
+                # "não pode passar de 30 dias", "nunca mais de 5 dias": up to the number
+                negated = any(word_at(k) in _NEGATIONS for k in range(i - (5 if money else 4), i - 2))
+                if negated:
+                    low = 0.0
+                else:
+                    high = INFINITY
+        if unit == "semanas":  # "2 semanas" is 14 days: concepts count in days
+            unit, low, high = "dias", low * 7, high * 7
+        intervals.append(Interval(unit, low, high))
+        i = j
+    return Analysis(words, numbers, intervals)
+
+
+def terms(text: str) -> list[str]:
+    """Index terms of a text, in order, stopwords removed."""
+    return analyze(text).terms()

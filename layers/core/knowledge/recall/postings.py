@@ -1,0 +1,124 @@
+"""What the index keeps per concept and per term: a Doc, a term's postings (BM25 weights in numpy
+arrays), the weights themselves, and what each costs in memory."""
+
+from __future__ import annotations
+
+import math
+from array import array
+from dataclasses import dataclass
+from typing import NamedTuple, Optional
+
+import numpy as np
+
+from knowledge.format.concept import Concept, parse
+from knowledge.recall.analysis import Interval, analyze
+
+K1, B = 1.2, 0.75
+FIELD_WEIGHTS = (("name", 3), ("description", 2), ("body", 1))
+
+
+@dataclass(frozen=True, slots=True)
+class Doc:
+    """What the index keeps of one concept: its stored bytes, what the block shows, and its
+    terms (ids into the index's vocabulary) with their field-weighted counts. The body is not
+    kept parsed: `concept` parses the bytes again when load_knowledge needs it. A concept
+    restored from a snapshot has no bytes (`data` None): load_knowledge reads it from S3."""
+
+    name: str
+    etag: str
+    data: Optional[bytes]
+    description: str
+    type: str
+    provenance: str
+    confidence: float
+    links: tuple[str, ...]
+    slot: int
+    length: float
+    term_ids: array
+    counts: array
+    recency: float
+    spans: tuple[tuple[str, float, float, float], ...] = ()  # (unit, low, high, field-weighted count)
+
+    @property
+    def concept(self) -> Concept:
+        if self.data is None:
+            raise ValueError(f"{self.name}: restored from a snapshot without its text")
+        return parse(self.data)
+
+
+# Per-object costs sys.getsizeof cannot see from the outside (CPython 3.11-3.13, 64-bit; checked
+# against tracemalloc by tests/test_snapshot.py): a Doc with its slots, tuples and dict entry; a
+# term's Postings with its two numpy headers and its dict entries; one span tuple of four floats.
+DOC_OVERHEAD = 360
+POSTINGS_OVERHEAD = 360
+SPAN_BYTES = 160
+BY_FORM_BYTES = 40
+TYPO_BYTES = 120
+
+
+class Hit(NamedTuple):
+    """One search result (a tuple: made for every hit of every turn, so it is cheap)."""
+
+    name: str
+    score: float
+    doc: Doc
+    coverage: float = 1.0  # what the concept shares with the message, in rare words (see MIN_SHARED)
+
+
+def concept_terms(concept: Concept) -> tuple[dict[str, float], float, dict[Interval, float], set[tuple[str, str]]]:
+    tf: dict[str, float] = {}
+    spans: dict[Interval, float] = {}
+    forms: set[tuple[str, str]] = set()
+    length = 0.0
+    fields = {"name": concept.name.replace("-", " "), "description": concept.description, "body": concept.body}
+    for field, weight in FIELD_WEIGHTS:
+        analysis = analyze(fields[field])
+        forms.update(analysis.words)
+        for term in analysis.terms():
+            tf[term] = tf.get(term, 0.0) + weight
+            length += weight
+        for interval in analysis.intervals:
+            spans[interval] = spans.get(interval, 0.0) + weight
+            length += weight
+    return tf, length, spans, forms
+
+
+# Shared empty arrays, never written to: a term costs no arrays of its own until it needs them.
+_NO_SLOTS, _NO_WEIGHTS = np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.float32)
+NO_PENDING_SLOTS, NO_PENDING_COUNTS = array("i"), array("f")
+
+
+class Postings:
+    """One term's postings: slots and BM25 weights as numpy arrays, plus appends not yet merged."""
+
+    __slots__ = ("slots", "weights", "pending_slots", "pending_counts", "live", "scaled", "scaled_for")
+
+    def __init__(self) -> None:
+        self.slots, self.weights = _NO_SLOTS, _NO_WEIGHTS
+        # Appends not merged yet, as compact C arrays: no Python object per posting. Shared
+        # empty ones until the first append (most terms of a restored index never get one).
+        self.pending_slots, self.pending_counts = NO_PENDING_SLOTS, NO_PENDING_COUNTS
+        self.live = 0
+        # The weights times idf, and the (concept count, live, postings) they were scaled for:
+        # reused by every query until one of the three changes.
+        self.scaled = self.weights
+        self.scaled_for: Optional[tuple[int, int, int]] = None
+
+    @property
+    def pending(self) -> int:
+        return len(self.pending_slots)
+
+    def idf_weights(self, n_docs: int) -> np.ndarray:
+        key = (n_docs, self.live, len(self.slots))
+        if self.scaled_for != key:
+            idf = bm25_idf(n_docs, self.live)
+            self.scaled, self.scaled_for = self.weights * idf, key
+        return self.scaled
+
+
+def bm25_weight(tf: float, norm: float) -> float:
+    return tf * (K1 + 1) / (tf + norm)
+
+
+def bm25_idf(n_docs: int, df: int) -> float:
+    return math.log(1 + (n_docs - df + 0.5) / (df + 0.5))
