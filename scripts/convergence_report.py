@@ -269,8 +269,8 @@ def measure(endpoint: str, padded: int = 500, sets: Optional[dict[str, Path]] = 
 
 def _print(report: dict) -> None:
     n, big = report["concepts"], report["padded_to"]
-    print(f"Name convergence: labelled turns about known concepts, real Extractor + Consolidator, "
-          f"a model stub that reuses an offered name and invents a variant otherwise\n")
+    print("Name convergence: labelled turns about known concepts, real Extractor + Consolidator, "
+          "a model stub that reuses an offered name and invents a variant otherwise\n")
     print(f"{'set':<10} {'turns':>5}  {'named in request':>18} {'max listed':>10} {'rank p50/worst':>14}  "
           f"{'near-duplicates created':>24}")
     for label, runs in report["sets"].items():

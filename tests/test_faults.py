@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import boto3
 import pytest
-from conftest import DEMO, load_handler, make_concept
+from conftest import DEMO, make_concept
 
 from knowledge.format.concept import parse
 from knowledge_dev.faults import CONDITIONAL, RESET_AFTER, FaultMix, FaultProxy, Rule

@@ -7,7 +7,6 @@ from __future__ import annotations
 import base64
 import json
 import time
-from datetime import datetime, timezone
 
 import pytest
 from conftest import DEMO, LambdaContext

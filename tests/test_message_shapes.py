@@ -14,7 +14,8 @@ from datetime import datetime, timezone
 import pytest
 from conftest import EVENTS, LambdaContext, drain, load_handler, make_concept
 
-from knowledge.format.sighting import EvidenceRef, InvalidSighting, Sighting, parse_sighting
+from knowledge.errors import InvalidSighting
+from knowledge.format.sighting import EvidenceRef, Sighting, parse_sighting
 
 T, A = "default", "store-support"
 SECRET = "cliente Ana, CPF 529.982.247-25"

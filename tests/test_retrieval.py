@@ -12,8 +12,8 @@ from conftest import DEMO, ROOT, Clock, Events, make_concept
 from knowledge.format.concept import parse
 from knowledge.format.config import parse_config
 from knowledge.recall.index import Index
-from knowledge.recall.words import stem
 from knowledge.recall.retrieve import LoadRequest, Retriever, RetrieveRequest, render_block, select
+from knowledge.recall.words import stem
 
 T, A = "default", "store-support"
 

@@ -9,7 +9,8 @@ import sys
 import pytest
 from conftest import EVENTS, ROOT
 
-from knowledge.format.turn import TURN_MAX_BYTES, InvalidTurn, parse_turn
+from knowledge.errors import InvalidTurn
+from knowledge.format.turn import TURN_MAX_BYTES, parse_turn
 
 SECRET = "meu segredo 4111 1111 1111 1111"
 

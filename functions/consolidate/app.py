@@ -10,7 +10,7 @@ from aws_lambda_powertools.utilities.batch import SqsFifoPartialProcessor, proce
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from knowledge import wiring
-from knowledge.format.sighting import InvalidSighting, parse_sighting
+from knowledge.errors import InvalidSighting
 from shared import deadline
 from shared.errors import KnowledgeError
 from shared.settings import Settings
@@ -26,7 +26,7 @@ processor.raise_on_entire_batch_failure = False
 
 def record_handler(record: SQSRecord) -> None:
     try:
-        sighting = parse_sighting(record.body)
+        sighting = wiring.parse_sighting(record.body)
     except InvalidSighting as exc:
         consolidator.counters.count("SightingRejected", reason="invalid_message")
         # It can never succeed: straight to the dead-letter queue instead of five receives.

@@ -7,7 +7,6 @@ Answers counts only: never a value.
 from aws_lambda_powertools import Logger
 
 from facts import wiring
-from facts.distill import SESSION_SECONDS, parse_distill_request
 from shared import deadline
 from shared.errors import KnowledgeError
 
@@ -20,11 +19,11 @@ def lambda_handler(event, context):
     # Outside the try: a misconfigured function fails the invocation, loudly, not as an answer.
     distiller = service.get()
     try:
-        request = parse_distill_request(event)
+        request = wiring.parse_distill_request(event)
         with deadline.until(deadline.at_the_latest(context)):
             report = distiller.run(
                 tenant=request.tenant, agent=request.agent,
-                keep_going=lambda: context.get_remaining_time_in_millis() / 1000 > SESSION_SECONDS)
+                keep_going=lambda: context.get_remaining_time_in_millis() / 1000 > wiring.distill_session_seconds())
     except KnowledgeError as exc:
         logger.warning("distill pass stopped", extra={"error_code": exc.code})
         return {"ok": False, "error": {"code": exc.code, "message": str(exc)}}

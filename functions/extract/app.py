@@ -10,19 +10,17 @@ from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-from facts.sessions import SessionStates
+from facts import wiring as facts_wiring
 from knowledge import wiring
-from knowledge.format.turn import InvalidTurn, parse_turn
-from knowledge.learning.usage import DailyCapReached
+from knowledge.errors import DailyCapReached, InvalidTurn
 from shared import deadline
-from shared.aws import client
 from shared.errors import KnowledgeError
 from shared.settings import Settings
 
 logger = Logger()
 settings = Settings.from_env(require=("SESSIONS_BUCKET", "CANDIDATES_QUEUE_URL"))
 # Facts keeps a small state per session for the agents that distil (told of each archived turn).
-extractor = wiring.extractor(settings, sessions=SessionStates(client("s3"), settings.sessions_bucket))
+extractor = wiring.extractor(settings, sessions=facts_wiring.session_states(settings))
 redelivery = wiring.redelivery(settings.turn_dlq_url)
 # A batch whose every turn failed is answered like any other (all items listed) rather than
 # raised: the outcome for the queue is the same, and the log stays free of tracebacks.
@@ -31,7 +29,7 @@ processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failu
 
 def record_handler(record: SQSRecord) -> None:
     try:
-        turn = parse_turn(record.body)
+        turn = wiring.parse_turn(record.body)
     except InvalidTurn as exc:
         extractor.counters.count("TurnRejected", reason="invalid_message")
         # It can never succeed: straight to the dead-letter queue instead of five receives.

@@ -17,10 +17,8 @@ from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from pydantic import BaseModel, Field, StrictInt
 
-from facts.errors import Busy, InvalidFact, InvalidRequest, NotPending
-from facts.fact import NAME_MAX, VALUE_MAX
-from facts.proposals import REASON_MAX
-from facts.studio import PAGE_MAX, FactChanged, InvalidCursor, ProposalWentStale, refs, studio_from_env
+from facts import wiring
+from facts.errors import Busy, FactChanged, InvalidCursor, InvalidFact, InvalidRequest, NotPending, ProposalWentStale
 from shared.errors import Conflict, InvalidName, KnowledgeError, NotFound
 from shared.httpapi import (
     Forbidden,
@@ -34,7 +32,8 @@ from shared.httpapi import (
 from shared.names import SESSION_ID_MAX, SLUG_MAX, SLUG_SCHEMA
 
 logger = Logger()
-facts = studio_from_env()
+facts = wiring.studio_from_env()
+LIMITS = wiring.api_limits()
 # Only the studio's own origin may call the API from a browser.
 app = APIGatewayHttpResolver(enable_validation=True,
                              cors=CORSConfig(allow_origin=os.environ.get("STUDIO_ORIGIN", "http://127.0.0.1:8080"),
@@ -44,7 +43,7 @@ BASE = "/tenants/<tenant>/agents/<agent>/facts"
 Slug = Annotated[str, Path(pattern=SLUG_SCHEMA["pattern"], max_length=SLUG_MAX)]
 CustomerId = Annotated[str, Path(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$", max_length=SESSION_ID_MAX)]
 ProposalId = Annotated[str, Path(pattern=r"^[0-9a-f]{32}$")]
-FactName = Annotated[str, Path(pattern=r"^[a-z0-9]+([-_][a-z0-9]+)*$", max_length=NAME_MAX)]
+FactName = Annotated[str, Path(pattern=r"^[a-z0-9]+([-_][a-z0-9]+)*$", max_length=LIMITS.name_max)]
 
 
 def refuse_control_characters(app, next_middleware):
@@ -98,7 +97,7 @@ class ProposalList(BaseModel):
 
 
 class Reject(BaseModel):
-    reason: Optional[str] = Field(None, max_length=REASON_MAX, description="Shown on the card; optional.")
+    reason: Optional[str] = Field(None, max_length=LIMITS.reason_max, description="Shown on the card; optional.")
 
 
 class FactView(BaseModel):
@@ -116,7 +115,7 @@ class MemoryCell(BaseModel):
 
 
 class FactEdit(BaseModel):
-    value: str = Field(min_length=1, max_length=VALUE_MAX)
+    value: str = Field(min_length=1, max_length=LIMITS.value_max)
     revision: Optional[StrictInt] = Field(ge=1, description="The fact's revision as read; null when it is a new fact.")
 
 
@@ -173,7 +172,7 @@ def _error(status: int, exc: KnowledgeError, **extra) -> Response:
                                       "newest first", responses=answers(ProposalList))
 def list_proposals(tenant: Slug, agent: Slug,
                    state: Annotated[str, Query(pattern="^(pending|stale|recent)$")] = "pending",
-                   limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = 20,
+                   limit: Annotated[int, Query(ge=1, le=LIMITS.page_max)] = 20,
                    cursor: Annotated[Optional[str], Query(pattern="^[0-9]{1,9}$")] = None) -> Response[ProposalList]:
     return _json(200, facts.proposals(operator(), tenant, agent, state, limit=limit, cursor=cursor))
 
@@ -181,14 +180,14 @@ def list_proposals(tenant: Slug, agent: Slug,
 @app.get(f"{BASE}/proposals/<customer_id>/<proposal_id>", summary="One proposal, with its evidence read now",
          responses=answers(ProposalView))
 def get_proposal(tenant: Slug, agent: Slug, customer_id: CustomerId, proposal_id: ProposalId) -> Response[ProposalView]:
-    return _json(200, facts.proposal(operator(), refs(tenant, agent, customer_id, proposal_id)))
+    return _json(200, facts.proposal(operator(), facts.refs(tenant, agent, customer_id, proposal_id)))
 
 
 @app.post(f"{BASE}/proposals/<customer_id>/<proposal_id>/approve",
           summary="Approve & save to memory (compare-and-swap on the fact; 409 fact_moved when it changed)",
           responses=answers(ProposalView, 409))
 def approve(tenant: Slug, agent: Slug, customer_id: CustomerId, proposal_id: ProposalId) -> Response[ProposalView]:
-    return _json(200, facts.approve(operator(), refs(tenant, agent, customer_id, proposal_id)))
+    return _json(200, facts.approve(operator(), facts.refs(tenant, agent, customer_id, proposal_id)))
 
 
 @app.post(f"{BASE}/proposals/<customer_id>/<proposal_id>/reject", summary="Reject, with an optional reason",
@@ -196,14 +195,14 @@ def approve(tenant: Slug, agent: Slug, customer_id: CustomerId, proposal_id: Pro
 def reject(tenant: Slug, agent: Slug, customer_id: CustomerId, proposal_id: ProposalId,
            body: Annotated[Optional[Reject], Body()] = None) -> Response[ProposalView]:
     reason = body.reason if body else None
-    return _json(200, facts.reject(operator(), refs(tenant, agent, customer_id, proposal_id), reason))
+    return _json(200, facts.reject(operator(), facts.refs(tenant, agent, customer_id, proposal_id), reason))
 
 
 @app.post(f"{BASE}/proposals/<customer_id>/<proposal_id>/dismiss",
           summary="Dismiss: this value will not be proposed again for the customer (also resolves a stale one)",
           responses=answers(ProposalView, 409))
 def dismiss(tenant: Slug, agent: Slug, customer_id: CustomerId, proposal_id: ProposalId) -> Response[ProposalView]:
-    return _json(200, facts.dismiss(operator(), refs(tenant, agent, customer_id, proposal_id)))
+    return _json(200, facts.dismiss(operator(), facts.refs(tenant, agent, customer_id, proposal_id)))
 
 
 # ------------------------------------------------------------------ the customer's memory cell

@@ -9,36 +9,21 @@ the deadline came first: invoke it again with the same payload to finish. A refu
 
 from aws_lambda_powertools import Logger
 
-from facts.purge import TENANT_PART, forget_customer, parse_forget_request
-from knowledge.operation.purge import InvalidPurge, delete_tenant_data, parse_tenant_request
+from facts import wiring as facts_wiring
+from knowledge import wiring
 from shared import deadline
-from shared.aws import client
-from shared.errors import KnowledgeError
+from shared.errors import InvalidPurge, KnowledgeError
 from shared.settings import Settings
-from shared.telemetry import Counters
 
 # A batch is one listing and one DeleteObjects of up to 1000 versions: start one only with this left.
 STOP_SECONDS = 10.0
 
 logger = Logger()
 settings = Settings.from_env(require=("SESSIONS_BUCKET",))
-s3 = client("s3")
-counters = Counters()
-BUCKETS = dict(knowledge_bucket=settings.knowledge_bucket, sessions_bucket=settings.sessions_bucket)
-
-
-def forget(request, keep_going):
-    return forget_customer(s3, **BUCKETS, tenant=request.tenant, customer_id=request.customer_id,
-                           dry_run=request.dry_run, keep_going=keep_going)
-
-
-def delete_tenant(request, keep_going):
-    return delete_tenant_data(s3, **BUCKETS, tenant=request.tenant, confirm=request.confirm, parts=(TENANT_PART,),
-                              dry_run=request.dry_run, keep_going=keep_going)
-
-
-ACTIONS = {"forget_customer": (parse_forget_request, forget),
-           "delete_tenant_data": (parse_tenant_request, delete_tenant)}
+counters = wiring.counters()
+# Each action: its request's parser and the purge itself (a tenant's includes Facts' share of it).
+ACTIONS = {"forget_customer": facts_wiring.customer_purge(settings),
+           "delete_tenant_data": wiring.tenant_purge(settings, parts=(facts_wiring.tenant_part(),))}
 
 
 @logger.inject_lambda_context
@@ -48,10 +33,10 @@ def lambda_handler(event, context):
     try:
         if action is None:
             raise InvalidPurge(f"action: must be one of {', '.join(sorted(ACTIONS))}")
-        parse, purge = ACTIONS[action]
-        request = parse(event)
+        purge = ACTIONS[action]
+        request = purge.parse(event)
         with deadline.until(deadline.at_the_latest(context)):
-            report = purge(request, lambda: context.get_remaining_time_in_millis() / 1000 > STOP_SECONDS)
+            report = purge.run(request, lambda: context.get_remaining_time_in_millis() / 1000 > STOP_SECONDS)
         if not report.dry_run:
             for kind, n in report.removed.items():
                 counters.count("ObjectsPurged", n, action=action, kind=kind)

@@ -16,18 +16,9 @@ from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Que
 from pydantic import BaseModel, Field
 
 from knowledge import wiring
-from knowledge.curation.reviews import InvalidSeenAt, ReviewQueue, ReviewStore
-from knowledge.curation.studio import (
-    MARKDOWN_MAX_BYTES,
-    SORTS,
-    ArchiveNotConfigured,
-    InvalidCursor,
-    NameTaken,
-    PreconditionRequired,
-    field_errors,
-)
-from shared.aws import client
-from shared.errors import Conflict, InvalidConcept, InvalidConfig, InvalidName, KnowledgeError, NotFound
+from knowledge.curation.studio import InvalidCursor
+from knowledge.errors import ArchiveNotConfigured, InvalidSeenAt, NameTaken, PreconditionRequired
+from shared.errors import Conflict, InvalidConcept, InvalidConfig, InvalidName, KnowledgeError, NotFound, field_errors
 from shared.httpapi import (
     Forbidden,
     Unauthorized,
@@ -43,7 +34,8 @@ from shared.settings import Settings
 logger = Logger()
 settings = Settings.from_env()
 studio = wiring.studio(settings)
-reviews = ReviewQueue(ReviewStore(client("s3"), settings.knowledge_bucket), studio)
+reviews = wiring.reviews(settings, studio)
+LIMITS = wiring.studio_limits()
 # Only the studio's own origin may call the API from a browser.
 app = APIGatewayHttpResolver(enable_validation=True,
                              cors=CORSConfig(allow_origin=os.environ.get("STUDIO_ORIGIN", "http://127.0.0.1:8080"),
@@ -64,7 +56,7 @@ app.use(middlewares=[refuse_control_characters])
 
 
 class Markdown(BaseModel):
-    markdown: str = Field(max_length=MARKDOWN_MAX_BYTES, description="The whole concept document.")
+    markdown: str = Field(max_length=LIMITS.markdown_max_bytes, description="The whole concept document.")
 
 
 class ConfigText(BaseModel):
@@ -294,7 +286,7 @@ def list_concepts(tenant: Slug, agent: Slug,
                   type: Annotated[Optional[str], Query(pattern="^(fact|entity|procedure|policy|objection)$")] = None,
                   q: Annotated[Optional[str], Query(max_length=200, description="Words or a prefix, searched in name, "
                                                                                "description and body.")] = None,
-                  sort: Annotated[str, Query(pattern=f"^({'|'.join(SORTS)})$")] = "written_at",
+                  sort: Annotated[str, Query(pattern=f"^({'|'.join(LIMITS.sorts)})$")] = "written_at",
                   order: Annotated[str, Query(pattern="^(asc|desc)$")] = "desc",
                   limit: Annotated[Optional[int], Query(ge=1, le=500, description="Rows per page; all when absent.")] = None,
                   cursor: Annotated[Optional[str], Query(pattern="^[0-9]{1,9}$",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, Optional
+
 from shared.errors import Conflict, KnowledgeError, NotFound
 
 
@@ -59,3 +61,30 @@ class KeyUnavailable(FactsError):
     """The secret that keys latches and pseudonyms is missing or too short."""
 
     code = "settings_error"
+
+
+class InvalidCursor(FactsError):
+    code = "invalid_cursor"
+
+
+class ProposalWentStale(FactsError):
+    """An approval found the target fact changed since distillation: nothing was written and the
+    proposal is now stale, with both values (`proposal`)."""
+
+    code = "fact_moved"
+
+    def __init__(self, proposal: dict[str, Any]):
+        super().__init__("the customer's fact changed since this was proposed: nothing was saved, and the "
+                         "proposal moved to Stale with both values")
+        self.proposal = proposal
+
+
+class FactChanged(FactsError):
+    """An operator's edit whose expected revision is no longer the fact's (`current`: the fact now)."""
+
+    code = "stale"
+
+    def __init__(self, current: Optional[dict[str, Any]]):
+        super().__init__("someone changed this fact since you opened it: nothing was saved; "
+                         "look at the current value and edit again")
+        self.current = current

@@ -16,8 +16,9 @@ from typing import Any, Callable, Literal, Optional, Sequence
 from pydantic import BaseModel, ConfigDict
 
 from knowledge.store.archive import TurnArchive
+from shared.errors import InvalidPurge
 from shared.names import SessionId, Slug, is_session_id, is_slug
-from shared.purge import Bucket, InvalidPurge, PurgeReport, Sweeper, run
+from shared.purge import Bucket, PurgeReport, Sweeper, run
 from shared.validation import validate_object
 
 from . import layout
@@ -143,3 +144,18 @@ class _CustomerPurge:
             if parsed is not None and parsed[1] in sessions:
                 found[parsed[1]].append(key)
         return found
+
+
+class CustomerPurge:
+    """PurgeFunction's forget_customer: a request parsed, then everything of the customer removed."""
+
+    def __init__(self, s3: Any, *, knowledge_bucket: str, sessions_bucket: str):
+        self._s3 = s3
+        self._buckets = dict(knowledge_bucket=knowledge_bucket, sessions_bucket=sessions_bucket)
+
+    def parse(self, event: Any) -> ForgetRequest:
+        return parse_forget_request(event)
+
+    def run(self, request: ForgetRequest, keep_going: Callable[[], bool]) -> PurgeReport:
+        return forget_customer(self._s3, **self._buckets, tenant=request.tenant, customer_id=request.customer_id,
+                               dry_run=request.dry_run, keep_going=keep_going)

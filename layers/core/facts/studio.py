@@ -21,7 +21,14 @@ from shared.names import check_slug
 
 from . import layout
 from .cells import MemoryCells
-from .errors import FactMoved, FactsError, InvalidRequest, RecordUnreadable
+from .errors import (
+    FactChanged,
+    FactMoved,
+    InvalidCursor,
+    InvalidRequest,
+    ProposalWentStale,
+    RecordUnreadable,
+)
 from .fact import Fact, iso
 from .proposals import EvidenceLink, Proposal, ProposalRef, ProposalStore, StoredProposal, parse_proposal
 from .review import Review
@@ -41,33 +48,6 @@ class Operator(Protocol):
     id: str
 
     def check(self, tenant: str) -> None: ...
-
-
-class InvalidCursor(FactsError):
-    code = "invalid_cursor"
-
-
-class ProposalWentStale(FactsError):
-    """An approval found the target fact changed since distillation: nothing was written and the
-    proposal is now stale, with both values (`proposal`)."""
-
-    code = "fact_moved"
-
-    def __init__(self, proposal: dict[str, Any]):
-        super().__init__("the customer's fact changed since this was proposed: nothing was saved, and the "
-                         "proposal moved to Stale with both values")
-        self.proposal = proposal
-
-
-class FactChanged(FactsError):
-    """An operator's edit whose expected revision is no longer the fact's (`current`: the fact now)."""
-
-    code = "stale"
-
-    def __init__(self, current: Optional[dict[str, Any]]):
-        super().__init__("someone changed this fact since you opened it: nothing was saved; "
-                         "look at the current value and edit again")
-        self.current = current
 
 
 def _stamp(moment: Optional[datetime]) -> Optional[str]:
@@ -109,6 +89,11 @@ class FactsStudio:
         self._proposals, self._cells, self._review, self._archive = proposals, cells, review, archive
         self.counters = review.counters
         self._held: dict[tuple[str, str], _Held] = {}
+
+    @staticmethod
+    def refs(tenant: str, agent: str, customer_id: str, proposal_id: str) -> ProposalRef:
+        """A proposal named by the page's route (the module's `refs`)."""
+        return refs(tenant, agent, customer_id, proposal_id)
 
     # ------------------------------------------------------------ the lists
     def proposals(self, op: Operator, tenant: str, agent: str, state: str = "pending", *,
@@ -258,24 +243,3 @@ def refs(tenant: str, agent: str, customer_id: str, proposal_id: str) -> Proposa
     """A proposal named by the page's route; InvalidName for ids that cannot be one."""
     layout.proposal_key(tenant, agent, customer_id, proposal_id)
     return ProposalRef(tenant, agent, customer_id, proposal_id)
-
-
-def studio_from_env() -> FactsStudio:
-    """Settings: KNOWLEDGE_BUCKET (cells, latches), SESSIONS_BUCKET (proposals, the archive), the
-    Facts key (FACTS_KEY or FACTS_KEY_SECRET_ARN), EVENT_BUS_NAME (decisions are published)."""
-    from shared.aws import client
-    from shared.events import EventBridgeEvents
-    from shared.settings import Settings
-
-    from .wiring import facts_keys
-
-    settings = Settings.from_env(require=("SESSIONS_BUCKET",))
-    s3 = client("s3")
-    events = (EventBridgeEvents(lambda: client("events"), settings.event_bus_name)
-              if settings.event_bus_name else None)
-    proposals = ProposalStore(s3, settings.sessions_bucket)
-    cells = MemoryCells(s3, settings.knowledge_bucket)
-    return FactsStudio(s3, sessions_bucket=settings.sessions_bucket, proposals=proposals, cells=cells,
-                       review=Review(proposals, cells, facts_keys(), events),
-                       archive=TurnArchive(s3, settings.sessions_bucket))
-

@@ -9,17 +9,21 @@ Manager secret template.yaml creates); UTILITY_MODEL / OPENAI_* and EVENT_BUS_NA
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Mapping, Optional
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Optional
 
 from shared.coldstart import Deferred  # noqa: F401 - the handlers build their service through it
 
 if TYPE_CHECKING:  # pragma: no cover
+    from knowledge.operation.purge import TenantPart
     from shared.settings import Settings
 
-    from .distill import Distiller
+    from .distill import Distiller, DistillRequest
     from .keys import FactKeys
     from .memory import Memory
+    from .purge import CustomerPurge
     from .review import Review
+    from .sessions import SessionStates
+    from .studio import FactsStudio
 
 
 def facts_keys(environ: Optional[Mapping[str, str]] = None) -> "FactKeys":
@@ -90,3 +94,87 @@ def review_from_env() -> "Review":
     s3 = client("s3")
     return Review(ProposalStore(s3, settings.sessions_bucket), MemoryCells(s3, settings.knowledge_bucket),
                   facts_keys(), _events(settings))
+
+
+def studio_from_env() -> "FactsStudio":
+    """Settings: KNOWLEDGE_BUCKET (cells, latches), SESSIONS_BUCKET (proposals, the archive), the
+    Facts key (FACTS_KEY or FACTS_KEY_SECRET_ARN), EVENT_BUS_NAME (decisions are published)."""
+    from knowledge.store.archive import TurnArchive
+    from shared.aws import client
+    from shared.events import EventBridgeEvents
+    from shared.settings import Settings
+
+    from .cells import MemoryCells
+    from .proposals import ProposalStore
+    from .review import Review
+    from .studio import FactsStudio
+
+    settings = Settings.from_env(require=("SESSIONS_BUCKET",))
+    s3 = client("s3")
+    events = (EventBridgeEvents(lambda: client("events"), settings.event_bus_name)
+              if settings.event_bus_name else None)
+    proposals = ProposalStore(s3, settings.sessions_bucket)
+    cells = MemoryCells(s3, settings.knowledge_bucket)
+    return FactsStudio(s3, sessions_bucket=settings.sessions_bucket, proposals=proposals, cells=cells,
+                       review=Review(proposals, cells, facts_keys(), events),
+                       archive=TurnArchive(s3, settings.sessions_bucket))
+
+
+# ------------------------------------------------------------------ what each handler takes from here
+# A handler imports only wiring, settings and errors (tests/unit/test_architecture.py).
+
+
+def session_states(settings: "Settings") -> "SessionStates":
+    """Where extraction and backfill record the sessions of agents that distil (SESSIONS_BUCKET)."""
+    from shared.aws import client
+
+    from .sessions import SessionStates
+
+    return SessionStates(client("s3"), settings.sessions_bucket)
+
+
+def customer_purge(settings: "Settings") -> "CustomerPurge":
+    """PurgeFunction's forget_customer."""
+    from shared.aws import client
+
+    from .purge import CustomerPurge
+
+    return CustomerPurge(client("s3"), knowledge_bucket=settings.knowledge_bucket,
+                         sessions_bucket=settings.sessions_bucket)
+
+
+def tenant_part() -> "TenantPart":
+    """Facts' share of a tenant, for knowledge's delete_tenant_data."""
+    from .purge import TENANT_PART
+
+    return TENANT_PART
+
+
+def parse_distill_request(event: Any) -> "DistillRequest":
+    from .distill import parse_distill_request
+
+    return parse_distill_request(event)
+
+
+def distill_session_seconds() -> float:
+    """What a distill pass keeps in hand for one more session before it stops."""
+    from .distill import SESSION_SECONDS
+
+    return SESSION_SECONDS
+
+
+class ApiLimits(NamedTuple):
+    """What the Facts API's request schema declares."""
+
+    name_max: int
+    value_max: int
+    reason_max: int
+    page_max: int
+
+
+def api_limits() -> ApiLimits:
+    from .fact import NAME_MAX, VALUE_MAX
+    from .proposals import REASON_MAX
+    from .studio import PAGE_MAX
+
+    return ApiLimits(NAME_MAX, VALUE_MAX, REASON_MAX, PAGE_MAX)

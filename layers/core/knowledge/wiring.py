@@ -6,19 +6,26 @@ module itself imports nothing heavy, so a handler can import it and build later.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, NamedTuple, Optional, Sequence
 
 from shared.coldstart import Deferred  # noqa: F401 - the handlers build their service through it
 
 if TYPE_CHECKING:  # pragma: no cover
+    from knowledge.curation.export import Exporter
+    from knowledge.curation.reviews import ReviewQueue
     from knowledge.curation.studio import Studio
+    from knowledge.format.sighting import Sighting
+    from knowledge.format.turn import Turn
     from knowledge.learning.consolidate import Consolidator
     from knowledge.learning.extract import Extractor, SessionRecorder
+    from knowledge.operation.backfill import Backfiller
+    from knowledge.operation.purge import TenantPart, TenantPurge
     from knowledge.recall.retrieve import Retriever
     from knowledge.store.archive import TurnArchive
     from knowledge.store.queues import Redelivery
     from shared.model import ModelCache
     from shared.settings import Settings
+    from shared.telemetry import Counters
 
 
 def model_cache(settings: Settings) -> "ModelCache":
@@ -124,3 +131,80 @@ def retriever_from_env() -> "Retriever":
     from shared.settings import Settings
 
     return retriever(Settings.from_env(require=("EVENT_BUS_NAME",)))
+
+
+# ------------------------------------------------------------------ what each handler takes from here
+# A handler imports only wiring, settings and errors (tests/unit/test_architecture.py): the
+# parsers, services and limits it needs are reached through the functions below.
+
+
+def parse_turn(body: "str | bytes") -> "Turn":
+    """The engine's turn-complete message, validated (InvalidTurn)."""
+    from knowledge.format.turn import parse_turn
+
+    return parse_turn(body)
+
+
+def parse_sighting(body: "str | bytes") -> "Sighting":
+    """A CandidatesQueue message, validated (InvalidSighting)."""
+    from knowledge.format.sighting import parse_sighting
+
+    return parse_sighting(body)
+
+
+def backfiller(settings: Settings, sessions: Optional["SessionRecorder"] = None) -> "Backfiller":
+    """BackfillFunction's service: the live extractor (with the tenant's daily cap) over the archive."""
+    from knowledge.learning.usage import daily_cap
+    from knowledge.operation.backfill import Backfiller
+    from shared.aws import client
+
+    live = extractor(settings)
+    live.quota = daily_cap(client("s3"), settings.sessions_bucket)
+    return Backfiller(live, turn_archive(settings), client("s3"), settings.sessions_bucket, sessions=sessions)
+
+
+def exporter(settings: Settings) -> "Exporter":
+    """ExportFunction's service: the agent's concepts to a prefix of SESSIONS_BUCKET."""
+    from knowledge.curation.export import Exporter
+    from knowledge.store.concepts import ConceptStore
+    from shared.aws import client
+
+    s3 = client("s3")
+    return Exporter(ConceptStore(s3, settings.knowledge_bucket), s3, settings.sessions_bucket)
+
+
+def reviews(settings: Settings, studio: "Studio") -> "ReviewQueue":
+    """Each operator's review state, kept in KNOWLEDGE_BUCKET, over the studio's list."""
+    from knowledge.curation.reviews import ReviewQueue, ReviewStore
+    from shared.aws import client
+
+    return ReviewQueue(ReviewStore(client("s3"), settings.knowledge_bucket), studio)
+
+
+class StudioLimits(NamedTuple):
+    """What the studio API's request schema declares."""
+
+    markdown_max_bytes: int
+    sorts: tuple[str, ...]
+
+
+def studio_limits() -> StudioLimits:
+    from knowledge.curation.studio import MARKDOWN_MAX_BYTES, SORTS
+
+    return StudioLimits(MARKDOWN_MAX_BYTES, SORTS)
+
+
+def tenant_purge(settings: Settings, parts: Sequence["TenantPart"] = ()) -> "TenantPurge":
+    """PurgeFunction's delete_tenant_data, with the other loops' shares of a tenant (`parts`)."""
+    from knowledge.operation.purge import TenantPurge
+    from shared.aws import client
+
+    return TenantPurge(client("s3"), knowledge_bucket=settings.knowledge_bucket,
+                       sessions_bucket=settings.sessions_bucket, parts=parts)
+
+
+def counters() -> "Counters":
+    """A function's own metrics (flushed as EMF by the handler)."""
+    from shared.telemetry import Counters
+
+    return Counters()

@@ -86,3 +86,14 @@ class AccessDenied(KnowledgeError):
     where it is not needed, this is also how S3 answers a key that does not exist."""
 
     code = "access_denied"
+
+
+class InvalidPurge(KnowledgeError, ValueError):
+    """A purge request that breaks the contract (a missing or malformed field)."""
+
+    code = "invalid_request"
+
+
+def field_errors(exc: InvalidConcept) -> list[dict[str, Any]]:
+    """An InvalidConcept's problems as an answer lists them: field, message, line."""
+    return [{"field": e.field, "message": e.message, "line": e.line} for e in exc.errors]

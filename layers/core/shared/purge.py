@@ -24,12 +24,6 @@ Kind = Union[str, Classifier]
 Bucket = Literal["knowledge", "sessions"]
 
 
-class InvalidPurge(KnowledgeError, ValueError):
-    """A purge request that breaks the contract (a missing or malformed field)."""
-
-    code = "invalid_request"
-
-
 class PurgeRefused(KnowledgeError):
     """S3 refused to delete some versions (access, a lock): what it did delete is gone; run again
     once the cause is fixed."""

@@ -208,3 +208,16 @@ class ExportRequest(BaseModel):
 def parse_export_request(event: Any) -> ExportRequest:
     return validate_object(ExportRequest, event, KnowledgeError, "the export event")
 
+
+class Exporter:
+    """ExportFunction's service: one request, parsed, written under its prefix of the sessions bucket."""
+
+    def __init__(self, store: ConceptStore, s3: Any, bucket: str):
+        self._store, self._s3, self.bucket = store, s3, bucket
+
+    def run(self, event: Any) -> tuple[ExportRequest, str, ExportResult]:
+        request = parse_export_request(event)
+        prefix = request.prefix()
+        result = export_agent(self._store, request.tenant, request.agent, S3Sink(self._s3, self.bucket, prefix),
+                              fmt=request.format)
+        return request, prefix, result

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Optional, Protocol
 
+from knowledge.errors import InvalidSeenAt
 from knowledge.store.concepts import agent_prefix
 from shared import awscall
-from shared.errors import Conflict, KnowledgeError, NotFound, StoreUnavailable
+from shared.errors import Conflict, NotFound, StoreUnavailable
 from shared.httpapi import OPERATOR_ID
 
 # Never looked (no state yet): what the engine wrote in the last day counts as new, not the
@@ -30,10 +31,6 @@ CLOCK_SKEW = timedelta(seconds=60)
 CAS_ROUNDS = 5  # writers racing on one operator's state: each lost round re-reads and compares
 CONTENT_TYPE = "application/json"
 _STAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?Z")
-
-
-class InvalidSeenAt(KnowledgeError, ValueError):
-    code = "invalid_seen_at"
 
 
 def operator_key(operator_id: str) -> str:

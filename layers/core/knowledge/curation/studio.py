@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Iterator, Optional, Protocol
 
+from knowledge.errors import ArchiveNotConfigured, InvalidTurn, NameTaken, PreconditionRequired
 from knowledge.format.concept import FIELDS, Concept, format_timestamp, parse, related_waiting, utc_now
 from knowledge.format.evidence import EvidenceLink
-from knowledge.format.turn import InvalidTurn
 from knowledge.recall.index import Index
 from knowledge.recall.snapshot import Snapshot, SnapshotUnreadable, Summary, decode, encode
 from knowledge.store.archive import TurnArchive
@@ -43,16 +43,8 @@ MARKDOWN_MAX_BYTES = 128 * 1024
 HAND_DEFAULTS = {"provenance": "policy", "confidence": 0.95, "sources": [], "occurrences": 1}
 
 
-class PreconditionRequired(KnowledgeError):
-    code = "precondition_required"
-
-
 class NoEvidence(NotFound):
     code = "no_evidence"
-
-
-class ArchiveNotConfigured(KnowledgeError):
-    code = "archive_not_configured"
 
 
 class UnknownAgent(NotFound):
@@ -63,16 +55,6 @@ class UnknownAgent(NotFound):
 
 class NotDeleted(NotFound):
     code = "not_deleted"
-
-
-class NameTaken(KnowledgeError):
-    """A create whose name is already a concept: the operator may open that one instead."""
-
-    code = "name_taken"
-
-    def __init__(self, name: str):
-        super().__init__(f"a concept named {name!r} already exists: open it to edit it, or choose another name")
-        self.name = name
 
 
 class Archive(Protocol):
@@ -628,8 +610,3 @@ def _same(current: StoredConcept, concept: Concept) -> bool:
 
 def _name_line(markdown: str) -> Optional[int]:
     return next((n for n, line in enumerate(markdown.split("\n"), start=1) if line.startswith("name:")), None)
-
-
-def field_errors(exc: InvalidConcept) -> list[dict[str, Any]]:
-    return [{"field": e.field, "message": e.message, "line": e.line} for e in exc.errors]
-

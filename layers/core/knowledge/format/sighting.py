@@ -15,9 +15,10 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from knowledge.errors import InvalidSighting
 from knowledge.format.concept import Concept, parse
 from knowledge.format.turn import MESSAGE_MAX_CHARS, MESSAGES_MAX, UNKNOWN_FIELDS_NOTE, utc_moment
-from shared.errors import InvalidConcept, KnowledgeError
+from shared.errors import InvalidConcept
 from shared.names import SessionId, Slug
 from shared.validation import describe_errors
 
@@ -26,10 +27,6 @@ SIGHTING_VERSION = 1
 # This release writes SIGHTING_VERSION and reads it and the next: a reader one deploy behind
 # must not dead-letter what a newer extractor sends while a deploy rolls.
 READABLE_VERSIONS = (SIGHTING_VERSION, SIGHTING_VERSION + 1)
-
-
-class InvalidSighting(KnowledgeError, ValueError):
-    code = "invalid_sighting"
 
 
 class EvidenceRef(BaseModel):

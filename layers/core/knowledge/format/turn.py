@@ -14,7 +14,7 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
 
-from shared.errors import KnowledgeError
+from knowledge.errors import InvalidTurn
 from shared.names import SessionId, Slug
 from shared.validation import validate_object
 
@@ -24,12 +24,6 @@ TURN_MAX_BYTES = 240 * 1024  # under SQS's 256 KiB message limit
 # How a reader treats top-level fields it does not know; published in the schemas.
 UNKNOWN_FIELDS_NOTE = ("Readers ignore top-level fields they do not know (a newer sender's optional fields, "
                        "during a rolling deploy) and never store or forward them; size limits still apply.")
-
-
-class InvalidTurn(KnowledgeError, ValueError):
-    """A turn-complete message that cannot be processed. The text never quotes message content."""
-
-    code = "invalid_turn"
 
 
 def utc_moment(value: datetime) -> datetime:

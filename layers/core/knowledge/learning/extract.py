@@ -14,13 +14,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Optional, Protocol
 
+from knowledge.errors import DailyCapReached
 from knowledge.format.concept import FIRST_SIGHTING_CONFIDENCE, Concept
 from knowledge.format.sighting import EvidenceRef, Sighting
 from knowledge.format.turn import Turn
 from knowledge.learning.gates import SCHEMA, Candidate, gate
 from knowledge.learning.known import KnownConcepts
 from knowledge.learning.prompt import extraction_prompt
-from knowledge.learning.usage import DailyCapReached, ModelQuota, record_model_call
+from knowledge.learning.usage import ModelQuota, record_model_call
 from knowledge.store.archive import TurnArchive
 from knowledge.store.config_cache import ConfigCache
 from knowledge.store.ledgers import ExtractionLedger

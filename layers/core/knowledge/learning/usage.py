@@ -52,12 +52,6 @@ def record_model_call(counters: Counters, tenant: str, usage: Optional[Usage], p
     counters.count("ModelOutputTokens", usage.output_tokens, tenant=tenant)
 
 
-class DailyCapReached(KnowledgeError):
-    """The tenant has spent its extraction calls for the day: the turn is retried later, never dropped."""
-
-    code = "daily_cap_reached"
-
-
 class InvalidCapSetting(KnowledgeError):
     code = "settings_error"
 

@@ -25,10 +25,11 @@ from typing import Any, Callable, Iterator, Optional
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from knowledge.format.turn import InvalidTurn, Turn, parse_turn
+from knowledge.errors import DailyCapReached, InvalidTurn
+from knowledge.format.turn import Turn, parse_turn
 from knowledge.learning.extract import Extractor, SessionRecorder
-from knowledge.learning.usage import DailyCapReached, estimate_tokens
-from knowledge.store.archive import TurnArchive
+from knowledge.learning.usage import estimate_tokens
+from knowledge.store.archive import TurnArchive, expiry_days
 from knowledge.store.session_export import ExportLocation, SessionExport, parse_position, position
 from shared.errors import KnowledgeError
 from shared.model import MAX_TOKENS
@@ -285,3 +286,23 @@ def parse_backfill_request(event: Any) -> BackfillRequest:
         return validate_object(BackfillRequest, event, KnowledgeError, "the backfill event")
     except ValueError as exc:  # model_post_init's cross-field checks
         raise KnowledgeError(str(exc)) from None
+
+
+class Backfiller:
+    """BackfillFunction's service: one request, parsed, run against the archive or an export (the
+    sessions bucket's retention read for an export replay), with the function's extractor."""
+
+    def __init__(self, extractor: Extractor, archive: TurnArchive, s3: Any, sessions_bucket: str,
+                 sessions: Optional[SessionRecorder] = None):
+        self.extractor, self.archive = extractor, archive
+        self._s3, self._sessions_bucket, self._sessions = s3, sessions_bucket, sessions
+
+    def run(self, event: Any, keep_going: Callable[[], bool]) -> tuple[BackfillRequest, BackfillReport]:
+        request = parse_backfill_request(event)
+        export = SessionExport(self._s3, request.export) if request.export else None
+        # How long SESSIONS_BUCKET keeps sighting markers: an export replay must not reach further back.
+        retention = expiry_days(self._s3, self._sessions_bucket) if export else None
+        report = backfill(self.extractor, self.archive, request.tenant, request.agent, request.since, request.until,
+                          dry_run=request.dry_run, start_after=request.start_after, export=export,
+                          retention_days=retention, sessions=self._sessions, keep_going=keep_going)
+        return request, report

@@ -10,8 +10,9 @@ from typing import Any, Callable, Literal, Optional, Protocol, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shared.errors import InvalidPurge
 from shared.names import Slug, check_slug
-from shared.purge import Bucket, Classifier, InvalidPurge, PurgeReport, Sweeper, run
+from shared.purge import Bucket, Classifier, PurgeReport, Sweeper, run
 from shared.validation import validate_object
 
 
@@ -107,3 +108,19 @@ def delete_tenant_data(s3: Any, *, knowledge_bucket: str, sessions_bucket: str, 
             sweeper.prefix(buckets[bucket], prefix, classifier(bucket))
 
     return run(report, work)
+
+
+class TenantPurge:
+    """PurgeFunction's delete_tenant_data: a request parsed, then everything of the tenant deleted,
+    with the other bounded contexts' shares (`parts`)."""
+
+    def __init__(self, s3: Any, *, knowledge_bucket: str, sessions_bucket: str, parts: Sequence[TenantPart] = ()):
+        self._s3, self._parts = s3, tuple(parts)
+        self._buckets = dict(knowledge_bucket=knowledge_bucket, sessions_bucket=sessions_bucket)
+
+    def parse(self, event: Any) -> TenantRequest:
+        return parse_tenant_request(event)
+
+    def run(self, request: TenantRequest, keep_going: Callable[[], bool]) -> PurgeReport:
+        return delete_tenant_data(self._s3, **self._buckets, tenant=request.tenant, confirm=request.confirm,
+                                  parts=self._parts, dry_run=request.dry_run, keep_going=keep_going)

@@ -20,8 +20,9 @@ from typing import Any, Callable, Optional
 from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import BaseModel, ValidationError
 
-from knowledge.format.sighting import SIGHTING_MAX_BYTES, InvalidSighting, Sighting, parse_sighting
-from knowledge.format.turn import TURN_MAX_BYTES, InvalidTurn, Turn, parse_turn
+from knowledge.errors import InvalidSighting, InvalidTurn
+from knowledge.format.sighting import SIGHTING_MAX_BYTES, Sighting, parse_sighting
+from knowledge.format.turn import TURN_MAX_BYTES, Turn, parse_turn
 from shared import awscall
 from shared.errors import InvalidConcept, KnowledgeError
 

@@ -1,0 +1,45 @@
+"""The knowledge loop's typed errors that leave it: what a handler maps to an answer (a dead letter,
+a retry, an HTTP status), each with its code. The rooms raise them; handlers catch them by type.
+"""
+
+from __future__ import annotations
+
+from shared.errors import KnowledgeError
+
+
+class InvalidTurn(KnowledgeError, ValueError):
+    """A turn-complete message that cannot be processed. The text never quotes message content."""
+
+    code = "invalid_turn"
+
+
+class InvalidSighting(KnowledgeError, ValueError):
+    code = "invalid_sighting"
+
+
+class DailyCapReached(KnowledgeError):
+    """The tenant has spent its extraction calls for the day: the turn is retried later, never dropped."""
+
+    code = "daily_cap_reached"
+
+
+class PreconditionRequired(KnowledgeError):
+    code = "precondition_required"
+
+
+class ArchiveNotConfigured(KnowledgeError):
+    code = "archive_not_configured"
+
+
+class NameTaken(KnowledgeError):
+    """A create whose name is already a concept: the operator may open that one instead."""
+
+    code = "name_taken"
+
+    def __init__(self, name: str):
+        super().__init__(f"a concept named {name!r} already exists: open it to edit it, or choose another name")
+        self.name = name
+
+
+class InvalidSeenAt(KnowledgeError, ValueError):
+    code = "invalid_seen_at"
