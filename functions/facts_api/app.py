@@ -29,7 +29,6 @@ from shared.httpapi import (
     operator_from_claims,
     plain_path,
 )
-from shared.names import SESSION_ID_MAX, SLUG_MAX, SLUG_SCHEMA
 
 logger = Logger()
 facts = wiring.studio_from_env()
@@ -40,8 +39,8 @@ app = APIGatewayHttpResolver(enable_validation=True,
                                              allow_headers=["Authorization", "Content-Type"],
                                              max_age=600, allow_credentials=False))
 BASE = "/tenants/<tenant>/agents/<agent>/facts"
-Slug = Annotated[str, Path(pattern=SLUG_SCHEMA["pattern"], max_length=SLUG_MAX)]
-CustomerId = Annotated[str, Path(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$", max_length=SESSION_ID_MAX)]
+Slug = Annotated[str, Path(pattern=LIMITS.slug_pattern, max_length=LIMITS.slug_max)]
+CustomerId = Annotated[str, Path(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$", max_length=LIMITS.customer_id_max)]
 ProposalId = Annotated[str, Path(pattern=r"^[0-9a-f]{32}$")]
 FactName = Annotated[str, Path(pattern=r"^[a-z0-9]+([-_][a-z0-9]+)*$", max_length=LIMITS.name_max)]
 

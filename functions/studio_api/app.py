@@ -28,7 +28,6 @@ from shared.httpapi import (
     operator_from_claims,
     plain_path,
 )
-from shared.names import SLUG_MAX, SLUG_SCHEMA
 from shared.settings import Settings
 
 logger = Logger()
@@ -43,7 +42,7 @@ app = APIGatewayHttpResolver(enable_validation=True,
                                              expose_headers=["ETag"], max_age=600, allow_credentials=False))
 BASE = "/tenants/<tenant>/agents/<agent>"
 # Path segments as the document states them; one that breaks its pattern is 400 invalid_name.
-Slug = Annotated[str, Path(pattern=SLUG_SCHEMA["pattern"], max_length=SLUG_MAX)]
+Slug = Annotated[str, Path(pattern=LIMITS.slug_pattern, max_length=LIMITS.slug_max)]
 VersionId = Annotated[str, Path(pattern=r"^[A-Za-z0-9._+=-]+$", max_length=1024)]
 
 

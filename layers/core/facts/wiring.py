@@ -170,11 +170,16 @@ class ApiLimits(NamedTuple):
     value_max: int
     reason_max: int
     page_max: int
+    slug_pattern: str  # a tenant's or an agent's name in a path
+    slug_max: int
+    customer_id_max: int
 
 
 def api_limits() -> ApiLimits:
+    from shared.names import SESSION_ID_MAX, SLUG_MAX, SLUG_SCHEMA
+
     from .fact import NAME_MAX, VALUE_MAX
     from .proposals import REASON_MAX
     from .studio import PAGE_MAX
 
-    return ApiLimits(NAME_MAX, VALUE_MAX, REASON_MAX, PAGE_MAX)
+    return ApiLimits(NAME_MAX, VALUE_MAX, REASON_MAX, PAGE_MAX, SLUG_SCHEMA["pattern"], SLUG_MAX, SESSION_ID_MAX)

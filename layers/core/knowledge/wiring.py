@@ -186,12 +186,16 @@ class StudioLimits(NamedTuple):
 
     markdown_max_bytes: int
     sorts: tuple[str, ...]
+    slug_pattern: str  # a tenant's or an agent's name in a path
+    slug_max: int
 
 
 def studio_limits() -> StudioLimits:
-    from knowledge.curation.studio import MARKDOWN_MAX_BYTES, SORTS
+    from knowledge.curation.documents import MARKDOWN_MAX_BYTES
+    from knowledge.curation.listing import SORTS
+    from shared.names import SLUG_MAX, SLUG_SCHEMA
 
-    return StudioLimits(MARKDOWN_MAX_BYTES, SORTS)
+    return StudioLimits(MARKDOWN_MAX_BYTES, SORTS, SLUG_SCHEMA["pattern"], SLUG_MAX)
 
 
 def tenant_purge(settings: Settings, parts: Sequence["TenantPart"] = ()) -> "TenantPurge":

@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextvars
 import json
 import random
-import re
 import threading
 import time
 from contextlib import contextmanager
@@ -24,8 +23,8 @@ from typing import Any, Callable, Iterator, Optional, Protocol
 
 from .deadline import current as invocation_deadline
 from .errors import KnowledgeError
+from .names import MODEL_REF
 
-MODEL_REF = re.compile(r"(bedrock|openai):([A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199})")
 DEFAULT_BUDGET = 45.0  # a whole call without a deadline: under a 60 s function timeout
 DEFAULT_TIMEOUT = 30.0  # one attempt, so a hung first attempt leaves time for a second
 DEFAULT_ATTEMPTS = 3

@@ -10,6 +10,8 @@ from pydantic import AfterValidator, Field
 from .errors import InvalidName
 
 SLUG_MAX = 64
+# A model reference as configs and settings write it: bedrock:<model-id> or openai:<model-name>.
+MODEL_REF = re.compile(r"(bedrock|openai):([A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199})")
 _SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 SLUG_SCHEMA = {"pattern": "^[a-z0-9]+(-[a-z0-9]+)*$", "maxLength": SLUG_MAX}
 # Session ids are engine-issued opaque tokens; they are stored in `sources`, never in a key.

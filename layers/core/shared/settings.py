@@ -10,7 +10,7 @@ from typing import Mapping, Optional
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from shared.errors import KnowledgeError
-from shared.model import MODEL_REF
+from shared.names import MODEL_REF
 from shared.validation import describe_errors
 
 # S3 bucket naming rules (the general-purpose subset).

@@ -8,19 +8,22 @@ ETag the page read; a stale save is a Conflict carrying the newer version.
 from __future__ import annotations
 
 import os
-import re
 import time
-import unicodedata
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Iterator, Optional, Protocol
+from typing import TYPE_CHECKING, Any, Optional, Protocol
 
+from knowledge.curation.documents import (
+    checked_size,
+    concept_by_hand,
+    excerpt,
+    located,
+    name_line,
+)
+from knowledge.curation.listing import SORTS, HeldList, fold_for_search, is_new, since_stamp, sorted_names
 from knowledge.errors import ArchiveNotConfigured, InvalidTurn, NameTaken, PreconditionRequired
-from knowledge.format.concept import FIELDS, Concept, format_timestamp, parse, related_waiting, utc_now
+from knowledge.format.concept import Concept, parse, related_waiting, utc_now
 from knowledge.format.evidence import EvidenceLink
-from knowledge.recall.index import Index
-from knowledge.recall.snapshot import Snapshot, SnapshotUnreadable, Summary, decode, encode
+from knowledge.recall.snapshot import Snapshot, SnapshotUnreadable, decode, encode
 from knowledge.store.archive import TurnArchive
 from knowledge.store.concepts import (
     CONFIG_CHANGE,
@@ -31,17 +34,12 @@ from knowledge.store.concepts import (
     VersionInfo,
     etag_token,
 )
-from shared import pii
 from shared.errors import AccessDenied, Conflict, FieldError, InvalidConcept, KnowledgeError, NotFound
 from shared.httpapi import Operator, page_offset
 from shared.names import check_slug
 
 if TYPE_CHECKING:  # pragma: no cover
     from knowledge.format.turn import Turn
-
-MARKDOWN_MAX_BYTES = 128 * 1024
-HAND_DEFAULTS = {"provenance": "policy", "confidence": 0.95, "sources": [], "occurrences": 1}
-
 
 class NoEvidence(NotFound):
     code = "no_evidence"
@@ -80,75 +78,6 @@ def _stamp(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
 
 
-def excerpt(content: str, start: int, end: int) -> str:
-    """content[start:end] as an operator may see it: personal data found in the whole message
-    (whose context a span alone can lack) is replaced where it overlaps, then the span again."""
-    out, at = [], start
-    for finding in pii.find(content):
-        if finding.end <= at or finding.start >= end:
-            continue
-        out.append(content[at:max(finding.start, at)])
-        out.append(f"[{finding.kind}]")
-        at = min(finding.end, end)
-    out.append(content[at:end])
-    return pii.redact("".join(out)).text
-
-
-def _text(markdown: str) -> str:
-    if len(markdown) > MARKDOWN_MAX_BYTES or len(markdown.encode("utf-8", "surrogatepass")) > MARKDOWN_MAX_BYTES:
-        raise InvalidConcept([FieldError("document", f"must be at most {MARKDOWN_MAX_BYTES} bytes")])
-    return markdown
-
-
-def concept_by_hand(markdown: str, now: datetime) -> Concept:
-    """A concept an operator writes from scratch: name, description, type and body are theirs;
-    missing engine fields default to a curated concept (provenance policy); both stamps are now."""
-    stamp = format_timestamp(now)
-    with located(markdown):
-        return parse(_text(markdown), defaults=HAND_DEFAULTS, overrides={"created_at": stamp, "updated_at": stamp})
-
-
-# What the concept format refuses in a body, as concept.py's check does: the line holding it is marked.
-_REFUSED_IN_BODY = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\ufeff\ufffe\uffff\r]")
-
-
-def _closing_line(lines: list[str]) -> Optional[int]:
-    """The 1-based line of the frontmatter's closing '---', or None when it has none."""
-    if not lines or lines[0] != "---":
-        return None
-    return next((number for number, line in enumerate(lines[1:], start=2) if line == "---"), None)
-
-
-def locate(errors: list[FieldError], markdown: str) -> list[FieldError]:
-    """The line an operator should look at for each error: a character refused in the body is
-    marked where it is, another body problem at the body's first line, and a field the
-    frontmatter leaves out at its closing '---' (where it goes)."""
-    lines = markdown.split("\n")
-    closing = _closing_line(lines)
-    out = []
-    for error in errors:
-        line = error.line
-        if closing is not None and error.field == "body":
-            body = list(enumerate(lines[closing:], start=closing + 1))
-            line = (next((n for n, text in body if _REFUSED_IN_BODY.search(text)), None)
-                    or next((n for n, text in body if text.strip()), None) or line)
-        elif closing is not None and line is None and error.field in FIELDS:
-            line = closing
-        out.append(FieldError(error.field, error.message, line))
-    return out
-
-
-@contextmanager
-def located(markdown: str) -> Iterator[None]:
-    """Re-raises InvalidConcept with the lines `locate` finds in `markdown`."""
-    try:
-        yield
-    except InvalidConcept as exc:
-        raise InvalidConcept(locate(exc.errors, markdown)) from None
-
-
-SORTS = ("written_at", "updated_at", "name", "type", "provenance", "confidence", "occurrences")
-ENGINE = "engine"  # the actor of what the engine learned (consolidation's writes)
 # The history's lifecycle rule (template.yaml: ConceptVersionsKept, ConceptVersionDays), as the
 # studio tells an operator when older versions expire.
 VERSIONS_KEPT_DEFAULT, VERSION_DAYS_DEFAULT = 20, 30
@@ -175,89 +104,6 @@ def _offset(cursor: Optional[str]) -> int:
     return page_offset(cursor, InvalidCursor)
 
 
-def _fold(text: str) -> str:
-    return "".join(c for c in unicodedata.normalize("NFKD", text.casefold()) if not unicodedata.combining(c))
-
-
-@dataclass
-class _Held:
-    """What a container keeps of one agent for the list: the search index over name,
-    description and body (retrieval's own, restorable from the agent's snapshot), each
-    concept's summary (the rest of its row), and its name and description folded for
-    substring search (a snapshot holds no body text, so substrings are not looked for there)."""
-
-    index: Index = field(default_factory=Index)
-    summaries: dict[str, Summary] = field(default_factory=dict)  # every current concept
-    unreadable: dict[str, str] = field(default_factory=dict)  # name -> ETag that did not parse
-    folded: dict[str, str] = field(default_factory=dict)
-    loaded: bool = False  # the snapshot (or its absence) has been read
-    position: float = 0.0  # epoch seconds: where the next look at the journal starts (less its grace)
-    swept_at: float = float("-inf")  # the container's clock at the last full listing
-
-    def matching(self, q: str) -> set[str]:
-        found = {hit.name for hit in self.index.search(q, top_k=max(1, len(self.index)))}
-        needle = _fold(q.strip())
-        found.update(name for name, text in self.folded.items() if needle in text)
-        return found
-
-    def drop(self, name: str) -> None:
-        self.index.remove(name)
-        self.unreadable.pop(name, None)
-        self.summaries.pop(name, None)
-        self.folded.pop(name, None)
-
-    def take(self, stored: StoredConcept) -> None:
-        summary = Summary.of(stored)
-        self.summaries[stored.name] = summary
-        if summary.problem is None:
-            concept = stored.concept
-            self.index.upsert(stored.name, stored.etag, concept, stored.data)
-            self.unreadable.pop(stored.name, None)
-            self.folded[stored.name] = _fold(f"{concept.name}\n{concept.description}")
-        else:
-            self.index.remove(stored.name)
-            self.unreadable[stored.name] = stored.etag
-            self.folded[stored.name] = _fold(stored.name)
-
-    def value(self, name: str, sort: str) -> Any:
-        if sort in ("type", "provenance", "confidence"):
-            doc = self.index.docs.get(name)
-            return getattr(doc, sort) if doc else None
-        if sort == "name":
-            return name
-        return getattr(self.summaries[name], sort)  # written_at, updated_at (sortable text), occurrences
-
-    def row(self, name: str) -> dict[str, Any]:
-        doc, summary = self.index.docs.get(name), self.summaries[name]
-        return {"name": name, "type": doc.type if doc else None, "provenance": doc.provenance if doc else None,
-                "confidence": doc.confidence if doc else None, "occurrences": summary.occurrences,
-                "updated_at": summary.updated_at, "conflict": summary.conflict, "related": summary.related,
-                "etag": summary.etag, "problem": summary.problem, "description": doc.description if doc else None,
-                "written_at": summary.written_at, "written_by": summary.actor}
-
-
-def _sorted(names: list[str], sort: str, descending: bool, held: _Held) -> list[str]:
-    """Names by `sort`; rows without a value go last either way, and the name breaks ties."""
-    present = sorted(n for n in names if held.value(n, sort) is not None)
-    present.sort(key=lambda n: held.value(n, sort), reverse=descending)
-    return present + sorted(n for n in names if held.value(n, sort) is None)
-
-
-def _is_new(summary: Summary, since: Optional[str]) -> bool:
-    """Written by the engine after `since` (both stamps in the same sortable layout)."""
-    return since is not None and summary.actor == ENGINE and summary.written_at is not None \
-        and summary.written_at > since
-
-
-def _since_stamp(since: Optional[datetime]) -> Optional[str]:
-    if since is None:
-        return None
-    if not isinstance(since, datetime):
-        raise TypeError("since must be a datetime (the review state's time, parsed)")
-    moment = since if since.tzinfo else since.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
 class Studio:
     def __init__(self, store: ConceptStore, archive: Optional[Archive] = None, *,
                  sweep_seconds: float = SWEEP_SECONDS, clock: Any = time.monotonic):
@@ -265,7 +111,7 @@ class Studio:
         self._archive = archive
         self._sweep_seconds, self._clock = sweep_seconds, clock
         # Per agent, the rows this container has read: a list re-reads only what changed.
-        self._held: dict[tuple[str, str], _Held] = {}  # per agent, kept per container
+        self._held: dict[tuple[str, str], HeldList] = {}  # per agent, kept per container
         self._agents: set[tuple[str, str]] = set()  # agents seen to exist (an agent is never un-made by the studio)
 
     def _check_agent(self, tenant: str, agent: str) -> None:
@@ -299,14 +145,14 @@ class Studio:
                         "related": sum(1 for r in rows if r.related)})
         return out
 
-    def _rows(self, tenant: str, agent: str) -> "_Held":
+    def _rows(self, tenant: str, agent: str) -> "HeldList":
         """The agent's rows and search index, brought up to date. The first time: the agent's
         snapshot (knowledge.recall.snapshot, one request) and one listing, and only the concepts whose
         ETag differs are read; a container that found no snapshot (or one behind by many
         concepts) writes one, conditionally, for the next. After that: the change journal since
         the last look (one request when nothing changed), and a full listing every
         `sweep_seconds`."""
-        held = self._held.setdefault((tenant, agent), _Held())
+        held = self._held.setdefault((tenant, agent), HeldList())
         if held.loaded and self._clock() - held.swept_at < self._sweep_seconds:
             self._follow_journal(tenant, agent, held)
             return held
@@ -334,7 +180,7 @@ class Studio:
                 self._write_snapshot(tenant, agent, held, started, snapshot_etag)
         return held
 
-    def _follow_journal(self, tenant: str, agent: str, held: _Held) -> None:
+    def _follow_journal(self, tenant: str, agent: str, held: HeldList) -> None:
         """Read what the journal names since the last look, when it disagrees with what is held
         (entries are compared, not trusted)."""
         started = time.time()
@@ -348,7 +194,7 @@ class Studio:
         self._fetch(tenant, agent, held, changed)
         held.position = started
 
-    def _fetch(self, tenant: str, agent: str, held: _Held, names: list[str]) -> None:
+    def _fetch(self, tenant: str, agent: str, held: HeldList, names: list[str]) -> None:
         for name, stored in zip(names, self._store.fetch_many(tenant, agent, names)):
             if stored is None:  # deleted since it was listed or journaled
                 held.drop(name)
@@ -357,7 +203,7 @@ class Studio:
         if names:
             held.index.settle()
 
-    def _load_snapshot(self, tenant: str, agent: str, held: _Held) -> tuple[Optional[str], bool]:
+    def _load_snapshot(self, tenant: str, agent: str, held: HeldList) -> tuple[Optional[str], bool]:
         """Fill `held` from the agent's snapshot; returns its ETag and whether it must be written
         (there is none, or it does not decode)."""
         try:
@@ -377,11 +223,11 @@ class Studio:
             held.index.remove(name)
         for name in [name for name in held.unreadable if name not in held.summaries]:
             del held.unreadable[name]
-        held.folded = {name: _fold(f"{name}\n{doc.description}") for name, doc in snapshot.index.docs.items()}
-        held.folded.update((name, _fold(name)) for name in snapshot.unreadable)
+        held.folded = {name: fold_for_search(f"{name}\n{doc.description}") for name, doc in snapshot.index.docs.items()}
+        held.folded.update((name, fold_for_search(name)) for name in snapshot.unreadable)
         return stored.etag, False
 
-    def _write_snapshot(self, tenant: str, agent: str, held: _Held, position: float,
+    def _write_snapshot(self, tenant: str, agent: str, held: HeldList, position: float,
                         if_match: Optional[str]) -> None:
         """As a retrieval reader does (knowledge.recall.warm): conditionally, positioned where the listing
         began (the journal corrects it from there); a lost race or a refusal leaves the snapshot
@@ -407,12 +253,12 @@ class Studio:
         after then), the answer counts the agent's new rows (`new`, before any filter), and
         `status="new"` keeps only those."""
         op.check(tenant)
-        stamp = _since_stamp(since)
+        stamp = since_stamp(since)
         held = self._rows(tenant, agent)
         names = list(held.summaries)
         if not names:
             self._check_agent(tenant, agent)
-        fresh = {name for name in names if _is_new(held.summaries[name], stamp)} if stamp else set()
+        fresh = {name for name in names if is_new(held.summaries[name], stamp)} if stamp else set()
         if status == "conflict":
             names = [n for n in names if held.summaries[n].conflict]
         elif status == "related":
@@ -424,7 +270,7 @@ class Studio:
         if q and q.strip():
             found = held.matching(q)
             names = [n for n in names if n in found]
-        names = _sorted(names, sort if sort in SORTS else "written_at", order == "desc", held)
+        names = sorted_names(names, sort if sort in SORTS else "written_at", order == "desc", held)
         start = _offset(cursor)
         page = names[start:] if limit is None else names[start:start + limit]
         end = start + len(page)
@@ -529,10 +375,10 @@ class Studio:
         if not if_match:
             raise PreconditionRequired("saving needs If-Match: the ETag of the version being edited")
         with located(markdown):
-            concept = parse(_text(markdown))
+            concept = parse(checked_size(markdown))
         if concept.name != name:
             raise InvalidConcept([FieldError("name", f"must stay {name!r} (rename = create a new concept, "
-                                                     "then delete this one)", _name_line(markdown))])
+                                                     "then delete this one)", name_line(markdown))])
         # Carry the engine's record of applied sightings forward, so that a sighting whose
         # queue message comes back after this edit is still recognised (and counted once).
         current = self._store.find(tenant, agent, name)
@@ -606,7 +452,3 @@ def _same(current: StoredConcept, concept: Concept) -> bool:
         return current.concept == concept
     except InvalidConcept:
         return False
-
-
-def _name_line(markdown: str) -> Optional[int]:
-    return next((n for n, line in enumerate(markdown.split("\n"), start=1) if line.startswith("name:")), None)

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from knowledge.format.concept import TYPES
 from shared.errors import InvalidConfig
-from shared.model import MODEL_REF
+from shared.names import MODEL_REF
 from shared.validation import YamlProblem, describe_errors, read_yaml
 
 logger = logging.getLogger(__name__)

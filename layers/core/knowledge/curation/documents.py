@@ -1,0 +1,87 @@
+"""What an operator types into the studio: a concept written by hand, its size checked, and each
+problem the concept format finds put on the line an operator should look at; what a quote shows."""
+
+from __future__ import annotations
+
+import re
+from contextlib import contextmanager
+from datetime import datetime
+from typing import Iterator, Optional
+
+from knowledge.format.concept import FIELDS, Concept, format_timestamp, parse
+from shared import pii
+from shared.errors import FieldError, InvalidConcept
+
+MARKDOWN_MAX_BYTES = 128 * 1024
+HAND_DEFAULTS = {"provenance": "policy", "confidence": 0.95, "sources": [], "occurrences": 1}
+
+
+def excerpt(content: str, start: int, end: int) -> str:
+    """content[start:end] as an operator may see it: personal data found in the whole message
+    (whose context a span alone can lack) is replaced where it overlaps, then the span again."""
+    out, at = [], start
+    for finding in pii.find(content):
+        if finding.end <= at or finding.start >= end:
+            continue
+        out.append(content[at:max(finding.start, at)])
+        out.append(f"[{finding.kind}]")
+        at = min(finding.end, end)
+    out.append(content[at:end])
+    return pii.redact("".join(out)).text
+
+
+def checked_size(markdown: str) -> str:
+    if len(markdown) > MARKDOWN_MAX_BYTES or len(markdown.encode("utf-8", "surrogatepass")) > MARKDOWN_MAX_BYTES:
+        raise InvalidConcept([FieldError("document", f"must be at most {MARKDOWN_MAX_BYTES} bytes")])
+    return markdown
+
+
+def concept_by_hand(markdown: str, now: datetime) -> Concept:
+    """A concept an operator writes from scratch: name, description, type and body are theirs;
+    missing engine fields default to a curated concept (provenance policy); both stamps are now."""
+    stamp = format_timestamp(now)
+    with located(markdown):
+        return parse(checked_size(markdown), defaults=HAND_DEFAULTS, overrides={"created_at": stamp, "updated_at": stamp})
+
+
+# What the concept format refuses in a body, as concept.py's check does: the line holding it is marked.
+_REFUSED_IN_BODY = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\u2028\u2029\ufeff\ufffe\uffff\r]")
+
+
+def _closing_line(lines: list[str]) -> Optional[int]:
+    """The 1-based line of the frontmatter's closing '---', or None when it has none."""
+    if not lines or lines[0] != "---":
+        return None
+    return next((number for number, line in enumerate(lines[1:], start=2) if line == "---"), None)
+
+
+def locate(errors: list[FieldError], markdown: str) -> list[FieldError]:
+    """The line an operator should look at for each error: a character refused in the body is
+    marked where it is, another body problem at the body's first line, and a field the
+    frontmatter leaves out at its closing '---' (where it goes)."""
+    lines = markdown.split("\n")
+    closing = _closing_line(lines)
+    out = []
+    for error in errors:
+        line = error.line
+        if closing is not None and error.field == "body":
+            body = list(enumerate(lines[closing:], start=closing + 1))
+            line = (next((n for n, text in body if _REFUSED_IN_BODY.search(text)), None)
+                    or next((n for n, text in body if text.strip()), None) or line)
+        elif closing is not None and line is None and error.field in FIELDS:
+            line = closing
+        out.append(FieldError(error.field, error.message, line))
+    return out
+
+
+@contextmanager
+def located(markdown: str) -> Iterator[None]:
+    """Re-raises InvalidConcept with the lines `locate` finds in `markdown`."""
+    try:
+        yield
+    except InvalidConcept as exc:
+        raise InvalidConcept(locate(exc.errors, markdown)) from None
+
+
+def name_line(markdown: str) -> Optional[int]:
+    return next((n for n, line in enumerate(markdown.split("\n"), start=1) if line.startswith("name:")), None)

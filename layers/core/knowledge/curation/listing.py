@@ -1,0 +1,99 @@
+"""The studio's list of one agent's concepts, as a container keeps it between requests: the index
+and each concept's row, sorted, searched and marked new since an operator last looked."""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any, Optional
+
+from knowledge.recall.index import Index
+from knowledge.recall.snapshot import Summary
+from knowledge.store.concepts import StoredConcept
+
+SORTS = ("written_at", "updated_at", "name", "type", "provenance", "confidence", "occurrences")
+ENGINE = "engine"  # the actor of what the engine learned (consolidation's writes)
+
+
+def fold_for_search(text: str) -> str:
+    return "".join(c for c in unicodedata.normalize("NFKD", text.casefold()) if not unicodedata.combining(c))
+
+
+@dataclass
+class HeldList:
+    """What a container keeps of one agent for the list: the search index over name,
+    description and body (retrieval's own, restorable from the agent's snapshot), each
+    concept's summary (the rest of its row), and its name and description folded for
+    substring search (a snapshot holds no body text, so substrings are not looked for there)."""
+
+    index: Index = field(default_factory=Index)
+    summaries: dict[str, Summary] = field(default_factory=dict)  # every current concept
+    unreadable: dict[str, str] = field(default_factory=dict)  # name -> ETag that did not parse
+    folded: dict[str, str] = field(default_factory=dict)
+    loaded: bool = False  # the snapshot (or its absence) has been read
+    position: float = 0.0  # epoch seconds: where the next look at the journal starts (less its grace)
+    swept_at: float = float("-inf")  # the container's clock at the last full listing
+
+    def matching(self, q: str) -> set[str]:
+        found = {hit.name for hit in self.index.search(q, top_k=max(1, len(self.index)))}
+        needle = fold_for_search(q.strip())
+        found.update(name for name, text in self.folded.items() if needle in text)
+        return found
+
+    def drop(self, name: str) -> None:
+        self.index.remove(name)
+        self.unreadable.pop(name, None)
+        self.summaries.pop(name, None)
+        self.folded.pop(name, None)
+
+    def take(self, stored: StoredConcept) -> None:
+        summary = Summary.of(stored)
+        self.summaries[stored.name] = summary
+        if summary.problem is None:
+            concept = stored.concept
+            self.index.upsert(stored.name, stored.etag, concept, stored.data)
+            self.unreadable.pop(stored.name, None)
+            self.folded[stored.name] = fold_for_search(f"{concept.name}\n{concept.description}")
+        else:
+            self.index.remove(stored.name)
+            self.unreadable[stored.name] = stored.etag
+            self.folded[stored.name] = fold_for_search(stored.name)
+
+    def value(self, name: str, sort: str) -> Any:
+        if sort in ("type", "provenance", "confidence"):
+            doc = self.index.docs.get(name)
+            return getattr(doc, sort) if doc else None
+        if sort == "name":
+            return name
+        return getattr(self.summaries[name], sort)  # written_at, updated_at (sortable text), occurrences
+
+    def row(self, name: str) -> dict[str, Any]:
+        doc, summary = self.index.docs.get(name), self.summaries[name]
+        return {"name": name, "type": doc.type if doc else None, "provenance": doc.provenance if doc else None,
+                "confidence": doc.confidence if doc else None, "occurrences": summary.occurrences,
+                "updated_at": summary.updated_at, "conflict": summary.conflict, "related": summary.related,
+                "etag": summary.etag, "problem": summary.problem, "description": doc.description if doc else None,
+                "written_at": summary.written_at, "written_by": summary.actor}
+
+
+def sorted_names(names: list[str], sort: str, descending: bool, held: HeldList) -> list[str]:
+    """Names by `sort`; rows without a value go last either way, and the name breaks ties."""
+    present = sorted(n for n in names if held.value(n, sort) is not None)
+    present.sort(key=lambda n: held.value(n, sort), reverse=descending)
+    return present + sorted(n for n in names if held.value(n, sort) is None)
+
+
+def is_new(summary: Summary, since: Optional[str]) -> bool:
+    """Written by the engine after `since` (both stamps in the same sortable layout)."""
+    return since is not None and summary.actor == ENGINE and summary.written_at is not None \
+        and summary.written_at > since
+
+
+def since_stamp(since: Optional[datetime]) -> Optional[str]:
+    if since is None:
+        return None
+    if not isinstance(since, datetime):
+        raise TypeError("since must be a datetime (the review state's time, parsed)")
+    moment = since if since.tzinfo else since.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
