@@ -45,7 +45,7 @@ CLAIMS = {"sub": "bench-operator", "cognito:groups": "[default]"}
 
 def seed(store, agent: str, size: int) -> None:
     sys.path.insert(0, str(ROOT / "scripts"))
-    from bench_knowledge_index import corpus
+    from synthetic_corpus import corpus
 
     store.put_config(TENANT, agent, "knowledge: {}\n", actor="operator:bench")
     concepts, _ = corpus(size)
