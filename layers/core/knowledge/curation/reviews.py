@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Optional, Protocol
 
-from knowledge.store.concepts import agent_prefix
+from knowledge.store.keys import agent_prefix
 from shared import awscall
 from shared.errors import Conflict, KnowledgeError, NotFound, StoreUnavailable
 from shared.httpapi import OPERATOR_ID

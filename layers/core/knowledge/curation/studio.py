@@ -22,15 +22,10 @@ from knowledge.format.turn import InvalidTurn
 from knowledge.recall.index import Index
 from knowledge.recall.snapshot import Snapshot, SnapshotUnreadable, Summary, decode, encode
 from knowledge.store.archive import TurnArchive
-from knowledge.store.concepts import (
-    CONFIG_CHANGE,
-    JOURNAL_GRACE_SECONDS,
-    ConceptStore,
-    InvalidCursor,
-    StoredConcept,
-    VersionInfo,
-    etag_token,
-)
+from knowledge.store.concepts import ConceptStore, StoredConcept
+from knowledge.store.history import InvalidCursor, VersionInfo
+from knowledge.store.journal import CONFIG_CHANGE, JOURNAL_GRACE_SECONDS
+from knowledge.store.keys import etag_token
 from shared import pii
 from shared.errors import AccessDenied, Conflict, FieldError, InvalidConcept, KnowledgeError, NotFound
 from shared.httpapi import Operator, page_offset
