@@ -37,8 +37,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from knowledge_dev.local_aws import moto_server, percentile
 from synthetic_corpus import Zipf, corpus, generate, queries, vocabulary  # noqa: E402 - beside this script
+
+from knowledge_dev.local_aws import moto_server, percentile
 
 ROOT = Path(__file__).resolve().parents[1]
 def timed(fn, items, repeat: int = 1) -> list[float]:

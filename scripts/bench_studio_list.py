@@ -133,7 +133,9 @@ def run_child(agent: str, mode: str, warm: int) -> dict:
 def bench(sizes: list[int], runs: int, warm: int) -> list[dict]:
     import boto3
 
-    from knowledge.store.concepts import JOURNAL_GRACE_SECONDS, ConceptStore, snapshot_key
+    from knowledge.store.concepts import ConceptStore
+    from knowledge.store.journal import JOURNAL_GRACE_SECONDS
+    from knowledge.store.keys import snapshot_key
 
     with moto_server("bench"):
         s3 = boto3.client("s3")

@@ -329,7 +329,7 @@ def test_a_crash_after_the_pending_marker_and_before_the_write_applies_on_redeli
 
 
 def test_an_unreadable_concept_is_never_overwritten_and_its_sighting_fails(consolidate, store, s3, bucket):
-    from knowledge.store.concepts import concept_key
+    from knowledge.store.keys import concept_key
 
     s3.put_object(Bucket=bucket, Key=concept_key(T, A, "frete-gratis"), Body=b"---\nname: [1, 2]\n---\nbody\n")
     answer = run(consolidate, sighting("sess_1"))
@@ -342,7 +342,7 @@ def test_each_version_links_to_where_its_sighting_was_quoted_never_the_quote(con
     from knowledge.format.evidence import EvidenceLink
     from knowledge.format.sighting import EvidenceRef
     from knowledge.store.archive import TurnArchive
-    from knowledge.store.concepts import concept_key
+    from knowledge.store.keys import concept_key
 
     completed = datetime(2026, 11, 20, 14, 5, 31, 123456, tzinfo=timezone.utc)
     first = sighting("sess_1").model_copy(update={"evidence": EvidenceRef(completed_at=completed, message=2,

@@ -57,7 +57,7 @@ def test_bad_events_get_a_clear_error_answer(handler, event, code, fragment):
 @pytest.mark.parametrize("event_file", ["export.json", "export-graphml.json"])
 def test_an_unreadable_concept_is_skipped_and_reported_and_the_rest_exported(handler, s3, bucket, sessions_bucket,
                                                                              event_file):
-    from knowledge.store.concepts import concept_key
+    from knowledge.store.keys import concept_key
 
     nested = (DEMO / "troca-em-30-dias.md").read_text().replace("sources: []", 'sources: [["sess_1"], {a: b}]')
     s3.put_object(Bucket=bucket, Key=concept_key("default", "store-support", "fontes-aninhadas"), Body=nested.encode())

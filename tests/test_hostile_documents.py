@@ -322,7 +322,7 @@ class Published:
 @pytest.fixture
 def hostile_agent(api, s3, bucket):
     """The demo agent with every hostile document written straight to S3 beside its concepts."""
-    from knowledge.store.concepts import concept_key
+    from knowledge.store.keys import concept_key
 
     names = {}
     for case, document in HOSTILE.items():

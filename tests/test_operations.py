@@ -140,7 +140,7 @@ def test_an_unreadable_concept_fails_its_sighting_where_the_consolidation_alarm_
     from conftest import make_concept
 
     from knowledge.format.sighting import Sighting
-    from knowledge.store.concepts import concept_key
+    from knowledge.store.keys import concept_key
 
     s3.put_object(Bucket=bucket, Key=concept_key(T, A, "frete-gratis"), Body=b"---\nname: [1, 2]\n---\nbody\n")
     consolidate = load_handler("consolidate", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
@@ -172,7 +172,7 @@ def retrieve_handler(monkeypatch, bucket, bus_name, **env):
 def test_retrievals_failures_are_each_counted_where_an_alarm_looks(metrics_on, monkeypatch, demo_agent, s3, bucket,
                                                                   capsys):
     from knowledge.recall import warm
-    from knowledge.store.concepts import concept_key
+    from knowledge.store.keys import concept_key
 
     # A document that does not parse, a bus that does not exist, and a budget too short for the agent.
     s3.put_object(Bucket=bucket, Key=concept_key(T, A, "troca-quebrada"), Body=b"---\ntype: [\n---\n")
@@ -452,7 +452,7 @@ def test_the_local_knowledge_bucket_expires_old_concept_versions_as_the_template
 def test_the_template_expires_the_change_journal_as_the_store_and_the_local_stack_expect():
     """Readers trust the journal for less than its retention (knowledge.store.concepts); the rule that
     expires it is the one the local stack applies."""
-    from knowledge.store.concepts import JOURNAL_RETENTION_DAYS
+    from knowledge.store.journal import JOURNAL_RETENTION_DAYS
     from knowledge_dev.local_aws import journal_lifecycle_rule
 
     (spec,) = [spec for spec in bucket_specs(TEMPLATE) if spec.logical_id == "KnowledgeBucket"]

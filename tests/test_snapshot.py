@@ -13,7 +13,7 @@ from knowledge.recall.index import Index
 from knowledge.recall.retrieve import LoadRequest, Retriever, RetrieveRequest
 from knowledge.recall.snapshot import Snapshot, SnapshotUnreadable, decode, encode
 from knowledge.recall.warm import WarmIndexes, memory_budget_bytes
-from knowledge.store.concepts import snapshot_key
+from knowledge.store.keys import snapshot_key
 
 T, A = "default", "store-support"
 MESSAGES = ["Moro em Campinas, o frete é grátis?", "posso trocar o produto em 30 dias?", "meu CEP é 13083-970",
@@ -455,7 +455,7 @@ def test_search_from_a_snapshot_covers_the_body_by_words_and_name_and_descriptio
 
 def test_a_snapshot_whose_position_is_older_than_the_journal_is_kept_is_swept_not_followed(counted, s3, bucket):
     from knowledge.recall.warm import JOURNAL_TRUSTED_SECONDS
-    from knowledge.store.concepts import journal_prefix
+    from knowledge.store.keys import journal_prefix
 
     store, _ = counted
     warmed(store)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from conftest import make_concept
 
-from knowledge.store.concepts import ConceptStore, concept_key
+from knowledge.store.concepts import ConceptStore
+from knowledge.store.keys import concept_key
 from shared.errors import Conflict, InvalidName, NotFound
 
 T, A = "default", "store-support"
@@ -224,7 +225,7 @@ def test_summaries_with_a_memory_read_only_what_changed(moto_endpoint, bucket):
 # ------------------------------------------------------------------ the journal, agents, paged history, deletions
 
 def test_the_change_journal_has_its_own_top_level_prefix_that_a_lifecycle_rule_can_expire(store, s3, bucket):
-    from knowledge.store.concepts import journal_prefix
+    from knowledge.store.keys import journal_prefix
 
     written = store.create(T, A, make_concept("frete-gratis"), actor="engine")
     store.delete(T, A, "frete-gratis", actor="operator:ana")
@@ -287,7 +288,7 @@ def test_history_pages_are_one_listing_and_one_head_per_version_and_add_up_to_th
 
 @pytest.mark.parametrize("marker", ["", "not a cursor", "%2F", "Li4vLi4v", "a" * 2000, "YWJj=="])
 def test_a_history_cursor_that_was_not_handed_out_is_refused_with_a_typed_error(store, marker):
-    from knowledge.store.concepts import InvalidCursor
+    from knowledge.errors import InvalidCursor
 
     store.create(T, A, make_concept("frete-gratis"), actor="engine")
     with pytest.raises(InvalidCursor) as refused:
@@ -297,7 +298,7 @@ def test_a_history_cursor_that_was_not_handed_out_is_refused_with_a_typed_error(
 
 @pytest.mark.parametrize("limit", [0, -1, 1001, True, 2.5])
 def test_a_history_page_size_out_of_range_is_refused(store, limit):
-    from knowledge.store.concepts import InvalidLimit
+    from knowledge.store.history import InvalidLimit
 
     store.create(T, A, make_concept("frete-gratis"), actor="engine")
     with pytest.raises(InvalidLimit):
@@ -320,7 +321,7 @@ def test_the_deleted_list_says_who_deleted_each_concept_and_when_to_the_microsec
 
 def test_the_journals_lifecycle_rule_is_one_s3_accepts_beside_the_buckets_own(s3, bucket):
     from knowledge.recall.warm import JOURNAL_TRUSTED_SECONDS
-    from knowledge.store.concepts import JOURNAL_RETENTION_DAYS
+    from knowledge.store.journal import JOURNAL_RETENTION_DAYS
     from knowledge_dev.local_aws import apply_journal_lifecycle
 
     s3.put_bucket_lifecycle_configuration(Bucket=bucket, LifecycleConfiguration={"Rules": [

@@ -261,7 +261,7 @@ def test_an_unknown_route_is_404_in_the_error_shape(api):
 
 
 def test_get_of_a_stored_file_that_is_not_utf8_shows_it_for_repair(api, s3, bucket):
-    from knowledge.store.concepts import concept_key
+    from knowledge.store.keys import concept_key
 
     s3.put_object(Bucket=bucket, Key=concept_key(T, A, "quebrado"), Body=b"---\nname: quebrado\xff\n---\n\nx\n")
     status, body, _ = api("GET", f"{BASE}/concepts/quebrado")
@@ -761,7 +761,7 @@ def test_a_concept_with_3000_versions_opens_its_history_page_by_page_in_a_listin
 
 def test_a_history_cursor_from_elsewhere_is_a_typed_refusal_and_an_unknown_agent_is_said(api, store):
     from knowledge.curation.studio import UnknownAgent
-    from knowledge.store.concepts import InvalidCursor
+    from knowledge.errors import InvalidCursor
 
     studio, ana = studio_on(store)
     with pytest.raises(InvalidCursor):

@@ -15,7 +15,7 @@ def journal_lifecycle_rule() -> dict:
     """template.yaml's `expire-change-journal` rule in S3's PutBucketLifecycleConfiguration shape:
     a journal entry's current version expires after the journal's retention, the version that
     leaves behind a day later (S3's least), and the delete marker then goes with it."""
-    from knowledge.store.concepts import JOURNAL_RETENTION_DAYS
+    from knowledge.store.journal import JOURNAL_RETENTION_DAYS
 
     return {"ID": "expire-change-journal", "Status": "Enabled", "Filter": {"Prefix": "journal/"},
             "Expiration": {"Days": JOURNAL_RETENTION_DAYS},

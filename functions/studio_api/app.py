@@ -16,8 +16,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Que
 from pydantic import BaseModel, Field
 
 from knowledge import wiring
-from knowledge.curation.studio import InvalidCursor
-from knowledge.errors import ArchiveNotConfigured, InvalidSeenAt, NameTaken, PreconditionRequired
+from knowledge.errors import ArchiveNotConfigured, InvalidCursor, InvalidSeenAt, NameTaken, PreconditionRequired
 from shared.errors import Conflict, InvalidConcept, InvalidConfig, InvalidName, KnowledgeError, NotFound, field_errors
 from shared.httpapi import (
     Forbidden,

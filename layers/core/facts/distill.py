@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict
 from knowledge.format.config import DistillConfig, parse_agent_config
 from knowledge.format.turn import Message
 from knowledge.store.archive import TurnArchive
-from knowledge.store.concepts import config_key
+from knowledge.store.keys import config_key
 from shared import awscall, deadline
 from shared.errors import Conflict, InvalidConfig, KnowledgeError, NotFound
 from shared.events import Events

@@ -43,3 +43,9 @@ class NameTaken(KnowledgeError):
 
 class InvalidSeenAt(KnowledgeError, ValueError):
     code = "invalid_seen_at"
+
+
+class InvalidCursor(KnowledgeError):
+    """A page cursor this code did not hand out (or for another concept)."""
+
+    code = "invalid_cursor"

@@ -17,7 +17,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Optional, Protocol
 
 from knowledge.errors import InvalidSeenAt
-from knowledge.store.concepts import agent_prefix
+from knowledge.store.keys import agent_prefix
 from shared import awscall
 from shared.errors import Conflict, NotFound, StoreUnavailable
 from shared.httpapi import OPERATOR_ID

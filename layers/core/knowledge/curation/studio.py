@@ -20,20 +20,15 @@ from knowledge.curation.documents import (
     name_line,
 )
 from knowledge.curation.listing import SORTS, HeldList, fold_for_search, is_new, since_stamp, sorted_names
-from knowledge.errors import ArchiveNotConfigured, InvalidTurn, NameTaken, PreconditionRequired
+from knowledge.errors import ArchiveNotConfigured, InvalidCursor, InvalidTurn, NameTaken, PreconditionRequired
 from knowledge.format.concept import Concept, parse, related_waiting, utc_now
 from knowledge.format.evidence import EvidenceLink
 from knowledge.recall.snapshot import Snapshot, SnapshotUnreadable, decode, encode
 from knowledge.store.archive import TurnArchive
-from knowledge.store.concepts import (
-    CONFIG_CHANGE,
-    JOURNAL_GRACE_SECONDS,
-    ConceptStore,
-    InvalidCursor,
-    StoredConcept,
-    VersionInfo,
-    etag_token,
-)
+from knowledge.store.concepts import ConceptStore, StoredConcept
+from knowledge.store.history import VersionInfo
+from knowledge.store.journal import CONFIG_CHANGE, JOURNAL_GRACE_SECONDS
+from knowledge.store.keys import etag_token
 from shared.errors import AccessDenied, Conflict, FieldError, InvalidConcept, KnowledgeError, NotFound
 from shared.httpapi import Operator, page_offset
 from shared.names import check_slug

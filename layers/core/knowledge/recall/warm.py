@@ -38,14 +38,9 @@ from typing import Callable, Optional
 from knowledge.format.config import KnowledgeConfig, parse_agent_config
 from knowledge.recall.index import Index
 from knowledge.recall.snapshot import Snapshot, SnapshotUnreadable, Summary, decode, encode
-from knowledge.store.concepts import (
-    CONFIG_CHANGE,
-    JOURNAL_GRACE_SECONDS,
-    JOURNAL_RETENTION_DAYS,
-    ConceptStore,
-    NotModified,
-    etag_token,
-)
+from knowledge.store.concepts import ConceptStore, NotModified
+from knowledge.store.journal import CONFIG_CHANGE, JOURNAL_GRACE_SECONDS, JOURNAL_RETENTION_DAYS
+from knowledge.store.keys import etag_token
 from shared import deadline
 from shared.errors import AccessDenied, Conflict, InvalidConcept, InvalidConfig, KnowledgeError, StoreUnavailable
 from shared.telemetry import Counters

@@ -1,0 +1,72 @@
+"""The concept store's key layout: where an agent's concepts, config, snapshot and journal live in the bucket,
+and the tenant, agent and concept names read back out of keys."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Optional
+
+from shared.errors import InvalidName
+from shared.names import check_slug
+
+
+def agent_prefix(tenant: str, agent: str) -> str:
+    return f"agents/{check_slug('tenant', tenant)}/{check_slug('agent', agent)}/"
+
+
+def concept_key(tenant: str, agent: str, name: str) -> str:
+    return f"{agent_prefix(tenant, agent)}concepts/{check_slug('name', name)}.md"
+
+
+def config_key(tenant: str, agent: str) -> str:
+    return f"{agent_prefix(tenant, agent)}knowledge.yaml"
+
+
+def etag_token(etag: str) -> str:
+    """An ETag as the journal writes it (no quotes): compare with this, never with the raw ETag."""
+    return etag.strip('"')
+
+
+def snapshot_key(tenant: str, agent: str) -> str:
+    return f"{agent_prefix(tenant, agent)}concepts-index/snapshot"
+
+
+def journal_prefix(tenant: str, agent: str) -> str:
+    return f"journal/{check_slug('tenant', tenant)}/{check_slug('agent', agent)}/"
+
+
+def journal_stamp(epoch: float) -> str:
+    """A journal key's time, which sorts as it reads (microseconds, UTC)."""
+    return datetime.fromtimestamp(epoch, timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+
+
+def name_from_key(key: str, prefix: str) -> Optional[str]:
+    if not key.startswith(prefix) or not key.endswith(".md"):
+        return None
+    name = key[len(prefix):-3]
+    try:
+        return check_slug("name", name)
+    except InvalidName:
+        return None  # an object someone put there by hand; not a concept
+
+
+def agent_of(key: str) -> tuple[str, str]:
+    """(tenant, agent) of a key under agents/ (built by agent_prefix, so already valid)."""
+    _, tenant, agent, _ = key.split("/", 3)
+    return tenant, agent
+
+
+def is_agent(text: str) -> bool:
+    try:
+        check_slug("agent", text)
+    except InvalidName:
+        return False
+    return True
+
+
+def is_name(text: str) -> bool:
+    try:
+        check_slug("name", text)
+    except InvalidName:
+        return False
+    return True
