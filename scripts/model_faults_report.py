@@ -89,11 +89,11 @@ def run(scale: float) -> tuple[float, list[dict]]:
             row = timed_call(llm, function_timeout, reserve)
             rows.append({"fault": label, "client": "openai (httpx)", "requests": len(server.requests), **row})
     with silent_endpoint() as endpoint:
-        from shared.aws import _SERVICE_CONFIG
+        from shared.aws import SERVICE_CONFIG
 
         runtime = boto3.client("bedrock-runtime", region_name="us-east-1", endpoint_url=endpoint,
                                aws_access_key_id="x", aws_secret_access_key="x",
-                               config=_SERVICE_CONFIG["bedrock-runtime"])
+                               config=SERVICE_CONFIG["bedrock-runtime"])
         row = timed_call(Bedrock("anthropic.claude-3-haiku", runtime, timeout=attempt_cap), function_timeout, reserve)
         rows.append({"fault": "hang (accepts, never answers)", "client": "bedrock (boto3)", "requests": None, **row})
     return function_timeout, rows

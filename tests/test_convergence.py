@@ -163,10 +163,10 @@ def concepts_failing(proxy):
 
 
 def through(proxy, bucket):
-    from shared.aws import _SERVICE_CONFIG
+    from shared.aws import SERVICE_CONFIG
 
     return ConceptStore(boto3.client("s3", endpoint_url=proxy.url, region_name="us-east-1",
-                                     config=_SERVICE_CONFIG["s3"]), bucket)
+                                     config=SERVICE_CONFIG["s3"]), bucket)
 
 
 def test_with_s3_failing_before_the_index_is_warm_the_turn_is_extracted_without_a_list(store, bucket, model,

@@ -21,9 +21,9 @@ def proxy(moto_endpoint):
 
 
 def s3_through(proxy):
-    from shared.aws import _SERVICE_CONFIG
+    from shared.aws import SERVICE_CONFIG
 
-    return boto3.client("s3", endpoint_url=proxy.url, region_name="us-east-1", config=_SERVICE_CONFIG["s3"])
+    return boto3.client("s3", endpoint_url=proxy.url, region_name="us-east-1", config=SERVICE_CONFIG["s3"])
 
 
 class NoEvents:

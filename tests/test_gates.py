@@ -9,7 +9,7 @@ import random
 import pytest
 
 from knowledge.format.turn import Message
-from knowledge.learning.gates import CANDIDATES_MAX, _locate_folding, _squash, gate, locate, normalize_name
+from knowledge.learning.gates import CANDIDATES_MAX, gate, locate, locate_folding, normalize_name, squash
 
 TURN = [
     Message(role="user", content="Oi! Moro em Campinas, CEP 13083-970. Quanto tempo demora a entrega?"),
@@ -219,18 +219,18 @@ def test_spans_agree_with_the_gates_folding_on_any_text():
     alphabet = list("abcdeoãáÉÇçSs1 2") + [" ", "  ", "\n", "\t", "\u00a0", "ß", "ﬁ", "Σ", "ς", "İ", "ẞ"]
     for _ in range(3000):
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(1, 40)))
-        squashed = _squash(text)
+        squashed = squash(text)
         if not squashed:
             continue
         i, j = sorted(rng.sample(range(len(squashed) + 1), 2))
         needle = squashed[i:j].strip(" ")
         if not needle:
             continue
-        for find in (locate, _locate_folding):
+        for find in (locate, locate_folding):
             start, end = find(text, needle)
-            assert needle in _squash(text[start:end]), (text, needle, find)
+            assert needle in squash(text[start:end]), (text, needle, find)
             assert not text[start].isspace() and not text[end - 1].isspace()
-            assert needle not in _squash(text[:end - 1])  # the first match, as the gate found it
+            assert needle not in squash(text[:end - 1])  # the first match, as the gate found it
         assert locate(text, "zz" + needle) is None
 
 

@@ -16,7 +16,7 @@ _CONFIG = Config(
 )
 
 
-_SERVICE_CONFIG = {
+SERVICE_CONFIG = {
     # One attempt per call: shared.awscall retries S3 itself, within the invocation's deadline
     # (botocore's loop knows no deadline, and its retry quota drains in a long-lived container).
     "s3": _CONFIG.merge(Config(retries={"mode": "standard", "total_max_attempts": 1}, read_timeout=5)),
@@ -30,4 +30,4 @@ _SERVICE_CONFIG = {
 @functools.lru_cache(maxsize=None)
 def client(service: str) -> Any:
     """One client per service per process; boto3 clients are thread-safe."""
-    return boto3.session.Session().client(service, config=_SERVICE_CONFIG.get(service, _CONFIG))
+    return boto3.session.Session().client(service, config=SERVICE_CONFIG.get(service, _CONFIG))

@@ -100,7 +100,7 @@ class GateReport:
     answer_dropped: Optional[str] = None
 
 
-def _squash(text: str) -> str:
+def squash(text: str) -> str:
     """Whitespace collapsed and case folded: the only normalisation evidence gets."""
     return " ".join(text.split()).casefold()
 
@@ -112,20 +112,20 @@ def evidence_roles(type_: str) -> frozenset[str]:
 
 def locate(text: str, needle: str) -> Optional[tuple[int, int]]:
     """[start, end) in `text`'s original characters of the first match of `needle` (squashed, as
-    _squash makes it) in _squash(text); None when there is none."""
+    squash makes it) in squash(text); None when there is none."""
     if not needle:
         return None
     folded = text.casefold()
     if len(folded) == len(text):
         # Casefolding never drops a character, so equal lengths mean one for one: offsets in
-        # `folded` are offsets in `text`, and only whitespace runs differ from _squash.
+        # `folded` are offsets in `text`, and only whitespace runs differ from squash.
         pattern = r"\s+".join(re.escape(word) for word in needle.split(" "))
         match = re.search(pattern, folded)
         return match.span() if match else None
-    return _locate_folding(text, needle)
+    return locate_folding(text, needle)
 
 
-def _locate_folding(text: str, needle: str) -> Optional[tuple[int, int]]:
+def locate_folding(text: str, needle: str) -> Optional[tuple[int, int]]:
     """locate() for a text whose folding changes lengths ("ß" is "ss"): each folded character
     remembers the original one it came from."""
     folded: list[str] = []
@@ -188,7 +188,7 @@ def gate(answer: str, messages: Sequence[Said], allowed_types: Iterable[str]) ->
         report.rejected[str(exc)] += 1
         return report
     allowed = frozenset(allowed_types)
-    haystack = [(index, m.role, _squash(m.content)) for index, m in enumerate(messages)
+    haystack = [(index, m.role, squash(m.content)) for index, m in enumerate(messages)
                 if m.role in EVIDENCE_ROLES]
     seen: set[str] = set()
     for index, item in enumerate(items):
@@ -220,11 +220,11 @@ def _check(item: object, messages: Sequence[Said], haystack: list[tuple[int, str
     if item["type"] not in TYPES or item["type"] not in allowed:
         return TYPE_NOT_ALLOWED, None
     evidence = item.get("evidence")
-    if not isinstance(evidence, str) or len(_squash(evidence)) < EVIDENCE_MIN:
+    if not isinstance(evidence, str) or len(squash(evidence)) < EVIDENCE_MIN:
         return EVIDENCE_MISSING, None
     if len(evidence) > EVIDENCE_MAX:
         return TOO_LARGE, None
-    needle = _squash(evidence)
+    needle = squash(evidence)
     roles = evidence_roles(item["type"])
     source, elsewhere = None, False
     for index, role, text in haystack:
@@ -248,7 +248,7 @@ def _check(item: object, messages: Sequence[Said], haystack: list[tuple[int, str
     if redact(name.replace("-", " ")).counts:
         return PII_IN_NAME, None
     span = locate(messages[source].content, needle)
-    if span is None:  # cannot happen while locate folds as _squash does; refused rather than trusted
+    if span is None:  # cannot happen while locate folds as squash does; refused rather than trusted
         return EVIDENCE_NOT_FOUND, None
     if _negated_before(messages[source].content, span[0]):
         return EVIDENCE_NEGATED, None
