@@ -1,0 +1,35 @@
+// The tenant's agents: the list shown when the page names no agent, or one the tenant does not have.
+import { $, badge, cell, show } from "./dom.js";
+import { api } from "./session.js";
+import { fail, say } from "./status.js";
+import { agentUrl, scope } from "./url.js";
+
+export async function loadAgents() {
+  say("Loading…");
+  let agents;
+  try {
+    agents = (await api("GET", "/agents", { tenantWide: true })).agents;
+  } catch (error) {
+    fail(`Could not load the agents of ${scope.tenant}`, error, loadAgents);
+    return false;
+  }
+  const body = $("agents").tBodies[0];
+  body.replaceChildren();
+  for (const agent of agents) {
+    const row = body.insertRow();
+    row.dataset.name = agent.name;
+    const link = document.createElement("a");
+    link.href = agentUrl(agent.name);
+    link.textContent = agent.name;
+    cell(row, link);
+    cell(row, String(agent.concepts));
+    const conflicts = cell(row, String(agent.conflicts));
+    if (agent.conflicts) conflicts.append(" ", badge("to resolve", "conflict"));
+    cell(row, String(agent.related));
+  }
+  $("agents-empty").hidden = agents.length > 0;
+  $("agents-title").textContent = `Agents of ${scope.tenant}`;
+  show("agents-view");
+  say(`${agents.length} agent${agents.length === 1 ? "" : "s"}`);
+  return true;
+}

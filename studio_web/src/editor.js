@@ -1,0 +1,287 @@
+// The concept editor: CodeMirror, the open concept and its unsaved work, save with its validation, stale and name conflicts.
+import { EditorView, basicSetup } from "codemirror";
+import { Decoration, keymap, lineNumbers } from "@codemirror/view";
+import { EditorState, StateField } from "@codemirror/state";
+import { unifiedMergeView } from "@codemirror/merge";
+import { markdown } from "@codemirror/lang-markdown";
+import { yamlFrontmatter } from "@codemirror/lang-yaml";
+import { lintGutter, setDiagnostics } from "@codemirror/lint";
+import { $, show } from "./dom.js";
+import { api } from "./session.js";
+import { fail, say } from "./status.js";
+import { NEW, scope, urlFor, visit } from "./url.js";
+
+const DRAFT_KEY = "knowledge-studio-draft";
+const NEW_CONCEPT = `---
+name: new-concept
+description: One line that states the concept on its own.
+type: fact
+---
+
+What is true, for the agent to use. Link a neighbour as [[its-name]].
+`;
+
+let editor = null;
+export let current = null; // { name, etag } of the version in the editor; name null for a new concept
+let savedText = null; // the text as loaded or last saved: anything else in the editor is unsaved work
+
+// The editor holds no concept any more (the list or another view takes its place).
+export function forgetCurrent() {
+  current = null;
+}
+
+// ------------------------------------------------------------------ unsaved work
+
+export function isDirty() {
+  return Boolean(current && editor && !$("editor-view").hidden && editor.state.doc.toString() !== savedText);
+}
+
+function markDirty() {
+  $("dirty").hidden = !isDirty();
+}
+
+// Asks before unsaved work is thrown away; true when it may go.
+export function mayDiscard(what) {
+  if (!isDirty()) return true;
+  const name = current.name || "the new concept";
+  return confirm(`You have unsaved changes to ${name}. ${what} discards them. Discard them?`);
+}
+
+// The draft outlives a sign-in in this tab only (sessionStorage), and is taken back once.
+export function keepDraft() {
+  if (!isDirty()) return false;
+  sessionStorage.setItem(DRAFT_KEY, JSON.stringify({
+    tenant: scope.tenant, agent: scope.agent, name: current.name, etag: current.etag, text: editor.state.doc.toString(),
+  }));
+  return true;
+}
+
+export function takeDraft() {
+  const draft = JSON.parse(sessionStorage.getItem(DRAFT_KEY) || "null");
+  sessionStorage.removeItem(DRAFT_KEY);
+  return draft && draft.tenant === scope.tenant && draft.agent === scope.agent ? draft : null;
+}
+
+// ------------------------------------------------------------------ the editor
+
+// The section consolidation keeps beside an operator's body (`## Related claims`, up to a
+// `## Contradiction` or the end): tinted, so the claims waiting to be folded in are seen.
+const RELATED_HEADING = /^## Related claims[ \t]*$/;
+const NEXT_SECTION = /^## Contradiction[ \t]*$/;
+
+function relatedLines(doc) {
+  const lines = [];
+  let inside = false;
+  for (let number = 1; number <= doc.lines; number++) {
+    const line = doc.line(number);
+    if (RELATED_HEADING.test(line.text)) inside = true;
+    else if (NEXT_SECTION.test(line.text)) inside = false;
+    if (inside) lines.push(line);
+  }
+  return lines;
+}
+
+function relatedDecorations(doc) {
+  return Decoration.set(relatedLines(doc).map((line) => Decoration.line({
+    class: RELATED_HEADING.test(line.text) ? "cm-related-claims cm-related-heading" : "cm-related-claims",
+  }).range(line.from)));
+}
+
+const relatedField = StateField.define({
+  create: (state) => relatedDecorations(state.doc),
+  update: (decorations, transaction) => (transaction.docChanged ? relatedDecorations(transaction.state.doc) : decorations),
+  provide: (field) => EditorView.decorations.from(field),
+});
+
+function showRelatedNote(count) {
+  $("related-note").hidden = !count;
+  $("related-count").textContent = `${count} related claim${count === 1 ? " was" : "s were"}`;
+}
+
+export function goToRelatedClaims() {
+  const lines = relatedLines(editor.state.doc);
+  if (!lines.length) return;
+  const last = lines[lines.length - 1];
+  editor.dispatch({ selection: { anchor: lines[0].from, head: last.to }, scrollIntoView: true });
+  editor.focus();
+}
+
+function ensureEditor() {
+  if (editor) return editor;
+  editor = new EditorView({
+    parent: $("editor"),
+    extensions: [
+      basicSetup,
+      yamlFrontmatter({ content: markdown() }),
+      lintGutter(),
+      relatedField,
+      EditorView.lineWrapping,
+      keymap.of([{ key: "Mod-s", preventDefault: true, run: () => { save(); return true; } }]),
+      EditorView.contentAttributes.of({ "aria-label": "Concept markdown" }),
+      EditorView.updateListener.of((update) => { if (update.docChanged) markDirty(); }),
+    ],
+  });
+  return editor;
+}
+
+function setText(text) {
+  const view = ensureEditor();
+  view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });
+  view.dispatch(setDiagnostics(view.state, []));
+}
+
+function showErrors(errors) {
+  const list = $("errors");
+  list.replaceChildren();
+  const view = ensureEditor();
+  const diagnostics = [];
+  for (const error of errors) {
+    const item = document.createElement("li");
+    item.textContent = `${error.field}${error.line ? ` (line ${error.line})` : ""}: ${error.message}`;
+    list.append(item);
+    if (error.line && error.line <= view.state.doc.lines) {
+      const line = view.state.doc.line(error.line);
+      diagnostics.push({ from: line.from, to: line.to, severity: "error", message: `${error.field}: ${error.message}` });
+    }
+  }
+  view.dispatch(setDiagnostics(view.state, diagnostics));
+}
+
+function resetPanels() {
+  $("errors").replaceChildren();
+  $("taken").hidden = true;
+  $("related-note").hidden = true;
+  $("stale").hidden = true;
+  $("history-panel").hidden = true;
+  $("version-preview").hidden = true;
+  $("diff-panel").hidden = true;
+}
+
+// Loads a concept into the editor; true when it is shown.
+export async function openConcept(name) {
+  say("Loading…");
+  try {
+    const concept = await api("GET", `/concepts/${encodeURIComponent(name)}`);
+    current = { name: concept.name, etag: concept.etag };
+    resetPanels();
+    show("editor-view");
+    $("editor-title").textContent = concept.name;
+    $("editor-meta").textContent = "Promote observed to policy by editing the provenance line.";
+    $("history").disabled = $("delete").disabled = false;
+    savedText = concept.markdown;
+    setText(concept.markdown);
+    showRelatedNote(concept.related);
+    say("");
+    editor.focus();
+    return true;
+  } catch (error) {
+    fail(`Could not open ${name}`, error, async () => { if (await openConcept(name)) visit(name); });
+    return false;
+  }
+}
+
+export function newConcept() {
+  current = { name: null, etag: null };
+  resetPanels();
+  show("editor-view");
+  $("editor-title").textContent = "New concept";
+  $("editor-meta").textContent = "Fields you leave out are filled in: provenance policy, no sources.";
+  $("history").disabled = $("delete").disabled = true;
+  savedText = NEW_CONCEPT;  // the untouched template is nobody's work
+  setText(NEW_CONCEPT);
+  say("");
+  editor.focus();
+}
+
+// Back in the editor after a sign-in, with the text the expired session could not save. The
+// ETag is the one the edit started from: a version saved meanwhile is still caught as stale.
+export async function restoreDraft(draft) {
+  if (draft.name) {
+    if (!(await openConcept(draft.name))) return;
+    current.etag = draft.etag;
+  } else {
+    newConcept();
+  }
+  history.replaceState(null, "", urlFor(draft.name || NEW));
+  setText(draft.text);
+  markDirty();
+  say("Signed in again. Your unsaved changes are back in the editor: save them when ready.");
+}
+
+export async function save(etagOverride) {
+  if (!current) return;
+  const text = editor.state.doc.toString();
+  $("errors").replaceChildren();
+  $("taken").hidden = true;
+  if (!current.name && text === NEW_CONCEPT) {
+    say("Nothing saved: the template is unchanged. Write the concept (its name first), then save.");
+    return;
+  }
+  say("Saving…");
+  try {
+    const saved = current.name
+      ? await api("PUT", `/concepts/${encodeURIComponent(current.name)}`, { body: { markdown: text }, etag: etagOverride || current.etag })
+      : await api("POST", "/concepts", { body: { markdown: text } });
+    const unchanged = current.name && saved.etag === current.etag;
+    current = { name: saved.name, etag: saved.etag };
+    $("editor-title").textContent = saved.name;
+    $("history").disabled = $("delete").disabled = false;
+    $("stale").hidden = true;
+    savedText = saved.markdown;
+    setText(saved.markdown);
+    history.replaceState(null, "", urlFor(saved.name));
+    showRelatedNote(saved.related);
+    say(unchanged ? "No changes to save: nothing was written." : "Saved.");
+  } catch (error) {
+    if (error.status === 422) {
+      showErrors(error.body.errors || [{ field: "document", message: error.message }]);
+      say("Not saved: fix the marked lines.");
+    } else if (error.status === 412 && error.body && error.body.current) {
+      showStale(savedText, error.body.current.markdown, text);
+      $("stale").hidden = false;
+      $("stale").dataset.etag = error.body.current.etag;
+      say("Not saved: a newer version exists.");
+    } else if (error.status === 409 && error.body && error.body.name) {
+      $("taken-name").textContent = error.body.name;
+      $("taken").hidden = false;
+      $("taken").dataset.name = error.body.name;
+      say(`Not saved: a concept named ${error.body.name} already exists.`);
+    } else if (error.status === 412) {
+      say("Not saved: the concept was deleted meanwhile. Restore it from \"Deleted concepts\", or create it anew.");
+    } else {
+      fail("Not saved (your text is still in the editor)", error, () => save(etagOverride));
+    }
+  }
+}
+
+// ------------------------------------------------------------------ diffs
+
+// A unified, line-level diff of two whole documents (frontmatter included), read-only.
+export function diffEditor(parent, label, before, after) {
+  return new EditorView({
+    parent,
+    doc: after,
+    extensions: [
+      lineNumbers(),
+      EditorView.lineWrapping,
+      EditorState.readOnly.of(true),
+      EditorView.editable.of(false),
+      EditorView.contentAttributes.of({ "aria-label": label }),
+      yamlFrontmatter({ content: markdown() }),
+      unifiedMergeView({ original: before, mergeControls: false, collapseUnchanged: { margin: 2, minSize: 4 } }),
+    ],
+  });
+}
+
+// The stale save, three ways: from the version the operator started from, what the other
+// writer saved and what the operator has, each as a diff against that common start.
+let staleViews = [];
+function showStale(base, theirs, mine) {
+  for (const view of staleViews) view.destroy();
+  staleViews = [
+    diffEditor($("stale-theirs"), "What they saved, against the version you started from", base, theirs),
+    diffEditor($("stale-mine"), "What you have, against the version you started from", base, mine),
+  ];
+  $("stale-theirs-same").hidden = base !== theirs;
+  $("stale-mine-same").hidden = base !== mine;
+}

@@ -1,0 +1,40 @@
+// Saying things on the studio page: the status line, and a failure in plain words with "Try again".
+import { ApiError, plainWords } from "./api.js";
+import { $ } from "./dom.js";
+
+let retryAction = null;
+
+export function say(text) {
+  $("status").textContent = text;
+  if (text) $("problem").hidden = true;  // news replaces an older failure
+}
+
+// A failure in plain words (api.js). A 401 says nothing here: the sign-in page has taken over.
+export function fail(what, error, retry) {
+  if (error && error.status === 401) return;
+  $("status").textContent = "";
+  $("problem-text").textContent = `${what}: ${plainWords(error)}`;
+  // Asking again helps when the service or the connection failed, not when the answer was no.
+  $("problem-retry").hidden = !retry || (error instanceof ApiError && error.status < 500);
+  retryAction = retry || null;
+  $("problem").hidden = false;
+}
+
+// "Try again": the failed action once more.
+export function tryAgain() {
+  const retry = retryAction;
+  $("problem").hidden = true;
+  say("Trying again…");
+  if (retry) retry();
+}
+
+// The failure on screen (null when none), to be said again after the view changed under it.
+export function problemShown() {
+  return $("problem").hidden ? null : [$("problem-text").textContent, retryAction];
+}
+
+export function showProblem(why) {
+  $("problem-text").textContent = why[0];
+  retryAction = why[1];
+  $("problem").hidden = false;
+}

@@ -1,0 +1,183 @@
+// A concept's history: its versions a page at a time, what each was learned from, diffs between them, and restore.
+import { $, button, cell } from "./dom.js";
+import { current, diffEditor, mayDiscard, openConcept } from "./editor.js";
+import { api } from "./session.js";
+import { fail, say } from "./status.js";
+
+let diffView = null;
+
+// "Learned from session X", and on demand the quote, read from the archived turn now (the API
+// redacts it); once the archive has expired or been purged, the link says so.
+function evidenceCell(row, version) {
+  const td = cell(row, "");
+  if (!version.evidence) return;
+  const learned = document.createElement("span");
+  learned.className = "learned";
+  learned.textContent = `learned from session ${version.evidence.session_id}`;
+  const quote = document.createElement("blockquote");
+  quote.className = "excerpt";
+  quote.hidden = true;
+  const show = button("Show quote", async () => {
+    show.disabled = true;
+    try {
+      const path = `/concepts/${encodeURIComponent(current.name)}/versions/${encodeURIComponent(version.version_id)}/evidence`;
+      const evidence = await api("GET", path);
+      if (evidence.status === "available") {
+        quote.textContent = evidence.excerpt;
+        quote.classList.remove("expired");
+      } else {
+        quote.textContent = "expired: the conversation it was learned from is no longer archived";
+        quote.classList.add("expired");
+      }
+      quote.hidden = false;
+      show.remove();
+    } catch (error) {
+      show.disabled = false;
+      fail("Could not read the quote", error, () => show.click());
+    }
+  });
+  show.className = "show-quote";
+  td.append(learned, " ", show, quote);
+}
+
+function describe(version) {
+  return `${version.time.replace("T", " ").slice(0, 19)} by ${version.actor || "unknown"} (${version.reason || "no reason"})`;
+}
+
+function showDiff(label, before, after) {
+  if (diffView) diffView.destroy();
+  diffView = diffEditor($("diff"), label, before, after);
+  $("diff-label").textContent = label;
+  $("diff-same").hidden = before !== after;
+  $("diff-panel").hidden = false;
+  $("diff-panel").scrollIntoView({ block: "nearest" });
+}
+
+async function readVersion(version) {
+  return (await api("GET", `/concepts/${encodeURIComponent(current.name)}/versions/${encodeURIComponent(version.version_id)}`)).markdown;
+}
+
+async function compare(label, older, newer) {
+  try {
+    const [before, after] = await Promise.all([older ? readVersion(older) : "", readVersion(newer)]);
+    showDiff(label, before, after);
+    say("");
+  } catch (error) {
+    fail("Could not compare the versions", error, () => compare(label, older, newer));
+  }
+}
+
+// History comes a page at a time (a concept confirmed thousands of times still opens at once):
+// "Older versions" asks for the next page. Versions older than the bucket's lifecycle rule keeps
+// are gone, and the panel says which are kept.
+let versionsShown = [];
+let versionsNext = null;
+const VERSIONS_PAGE = 50;
+
+async function versionPage(cursor) {
+  const query = new URLSearchParams({ limit: String(VERSIONS_PAGE) });
+  if (cursor) query.set("cursor", cursor);
+  return api("GET", `/concepts/${encodeURIComponent(current.name)}/versions?${query}`);
+}
+
+export async function showHistory() {
+  let page;
+  try {
+    page = await versionPage(null);
+  } catch (error) {
+    fail("Could not load the history", error, showHistory);
+    return;
+  }
+  say("");
+  versionsShown = [];
+  $("versions").tBodies[0].replaceChildren();
+  addVersions(page);
+  const kept = page.kept;
+  $("history-kept").textContent = kept
+    ? `Older versions are removed by the storage's lifecycle rule: it keeps the newest ${kept.newest} versions and every version of the last ${kept.days} days.`
+    : "";
+  $("history-panel").hidden = false;
+}
+
+export async function olderVersions() {
+  const asked = document.activeElement === $("older-versions");
+  const before = versionsShown.length;
+  try {
+    addVersions(await versionPage(versionsNext));
+  } catch (error) {
+    fail("Could not load older versions", error, olderVersions);
+    return false;
+  }
+  say("");
+  const first = $("versions").tBodies[0].rows[before];
+  if (asked && first) first.querySelector("button").focus();  // the first of the older rows
+  return true;
+}
+
+// The version before `version` among those shown, asking for the next page when it is on it.
+async function predecessor(version) {
+  for (;;) {
+    const found = versionsShown.slice(versionsShown.indexOf(version) + 1).find((v) => !v.deleted);
+    if (found || !versionsNext) return found || null;
+    if (!(await olderVersions())) throw new Error("older versions unavailable");
+  }
+}
+
+function addVersions(page) {
+  versionsShown = versionsShown.concat(page.versions);
+  versionsNext = page.next;
+  $("older-versions").hidden = !versionsNext;
+  const body = $("versions").tBodies[0];
+  const latest = versionsShown.find((v) => v.latest && !v.deleted);
+  for (const version of page.versions) {
+    const row = body.insertRow();
+    row.dataset.versionId = version.version_id;
+    cell(row, version.time.replace("T", " ").slice(0, 19));
+    cell(row, version.actor || "");
+    cell(row, version.reason || "");
+    cell(row, version.deleted ? "deleted" : `${version.size} B`);
+    evidenceCell(row, version);
+    const actions = cell(row, "");
+    if (!version.deleted) {
+      actions.append(button("Changes", async () => {
+        let before;
+        try {
+          before = await predecessor(version);
+        } catch {
+          return;  // said on screen by olderVersions
+        }
+        await compare(before
+          ? `What the version of ${describe(version)} changed against the one before, of ${describe(before)}`
+          : `The first version, of ${describe(version)}: all of it new`, before, version);
+      }));
+      if (latest && latest !== version) {
+        actions.append(button("Against current", () => compare(
+          `The current version, of ${describe(latest)}, against the version of ${describe(version)}`, version, latest)));
+      }
+      const view = async () => {
+        try {
+          $("version-preview").textContent = await readVersion(version);
+          $("version-preview").hidden = false;
+          say("");
+        } catch (error) {
+          fail("Could not read that version", error, view);
+        }
+      };
+      actions.append(button("View", view));
+      if (!version.latest) {
+        const restore = async () => {
+          if (!mayDiscard("Restoring an old version")) return;
+          try {
+            await api("POST", `/concepts/${encodeURIComponent(current.name)}/versions/${encodeURIComponent(version.version_id)}/restore`, { etag: current.etag });
+            await openConcept(current.name);
+            say("Restored as a new version.");
+          } catch (error) {
+            if (error.status === 412) fail("Not restored: someone saved a newer version since you opened it", "reopen the concept to see it, then restore.", null);
+            else fail("Not restored", error, restore);
+          }
+        };
+        actions.append(button("Restore", restore));
+      }
+    }
+  }
+}
