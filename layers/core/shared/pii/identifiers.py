@@ -7,7 +7,7 @@ import ipaddress
 import re
 from typing import Callable, Iterator
 
-from shared.pii_context import Context, Span
+from shared.pii.context import Context, Span
 
 
 def digits(text: str) -> str:

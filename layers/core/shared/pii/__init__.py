@@ -22,8 +22,8 @@ inside a store's address), so an 11-digit CPF is not also read as a phone number
 Every pattern is linear: bounded repetitions between literal separators, no nested quantifier.
 The labelled sets in tests/data/ and scripts/pii_report.py measure recall and near misses kept.
 
-The detectors are shared.pii_identifiers, shared.pii_addresses and shared.pii_names, what they read
-around a match shared.pii_context; find and redact run them here, in their fixed order.
+The detectors are shared.pii.identifiers, shared.pii.addresses and shared.pii.names, what they read
+around a match shared.pii.context; find and redact run them here, in their fixed order.
 """
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
 
-from shared.pii_addresses import find_addresses
-from shared.pii_context import Context, Span
-from shared.pii_identifiers import (
+from shared.pii.addresses import find_addresses
+from shared.pii.context import Context, Span
+from shared.pii.identifiers import (
     CARD,
     CNPJ,
     CPF,
@@ -55,7 +55,7 @@ from shared.pii_identifiers import (
     luhn,
     phone_intl_ok,
 )
-from shared.pii_names import find_names
+from shared.pii.names import find_names
 
 KINDS = ("email", "card", "cnpj", "cpf", "ip", "phone", "rg", "address", "name")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from shared.pii_context import CONNECTORS, PRODUCT_NOUNS, STOP, Context, Span, after_product_word, word_before, words
+from shared.pii.context import CONNECTORS, PRODUCT_NOUNS, STOP, Context, Span, after_product_word, word_before, words
 
 # --- Names -------------------------------------------------------------------------------------
 

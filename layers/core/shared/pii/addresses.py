@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from shared.pii_context import CONNECTORS, STOP, Context, Span, after_product_word, words
+from shared.pii.context import CONNECTORS, STOP, Context, Span, after_product_word, words
 
 # --- Addresses ---------------------------------------------------------------------------------
 
