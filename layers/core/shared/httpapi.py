@@ -1,6 +1,6 @@
 """What the studio's two HTTP APIs share (StudioApiFunction and FactsApiFunction, one HTTP API
 and one JWT authorizer): the operator a verified token names, the paths they refuse, and the
-answers every route gives the same way (README: "The studio HTTP API")."""
+answers every route gives the same way (docs/studio.md, "The studio HTTP API")."""
 
 from __future__ import annotations
 

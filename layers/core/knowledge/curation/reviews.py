@@ -1,6 +1,6 @@
 """Per-operator review state: when an operator last looked at an agent's concepts.
 
-One small JSON object per operator and agent in KNOWLEDGE_BUCKET (README, Storage layout):
+One small JSON object per operator and agent in KNOWLEDGE_BUCKET (docs/contract.md, "Storage layout"):
     agents/{tenant}/{agent}/reviews/{operator_key}.json     {"seen_at": "<UTC, microseconds>"}
 `operator_key` is the first 32 hex characters of sha256(operator id), so the key names no
 person. It is kept server-side so "new since I last looked" follows the operator between

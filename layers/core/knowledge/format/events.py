@@ -1,4 +1,4 @@
-"""The events the knowledge loop publishes (README: events): which concept, never what it says."""
+"""The events the knowledge loop publishes (docs/contract.md, "Consolidation"): which concept, never what it says."""
 
 from __future__ import annotations
 

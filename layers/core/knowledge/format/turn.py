@@ -3,7 +3,7 @@
 Rolling deploys: a reader accepts the previous and the next shape of the message. Every
 field it knows is validated; a top-level field it does not know (one a newer engine adds)
 is ignored rather than refused, and dropped: it is never archived, logged or sent on. Size
-limits apply to the whole body, unknown fields included. See the README's contract section.
+limits apply to the whole body, unknown fields included. See docs/contract.md, the engine's contract.
 """
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ class TenantPart(Protocol):
 
 
 def knowledge_kind(bucket: Bucket, key: str) -> Optional[str]:
-    """The kind of a key knowledge writes (README, Storage layout)."""
+    """The kind of a key knowledge writes (docs/contract.md, "Storage layout")."""
     parts = key.split("/")
     if bucket == "knowledge":
         if parts[0] == "journal":
