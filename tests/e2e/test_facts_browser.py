@@ -224,7 +224,7 @@ def test_the_pages_link_to_each_other(page, studio):
 
 
 def test_no_serious_accessibility_violation(page, s3, bucket):
-    from test_studio_browser import axe_violations
+    from test_studio_browser_access import axe_violations
 
     MemoryCells(s3, bucket).write_fact(T, CUSTOMER, "tamanho_calcado", "44", "operator")
     card(page, "tamanho_calcado").get_by_role("button", name="Approve & save to memory").click()

@@ -10,8 +10,7 @@ import uuid
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from conftest import ROOT, LambdaContext, drain, load_event, load_handler, skip_unless_present
-from test_publish_studio import deployed  # noqa: F401 - the stack-on-moto fixture
+from conftest import ROOT, LambdaContext, drain, load_event, load_handler
 
 from facts.keys import FactKeys
 from facts.sessions import record_turn
@@ -328,25 +327,6 @@ def test_a_facts_event_the_bus_refuses_from_the_page_is_counted_where_an_alarm_l
     refused = the("EventPublishFailed", capsys.readouterr().out)
     assert refused.dimensions == {"service": "facts-studio-api", "event": "fact_dismissed"}
     assert alarms_watching(refused) == ["FactsEventPublishFailedAlarm"]
-
-
-# ------------------------------------------------------------------ the page is published and signs in to itself
-
-
-@skip_unless_present({"the built pages (./run builds them with npm)": (ROOT / "studio_web/dist/facts.html").exists()})
-def test_publish_puts_the_facts_page_beside_the_knowledge_page_and_cognito_calls_it_back(deployed):
-    from knowledge_dev.publish import page_config, publish, stack_outputs
-    from knowledge_dev.template import load_template
-
-    clients, stack, distribution = deployed
-    outputs = stack_outputs(clients["cloudformation"], stack)
-    written = publish(clients["s3"], clients["cloudfront"], outputs, page_config(outputs))
-    assert {"studio/facts", "studio/facts.js", "studio/facts.css"} <= set(written)
-    page = clients["s3"].get_object(Bucket=outputs["StudioBucketName"], Key="studio/facts")
-    assert page["ContentType"] == "text/html; charset=utf-8" and b'src="facts.js"' in page["Body"].read()
-    client = load_template()["Resources"]["OperatorsUserPoolClient"]["Properties"]
-    for urls in (client["CallbackURLs"], client["LogoutURLs"]):
-        assert [url["Fn::If"][1]["Fn::Sub"].rsplit("/", 1)[1] for url in urls] == ["knowledge", "facts"]
 
 
 def test_the_facts_routes_reach_only_facts_storage():
