@@ -10,17 +10,11 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import (
-    CHROMIUM,
-    ROOT,
-    LambdaContext,
-    expect,
-    load_event,
-    load_handler,
-    signed_in_page,
-    skip_unless_present,
-)
-from test_facts_studio_api import CONFIG, CUSTOMER, KEY, PIX, SHOE, conversation
+from helpers.browser import CHROMIUM, expect, signed_in_page
+from helpers.facts_page import CONFIG, CUSTOMER, KEY, PIX, SHOE, conversation
+from helpers.handlers import LambdaContext, load_event, load_handler
+from helpers.paths import ROOT
+from helpers.skips import skip_unless_present
 
 from facts.cells import MemoryCells
 from facts.keys import FactKeys
@@ -224,7 +218,7 @@ def test_the_pages_link_to_each_other(page, studio):
 
 
 def test_no_serious_accessibility_violation(page, s3, bucket):
-    from test_studio_browser_access import axe_violations
+    from helpers.browser import axe_violations
 
     MemoryCells(s3, bucket).write_fact(T, CUSTOMER, "tamanho_calcado", "44", "operator")
     card(page, "tamanho_calcado").get_by_role("button", name="Approve & save to memory").click()

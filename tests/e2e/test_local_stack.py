@@ -13,7 +13,7 @@ from pathlib import Path
 
 import boto3
 import pytest
-from conftest import DEMO, ROOT
+from helpers.paths import DEMO, ROOT
 
 from knowledge.store.concepts import ConceptStore
 from knowledge_dev.local_aws import free_port

@@ -3,8 +3,8 @@
 
 from __future__ import annotations
 
-from conftest import ROOT, skip_unless_present
-from test_publish_studio import deployed  # noqa: F401 - the stack-on-moto fixture
+from helpers.paths import ROOT
+from helpers.skips import skip_unless_present
 
 
 # ------------------------------------------------------------------ the page is published and signs in to itself

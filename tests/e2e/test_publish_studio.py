@@ -5,39 +5,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import uuid
 
-import boto3
 import pytest
-from conftest import ROOT, skip_unless_present
+from helpers.paths import ROOT
+from helpers.skips import skip_unless_present
 
 from knowledge_dev.publish import FILES, PublishError, page_config, publish, stack_outputs
 
 PAGE = ROOT / "studio_web" / "dist" / "index.html"
 pytestmark = skip_unless_present({"the built page (./run builds it with npm)": PAGE.exists()})
-
-
-@pytest.fixture
-def deployed(moto_endpoint):
-    """A stack with the outputs the real template has, on moto (CloudFormation, S3, CloudFront)."""
-    clients = {name: boto3.client(name, endpoint_url=moto_endpoint, region_name="us-east-1")
-               for name in ("cloudformation", "s3", "cloudfront")}
-    distribution = clients["cloudfront"].create_distribution(DistributionConfig={
-        "CallerReference": uuid.uuid4().hex, "Comment": "studio", "Enabled": True,
-        "Origins": {"Quantity": 1, "Items": [{"Id": "o", "DomainName": "studio.s3.amazonaws.com",
-                                              "S3OriginConfig": {"OriginAccessIdentity": ""}}]},
-        "DefaultCacheBehavior": {"TargetOriginId": "o", "ViewerProtocolPolicy": "redirect-to-https",
-                                 "CachePolicyId": "658327ea-f89d-4fab-a63d-7e88639e58f6"}})["Distribution"]
-    stack = f"knowledge-{uuid.uuid4().hex[:8]}"
-    template = {"Resources": {"StudioBucket": {"Type": "AWS::S3::Bucket"}}, "Outputs": {
-        "StudioBucketName": {"Value": {"Ref": "StudioBucket"}},
-        "StudioUrl": {"Value": f"https://{distribution['DomainName']}"},
-        "StudioApiUrl": {"Value": "https://abc123.execute-api.us-east-1.amazonaws.com"},
-        "StudioDistributionId": {"Value": distribution["Id"]},
-        "SignInBaseUrl": {"Value": "https://knowledge-123456789012.auth.us-east-1.amazoncognito.com"},
-        "OperatorsUserPoolClientId": {"Value": "client123"}}}
-    clients["cloudformation"].create_stack(StackName=stack, TemplateBody=json.dumps(template))
-    return clients, stack, distribution
 
 
 def test_publish_uploads_the_page_and_its_config_and_invalidates(deployed):

@@ -4,67 +4,18 @@ StudioApiFunction handler behind the local authorizer, on moto's S3. Screenshots
 from __future__ import annotations
 
 import re
-import uuid
-from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
-from conftest import (
-    ARTIFACTS,
-    CHROMIUM,
-    DEMO,
-    ROOT,
-    LambdaContext,
-    expect,
-    load_handler,
-    signed_in_page,
-    skip_unless_present,
-)
+from helpers.browser import CHROMIUM, expect
+from helpers.paths import ARTIFACTS, DEMO, ROOT
+from helpers.skips import skip_unless_present
+from helpers.studio_page import open_concept, rows, signed_in, type_at_end_of_line
 
-from knowledge.format.concept import parse
 
 T, A = "default", "store-support"
 PAGE = ROOT / "studio_web" / "dist" / "index.html"
 pytestmark = skip_unless_present({"Debian's chromium": Path(CHROMIUM).exists(),
                                   "the built page (./run builds it with npm)": PAGE.exists()})
-
-
-@pytest.fixture
-def studio(monkeypatch, store, bucket, sessions_bucket):
-    from knowledge_dev.studio_server import LocalAuthorizer, StudioServer
-
-    for path in sorted(DEMO.glob("*.md")):
-        store.create(T, A, parse(path.read_text()), actor="engine")
-    handler = load_handler("studio_api", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                           POWERTOOLS_SERVICE_NAME=f"studio-{uuid.uuid4().hex[:6]}", POWERTOOLS_LOG_LEVEL="WARNING")
-    authorizer = LocalAuthorizer(issuer="http://127.0.0.1/dev")
-    server = StudioServer(handler.lambda_handler, authorizer, context_factory=LambdaContext).start()
-    server.authorizer = authorizer  # to sign in another operator than the dev one
-    monkeypatch.setenv("STUDIO_ORIGIN", server.url)
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def page(browser, studio, request):
-    with signed_in_page(browser, f"{studio.url}/studio/knowledge?agent={A}", "#concepts tbody tr",
-                        f"{request.node.name}.png") as page:
-        yield page
-
-
-def rows(page):
-    return page.locator("#concepts tbody tr").evaluate_all("rows => rows.map(r => r.dataset.name)")
-
-
-def open_concept(page, name):
-    page.get_by_role("button", name=name, exact=True).click()
-    page.wait_for_selector(".cm-content")
-
-
-def type_at_end_of_line(page, text_in_line, typed):
-    page.locator(".cm-line", has_text=text_in_line).first.click()
-    page.keyboard.press("End")
-    page.keyboard.type(typed)
 
 
 def test_the_list_shows_every_concept_and_filters_conflicts(page):
@@ -255,7 +206,7 @@ def test_sign_in_keeps_the_pages_query_and_a_401_signs_in_again(browser, studio)
 
 def test_history_says_which_session_taught_a_version_and_shows_its_quote_on_demand(browser, studio, store, s3,
                                                                                      sessions_bucket, request):
-    from test_studio_evidence import archive_demo_turn, learned_from
+    from helpers.studio import archive_demo_turn, learned_from
 
     turn = archive_demo_turn(s3, sessions_bucket)
     learned_from(store, turn, 1, "chegam em 1 a 2 dias úteis")
@@ -278,7 +229,7 @@ def test_history_says_which_session_taught_a_version_and_shows_its_quote_on_dema
 
 
 def test_a_quote_whose_conversation_expired_says_expired(browser, studio, store, s3, sessions_bucket, request):
-    from test_studio_evidence import archive_demo_turn, learned_from
+    from helpers.studio import archive_demo_turn, learned_from
 
     from knowledge.store.archive import TurnArchive
 
@@ -296,7 +247,7 @@ def test_a_quote_whose_conversation_expired_says_expired(browser, studio, store,
 
 def test_related_claims_waiting_are_marked_filtered_shown_in_the_editor_and_cleared_by_folding(
         browser, studio, store, request):
-    from test_studio_related_claims import keep_related_beside
+    from helpers.studio import keep_related_beside
 
     keep_related_beside(store)
     with signed_in(browser, studio, request) as page:
@@ -351,23 +302,3 @@ def test_history_shows_what_each_version_changed_against_the_one_before(page, st
     expect(label).to_contain_text("The first version")
     assert "".join(page.locator("#diff .cm-deletedChunk").all_inner_texts()).strip() == ""  # nothing came before
     assert "original packaging" in "\n".join(page.locator("#diff .cm-changedLine").all_inner_texts())  # all of it new
-
-
-@contextmanager
-def signed_in(browser, studio, request, path=f"/studio/knowledge?agent={A}", ready="#concepts tbody tr"):
-    """A page signed in after the test's data is in place (the `page` fixture signs in before)."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    errors = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("console", lambda message: errors.append(message.text) if "Content Security Policy" in message.text else None)
-    page.goto(studio.url + path)
-    page.click("#signin-link")
-    page.wait_for_selector(ready)
-    try:
-        yield page
-    finally:
-        ARTIFACTS.mkdir(exist_ok=True)
-        page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
-        context.close()
-    assert errors == [], errors

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import ARTIFACTS, CHROMIUM, ROOT, expect, skip_unless_present
-from test_studio_browser import A, T, open_concept, page, studio  # noqa: F401
+from helpers.browser import CHROMIUM, axe_violations, expect
+from helpers.paths import ARTIFACTS, ROOT
+from helpers.skips import skip_unless_present
+from helpers.studio_page import A, T, open_concept
 
 PAGE = ROOT / "studio_web" / "dist" / "index.html"
 pytestmark = skip_unless_present({"Debian's chromium": Path(CHROMIUM).exists(),
@@ -14,15 +16,6 @@ pytestmark = skip_unless_present({"Debian's chromium": Path(CHROMIUM).exists(),
 
 
 # ------------------------------------------------------------------ accessible
-
-def axe_violations(page):
-    """Serious and critical axe-core violations on what the page shows now."""
-    from axe_playwright_python.sync_playwright import Axe
-
-    found = Axe().run(page).response["violations"]
-    return [(v["id"], v["impact"], [n["target"] for n in v["nodes"]][:3]) for v in found
-            if v["impact"] in ("serious", "critical")]
-
 
 def test_no_serious_accessibility_violation_in_any_view(page, store):
     store.delete(T, A, "objecao-frete-caro", actor="operator:bia")

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import CHROMIUM, ROOT, expect, skip_unless_present
-from test_studio_browser import A, T, open_concept, page, rows, signed_in, studio, type_at_end_of_line  # noqa: F401
+from helpers.browser import CHROMIUM, expect
+from helpers.paths import ROOT
+from helpers.skips import skip_unless_present
+from helpers.studio_page import A, T, open_concept, rows, signed_in, type_at_end_of_line
 
 PAGE = ROOT / "studio_web" / "dist" / "index.html"
 pytestmark = skip_unless_present({"Debian's chromium": Path(CHROMIUM).exists(),

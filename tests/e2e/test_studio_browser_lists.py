@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import ARTIFACTS, CHROMIUM, ROOT, expect, skip_unless_present
-from test_studio_browser_access import axe_violations
-from test_studio_browser import A, T, open_concept, page, rows, signed_in, studio  # noqa: F401
+from helpers.browser import CHROMIUM, axe_violations, expect
+from helpers.paths import ARTIFACTS, ROOT
+from helpers.skips import skip_unless_present
+from helpers.studio_page import A, T, open_concept, rows, signed_in
 
 PAGE = ROOT / "studio_web" / "dist" / "index.html"
 pytestmark = skip_unless_present({"Debian's chromium": Path(CHROMIUM).exists(),
@@ -17,7 +18,7 @@ pytestmark = skip_unless_present({"Debian's chromium": Path(CHROMIUM).exists(),
 # ------------------------------------------------------------------ agents
 
 def test_the_agents_page_lists_the_tenant_s_agents_with_counts_and_opens_one(browser, studio, store, request):
-    from conftest import make_concept
+    from helpers.concepts import make_concept
 
     store.create(T, "loja-centro", make_concept("horario-loja", description="A loja abre às 9h."), actor="engine")
     with signed_in(browser, studio, request, path="/studio/knowledge", ready="#agents tbody tr") as page:
@@ -36,7 +37,7 @@ def test_the_agents_page_lists_the_tenant_s_agents_with_counts_and_opens_one(bro
 # ------------------------------------------------------------------ paging, search, write time
 
 def many_concepts(store, count):
-    from conftest import make_concept
+    from helpers.concepts import make_concept
 
     for i in range(count):
         store.create(T, A, make_concept(f"pedido-{i:03d}", description=f"Pedido número {i:03d} do lote de teste.",
@@ -183,7 +184,7 @@ def test_what_the_engine_wrote_since_my_last_look_is_badged_counted_and_cleared_
 
 
 def test_the_list_picks_up_an_engine_write_by_itself_keeping_scroll_and_focus(browser, studio, store, request):
-    from conftest import make_concept
+    from helpers.concepts import make_concept
 
     many_concepts(store, 60)
     context, page = quick(browser, studio)

@@ -9,7 +9,8 @@ import re
 import uuid
 
 import pytest
-from conftest import DEMO, ROOT, LambdaContext, load_event, load_handler
+from helpers.handlers import LambdaContext, load_event, load_handler
+from helpers.paths import DEMO, ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

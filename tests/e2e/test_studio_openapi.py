@@ -8,7 +8,8 @@ import json
 import uuid
 
 import pytest
-from conftest import DEMO, ROOT, LambdaContext, load_handler
+from helpers.handlers import LambdaContext, load_handler
+from helpers.paths import DEMO, ROOT
 
 from knowledge.format.concept import parse
 

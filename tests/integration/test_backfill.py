@@ -10,7 +10,9 @@ import uuid
 from datetime import datetime, timezone
 
 import pytest
-from conftest import DEMO, LambdaContext, drain, load_event, load_handler, new_queue
+from helpers.aws import drain, new_queue
+from helpers.handlers import LambdaContext, load_event, load_handler
+from helpers.paths import DEMO
 
 from knowledge.format.sighting import parse_sighting
 from knowledge_cli.main import main

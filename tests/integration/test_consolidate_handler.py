@@ -8,7 +8,9 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 
 import pytest
-from conftest import LambdaContext, drain, load_handler, make_concept
+from helpers.aws import drain
+from helpers.concepts import make_concept
+from helpers.handlers import LambdaContext, load_handler
 
 from knowledge.format.sighting import Sighting
 from shared.errors import Conflict
@@ -266,7 +268,7 @@ def test_fifty_parallel_sightings_and_an_operator_edit_all_survive(consolidate, 
 
 
 def test_the_candidate_event_creates_its_concept(consolidate, store):
-    from conftest import load_event
+    from helpers.handlers import load_event
 
     answer = consolidate.lambda_handler(load_event("candidate.json"), LambdaContext())
     assert answer == {"batchItemFailures": []}

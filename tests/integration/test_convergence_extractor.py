@@ -10,7 +10,9 @@ import time
 
 import boto3
 import pytest
-from conftest import ROOT, load_event, make_concept
+from helpers.concepts import make_concept
+from helpers.handlers import load_event
+from helpers.paths import ROOT
 
 sys.path.insert(0, str(ROOT / "scripts"))
 

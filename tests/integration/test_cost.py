@@ -9,7 +9,10 @@ import uuid
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from conftest import DEMO, LambdaContext, drain, load_event, load_handler, make_concept
+from helpers.aws import drain
+from helpers.concepts import make_concept
+from helpers.handlers import LambdaContext, load_event, load_handler
+from helpers.paths import DEMO
 
 from knowledge.format.sighting import Sighting
 from knowledge.learning.usage import DailyModelCalls, InvalidCapSetting, block_size, daily_cap_from_env, estimate_tokens

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
+from helpers.paths import ROOT
 
 from knowledge_dev.scripted_model import ScriptedModel
 

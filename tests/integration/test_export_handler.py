@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import networkx as nx
 import pytest
-from conftest import DEMO, LambdaContext, load_event, load_handler
+from helpers.handlers import LambdaContext, load_event, load_handler
+from helpers.paths import DEMO
 
 from knowledge.format.concept import parse
 

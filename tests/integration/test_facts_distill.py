@@ -13,7 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from conftest import LambdaContext, drain, load_event, load_handler
+from helpers.aws import drain
+from helpers.handlers import LambdaContext, load_event, load_handler
 
 from facts import layout
 from facts.cells import MemoryCells

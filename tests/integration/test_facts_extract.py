@@ -9,7 +9,7 @@ import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from conftest import LambdaContext, load_event, load_handler
+from helpers.handlers import LambdaContext, load_event, load_handler
 
 from facts.proposals import ProposalStore
 from facts.sessions import SessionStates
@@ -76,7 +76,8 @@ def test_an_agent_without_a_distill_block_keeps_no_session_state(handlers, s3, b
 
 def test_a_learning_and_distilling_agent_does_both_from_one_turn(handlers, s3, bucket, sessions_bucket, sqs,
                                                                  candidates_queue, model):
-    from conftest import DEMO, drain
+    from helpers.aws import drain
+    from helpers.paths import DEMO
 
     from knowledge_dev.scripted_model import rules_responder
 
@@ -91,7 +92,8 @@ def test_a_learning_and_distilling_agent_does_both_from_one_turn(handlers, s3, b
 def test_a_learning_agent_that_does_not_distill_still_indexes_a_tagged_turn_under_its_customer(
         handlers, s3, bucket, sessions_bucket, sqs, candidates_queue, model):
     """forget_customer finds a customer's archived turns through that index, whether or not the agent distils."""
-    from conftest import DEMO, drain
+    from helpers.aws import drain
+    from helpers.paths import DEMO
 
     from knowledge_dev.scripted_model import rules_responder
 

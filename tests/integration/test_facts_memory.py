@@ -5,7 +5,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from conftest import LambdaContext, load_event, load_handler
+from helpers.handlers import LambdaContext, load_event, load_handler
 
 from facts import layout
 

@@ -10,41 +10,19 @@ import uuid
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from conftest import ROOT, LambdaContext, drain, load_event, load_handler
+from helpers.aws import drain
+from helpers.facts_page import CONFIG, CUSTOMER, KEY, PIX, SHOE, conversation
+from helpers.handlers import LambdaContext, load_event, load_handler
+from helpers.paths import ROOT
 
 from facts.keys import FactKeys
-from facts.sessions import record_turn
-from knowledge.format.turn import Turn
-from knowledge.store.archive import TurnArchive
 
 T, A = "default", "store-support"
-KEY = "k" * 48
-CUSTOMER = "cust-8842-ana"
 ANA = {"sub": "3f1c9a52-7d3e-4b8a-9f0e-6a2b1c4d5e6f", "cognito:groups": "[default]"}
 BRUNO = {"sub": "b7e0c2d4-1111-4c6e-8f00-aa11bb22cc33", "cognito:groups": "[default]"}
 OTHER_SHOP = {"sub": "9d8c7b6a-5432-4f10-9e8d-7c6b5a4f3e2d", "cognito:groups": "[outra-loja]"}
 FACTS = f"/tenants/{T}/agents/{A}/facts"
-CONFIG = "knowledge:\n  extract: false\ndistill:\n  idle_hours: 6\n  min_messages: 3\n  max_proposals: 5\n"
-CONVERSATION = [
-    [("user", "oi boa tarde, quero trocar o tenis do pedido 48213 ficou apertado, calço 42 normalmente"),
-     ("assistant", "Oi! Sinto muito. Posso trocar pelo mesmo modelo no 43, tudo bem?")],
-    [("user", "pode ser 43 sim. ah e prefiro pagar no pix sempre, cartao nao uso. meu email é ana.souza@gmail.com"),
-     ("assistant", "Perfeito, troca registrada para o 43. Anotei que você prefere Pix.")],
-]
-SHOE = {"name": "tamanho_calcado", "value": "43", "confidence": 0.8, "evidence": [1, 2]}
-PIX = {"name": "pagamento_preferido", "value": "Pix", "confidence": 0.9, "evidence": [2]}
 CEP = {"name": "cep_entrega", "value": "13010-000", "evidence": [0]}
-
-
-def conversation(s3, sessions_bucket, session: str, customer: str = CUSTOMER, hours_ago: float = 8) -> None:
-    """What the extraction path does per turn: archive it, then record it for Facts."""
-    start = datetime.now(timezone.utc) - timedelta(hours=hours_ago)
-    for index, messages in enumerate(CONVERSATION):
-        turn = Turn(tenant=T, agent=A, session_id=session, turn_id=f"turn_{index:04d}",
-                    completed_at=start + timedelta(minutes=2 * index), customer_id=customer,
-                    messages=[{"role": role, "content": text} for role, text in messages])
-        TurnArchive(s3, sessions_bucket).put(turn)
-        record_turn(s3, sessions_bucket, turn)
 
 
 def request(method, path, *, body=None, query=None, claims=ANA):
@@ -313,7 +291,7 @@ def test_answers_are_never_cached(api):
 
 def test_a_facts_event_the_bus_refuses_from_the_page_is_counted_where_an_alarm_looks(
         monkeypatch, env, distilled, capsys):
-    from test_operations import alarms_watching, the
+    from helpers.operations import alarms_watching, the
 
     monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
     handler = load_handler("facts_api", monkeypatch, **{**env, "EVENT_BUS_NAME": "no-such-bus"},

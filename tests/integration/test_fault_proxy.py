@@ -14,7 +14,7 @@ import boto3
 import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError, ConnectionClosedError, EndpointConnectionError
-from conftest import new_bucket
+from helpers.aws import new_bucket
 
 from knowledge_dev.faults import (
     CONDITIONAL,

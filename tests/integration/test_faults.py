@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import boto3
 import pytest
-from conftest import DEMO, load_handler, make_concept
+from helpers.concepts import make_concept
+from helpers.paths import DEMO
 
 from knowledge.format.concept import parse
 from knowledge_dev.faults import CONDITIONAL, RESET_AFTER, FaultMix, FaultProxy, Rule
@@ -83,7 +84,7 @@ def test_a_create_whose_answer_is_lost_after_s3_applied_it_is_not_a_conflict(pro
 
 
 def test_a_409_on_the_turn_archive_is_retried_so_backfill_still_finds_the_turn(proxy, sessions_bucket, s3):
-    from conftest import load_event
+    from helpers.handlers import load_event
 
     from knowledge.format.turn import parse_turn
     from knowledge.store.archive import TurnArchive

@@ -9,9 +9,10 @@ import json
 import time
 
 import pytest
-from conftest import DEMO, LambdaContext
-from test_hostile_documents import HOSTILE, doc_id
-from test_studio_api import BASE, A, T, api, request  # noqa: F401 - the fixture is used by name
+from helpers.handlers import LambdaContext
+from helpers.hostile import HOSTILE, doc_id
+from helpers.paths import DEMO
+from helpers.studio import A, BASE, T, request
 
 
 # ------------------------------------------------------------------ the studio's create and save

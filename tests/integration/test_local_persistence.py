@@ -3,7 +3,7 @@ survives a restart, and what a purge removed from S3 is removed from the disk to
 
 from __future__ import annotations
 
-from conftest import new_bucket
+from helpers.aws import new_bucket
 
 from knowledge_dev.snapshot import BucketSnapshot
 

@@ -12,7 +12,10 @@ import json
 from datetime import datetime, timezone
 
 import pytest
-from conftest import EVENTS, LambdaContext, drain, load_handler, make_concept
+from helpers.aws import drain
+from helpers.concepts import make_concept
+from helpers.handlers import LambdaContext, load_handler
+from helpers.paths import EVENTS
 
 from knowledge.format.sighting import EvidenceRef, InvalidSighting, Sighting, parse_sighting
 

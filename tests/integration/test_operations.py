@@ -6,98 +6,18 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Optional
 
 import pytest
-from conftest import DEMO, LambdaContext, load_event, load_handler
+from helpers.handlers import LambdaContext, load_event, load_handler
+from helpers.operations import RESOURCES, Emitted, alarms_watching, emitted, the, watched
+from helpers.paths import DEMO
 
 from knowledge.format.concept import parse
-from knowledge_dev.scripted_model import rules_responder, server_error
+from knowledge_dev.scripted_model import server_error
 from knowledge_dev.template import load_template
 
 T, A = "default", "store-support"
-TEMPLATE = load_template()
-RESOURCES = TEMPLATE["Resources"]
-DEMO_RULES = json.loads((DEMO / "model_script.json").read_text())["rules"]
-
-
-# ------------------------------------------------------------------ what the alarms select
-
-
-_QUERY = re.compile(r"SELECT SUM\((?P<metric>\w+)\) FROM SCHEMA\(Knowledge, (?P<dims>\w+(?:, \w+)*)\)"
-                    r"(?: WHERE service = '(?P<service>[\w-]+)'(?: AND reason != '(?P<expected>[\w-]+)')?)?")
-
-
-@dataclass(frozen=True)
-class Query:
-    """One product alarm's Metrics Insights query: the metric, its exact dimension set, the service."""
-
-    alarm: str
-    metric: str
-    dimensions: frozenset
-    service: Optional[str]
-    expected: Optional[str] = None  # a reason that is no failure (a turn deferred by the daily cap)
-
-
-@dataclass(frozen=True)
-class Emitted:
-    """One EMF datapoint as Powertools printed it."""
-
-    namespace: str
-    metric: str
-    dimensions: dict
-    value: float
-
-
-def product_alarms() -> list[Query]:
-    queries = []
-    for logical_id, resource in RESOURCES.items():
-        if resource["Type"] != "AWS::CloudWatch::Alarm" or "Metrics" not in resource["Properties"]:
-            continue
-        for metric in resource["Properties"]["Metrics"]:
-            match = _QUERY.fullmatch(metric["Expression"])
-            assert match, f"{logical_id}: not a query this test can read: {metric['Expression']}"
-            queries.append(Query(logical_id, match["metric"], frozenset(match["dims"].split(", ")), match["service"],
-                                 match["expected"]))
-    return queries
-
-
-def emitted(output: str) -> list[Emitted]:
-    points = []
-    for line in output.splitlines():
-        if not line.startswith('{"_aws"'):
-            continue
-        record = json.loads(line)
-        for directive in record["_aws"]["CloudWatchMetrics"]:
-            (dimension_set,) = directive["Dimensions"]
-            for metric in directive["Metrics"]:
-                points.append(Emitted(directive["Namespace"], metric["Name"],
-                                      {key: record[key] for key in dimension_set}, sum(record[metric["Name"]])))
-    return points
-
-
-def alarms_watching(point: Emitted) -> list[str]:
-    """The product alarms whose query counts this datapoint."""
-    assert point.namespace == "Knowledge"
-    return sorted(query.alarm for query in product_alarms()
-                  if query.metric == point.metric and query.dimensions == frozenset(point.dimensions)
-                  and query.service in (None, point.dimensions.get("service"))
-                  and (query.expected is None or point.dimensions.get("reason") != query.expected))
-
-
-def the(metric: str, output: str) -> Emitted:
-    points = [point for point in emitted(output) if point.metric == metric]
-    assert len(points) == 1, f"{metric}: {points}"
-    return points[0]
-
-
-def watched(output: str, metric: str) -> set[str]:
-    """The alarms watching every datapoint of `metric` (there must be one)."""
-    points = [point for point in emitted(output) if point.metric == metric]
-    assert points, metric
-    return {alarm for point in points for alarm in alarms_watching(point)}
 
 
 @pytest.fixture
@@ -110,14 +30,6 @@ def metrics_on(monkeypatch):
 
 def turn_event() -> dict:
     return load_event("turn-complete.json")
-
-
-@pytest.fixture
-def extract_env(store, bucket, sessions_bucket, candidates_queue, model):
-    store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
-    model.responder = rules_responder(DEMO_RULES)
-    return dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, CANDIDATES_QUEUE_URL=candidates_queue,
-                UTILITY_MODEL="openai:test-model", OPENAI_BASE_URL=model.base_url)
 
 
 def test_a_model_outage_in_extraction_is_counted_where_the_turn_failed_alarm_looks(
@@ -133,7 +45,7 @@ def test_a_model_outage_in_extraction_is_counted_where_the_turn_failed_alarm_loo
 
 def test_an_unreadable_concept_fails_its_sighting_where_the_consolidation_alarm_looks(
         metrics_on, monkeypatch, s3, bucket, sessions_bucket, bus, model, capsys):
-    from conftest import make_concept
+    from helpers.concepts import make_concept
 
     from knowledge.format.sighting import Sighting
     from knowledge.store.concepts import concept_key

@@ -11,7 +11,8 @@ import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from conftest import LambdaContext, load_event, load_handler, make_concept
+from helpers.concepts import make_concept
+from helpers.handlers import LambdaContext, load_event, load_handler
 
 from facts.cells import MemoryCells
 from facts.distill import Distiller

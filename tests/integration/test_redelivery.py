@@ -7,7 +7,9 @@ import json
 import time
 
 import pytest
-from conftest import DEMO, load_event, load_handler, new_queue
+from helpers.aws import new_queue
+from helpers.handlers import load_event, load_handler
+from helpers.paths import DEMO
 
 from knowledge.store.queues import backoff_seconds
 from knowledge_dev.poller import Poller
@@ -71,7 +73,7 @@ def test_the_backoff_spends_at_least_an_hour_before_the_templates_receive_count_
 
 def test_records_that_cannot_finish_before_the_deadline_are_reported_failed_not_timed_out(
         monkeypatch, bucket, sessions_bucket, candidates_queue, model, store):
-    from conftest import LambdaContext
+    from helpers.handlers import LambdaContext
 
     store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
     handler = load_handler("extract", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,

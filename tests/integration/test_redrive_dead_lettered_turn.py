@@ -7,11 +7,15 @@ from __future__ import annotations
 import json
 import uuid
 
-from conftest import DEMO, LambdaContext, drain, load_event, load_handler, new_queue
-from test_redrive import SECRET, A, T, turn_body
+from helpers.aws import drain, new_queue
+from helpers.handlers import LambdaContext, load_event, load_handler
+from helpers.paths import DEMO
+from helpers.turns import SECRET, turn_body
 
 from knowledge_cli.main import main
 from knowledge_dev.scripted_model import server_error
+
+T, A = "default", "store-support"
 
 
 def test_a_turn_the_queue_dead_lettered_is_found_in_the_log_by_its_id_and_redriven(

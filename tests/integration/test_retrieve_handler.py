@@ -9,7 +9,9 @@ import sys
 import uuid
 
 import pytest
-from conftest import DEMO, ROOT, LambdaContext, drain, load_event, load_handler
+from helpers.aws import drain
+from helpers.handlers import LambdaContext, load_event, load_handler
+from helpers.paths import DEMO, ROOT
 
 from knowledge.format.concept import parse
 from shared.settings import SettingsError

@@ -2,59 +2,12 @@
 
 from __future__ import annotations
 
-import copy
 import json
-import uuid
 
 import pytest
-from conftest import DEMO, LambdaContext, load_event, load_handler
-
-from knowledge.format.concept import parse
-
-T, A = "default", "store-support"
-ANA = {"sub": "3f1c9a52-7d3e-4b8a-9f0e-6a2b1c4d5e6f", "cognito:groups": "[default]"}
-BASE = f"/tenants/{T}/agents/{A}"
-
-
-def request(method, path, *, body=None, headers=None, query=None, claims=ANA):
-    event = copy.deepcopy(load_event("studio-list-conflicts.json"))
-    event["rawPath"] = event["requestContext"]["http"]["path"] = path
-    event["requestContext"]["http"]["method"] = method
-    event["queryStringParameters"] = query
-    event["rawQueryString"] = "&".join(f"{k}={v}" for k, v in (query or {}).items())
-    event["headers"] = {k: v for k, v in event["headers"].items() if k != "authorization" or claims}
-    event["headers"].update(headers or {})
-    if claims is None:
-        event["requestContext"].pop("authorizer", None)
-    else:
-        event["requestContext"]["authorizer"]["jwt"]["claims"] = claims
-    if body is not None:
-        event["body"] = json.dumps(body, ensure_ascii=False)
-    return event
-
-
-def demo_studio(monkeypatch, store, bucket, sessions_bucket, **env):
-    """The real studio handler over the demo agent's concepts, as a caller answering
-    (status, body, headers); `call.handler` is the handler itself."""
-    store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
-    for path in sorted(DEMO.glob("*.md")):
-        store.create(T, A, parse(path.read_text()), actor="engine")
-    handler = load_handler("studio_api", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                           STUDIO_ORIGIN="http://127.0.0.1:8080",
-                           POWERTOOLS_SERVICE_NAME=f"studio-{uuid.uuid4().hex[:6]}", **env)
-
-    def call(method, path, **kwargs):
-        answer = handler.lambda_handler(request(method, path, **kwargs), LambdaContext())
-        body = json.loads(answer["body"]) if answer.get("body") else None
-        return answer["statusCode"], body, answer.get("headers", {}) | answer.get("multiValueHeaders", {})
-
-    call.handler = handler
-    return call
-
-
-@pytest.fixture
-def api(monkeypatch, store, bucket, sessions_bucket):
-    return demo_studio(monkeypatch, store, bucket, sessions_bucket)
+from helpers.handlers import LambdaContext, load_event
+from helpers.paths import DEMO
+from helpers.studio import A, ANA, BASE, T
 
 
 def test_the_list_event_filters_conflicts(api):
@@ -210,7 +163,7 @@ def test_cors_allows_only_the_studio_origin(api):
 
 
 def test_the_openapi_document_is_served_and_kept_in_the_repo(api):
-    from conftest import ROOT
+    from helpers.paths import ROOT
 
     status, document, _ = api("GET", "/openapi.json")
     assert status == 200 and document["info"]["title"] == "Knowledge studio API"
@@ -354,7 +307,7 @@ def test_a_version_id_sent_percent_encoded_reads_that_version(api, store):
 
 
 def test_every_route_documents_every_status_it_answers_with_a_typed_body():
-    from conftest import ROOT
+    from helpers.paths import ROOT
 
     document = json.loads((ROOT / "studio_web" / "openapi.json").read_text())
     for path, methods in document["paths"].items():

@@ -7,34 +7,11 @@ import json
 import uuid
 
 import pytest
-from conftest import DEMO, LambdaContext, load_event, load_handler
-from test_studio_api import BASE, A, T, api, request  # noqa: F401 - the fixture is used by name
+from helpers.handlers import LambdaContext, load_handler
+from helpers.paths import DEMO
+from helpers.studio import A, BASE, T, archive_demo_turn, learned_from, request
 
 from knowledge.format.concept import parse
-
-
-# ------------------------------------------------------------------ evidence: a link, read at request time
-
-def archive_demo_turn(s3, sessions_bucket):
-    """The demo turn, archived as extraction archives it; returns it."""
-    from knowledge.format.turn import parse_turn
-    from knowledge.store.archive import TurnArchive
-
-    turn = parse_turn(json.dumps(load_event("turn.json")))
-    TurnArchive(s3, sessions_bucket).put(turn)
-    return turn
-
-
-def learned_from(store, turn, message, quote, name="cep-sudeste-cd-campinas", start=None):
-    """A version written as consolidation writes one: merged by the engine, linked to where its claim was quoted."""
-    from knowledge.format.evidence import EvidenceLink
-
-    content = turn.messages[message].content
-    start = content.index(quote) if start is None else start
-    link = EvidenceLink(turn.session_id, turn.turn_id, turn.completed_at, message, start, start + len(quote))
-    current = store.get(T, A, name)
-    concept = current.concept.replace(occurrences=current.concept.occurrences + 1)
-    return store.replace(T, A, concept, if_match=current.etag, actor="engine", reason="merged", evidence=link)
 
 
 def test_history_names_the_session_a_version_was_learned_from_never_the_quote(api, store, s3, sessions_bucket):

@@ -7,9 +7,10 @@ import json
 import uuid
 
 import pytest
-from conftest import DEMO, LambdaContext, load_handler
-from test_studio_api import ANA, BASE, A, T, api, request  # noqa: F401 - the fixture is used by name
-from test_studio_related_claims import keep_related_beside
+from helpers.handlers import LambdaContext, load_handler
+from helpers.paths import DEMO
+from helpers.studio import A, ANA, BASE, T, request
+from helpers.studio import keep_related_beside
 
 from knowledge.format.concept import parse
 
@@ -17,7 +18,7 @@ from knowledge.format.concept import parse
 # ------------------------------------------------------------------ agents
 
 def test_the_tenant_s_agents_are_listed_with_counts_of_concepts_conflicts_and_related_claims(api, store):
-    from conftest import make_concept
+    from helpers.concepts import make_concept
 
     keep_related_beside(store)
     store.create(T, "loja-centro", make_concept("horario-loja", description="A loja abre às 9h."), actor="engine")

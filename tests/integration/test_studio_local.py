@@ -10,7 +10,8 @@ import uuid
 
 import jwt
 import pytest
-from conftest import DEMO, LambdaContext, load_handler
+from helpers.handlers import LambdaContext, load_handler
+from helpers.paths import DEMO
 
 from knowledge.format.concept import parse
 from knowledge_dev.studio_server import AUDIENCE, LocalAuthorizer, StudioServer
@@ -202,7 +203,7 @@ def test_groups_spelled_to_look_like_a_tenant_do_not_reach_it(studio):
 
 def test_the_page_is_served_under_the_same_csp_as_on_aws():
     """template.yaml's CloudFront policy, but for connect-src (API and sign-in are on the page's origin here)."""
-    from conftest import ROOT
+    from helpers.paths import ROOT
 
     from knowledge_dev.studio_server import PAGE_CSP
 

@@ -3,27 +3,7 @@ marked, counted and filtered."""
 
 from __future__ import annotations
 
-from test_studio_api import BASE, A, T, api  # noqa: F401 - the fixture is used by name
-
-
-# ------------------------------------------------------------------ related claims beside an operator's body
-
-def keep_related_beside(store, name="troca-em-30-dias", sessions=("sess_41",)):
-    """An operator's body, then consolidation keeping related claims beside it (claims.keep_beside)."""
-    from datetime import datetime, timezone
-
-    from conftest import make_concept
-
-    from knowledge.learning.claims import keep_beside
-
-    current = store.get(T, A, name)
-    store.replace(T, A, current.concept, if_match=current.etag, actor="operator:ana", reason="edit")
-    for session in sessions:
-        current = store.get(T, A, name)
-        new = make_concept(name, description="Trocas de produtos em promoção também valem por 30 dias.",
-                           body="Produtos comprados em promoção podem ser trocados em até 30 dias.")
-        kept = keep_beside(current.concept, new, session, datetime(2026, 11, 21, 10, tzinfo=timezone.utc))
-        store.replace(T, A, kept, if_match=current.etag, actor="engine", reason="merged")
+from helpers.studio import A, BASE, T, keep_related_beside
 
 
 def test_the_list_marks_and_filters_concepts_with_related_claims_waiting(api, store):
@@ -39,7 +19,7 @@ def test_the_list_marks_and_filters_concepts_with_related_claims_waiting(api, st
 def test_two_different_related_claims_count_two(api, store):
     from datetime import datetime, timezone
 
-    from conftest import make_concept
+    from helpers.concepts import make_concept
 
     from knowledge.learning.claims import keep_beside
 
@@ -67,7 +47,7 @@ def test_status_accepts_only_conflict_or_related(api):
 def test_a_concept_with_related_claims_and_a_contradiction_counts_only_the_related_ones(api, store):
     from datetime import datetime, timezone
 
-    from conftest import make_concept
+    from helpers.concepts import make_concept
 
     from knowledge.learning.claims import contradict
 

@@ -8,7 +8,7 @@ import json
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from test_studio_api import ANA, demo_studio
+from helpers.studio import ANA, demo_studio
 
 T, A = "default", "store-support"
 BASE = f"/tenants/{T}/agents/{A}"

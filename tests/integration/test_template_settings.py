@@ -14,11 +14,16 @@ from typing import Optional
 
 import boto3
 import pytest
-from conftest import EVENTS, LambdaContext, load_handler
-from test_operations import RESOURCES, TEMPLATE, extract_env, turn_event  # noqa: F401 - the fixture is used by name
+from helpers.handlers import LambdaContext, load_event, load_handler
+from helpers.operations import RESOURCES, TEMPLATE
+from helpers.paths import EVENTS
 
 from knowledge_dev.template import bucket_specs, create_buckets
 from shared.settings import SecretUnavailable, Settings
+
+
+def turn_event() -> dict:
+    return load_event("turn-complete.json")
 
 
 # ------------------------------------------------------------------ the model API key

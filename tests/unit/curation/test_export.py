@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import networkx as nx
 import pytest
-from conftest import DEMO, make_concept
+from helpers.concepts import make_concept
+from helpers.paths import DEMO
 
 from knowledge.curation.export import DirectorySink, NothingToExport, SinkError, UnknownAgent, export_agent
 from knowledge.format.concept import parse

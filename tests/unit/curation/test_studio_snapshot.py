@@ -4,8 +4,10 @@ snapshot, a cold studio listing without reading a concept, the journal followed 
 from __future__ import annotations
 
 import pytest
-from conftest import DEMO, Clock, Events, make_concept
-from test_snapshot import Refusing, answers, ask, warmed
+from helpers.concepts import make_concept
+from helpers.fakes import Clock, Events
+from helpers.paths import DEMO
+from helpers.snapshot import Refusing, answers, ask, warmed
 
 from knowledge.curation.studio import Operator, Studio
 from knowledge.recall.retrieve import Retriever

@@ -5,7 +5,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from conftest import DEMO, make_concept
+from helpers.concepts import make_concept
+from helpers.paths import DEMO
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

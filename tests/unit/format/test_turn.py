@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import EVENTS, ROOT
+from helpers.paths import EVENTS, ROOT
 
 from knowledge.format.turn import TURN_MAX_BYTES, InvalidTurn, parse_turn
 

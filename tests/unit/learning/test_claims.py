@@ -8,7 +8,8 @@ import sys
 from datetime import datetime, timezone
 
 import pytest
-from conftest import ROOT, make_concept
+from helpers.concepts import make_concept
+from helpers.paths import ROOT
 
 from knowledge.format.concept import BODY_MAX_BYTES
 from knowledge.learning.claims import (

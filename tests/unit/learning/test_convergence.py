@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 import sys
 
-from conftest import ROOT, load_event
+from helpers.handlers import load_event
+from helpers.paths import ROOT
 
 sys.path.insert(0, str(ROOT / "scripts"))
 

@@ -9,20 +9,15 @@ import time
 from datetime import datetime, timezone
 
 import pytest
-from conftest import drain, load_event, make_concept, new_queue
+from helpers.aws import drain, new_queue
+from helpers.concepts import make_concept
+from helpers.turns import SECRET, turn_body
 
 from knowledge.format.sighting import Sighting
 from knowledge.operation.redrive import VALID, Redrive, RedriveError, check_sighting, check_turn
 from knowledge_cli.main import main
 
 T, A = "default", "store-support"
-SECRET = "ana.souza@example.com"  # in the demo turn's content: must never be printed
-
-
-def turn_body(**overrides) -> str:
-    body = json.loads(load_event("turn-complete.json")["Records"][0]["body"])
-    body.update(overrides)
-    return json.dumps(body, ensure_ascii=False)
 
 
 def later(seconds: float = 3600):

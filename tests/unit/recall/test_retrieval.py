@@ -8,7 +8,8 @@ import subprocess
 import sys
 
 import pytest
-from conftest import DEMO, ROOT, make_concept
+from helpers.concepts import make_concept
+from helpers.paths import DEMO, ROOT
 
 from knowledge.format.concept import parse
 from knowledge.format.config import parse_config

@@ -6,38 +6,23 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import DEMO, ROOT, Clock, Events, make_concept
+from helpers.concepts import make_concept
+from helpers.fakes import Clock, Events
+from helpers.paths import DEMO, ROOT
+from helpers.snapshot import Refusing, answers, ask, warmed
 
 from knowledge.format.concept import parse
 from knowledge.recall.index import Index
-from knowledge.recall.retrieve import LoadRequest, Retriever, RetrieveRequest
+from knowledge.recall.retrieve import LoadRequest, Retriever
 from knowledge.recall.snapshot import Snapshot, SnapshotUnreadable, decode, encode
 from knowledge.recall.warm import WarmIndexes, memory_budget_bytes
 from knowledge.store.concepts import snapshot_key
 
 T, A = "default", "store-support"
-MESSAGES = ["Moro em Campinas, o frete é grátis?", "posso trocar o produto em 30 dias?", "meu CEP é 13083-970",
-            "quanto tempo demora o pix?", "oi, tudo bem?", "cadê meu pedido 48213? rastreio"]
 
 
 class Killed(BaseException):
     """The container dies here: nothing after this line runs, and nothing catches it."""
-
-
-def ask(retriever, message=MESSAGES[0]):
-    return retriever.retrieve(RetrieveRequest(agent=A, session_id="s1", message=message))
-
-
-def answers(retriever):
-    return [ask(retriever, message) for message in MESSAGES]
-
-
-def warmed(store, **kwargs):
-    """A first container: builds the index from every concept and writes the snapshot."""
-    retriever = Retriever(store, Events(), **kwargs)
-    ask(retriever)
-    assert retriever.counters.get("SnapshotWritten") == 1
-    return retriever
 
 
 def test_a_cold_container_reads_the_snapshot_and_the_journal_and_answers_as_a_full_build(counted):
@@ -317,27 +302,6 @@ def test_the_measured_size_counts_a_full_typo_cache():
     assert len(index._typos) == TYPO_CACHE and index.shape() == shape
     # What typo reading holds (the form map, the full cache) is what the measured size grew by.
     assert 0.7 * held <= index.memory_bytes() - counted <= 1.4 * held
-
-
-class Refusing:
-    """The real store behind a policy that does not grant the snapshot's key (403), translated
-    by the real adapter code."""
-
-    def __init__(self, store):
-        self._store = store
-
-    def _refuse(self, *args, **kwargs):
-        from botocore.exceptions import ClientError
-
-        from shared.awscall import translate
-
-        raise translate(ClientError({"Error": {"Code": "AccessDenied"}, "ResponseMetadata": {"HTTPStatusCode": 403}},
-                                    "GetObject"))
-
-    get_snapshot = put_snapshot = _refuse
-
-    def __getattr__(self, name):
-        return getattr(self._store, name)
 
 
 def test_a_function_not_allowed_the_snapshot_still_answers_from_the_concepts(counted):

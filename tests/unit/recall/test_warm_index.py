@@ -4,7 +4,9 @@ the window, unreadable concepts left out, and a large agent warmed up within the
 from __future__ import annotations
 
 import pytest
-from conftest import DEMO, Clock, Events, make_concept
+from helpers.concepts import make_concept
+from helpers.fakes import Clock, Events
+from helpers.paths import DEMO
 
 from knowledge.recall.retrieve import LoadRequest, Retriever, RetrieveRequest
 

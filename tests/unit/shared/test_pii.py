@@ -8,7 +8,7 @@ import sys
 import time
 
 import pytest
-from conftest import ROOT
+from helpers.paths import ROOT
 
 from shared.pii import redact
 

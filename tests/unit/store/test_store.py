@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import make_concept
+from helpers.concepts import make_concept
 
 from knowledge.store.concepts import ConceptStore, concept_key
 from shared.errors import Conflict, InvalidName, NotFound
