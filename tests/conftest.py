@@ -1,5 +1,6 @@
-"""Fixtures every tier shares: a real moto server on 127.0.0.1 for the whole test session, buckets,
-queues and an event bus on it, the concept store, and the scripted model server.
+"""Fixtures every tier shares: a real moto server on 127.0.0.1, started by the first test that needs
+it and kept for the rest of the session, buckets, queues and an event bus on it, the concept store,
+and the scripted model server.
 
 Helpers that are not fixtures are in tests/helpers/ (`from helpers.handlers import load_handler`);
 fixtures only one tier uses are in that tier's conftest.py (unit/, integration/, e2e/).
@@ -8,6 +9,7 @@ fixtures only one tier uses are in that tier's conftest.py (unit/, integration/,
 from __future__ import annotations
 
 import json
+import os
 import uuid
 
 import boto3
@@ -22,9 +24,34 @@ from helpers.fakes import Script  # noqa: E402
 from knowledge_dev.local_aws import moto_server  # noqa: E402
 
 
+# Until a test asks for moto, boto3 has dummy credentials and an endpoint where nothing listens: a test
+# that reached for AWS without asking for moto fails (nothing answers), and never reaches a real account.
+OFFLINE = {"AWS_ENDPOINT_URL": "http://127.0.0.1:1", "AWS_ACCESS_KEY_ID": "offline",
+           "AWS_SECRET_ACCESS_KEY": "offline", "AWS_DEFAULT_REGION": "us-east-1"}
+
+
 @pytest.fixture(scope="session", autouse=True)
-def moto_endpoint():
-    """moto's server, spoken to over HTTP by the same boto3 code that runs in Lambda."""
+def no_real_aws():
+    """For the whole session: OFFLINE until moto_endpoint starts, then moto's endpoint (it sets its own)."""
+    from shared.aws import client
+
+    saved = {key: os.environ.get(key) for key in OFFLINE}
+    os.environ.update(OFFLINE)
+    client.cache_clear()
+    yield
+    client.cache_clear()
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+@pytest.fixture(scope="session")
+def moto_endpoint(no_real_aws):
+    """moto's server, spoken to over HTTP by the same boto3 code that runs in Lambda. Started by the
+    first test that needs it (through s3, sqs, bus, store... or by name); from then on, for the rest
+    of the session, AWS_ENDPOINT_URL and dummy credentials point every boto3 client at it."""
     with moto_server("test") as endpoint:
         yield endpoint
 
