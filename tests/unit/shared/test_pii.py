@@ -1,0 +1,146 @@
+"""PII redaction: typed placeholders, counts, what is kept, speed, and the labelled sets' figures."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import pytest
+from helpers.paths import ROOT
+
+from shared.pii import redact
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("mail ana@example.com now", "mail [email] now"),
+    ("cpf 529.982.247-25.", "cpf [cpf]."),
+    ("cnpj 11.222.333/0001-81", "cnpj [cnpj]"),
+    ("card 4111 1111 1111 1111 ok", "card [card] ok"),
+    ("tel (11) 98765-4321", "tel [phone]"),
+    ("ip 189.45.201.7", "ip [ip]"),
+    ("CEP 13083-970, pedido PED-48213, R$ 1.299,90", "CEP 13083-970, pedido PED-48213, R$ 1.299,90"),
+    ("entregar na Rua das Flores, 123 amanhã", "entregar na [address] amanhã"),
+    ("Avenida Brasil 4500", "[address]"),
+    ("moro na av. getulio vargas 850 bl 3 ap 204, BH", "moro na [address], BH"),
+    ("Rua 25 de Março, 1002, apto 31, CEP 01021-200", "[address], CEP 01021-200"),
+    ("Rod. Raposo Tavares km 22, casa 14", "[address]"),
+    ("deixa no apto 42 com a minha filha", "deixa no [address] com a minha filha"),
+    ("ship to 42 Maple Street, apt 5B", "ship to [address]"),
+    ("aqui é a Sra. Maria Aparecida Souza", "aqui é a Sra. [name]"),
+    ("deixar com o porteiro Sr. José Carlos na portaria", "deixar com o porteiro Sr. [name] na portaria"),
+    ("meu nome é ana paula ferreira e nao recebi", "meu nome é [name] e nao recebi"),
+    ("my name is Robert Miller.", "my name is [name]."),
+    ("aos cuidados de Beatriz Nogueira, recepção", "aos cuidados de [name], recepção"),
+    ("a vizinha Rosângela pegou", "a vizinha [name] pegou"),
+    ("RG 12.345.678-9 SSP/SP", "RG [rg] SSP/SP"),
+    ("rg 123456789 sp", "rg [rg] sp"),
+    ("o meu é MG-14.567.890", "o meu é MG-[rg]"),
+    ("whats 11 9 8765 4321", "whats [phone]"),
+    ("(11) 98765 4321 depois das 18h", "[phone] depois das 18h"),
+])
+def test_redaction_uses_typed_placeholders(text, expected):
+    assert redact(text).text == expected
+
+
+@pytest.mark.parametrize("text", [
+    # the store's own addresses are knowledge
+    "Nossa loja da Rua Augusta, 1500 abre às 10h.",
+    "O CD de Cajamar fica na Rodovia Anhanguera, km 33.",
+    "O centro de distribuição fica na Rodovia Fernão Dias, km 62.",
+    "Retire no ponto de coleta da Praça da Liberdade, 450.",
+    "Rua Augusta 1500 - nossa loja principal.",
+    "Our store at 350 Fifth Avenue opens at 9 am.",
+    "Nosso endereço para devolução é Rua do Porto, 77, galpão 3.",
+    # products named like a street or a person
+    "O Sofá Avenida 3 lugares está esgotado.",
+    "A travessa oval 30 cm veio trincada.",
+    "Vinho Estrada Real 750 ml safra 2019.",
+    "A Cadeira Dona Flor sai por R$ 890,00.",
+    "O Sr. Frio ar-condicionado 9000 BTUs tem garantia.",
+    "Quero trocar o Mr. Músculo 500ml.",
+    "Comprei a poltrona Seu Jorge em 5x.",
+    "O livro Dona Flor e Seus Dois Maridos está na promoção.",
+    # tiers, templates, carriers, and RG in other senses
+    "Cliente Premium tem frete grátis; cliente Prime recebe em 24h.",
+    "Seu Pedido #123456 foi enviado.",
+    "O entregador Loggi tentou 3 vezes.",
+    "Cabo RG58 de 50 metros e conector RG-6.",
+    "Entregamos em Rio Grande (RG) em 3 a 5 dias úteis.",
+    "pode usar RG ou CNH pra retirar",
+    # numbers that look like phones, and prose that looks like a street
+    "O pedido 2025 0042 foi dividido.",
+    "ticket 4521-7788 aberto",
+    "Comprei os modelos 2023 2024 do mesmo colchão.",
+    "A rua estava bloqueada no dia 12, a entrega atrasou 2 dias.",
+    "entrega prevista para 24/08/2026 entre 14:30 e 18:00",
+])
+def test_near_misses_are_kept(text):
+    assert redact(text).text == text
+
+
+def test_an_address_is_the_customers_when_the_nearest_cue_is_theirs():
+    text = "Posso retirar na loja da Av. Paulista, 2073? Se não der, entrega na Rua Pamplona, 1200, apto 81."
+    assert redact(text).text == "Posso retirar na loja da Av. Paulista, 2073? Se não der, entrega na [address]."
+
+
+def test_a_slug_after_name_colon_is_not_a_name():
+    assert redact("name: troca-em-30-dias").counts == {}
+
+
+def test_redaction_counts_each_kind():
+    result = redact("a@b.co, c@d.io, 529.982.247-25 and +1 415 555 0132")
+    assert result.counts == {"email": 2, "cpf": 1, "phone": 1}
+    result = redact("Sra. Teresa Campos, Av. Rio Branco, 156, sala 1204, RG 22.333.444-5, tel 21 99876 5432")
+    assert result.counts == {"name": 1, "address": 1, "rg": 1, "phone": 1}
+
+
+def test_a_valid_cpf_is_a_cpf_not_a_phone_and_an_invalid_one_is_left_alone():
+    assert redact("52998224725").counts == {"cpf": 1}
+    assert redact("123.456.789-00").counts == {}
+
+
+def _fill(unit: str, size: int = 30_000) -> str:
+    return (unit * (size // len(unit) + 1))[:size]
+
+
+@pytest.mark.parametrize("unit", [
+    "Rua ", "Av. ", "Rua Das Flores Bonitas Que Nunca ", "Rua X 1 apto 1 ", "Rod. X km 1 ", "apto 1 bloco B ",
+    "Sr. ", "Sr. José ", "cliente Ana ", "meu nome é ", "12 Oak Avenue ", "RG 1234567 ", "11 9 8765 4321 ",
+    "1 ", "1.", "a-", ". ", "Aa ", "a@b.", "1:",
+    "Rua das Flores, 123, apto 4, Sr. José Silva, RG 12.345.678-9, (11) 98765 4321, loja. ",
+])
+def test_a_30_kb_adversarial_text_is_redacted_in_well_under_100_ms(unit):
+    text = _fill(unit)
+    best = min(_timed(text) for _ in range(3))
+    assert best < 0.1, f"{best * 1000:.0f} ms"
+
+
+def test_a_long_street_word_run_is_linear():
+    assert min(_timed("Rua " + "A" * 30_000) for _ in range(3)) < 0.1
+
+
+def _timed(text: str) -> float:
+    start = time.perf_counter()
+    redact(text)
+    return time.perf_counter() - start
+
+
+def test_the_labelled_sets_meet_their_bar():
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "pii_report.py"), "--json"],
+                            capture_output=True, text=True, check=True)
+    reports = json.loads(result.stdout)
+    assert reports["tuning"]["rows"] >= 150 and reports["heldout"]["rows"] >= 48
+    for name, report in reports.items():
+        table, near = report["table"], report["near_misses"]
+        assert table["all"]["recall"] >= 0.95, (name, report["misses"])
+        assert near["all"]["rate"] >= 0.95, (name, report["misses"])
+        for kind in ("address", "name", "rg", "phone"):
+            assert table[kind]["tp"] > 0 and table[kind]["recall"] >= 0.9, (name, kind, report["misses"])
+        for kind in ("store_address", "product", "cep", "order", "price", "date", "rg_other"):
+            assert near[kind]["total"] > 0 and near[kind]["rate"] >= 0.9, (name, kind, report["misses"])
+    tuning = reports["tuning"]["table"]
+    assert tuning["all"]["recall"] == 1.0 and tuning["all"]["precision"] >= 0.95, reports["tuning"]["misses"]
+    for kind in ("email", "card", "cnpj", "cpf", "ip"):
+        assert tuning[kind]["precision"] == 1.0, (kind, reports["tuning"]["misses"])
