@@ -47,7 +47,7 @@ class Doc:
 
 
 # Per-object costs sys.getsizeof cannot see from the outside (CPython 3.11-3.13, 64-bit; checked
-# against tracemalloc by tests/test_snapshot.py): a Doc with its slots, tuples and dict entry; a
+# against tracemalloc by tests/unit/recall/test_snapshot.py): a Doc with its slots, tuples and dict entry; a
 # term's Postings with its two numpy headers and its dict entries; one span tuple of four floats.
 DOC_OVERHEAD = 360
 POSTINGS_OVERHEAD = 360
