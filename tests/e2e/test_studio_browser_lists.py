@@ -191,6 +191,8 @@ def test_the_list_picks_up_an_engine_write_by_itself_keeping_scroll_and_focus(br
     try:
         page.click("#mark-seen")
         expect(page).to_have_title("Knowledge — studio")
+        # The title changes while the list is listed again; its rows are the new ones once this is said.
+        expect(page.locator("#status")).to_contain_text("Marked all as seen")
         target = rows(page)[30]
         button = page.locator(f"#concepts button.link[data-name={target}]")
         button.scroll_into_view_if_needed()
