@@ -153,14 +153,12 @@ def parse_sighting(body: "str | bytes") -> "Sighting":
 
 
 def backfiller(settings: Settings, sessions: Optional["SessionRecorder"] = None) -> "Backfiller":
-    """BackfillFunction's service: the live extractor (with the tenant's daily cap) over the archive."""
-    from knowledge.learning.usage import daily_cap
+    """BackfillFunction's service: the live extractor (with its tenant daily cap) over the archive."""
     from knowledge.operation.backfill import Backfiller
     from shared.aws import client
 
-    live = extractor(settings)
-    live.quota = daily_cap(client("s3"), settings.sessions_bucket)
-    return Backfiller(live, turn_archive(settings), client("s3"), settings.sessions_bucket, sessions=sessions)
+    return Backfiller(extractor(settings), turn_archive(settings), client("s3"), settings.sessions_bucket,
+                      sessions=sessions)
 
 
 def exporter(settings: Settings) -> "Exporter":
