@@ -321,3 +321,24 @@ def test_every_route_documents_every_status_it_answers_with_a_typed_body():
     assert set(create) >= {"201", "409", "412"} and "200" not in create
     assert create["422"]["content"]["application/json"]["schema"]["$ref"].endswith("/Invalid")
     assert "HTTPValidationError" not in document["components"]["schemas"]
+
+
+def test_a_stored_file_over_the_format_s_size_is_a_clear_422_never_a_body_over_lambda_s_limit(api, s3, bucket):
+    from knowledge.store.concepts import concept_key
+
+    big = b"---\nname: enorme\ndescription: x\ntype: fact\n---\n\n" + b"a" * (10 * 1024 * 1024) + b"\n"
+    s3.put_object(Bucket=bucket, Key=concept_key(T, A, "enorme"), Body=big)
+    status, body, _ = api("GET", f"{BASE}/concepts/enorme")
+    assert status == 422 and body["error"]["code"] == "too_large"
+    assert "restore an earlier version" in body["error"]["message"]
+    assert len(json.dumps(body)) < 4096  # nothing near Lambda's 6 MB response limit
+    _, listed, _ = api("GET", f"{BASE}/concepts")
+    problem = next(c for c in listed["concepts"] if c["name"] == "enorme")["problem"]
+    assert [e["field"] + ": " + e["message"] for e in body["errors"]] == [problem]
+    version = s3.list_object_versions(Bucket=bucket, Prefix=concept_key(T, A, "enorme"))["Versions"][0]["VersionId"]
+    status, body, _ = api("GET", f"{BASE}/concepts/enorme/versions/{version}")
+    assert status == 422 and body["error"]["code"] == "too_large"
+    status, _, _ = api("DELETE", f"{BASE}/concepts/enorme")
+    assert status == 200
+    status, body, _ = api("GET", f"{BASE}/deleted/enorme")
+    assert status == 422 and body["error"]["code"] == "too_large"

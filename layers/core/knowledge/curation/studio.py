@@ -21,7 +21,7 @@ from knowledge.curation.documents import (
 )
 from knowledge.curation.listing import SORTS, HeldList, fold_for_search, is_new, since_stamp, sorted_names
 from knowledge.errors import ArchiveNotConfigured, InvalidCursor, InvalidTurn, NameTaken, PreconditionRequired
-from knowledge.format.concept import Concept, parse, related_waiting, utc_now
+from knowledge.format.concept import DOCUMENT_MAX_BYTES, Concept, parse, related_waiting, utc_now
 from knowledge.format.evidence import EvidenceLink
 from knowledge.recall.snapshot import Snapshot, SnapshotUnreadable, decode, encode
 from knowledge.store.archive import TurnArchive
@@ -38,6 +38,19 @@ if TYPE_CHECKING:  # pragma: no cover
 
 class NoEvidence(NotFound):
     code = "no_evidence"
+
+
+class TooLargeToOpen(InvalidConcept):
+    """A stored file over the concept format's size (the list shows the same problem): never sent
+    whole, since an answer over Lambda's 6 MB response limit reaches the page as a 5xx."""
+
+    code = "too_large"
+
+    def __init__(self, name: str, size: int):
+        super().__init__([FieldError("document", f"must be at most {DOCUMENT_MAX_BYTES} bytes")])
+        message = (f"{name} is {size} bytes, over the {DOCUMENT_MAX_BYTES} a concept may hold, so it cannot be "
+                   "opened: restore an earlier version (its history) or delete it")
+        self.args = (message,)
 
 
 class UnknownAgent(NotFound):
@@ -63,8 +76,16 @@ def _related_in(data: bytes) -> int:
         return 0
 
 
+def _servable(item: StoredConcept) -> StoredConcept:
+    if len(item.data) > DOCUMENT_MAX_BYTES:
+        raise TooLargeToOpen(item.name, len(item.data))
+    return item
+
+
 def _stored(item: StoredConcept) -> dict[str, Any]:
-    # A stored file that is not UTF-8 is still shown (its bad bytes as U+FFFD) so an operator can fix it.
+    # A stored file that is not UTF-8 is still shown (its bad bytes as U+FFFD) so an operator can fix it;
+    # one over the format's size is refused with the problem the list shows (TooLargeToOpen).
+    _servable(item)
     return {"name": item.name, "markdown": item.data.decode("utf-8", "replace"), "etag": item.etag,
             "version_id": item.version_id, "related": _related_in(item.data)}
 
@@ -357,7 +378,7 @@ class Studio:
         last = next((v for v in history if not v.deleted), None)
         if last is None:
             raise NotFound(f"concept {name!r} has no version to show")
-        kept = self._store.read_version(tenant, agent, name, last.version_id)
+        kept = _servable(self._store.read_version(tenant, agent, name, last.version_id))
         return {"name": name, "deleted_at": _stamp(history[0].time), "deleted_by": history[0].actor,
                 "version_id": last.version_id, "markdown": kept.data.decode("utf-8", "replace")}
 
