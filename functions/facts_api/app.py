@@ -18,7 +18,18 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from pydantic import BaseModel, Field, StrictInt
 
 from facts import wiring
-from facts.errors import Busy, FactChanged, InvalidCursor, InvalidFact, InvalidRequest, NotPending, ProposalWentStale
+from facts.errors import (
+    Busy,
+    CellReadable,
+    CellUnreadable,
+    FactChanged,
+    InvalidCursor,
+    InvalidFact,
+    InvalidRequest,
+    NothingToRestore,
+    NotPending,
+    ProposalWentStale,
+)
 from shared.errors import Conflict, InvalidName, KnowledgeError, NotFound
 from shared.httpapi import (
     Forbidden,
@@ -110,7 +121,18 @@ class FactView(BaseModel):
 class MemoryCell(BaseModel):
     customer_id: str
     scope: str
-    facts: list[FactView]
+    facts: list[FactView] = Field(description="What a read serves: at most 200, the most recently written.")
+    stored: int = Field(description="How many facts the cell holds (more than `facts` when it is over-full).")
+    problem: Optional[str] = Field(description="Set when the cell holds more facts than a customer may have.")
+
+
+class Trimmed(MemoryCell):
+    removed: int = Field(description="How many facts were removed (those no read served).")
+
+
+class Reset(BaseModel):
+    confirm: str = Field(max_length=LIMITS.customer_id_max,
+                         description="The customer id again: every fact of the unreadable cell is lost.")
 
 
 class FactEdit(BaseModel):
@@ -142,8 +164,8 @@ def answers(model: Any, *also: int) -> dict[int, dict[str, Any]]:
     errors = {400: ("A tenant, agent, customer, proposal or fact name that cannot be one", ErrorBody),
               401: ("No valid token", ErrorBody), 403: ("The operator is not a member of the tenant", ErrorBody),
               404: ("No such proposal or route", ErrorBody),
-              409: ("Already decided otherwise, or the fact changed (the proposal went stale)",
-                    Union[WentStale, ErrorBody]),
+              409: (("Already decided otherwise, the fact changed (the proposal went stale), or the customer's "
+                     "memory cell is unreadable (record_unreadable: restore or reset it)"), Union[WentStale, ErrorBody]),
               412: ("The fact changed since it was read", Stale), 422: ("The request is invalid", ErrorBody),
               503: ("Storage is busy", ErrorBody)}
     out = {200: {"description": "Success", **body(model)}}
@@ -205,16 +227,46 @@ def dismiss(tenant: Slug, agent: Slug, customer_id: CustomerId, proposal_id: Pro
 
 
 # ------------------------------------------------------------------ the customer's memory cell
-@app.get(f"{BASE}/customers/<customer_id>/memory", summary="A customer's memory cell", responses=answers(MemoryCell))
+@app.get(f"{BASE}/customers/<customer_id>/memory", summary="A customer's memory cell: the facts a read serves, and a problem when it is over-full (409 "
+                                    "record_unreadable when it does not parse)", responses=answers(MemoryCell, 409))
 def get_memory(tenant: Slug, agent: Slug, customer_id: CustomerId) -> Response[MemoryCell]:
     return _json(200, facts.memory(operator(), tenant, customer_id))
 
 
 @app.put(f"{BASE}/customers/<customer_id>/memory/<name>",
          summary="Set a fact (origin operator) if it is still at the revision read (412 otherwise)",
-         responses=answers(FactView, 412))
+         responses=answers(FactView, 409, 412))
 def edit_fact(tenant: Slug, agent: Slug, customer_id: CustomerId, name: FactName, body: FactEdit) -> Response[FactView]:
     return _json(200, facts.edit_fact(operator(), tenant, customer_id, name, body.value, body.revision))
+
+
+@app.delete(f"{BASE}/customers/<customer_id>/memory/<name>",
+            summary="Remove a fact if it is still at the revision read (412 otherwise); the cell as it is then",
+            responses=answers(MemoryCell, 409, 412))
+def remove_fact(tenant: Slug, agent: Slug, customer_id: CustomerId, name: FactName,
+                revision: Annotated[int, Query(ge=1)]) -> Response[MemoryCell]:
+    return _json(200, facts.remove_fact(operator(), tenant, customer_id, name, revision))
+
+
+@app.post(f"{BASE}/customers/<customer_id>/memory/trim",
+          summary="Remove the facts of an over-full cell that no read serves (all but the 200 most recently "
+                  "written)", responses=answers(Trimmed, 409))
+def trim_memory(tenant: Slug, agent: Slug, customer_id: CustomerId) -> Response[Trimmed]:
+    return _json(200, facts.trim(operator(), tenant, customer_id))
+
+
+@app.post(f"{BASE}/customers/<customer_id>/memory/restore",
+          summary="An unreadable cell back at its newest earlier version that reads (409 no_version_to_restore "
+                  "when none does, cell_readable when it reads)", responses=answers(MemoryCell, 409))
+def restore_memory(tenant: Slug, agent: Slug, customer_id: CustomerId) -> Response[MemoryCell]:
+    return _json(200, facts.restore_cell(operator(), tenant, customer_id))
+
+
+@app.post(f"{BASE}/customers/<customer_id>/memory/reset",
+          summary="An unreadable cell replaced by an empty one: confirm repeats the customer id",
+          responses=answers(MemoryCell, 409))
+def reset_memory(tenant: Slug, agent: Slug, customer_id: CustomerId, body: Reset) -> Response[MemoryCell]:
+    return _json(200, facts.reset_cell(operator(), tenant, customer_id, body.confirm))
 
 
 def openapi_document() -> str:
@@ -237,7 +289,9 @@ def openapi_document() -> str:
 
 
 # ------------------------------------------------------------------ errors, mapped once
+# An unreadable cell is not the request's fault, nor the service's: 409 with what to do (restore or reset).
 STATUS = {Unauthorized: 401, Forbidden: 403, NotFound: 404, InvalidName: 400, NotPending: 409, Conflict: 409,
+          CellUnreadable: 409, CellReadable: 409, NothingToRestore: 409,
           InvalidRequest: 422, InvalidFact: 422, InvalidCursor: 422, Busy: 503}
 
 

@@ -328,23 +328,91 @@ function urlFor(customerId) {
   return `${location.pathname}?${here}`;
 }
 
+function memoryPath(name) {
+  const base = `/customers/${encodeURIComponent(customer)}/memory`;
+  return name ? `${base}/${encodeURIComponent(name)}` : base;
+}
+
 async function openMemory(customerId, push = true) {
-  let cell;
+  let cell = null, unreadable = null;
   try {
     cell = await api("GET", `/customers/${encodeURIComponent(customerId)}/memory`);
   } catch (error) {
-    fail(`Could not open the memory of ${customerId}`, error, () => openMemory(customerId, push));
-    return false;
+    // A cell that does not parse: say so, and offer the two repairs (docs/facts.md).
+    if (error instanceof ApiError && error.status === 409 && error.code === "record_unreadable") unreadable = error;
+    else {
+      fail(`Could not open the memory of ${customerId}`, error, () => openMemory(customerId, push));
+      return false;
+    }
   }
   customer = customerId;
   if (push && location.pathname + location.search !== urlFor(customerId)) history.pushState(null, "", urlFor(customerId));
-  renderMemory(cell);
+  if (unreadable) renderUnreadable(customerId, unreadable);
+  else renderMemory(cell);
   show("memory-view");
   $("memory-title").focus();
   return true;
 }
 
+function renderUnreadable(customerId, error) {
+  $("memory-title").textContent = `Memory of ${scope.tenant}:${customerId}`;
+  $("memory-repair-text").textContent = plainWords(error);
+  $("memory-reset-confirm").value = "";
+  $("memory-repair").hidden = false;
+  $("memory-over-full").hidden = $("memory-facts").hidden = true;
+}
+
+async function repair(what, body, done) {
+  let cell;
+  try {
+    cell = await api("POST", memoryPath(what), body);
+  } catch (error) {
+    fail(what === "restore" ? "Could not restore this memory" : "Could not reset this memory", error,
+      () => repair(what, body, done));
+    return;
+  }
+  renderMemory(cell);
+  $("memory-title").focus();
+  say(done(cell));
+}
+
+async function removeFact(fact) {
+  let cell;
+  try {
+    cell = await api("DELETE", `${memoryPath(fact.name)}?revision=${fact.revision}`);
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 412) {
+      const now = error.body && error.body.current;
+      await openMemory(customer, false);
+      fail(`${fact.name} was not removed`,
+        `someone changed this fact after you opened it: it now reads “${now ? now.value : "(removed)"}”.`);
+      return;
+    }
+    fail(`Could not remove ${fact.name}`, error, () => removeFact(fact));
+    return;
+  }
+  renderMemory(cell);
+  say(`Removed ${fact.name} from ${customer}'s memory.`);
+}
+
+async function trimMemory() {
+  let cell;
+  try {
+    cell = await api("POST", memoryPath("trim"));
+  } catch (error) {
+    fail("Could not remove the facts not served", error, trimMemory);
+    return;
+  }
+  renderMemory(cell);
+  $("memory-title").focus();
+  say(`Removed ${cell.removed} facts that were not served; ${cell.stored} remain.`);
+}
+
 function renderMemory(cell) {
+  $("memory-repair").hidden = true;
+  $("memory-facts").hidden = false;
+  $("memory-over-full").hidden = !cell.problem;
+  $("memory-over-full-text").textContent = cell.problem ? `${cell.problem}.` : "";
   $("memory-title").textContent = `Memory of ${cell.scope}`;
   const body = $("memory").tBodies[0];
   body.replaceChildren();
@@ -358,7 +426,9 @@ function renderMemory(cell) {
     const actions = row.insertCell();
     const edit = button("Edit", () => editRow(row, fact));
     edit.setAttribute("aria-label", `Edit ${fact.name}`);
-    actions.append(edit);
+    const remove = button("Remove", () => removeFact(fact));
+    remove.setAttribute("aria-label", `Remove ${fact.name}`);
+    actions.append(edit, " ", remove);
   }
   $("memory").hidden = cell.facts.length === 0;
   $("memory-empty").hidden = cell.facts.length > 0;
@@ -432,6 +502,13 @@ async function start() {
     const name = $("add-fact-name").value.trim();
     await saveFact(name, $("add-fact-value").value.trim(), null);
     if ($("problem").hidden) { $("add-fact-name").value = ""; $("add-fact-value").value = ""; }
+  });
+  $("memory-trim").addEventListener("click", trimMemory);
+  $("memory-restore").addEventListener("click", () => repair("restore", undefined,
+    (cell) => `Restored ${customer}'s memory to its last readable version (${cell.stored} fact${cell.stored === 1 ? "" : "s"}).`));
+  $("memory-reset").addEventListener("submit", (event) => {
+    event.preventDefault();
+    repair("reset", { confirm: $("memory-reset-confirm").value.trim() }, () => `${customer}'s memory was reset to empty.`);
   });
   $("back-to-proposals").addEventListener("click", () => {
     history.pushState(null, "", urlFor(null));

@@ -236,3 +236,66 @@ def test_no_serious_accessibility_violation(page, s3, bucket):
     page.click("#back-to-proposals")
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     assert axe_violations(page) == []
+
+
+def _outside_cell(count: int) -> bytes:
+    """A cell written outside the engine with `count` facts, fact_00000 the oldest."""
+    facts = {f"fact_{i:05d}": {"value": f"valor {i}", "origin": "legacy",
+                               "at": f"2026-03-01T00:{i // 60:02d}:{i % 60:02d}.000000Z", "revision": i + 1}
+             for i in range(count)}
+    return json.dumps({"v": 1, "tenant": T, "customer_id": CUSTOMER, "seq": count, "facts": facts}).encode()
+
+
+def _open_memory(page):
+    page.get_by_label("Customer id", exact=True).fill(CUSTOMER)
+    page.get_by_role("button", name="Open memory").click()
+    expect(page.locator("#memory-title")).to_be_focused()
+
+
+def test_an_over_full_memory_says_what_is_served_and_the_operator_removes_the_rest(page, memory, s3, bucket):
+    from helpers.browser import axe_violations
+
+    from facts import layout
+
+    s3.put_object(Bucket=bucket, Key=layout.cell_key(T, CUSTOMER), Body=_outside_cell(250))
+    _open_memory(page)
+    expect(page.locator("#memory-over-full-text")).to_contain_text(
+        "this cell holds 250 facts, over the 200 a customer may have")
+    expect(page.locator("#memory tbody tr")).to_have_count(200)
+    assert axe_violations(page) == []
+    page.get_by_role("button", name="Remove the facts not served").click()
+    expect(page.locator("#status")).to_have_text("Removed 50 facts that were not served; 200 remain.")
+    expect(page.locator("#memory-over-full")).to_be_hidden()
+    page.get_by_role("button", name="Remove fact_00249").click()
+    expect(page.locator("#status")).to_have_text(f"Removed fact_00249 from {CUSTOMER}'s memory.")
+    expect(page.locator("#memory tbody tr")).to_have_count(199)
+    assert set(memory()) == {f"fact_{i:05d}" for i in range(50, 249)}
+
+
+def test_an_unreadable_memory_offers_restore_and_a_confirmed_reset(page, memory, s3, bucket):
+    from helpers.browser import axe_violations
+
+    from facts import layout
+
+    MemoryCells(s3, bucket).write_fact(T, CUSTOMER, "tamanho_calcado", "42", "operator")
+    s3.put_object(Bucket=bucket, Key=layout.cell_key(T, CUSTOMER), Body=b"{broken")
+    _open_memory(page)
+    expect(page.locator("#memory-repair-text")).to_contain_text("does not follow the format")
+    expect(page.locator("#memory-facts")).to_be_hidden()
+    assert axe_violations(page) == []
+    page.get_by_role("button", name="Restore the last readable version").click()
+    expect(page.locator("#status")).to_have_text(f"Restored {CUSTOMER}'s memory to its last readable version (1 fact).")
+    expect(page.locator("#memory tbody tr")).to_contain_text("42")
+    assert memory() == {"tamanho_calcado": ("42", "operator")}
+
+    s3.put_object(Bucket=bucket, Key=layout.cell_key(T, CUSTOMER), Body=b"{broken again")
+    page.click("#back-to-proposals")
+    _open_memory(page)
+    page.get_by_label("Or type the customer id to reset this memory to empty").fill("someone-else")
+    page.get_by_role("button", name="Reset to empty").click()
+    expect(page.locator("#problem-text")).to_contain_text("Could not reset this memory: confirm: type the customer id")
+    page.get_by_label("Or type the customer id to reset this memory to empty").fill(CUSTOMER)
+    page.get_by_role("button", name="Reset to empty").click()
+    expect(page.locator("#status")).to_have_text(f"{CUSTOMER}'s memory was reset to empty.")
+    expect(page.locator("#memory-empty")).to_be_visible()
+    assert memory() == {}

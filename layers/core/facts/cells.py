@@ -16,8 +16,8 @@ from shared import awscall
 from shared.errors import Conflict, NotFound
 
 from . import layout
-from .errors import Busy, FactMoved
-from .fact import Cell, Fact, check_customer, check_fact, parse_cell, utc_now
+from .errors import Busy, CellReadable, CellUnreadable, FactMoved, InvalidFact, NothingToRestore, RecordUnreadable
+from .fact import Cell, Fact, check_customer, check_fact, name_problem, parse_cell, utc_now
 
 CAS_ATTEMPTS = 8
 CONTENT_TYPE = "application/json"
@@ -41,7 +41,10 @@ class MemoryCells:
                                   read_body=True)
         except NotFound:
             return StoredCell(Cell(tenant, customer_id), None)
-        return StoredCell(parse_cell(answer["Body"], tenant, customer_id), answer["ETag"])
+        try:
+            return StoredCell(parse_cell(answer["Body"], tenant, customer_id), answer["ETag"])
+        except RecordUnreadable:
+            raise CellUnreadable(answer["ETag"]) from None
 
     def swap(self, stored: StoredCell, cell: Cell) -> StoredCell:
         """Write `cell` over `stored` only if nothing was written since it was read (Conflict otherwise)."""
@@ -66,6 +69,77 @@ class MemoryCells:
             except Conflict:
                 self._sleep(random.uniform(0, 0.02 * 2 ** attempt))
         raise Busy("the memory cell kept changing; try again")
+
+    def _change(self, tenant: str, customer_id: str, change: Callable[[Cell], Cell]) -> StoredCell:
+        """`change` applied to the cell as it is now, by compare-and-swap, re-reading on a lost race."""
+        for attempt in range(CAS_ATTEMPTS):
+            stored = self.read(tenant, customer_id)
+            cell = change(stored.cell)  # FactMoved (a Conflict too) is the caller's, never retried
+            try:
+                return self.swap(stored, cell)
+            except Conflict:
+                self._sleep(random.uniform(0, 0.02 * 2 ** attempt))
+        raise Busy("the memory cell kept changing; try again")
+
+    def remove_fact(self, tenant: str, customer_id: str, name: str, *, expect: int) -> StoredCell:
+        """Remove one fact if it is still at revision `expect` (FactMoved otherwise, or when it is gone)."""
+        problem = name_problem(name)
+        if problem:
+            raise InvalidFact(f"name: {problem}")
+
+        def remove(cell: Cell) -> Cell:
+            current = cell.facts.get(name)
+            if current is None or current.revision != expect:
+                raise FactMoved(f"fact {name!r} changed since it was read")
+            return cell.without(name)
+        return self._change(tenant, customer_id, remove)
+
+    def trim(self, tenant: str, customer_id: str) -> tuple[StoredCell, int]:
+        """An over-full cell cut to what a read serves (its most recently written facts); how many went."""
+        removed = 0
+
+        def trim(cell: Cell) -> Cell:
+            nonlocal removed
+            kept = cell.trimmed()
+            removed = len(cell.facts) - len(kept.facts)
+            return kept
+        return self._change(tenant, customer_id, trim), removed
+
+    # ------------------------------------------------------------ repairing an unreadable cell
+    def _unreadable(self, tenant: str, customer_id: str) -> str:
+        """The ETag of the current cell, which must not parse (CellReadable when it does, or is absent)."""
+        try:
+            stored = self.read(tenant, customer_id)
+        except CellUnreadable as exc:
+            return exc.etag  # type: ignore[return-value]  # set by read()
+        raise CellReadable("this customer's memory cell reads fine: edit or remove its facts instead"
+                           if stored.etag else "this customer has no memory cell: there is nothing to repair")
+
+    def restore(self, tenant: str, customer_id: str) -> StoredCell:
+        """Write back the newest earlier version of an unreadable cell that parses, if the cell is
+        still what was found unreadable (Conflict otherwise); NothingToRestore when none does."""
+        etag = self._unreadable(tenant, customer_id)
+        key = layout.cell_key(tenant, customer_id)
+        for page in awscall.pages(self._s3, "list_object_versions", Bucket=self.bucket, Prefix=key):
+            for version in page.get("Versions", []):  # newest first; delete markers are listed apart
+                if version["Key"] != key or version.get("IsLatest"):
+                    continue
+                answer = awscall.call(self._s3, "get_object", Bucket=self.bucket, Key=key,
+                                      VersionId=version["VersionId"], read_body=True)
+                try:
+                    cell = parse_cell(answer["Body"], tenant, customer_id)
+                except RecordUnreadable:
+                    continue
+                return self.swap(StoredCell(cell, etag), cell)
+        raise NothingToRestore("no earlier version of this customer's memory cell reads either: reset it")
+
+    def reset(self, tenant: str, customer_id: str, *, clock: Callable[[], int] = time.time_ns) -> StoredCell:
+        """An unreadable cell replaced by an empty one, if it is still what was found unreadable.
+        Its sequence starts from the clock (microseconds), above any revision the lost cell can have
+        handed out, so a proposal's recorded revision is never mistaken for a new fact's."""
+        etag = self._unreadable(tenant, customer_id)
+        cell = Cell(tenant, customer_id, {}, clock() // 1000)
+        return self.swap(StoredCell(cell, etag), cell)
 
     # ------------------------------------------------------------ latches
     def latched(self, tenant: str, customer_id: str) -> frozenset[str]:

@@ -51,6 +51,29 @@ class RecordUnreadable(FactsError):
     code = "record_unreadable"
 
 
+class CellUnreadable(RecordUnreadable):
+    """A customer's memory cell that does not follow the format (written outside the engine, or
+    damaged): neither shown nor changed until an operator restores or resets it."""
+
+    def __init__(self, etag: Optional[str] = None):
+        self.etag = etag  # the unreadable version's: a repair is conditional on it
+        super().__init__("this customer's memory cell does not follow the format, so it can be neither read nor "
+                         "changed: restore its last readable version, or reset it to empty (docs/facts.md, "
+                         "\"An unreadable memory cell\")")
+
+
+class CellReadable(FactsError):
+    """A restore or reset asked of a cell that reads fine: edit or remove its facts instead."""
+
+    code = "cell_readable"
+
+
+class NothingToRestore(FactsError):
+    """An unreadable cell none of whose earlier versions reads either: only a reset is left."""
+
+    code = "no_version_to_restore"
+
+
 class Busy(FactsError):
     """A compare-and-swap kept losing its race within the attempts allowed; try again later."""
 

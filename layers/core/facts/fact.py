@@ -115,10 +115,31 @@ class Cell:
 
     def with_fact(self, name: str, value: str, origin: str, at: datetime) -> "Cell":
         if name not in self.facts and len(self.facts) >= FACTS_MAX:
-            raise InvalidFact(f"a customer's memory holds at most {FACTS_MAX} facts")
+            raise InvalidFact(f"a customer's memory holds at most {FACTS_MAX} facts: remove one first")
         facts = dict(self.facts)
         facts[name] = Fact(value, origin, at, self.seq + 1)
         return replace(self, facts=facts, seq=self.seq + 1)
+
+    def without(self, name: str) -> "Cell":
+        """The cell with `name` removed (no revision is handed out: `seq` still rules out an A-B-A)."""
+        return replace(self, facts={n: f for n, f in self.facts.items() if n != name})
+
+    @property
+    def over_full(self) -> bool:
+        """More facts than a customer may have (a cell written outside the engine)."""
+        return len(self.facts) > FACTS_MAX
+
+    def served(self) -> dict[str, Fact]:
+        """What a read serves: every fact, or of an over-full cell the FACTS_MAX most recently
+        written (time, then revision), so a <memory> block stays bounded."""
+        if not self.over_full:
+            return dict(self.facts)
+        newest = sorted(self.facts.items(), key=lambda item: (item[1].at, item[1].revision), reverse=True)
+        return dict(newest[:FACTS_MAX])
+
+    def trimmed(self) -> "Cell":
+        """The cell holding only what a read serves."""
+        return replace(self, facts=self.served())
 
     def body(self) -> bytes:
         return json.dumps({"v": CELL_VERSION, "tenant": self.tenant, "customer_id": self.customer_id,

@@ -61,10 +61,12 @@ def parse_request(event: Any) -> Union[ReadRequest, RememberRequest]:
 
 
 def render_block(cell: Cell) -> str:
-    """The <memory> block, one line per fact, XML-escaped; empty when the customer has none."""
-    if not cell.facts:
+    """The <memory> block, one line per fact served (at most FACTS_MAX), XML-escaped; empty when
+    the customer has none."""
+    facts = cell.served()
+    if not facts:
         return ""
-    lines = [f"  <fact name={quoteattr(name)}>{escape(fact.value)}</fact>" for name, fact in sorted(cell.facts.items())]
+    lines = [f"  <fact name={quoteattr(name)}>{escape(fact.value)}</fact>" for name, fact in sorted(facts.items())]
     return "<memory>\n" + "\n".join(lines) + "\n</memory>"
 
 
@@ -78,8 +80,10 @@ class Memory:
         if isinstance(request, ReadRequest):
             cell = self._cells.read(request.tenant, request.customer_id).cell
             self.counters.count("MemoryRead", tenant=request.tenant)
+            if cell.over_full:  # written outside the engine: the Facts page says so and can trim it
+                self.counters.count("MemoryOverFull", tenant=request.tenant)
             return {"customer_id": request.customer_id, "priority": PRIORITY, "block": render_block(cell),
-                    "facts": [{"name": name, **fact.as_json()} for name, fact in sorted(cell.facts.items())]}
+                    "facts": [{"name": name, **fact.as_json()} for name, fact in sorted(cell.served().items())]}
         name, value = check_fact(request.name, request.value)
         fact = self._cells.write_fact(request.tenant, request.customer_id, name, value, "engine")
         self.counters.count("FactRemembered", tenant=request.tenant)

@@ -29,7 +29,7 @@ from .errors import (
     ProposalWentStale,
     RecordUnreadable,
 )
-from .fact import Fact, iso
+from .fact import FACTS_MAX, Cell, Fact, iso
 from .proposals import EvidenceLink, Proposal, ProposalRef, ProposalStore, StoredProposal, parse_proposal
 from .review import Review
 
@@ -56,6 +56,26 @@ def _stamp(moment: Optional[datetime]) -> Optional[str]:
 
 def _fact(name: str, fact: Fact) -> dict[str, Any]:
     return {"name": name, **fact.as_json()}
+
+
+def _cell_view(cell: Cell) -> dict[str, Any]:
+    """What the page shows of a cell: the facts a read serves, and a problem when it holds more."""
+    served = cell.served()
+    problem = None
+    if cell.over_full:
+        problem = (f"this cell holds {len(cell.facts)} facts, over the {FACTS_MAX} a customer may have: only the "
+                   f"{FACTS_MAX} most recently written are served to the agent and shown here. Remove the "
+                   f"{len(cell.facts) - FACTS_MAX} others, or facts you do not need")
+    return {"customer_id": cell.customer_id, "scope": f"{cell.tenant}:{cell.customer_id}",
+            "facts": [_fact(name, fact) for name, fact in sorted(served.items())],
+            "stored": len(cell.facts), "problem": problem}
+
+
+def _check_revision(revision: Any, *, required: bool) -> None:
+    if revision is None and not required:
+        return
+    if not isinstance(revision, int) or isinstance(revision, bool) or revision < 1:
+        raise InvalidRequest("revision: the fact's revision as read" + ("" if required else ", or null for a new fact"))
 
 
 def _offset(cursor: Optional[str]) -> int:
@@ -188,16 +208,48 @@ class FactsStudio:
     # ------------------------------------------------------------ the customer's memory cell
     def memory(self, op: Operator, tenant: str, customer_id: str) -> dict[str, Any]:
         op.check(tenant)
-        cell = self._cells.read(tenant, customer_id).cell
-        return {"customer_id": customer_id, "scope": f"{tenant}:{customer_id}",
-                "facts": [_fact(name, fact) for name, fact in sorted(cell.facts.items())]}
+        return _cell_view(self._cells.read(tenant, customer_id).cell)
+
+    def remove_fact(self, op: Operator, tenant: str, customer_id: str, name: str, revision: int) -> dict[str, Any]:
+        """Remove one fact if it is still at `revision`; the cell as it is then."""
+        op.check(tenant)
+        _check_revision(revision, required=True)
+        try:
+            stored = self._cells.remove_fact(tenant, customer_id, name, expect=revision)
+        except FactMoved:
+            now = self._cells.read(tenant, customer_id).cell.facts.get(name)
+            raise FactChanged(None if now is None else _fact(name, now)) from None
+        self.counters.count("FactRemoved", tenant=tenant)
+        return _cell_view(stored.cell)
+
+    def trim(self, op: Operator, tenant: str, customer_id: str) -> dict[str, Any]:
+        """An over-full cell cut to the facts a read serves (its most recently written)."""
+        op.check(tenant)
+        stored, removed = self._cells.trim(tenant, customer_id)
+        self.counters.count("FactRemoved", removed, tenant=tenant)
+        return {**_cell_view(stored.cell), "removed": removed}
+
+    def restore_cell(self, op: Operator, tenant: str, customer_id: str) -> dict[str, Any]:
+        """An unreadable cell back at its newest earlier version that reads."""
+        op.check(tenant)
+        stored = self._cells.restore(tenant, customer_id)
+        self.counters.count("MemoryCellRestored", tenant=tenant)
+        return _cell_view(stored.cell)
+
+    def reset_cell(self, op: Operator, tenant: str, customer_id: str, confirm: str) -> dict[str, Any]:
+        """An unreadable cell replaced by an empty one; `confirm` must repeat the customer id."""
+        op.check(tenant)
+        if confirm != customer_id:
+            raise InvalidRequest("confirm: type the customer id to confirm that every fact of this cell is lost")
+        stored = self._cells.reset(tenant, customer_id)
+        self.counters.count("MemoryCellReset", tenant=tenant)
+        return _cell_view(stored.cell)
 
     def edit_fact(self, op: Operator, tenant: str, customer_id: str, name: str, value: str,
                   revision: Optional[int]) -> dict[str, Any]:
         """Set one fact (origin `operator`) if it is still at `revision` (None: it did not exist)."""
         op.check(tenant)
-        if revision is not None and (not isinstance(revision, int) or isinstance(revision, bool) or revision < 1):
-            raise InvalidRequest("revision: the fact's revision as read, or null for a new fact")
+        _check_revision(revision, required=False)
         try:
             fact = self._cells.write_fact(tenant, customer_id, name, value, "operator", expect=revision)
         except FactMoved:
