@@ -342,3 +342,23 @@ def test_a_stored_file_over_the_format_s_size_is_a_clear_422_never_a_body_over_l
     assert status == 200
     status, body, _ = api("GET", f"{BASE}/deleted/enorme")
     assert status == 422 and body["error"]["code"] == "too_large"
+
+
+def test_a_concept_overwritten_with_10_mb_is_never_sent_back_in_a_412_and_restoring_a_good_version_repairs_it(
+        api, s3, bucket, store):
+    from knowledge.store.concepts import concept_key
+
+    _, good, _ = api("GET", f"{BASE}/concepts/troca-em-30-dias")
+    version = store.versions(T, A, "troca-em-30-dias")[0].version_id
+    s3.put_object(Bucket=bucket, Key=concept_key(T, A, "troca-em-30-dias"), Body=b"x" * (10 * 1024 * 1024))
+    for method, path, headers in (
+            ("PUT", f"{BASE}/concepts/troca-em-30-dias", {"if-match": good["etag"]}),
+            ("POST", f"{BASE}/concepts/troca-em-30-dias/versions/{version}/restore", {"if-match": good["etag"]})):
+        status, body, _ = api(method, path, body={"markdown": good["markdown"]} if method == "PUT" else None,
+                              headers=headers)
+        assert status == 422 and body["error"]["code"] == "too_large", method  # before: 412 and a 10 MB `current`
+        assert len(json.dumps(body)) < 4096
+    status, _, _ = api("POST", f"{BASE}/concepts/troca-em-30-dias/versions/{version}/restore")
+    assert status == 200
+    status, body, _ = api("GET", f"{BASE}/concepts/troca-em-30-dias")
+    assert status == 200 and body["markdown"] == good["markdown"]

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 import time
+from contextlib import contextmanager
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Optional, Protocol
+from typing import TYPE_CHECKING, Any, Iterator, Optional, Protocol
 
 from knowledge.curation.documents import (
     checked_size,
@@ -80,6 +81,19 @@ def _servable(item: StoredConcept) -> StoredConcept:
     if len(item.data) > DOCUMENT_MAX_BYTES:
         raise TooLargeToOpen(item.name, len(item.data))
     return item
+
+
+@contextmanager
+def _bounded_conflicts() -> Iterator[None]:
+    """A lost race answers what is stored now (412 with `current`), unless that is over the format's
+    size: then the problem the list shows, never a body over Lambda's response limit."""
+    try:
+        yield
+    except Conflict as exc:
+        current = exc.current
+        if isinstance(current, StoredConcept) and len(current.data) > DOCUMENT_MAX_BYTES:
+            raise TooLargeToOpen(current.name, len(current.data)) from None
+        raise
 
 
 def _stored(item: StoredConcept) -> dict[str, Any]:
@@ -397,14 +411,15 @@ class Studio:
                                                      "then delete this one)", name_line(markdown))])
         # Carry the engine's record of applied sightings forward, so that a sighting whose
         # queue message comes back after this edit is still recognised (and counted once).
-        current = self._store.find(tenant, agent, name)
-        if current is not None and current.etag != if_match:
-            raise Conflict(f"concept {name!r} changed since it was read", current)
-        if current is not None and _same(current, concept):
-            return _stored(current)  # nothing changed: no new version, the same ETag back
-        concept = concept.replace(updated_at=max(utc_now(), concept.created_at))
-        return _stored(self._store.replace(tenant, agent, concept, if_match=if_match, actor=op.actor,
-                                           reason="edit", sightings=current.sightings if current else ()))
+        with _bounded_conflicts():
+            current = self._store.find(tenant, agent, name)
+            if current is not None and current.etag != if_match:
+                raise Conflict(f"concept {name!r} changed since it was read", current)
+            if current is not None and _same(current, concept):
+                return _stored(current)  # nothing changed: no new version, the same ETag back
+            concept = concept.replace(updated_at=max(utc_now(), concept.created_at))
+            return _stored(self._store.replace(tenant, agent, concept, if_match=if_match, actor=op.actor,
+                                               reason="edit", sightings=current.sightings if current else ()))
 
     def create(self, op: Operator, tenant: str, agent: str, markdown: str) -> dict[str, Any]:
         op.check(tenant)
@@ -424,12 +439,14 @@ class Studio:
 
     def undelete(self, op: Operator, tenant: str, agent: str, name: str) -> dict[str, Any]:
         op.check(tenant)
-        return _stored(self._store.undelete(tenant, agent, name, actor=op.actor))
+        with _bounded_conflicts():
+            return _stored(self._store.undelete(tenant, agent, name, actor=op.actor))
 
     def restore(self, op: Operator, tenant: str, agent: str, name: str, version_id: str,
                 if_match: Optional[str]) -> dict[str, Any]:
         op.check(tenant)
-        return _stored(self._store.restore(tenant, agent, name, version_id, actor=op.actor, if_match=if_match))
+        with _bounded_conflicts():
+            return _stored(self._store.restore(tenant, agent, name, version_id, actor=op.actor, if_match=if_match))
 
     # ------------------------------------------------------------ the knowledge: block
     def config(self, op: Operator, tenant: str, agent: str) -> dict[str, Any]:
