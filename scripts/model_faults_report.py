@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Each model fault against the real clients, timed against the deadline ExtractFunction gives a call.
+"""Each model fault against the real clients, timed against the deadline ExtractFunction gives a call,
+and what each fault makes of a sighting the consolidation judge is asked about.
 
     .venv/bin/python scripts/model_faults_report.py [--quick | --scale 0.1] [--json]
 
@@ -10,6 +11,12 @@ boto3 client, configured as aws.py configures it, against an endpoint that accep
 never answers. A full run takes about three minutes; --quick scales every duration (the
 function's timeout, the reserve, the per-attempt cap, Retry-After, the trickle's pace) by
 1/20 and runs in seconds. The client's own backoff (0.25 s to 1 s) is not scaled.
+
+The judge table runs the real ConsolidateFunction handler (moto for S3, SQS and EventBridge) on a
+sighting whose claim differs from the recorded one, once per fault, and again when the fault
+gives way to a good answer: a fault must fail the record (the queue brings it back), never write
+`## Contradiction` or publish `knowledge_conflict`. The last row is no fault: a complete answer
+whose content is no verdict, which takes the conservative outcome (contradicting).
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import boto3
 
 from knowledge_dev.scripted_model import (
     ScriptedModel,
+    completion,
     hang,
     reset,
     server_error,
@@ -142,6 +150,115 @@ def handler_rows(scale: float) -> list[dict]:
     return rows
 
 
+GOOD_VERDICT = '{"verdict": "same"}'
+PROSE = "I think they are basically the same, merge them!"
+
+
+def judge_faults(scale: float) -> list[tuple[str, list, bool]]:
+    """(label, the replies in order (the last one repeats), whether it is a fault) for the judge."""
+    html = "<!DOCTYPE html><html><body><h1>Sign in to continue</h1></body></html>"
+    huge = completion('{"verdict": "same", "note": "' + "x" * (10 * 1024 * 1024) + '"}')
+    return [
+        ("hang (accepts, never answers)", [hang()], True),
+        (f"trickle (1 byte every {1.0 * scale:g} s, forever)", [trickle(every=1.0 * scale)], True),
+        (f"429 Retry-After {30 * scale:g} (every time)", [throttled(retry_after=round(30 * scale, 3))], True),
+        ("500 (every time)", [server_error(500)], True),
+        ("503 x3, then a verdict", [server_error(503)] * 3 + [GOOD_VERDICT], True),
+        ("connection reset x3, then a verdict", [reset()] * 3 + [GOOD_VERDICT], True),
+        ("connection reset (every time)", [reset()], True),
+        ("400 (every time)", [(400, {"error": {"message": "bad request"}})], True),
+        ("401 (every time)", [(401, {"error": {"message": "invalid api key"}})], True),
+        ("403 (every time)", [(403, {"error": {"message": "forbidden"}})], True),
+        ("404 (every time)", [(404, {"error": {"message": "no such model"}})], True),
+        ("200 with an HTML error page", [(200, html)], True),
+        ("truncated envelope (every time)", [truncated(GOOD_VERDICT)], True),
+        ("truncated envelope, then a verdict", [truncated(GOOD_VERDICT), GOOD_VERDICT], True),
+        ("200 with empty content", [""], True),
+        ("200 with a 10 MB answer", [(200, huge)], True),
+        ("200 with a garbage body (no JSON)", [(200, "\x00\x13garbage\ufffd{{{")], True),
+        ("complete answer, prose instead of a verdict", [PROSE], False),
+    ]
+
+
+def judge_rows(scale: float) -> list[dict]:
+    """Each judge fault through the real ConsolidateFunction handler: a recorded claim, then a
+    different one that needs the judge; delivered again (as the queue would) when the first
+    delivery failed and a later reply differs."""
+    import logging
+    import os
+    import uuid
+    from datetime import UTC, datetime
+
+    from knowledge.format.concept import Concept
+    from knowledge.format.sighting import Sighting
+    from knowledge.store.concepts import ConceptStore
+    from knowledge_dev.handlers import load_handler
+    from knowledge_dev.local_aws import moto_server
+
+    logging.disable(logging.CRITICAL)
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    os.environ["POWERTOOLS_LOG_LEVEL"] = "CRITICAL"
+    function_timeout = float(load_template()["Resources"]["ConsolidateFunction"]["Properties"]["Timeout"]) * scale
+    moment = datetime(2026, 11, 20, 14, 5, 31, tzinfo=UTC)
+    tenant, agent, name = "default", "store-support", "frete-gratis"
+
+    def sighting(session: str, description: str, body: str) -> Sighting:
+        concept = Concept(name=name, description=description, type="fact", provenance="observed", confidence=0.6,
+                          sources=(session,), occurrences=1, created_at=moment, updated_at=moment, body=body)
+        return Sighting.of(tenant, agent, session, "t1", concept)
+
+    def event(s: Sighting, receives: int) -> dict:
+        return {"Records": [{
+            "messageId": "m0", "receiptHandle": "r0", "body": s.body(), "md5OfBody": "0", "eventSource": "aws:sqs",
+            "attributes": {"MessageGroupId": s.group_id(), "MessageDeduplicationId": s.dedup_id(),
+                           "ApproximateReceiveCount": str(receives), "SentTimestamp": "0", "SenderId": "x",
+                           "ApproximateFirstReceiveTimestamp": "0", "SequenceNumber": "1"},
+            "messageAttributes": {}, "awsRegion": "us-east-1",
+            "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:candidates.fifo"}]}
+
+    first = sighting("sess_1", "Free shipping above R$199 in the Southeast.",
+                     "Orders above R$199 ship free to the South and Southeast regions.")
+    different = sighting("sess_2", "Free shipping above R$299.", "Orders above R$299 ship free.")
+    rows = []
+    with moto_server() as endpoint:
+        s3, sqs = boto3.client("s3", endpoint_url=endpoint), boto3.client("sqs", endpoint_url=endpoint)
+        events = boto3.client("events", endpoint_url=endpoint)
+        for label, replies, fault in judge_faults(scale):
+            knowledge, sessions = f"k-{uuid.uuid4().hex[:10]}", f"s-{uuid.uuid4().hex[:10]}"
+            s3.create_bucket(Bucket=knowledge)
+            s3.put_bucket_versioning(Bucket=knowledge, VersioningConfiguration={"Status": "Enabled"})
+            s3.create_bucket(Bucket=sessions)
+            bus, queue = f"b-{uuid.uuid4().hex[:8]}", sqs.create_queue(QueueName=f"e-{uuid.uuid4().hex[:8]}")["QueueUrl"]
+            events.create_event_bus(Name=bus)
+            arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+            events.put_rule(Name="all", EventBusName=bus, EventPattern=json.dumps({"source": ["knowledge"]}))
+            events.put_targets(Rule="all", EventBusName=bus, Targets=[{"Id": "q", "Arn": arn}])
+            with ScriptedModel(replay(replies)) as server:
+                os.environ.update(KNOWLEDGE_BUCKET=knowledge, SESSIONS_BUCKET=sessions, EVENT_BUS_NAME=bus,
+                                  UTILITY_MODEL="openai:judge", OPENAI_BASE_URL=server.base_url)
+                handler = load_handler("consolidate", module_name=f"faults_consolidate_{uuid.uuid4().hex[:6]}")
+                handler.lambda_handler(event(first, 1), LambdaContext(function_timeout))
+                deliveries = []
+                for receive in (1, 2):
+                    answer = handler.lambda_handler(event(different, receive), LambdaContext(function_timeout))
+                    deliveries.append("failed" if answer["batchItemFailures"] else "done")
+                    if deliveries[-1] == "done" or len(set(map(repr, replies))) == 1:
+                        break
+                requests = len(server.requests)
+            store = ConceptStore(s3, knowledge)
+            reasons = [v.reason for v in store.versions(tenant, agent, name)][:-1]  # newest first, less "created"
+            published = []
+            while batch := sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10).get("Messages"):
+                published += [json.loads(m["Body"])["detail-type"] for m in batch]
+                sqs.delete_message_batch(QueueUrl=queue, Entries=[
+                    {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(batch)])
+            rows.append({"fault": label, "is_fault": fault, "requests": requests, "deliveries": deliveries,
+                         "written": reasons[0] if reasons else "-",
+                         "contradiction": store.get(tenant, agent, name).concept.in_conflict,
+                         "conflict_event": "knowledge_conflict" in published})
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every duration by this (default 1)")
@@ -152,8 +269,11 @@ def main() -> int:
         parser.error("--scale must be positive")
     function_timeout, rows = run(args.scale)
     handled = handler_rows(args.scale)
+    judged = judge_rows(args.scale)
+    wrong = [row for row in judged if row["is_fault"] and (row["contradiction"] or row["conflict_event"])]
     if args.json:
-        print(json.dumps({"function_timeout_s": function_timeout, "rows": rows, "handler": handled}, indent=2))
+        print(json.dumps({"function_timeout_s": function_timeout, "rows": rows, "handler": handled,
+                          "judge": judged, "faults_that_wrote_a_verdict": len(wrong)}, indent=2))
     else:
         print(f"ExtractFunction timeout {function_timeout:g} s, reserve {deadline.RESERVE_SECONDS * args.scale:g} s, "
               f"per-attempt cap {DEFAULT_TIMEOUT * args.scale:g} s")
@@ -169,9 +289,18 @@ def main() -> int:
         for row in handled:
             print(f"{row['fault']:42} {row['failed_records']:>14} {row['took_s']:>7.2f}s {row['timeout_s']:>7.2f}s "
                   f"{row['left_of_timeout_s']:>6.2f}s")
-    # Fails (for CI) when any call ran past its deadline by more than a second.
+        print()
+        print("the consolidation judge, through the real ConsolidateFunction handler (a different claim):")
+        print(f"{'fault':46} {'req':>3} {'deliveries':16} {'written':14} {'## Contradiction':>16} {'conflict event':>14}")
+        for row in judged:
+            print(f"{row['fault']:46} {row['requests']:>3} {', '.join(row['deliveries']):16} {row['written']:14} "
+                  f"{'yes' if row['contradiction'] else 'no':>16} {'yes' if row['conflict_event'] else 'no':>14}")
+        faults_count = sum(row["is_fault"] for row in judged)
+        print(f"{len(wrong)} of {faults_count} model faults wrote a verdict (the last row is no fault: "
+              "a complete answer that is no verdict is judged contradicting)")
+    # Fails (for CI) when any call ran past its deadline by more than a second, or a fault wrote a verdict.
     return 1 if any(row["over_deadline_s"] > 1.0 for row in rows) or any(
-        row["left_of_timeout_s"] <= 0 for row in handled) else 0
+        row["left_of_timeout_s"] <= 0 for row in handled) or bool(wrong) else 0
 
 
 if __name__ == "__main__":

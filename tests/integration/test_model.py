@@ -18,8 +18,10 @@ from knowledge_dev.scripted_model import ScriptedModel, hang, reset, server_erro
 from shared import deadline
 from shared.model import (
     Bedrock,
+    ModelBadAnswer,
     ModelConfigError,
     ModelError,
+    ModelRefused,
     ModelTimeout,
     ModelUnavailable,
     OpenAICompatible,
@@ -154,6 +156,41 @@ def test_bedrock_throttling_is_retried_and_a_validation_error_is_not(bedrock):
         llm.complete("s", "u")
 
 
+@pytest.mark.parametrize("status, error", [(400, "ModelRefused"), (401, "ModelRefused"), (403, "ModelRefused"),
+                                           (404, "ModelRefused")])
+def test_a_status_the_call_does_not_retry_is_a_refusal_never_an_answer(model, script, status, error):
+    script.default = (status, {"error": {"message": "no"}})
+    with pytest.raises(ModelError, match=f"HTTP {status}") as caught:
+        client(model)[0].complete("s", "u")
+    assert type(caught.value).__name__ == error and caught.value.code == "model_refused"
+
+
+@pytest.mark.parametrize("reply", ["", "  \n ", (200, "<html><body>Sign in</body></html>"), (200, "garbage{{"),
+                                   (200, {"choices": [{"message": {"content": None}}]})],
+                         ids=["empty", "blank", "html", "garbage", "null-content"])
+def test_a_200_that_is_no_complete_answer_is_a_bad_answer_never_an_empty_one(model, script, reply):
+    script.default = reply
+    with pytest.raises(ModelBadAnswer) as caught:
+        client(model)[0].complete("s", "u")
+    assert caught.value.code == "model_bad_answer" and len(model.requests) == 1
+
+
+def test_bedrock_refusals_and_empty_answers_are_no_answer(bedrock):
+    runtime, stubber = bedrock
+    stubber.add_client_error("converse", "AccessDeniedException", http_status_code=403)
+    stubber.add_response("converse", converse_answer(""))
+    stubber.add_response("converse", {"output": {"message": {"role": "assistant", "content": [{"image": {
+        "format": "png", "source": {"bytes": b"x"}}}]}}, "stopReason": "end_turn",
+        "usage": {"inputTokens": 1, "outputTokens": 1, "totalTokens": 2}, "metrics": {"latencyMs": 1}})
+    llm = Bedrock("m", runtime, sleep=lambda s: None)
+    with pytest.raises(ModelRefused, match="AccessDeniedException"):
+        llm.complete("s", "u")
+    for _ in range(2):
+        with pytest.raises(ModelBadAnswer, match="empty content"):
+            llm.complete("s", "u")
+    stubber.assert_no_pending_responses()
+
+
 def test_bedrock_that_keeps_throttling_is_unavailable(bedrock):
     runtime, stubber = bedrock
     for _ in range(3):
@@ -261,10 +298,10 @@ def test_a_request_timeout_is_retried_like_throttling(model, script):
     assert answer == "[]" and len(model.requests) == 2
 
 
-def test_a_truncated_answer_is_a_model_error_that_is_not_retried(model, script):
+def test_a_truncated_answer_is_a_bad_answer_that_is_not_retried(model, script):
     script.default = truncated('[{"name": "x"}]')
     error, elapsed = call_with_deadline(client(model)[0], 2.0)
-    assert type(error) is ModelError and "choices" in str(error)
+    assert type(error) is ModelBadAnswer and "choices" in str(error)
     assert len(model.requests) == 1 and elapsed < 0.5
 
 

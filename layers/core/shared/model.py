@@ -4,9 +4,22 @@ OpenAI-compatible chat-completions endpoint (httpx).
 Every call runs under a wall-clock deadline (an absolute `time.monotonic()` value: the
 caller's, capped by the invocation's from shared.deadline; a default budget when there is
 neither) that covers all attempts, backoff sleeps and Retry-After waits; per-read socket
-timeouts alone cannot bound a server that trickles its answer. A call that cannot finish in
-time raises ModelTimeout; a model that keeps failing raises ModelUnavailable, so the caller
-can fail the work item and let the queue retry it.
+timeouts alone cannot bound a server that trickles its answer.
+
+What a call ends in, the one classification every caller (extraction, the consolidation judge,
+distillation) follows:
+
+- an answer: `complete()` returns it only when it is complete — HTTP 200 (or Bedrock's answer),
+  a whole envelope, text content that is not empty, within MAX_ANSWER_BYTES;
+- no answer, a ModelError, whatever the reason: ModelTimeout (the deadline), ModelUnavailable
+  (throttling, server errors, resets, after bounded retries), ModelRefused (a status other than
+  200 that repeating at once would not change: 400, 401, 403, 404...), ModelBadAnswer (a 200
+  that is no complete answer: HTML or garbage instead of JSON, cut short, no or empty content,
+  over the cap), ModelConfigError. A failure to answer is an outage, never a verdict and never
+  an empty result: the caller fails the work item and the queue retries it (and, after its
+  maxReceiveCount, dead-letters it);
+- an answer whose content is not what the caller asked for is the caller's to judge: the
+  parser that reads it says so, and the caller takes its conservative outcome.
 """
 
 from __future__ import annotations
@@ -38,6 +51,8 @@ _RETRYABLE_BEDROCK = {"ThrottlingException", "ServiceUnavailableException", "Int
 
 
 class ModelError(KnowledgeError):
+    """The model gave no answer (see the module's docstring): the work item fails and is retried."""
+
     code = "model_error"
 
 
@@ -52,6 +67,21 @@ class ModelTimeout(ModelUnavailable):
     wait the model asks for would pass it)."""
 
     code = "model_timeout"
+
+
+class ModelRefused(ModelError):
+    """The endpoint answered a status other than 200 that is not retried within the call (400,
+    401, 403, 404...; Bedrock's AccessDenied, Validation...): a key, a model name or a request to
+    fix, which the queue's later deliveries find fixed or dead-letter."""
+
+    code = "model_refused"
+
+
+class ModelBadAnswer(ModelError):
+    """A 200 that is no complete answer: not a JSON envelope (an HTML page, garbage), cut short,
+    without text content, with empty content, or over MAX_ANSWER_BYTES."""
+
+    code = "model_bad_answer"
 
 
 class ModelConfigError(ModelError):
@@ -259,14 +289,14 @@ class OpenAICompatible:
                 if status != 200:
                     if status in (408, 429) or status >= 500:
                         return _Retry(f"HTTP {status}", _retry_after(response.headers.get("retry-after")))
-                    raise ModelError(f"model endpoint refused the request (HTTP {status})")
+                    raise ModelRefused(f"model endpoint refused the request (HTTP {status})")
                 body = bytearray()
                 for chunk in response.iter_bytes():
                     body += chunk
                     if time.monotonic() >= until:
                         return _Retry("timeout")
                     if len(body) > MAX_ANSWER_BYTES:
-                        raise ModelError("model endpoint answered with more than 4 MiB")
+                        raise ModelBadAnswer("model endpoint answered with more than 4 MiB")
         except httpx.TimeoutException:
             return _Retry("timeout")
         except httpx.TransportError as exc:
@@ -300,10 +330,16 @@ def _openai_text(body: bytes) -> str:
     try:
         content = json.loads(body)["choices"][0]["message"]["content"]
     except (ValueError, KeyError, IndexError, TypeError):
-        raise ModelError("model endpoint answered without choices[0].message.content") from None
+        raise ModelBadAnswer("model endpoint answered without choices[0].message.content") from None
     if not isinstance(content, str):
-        raise ModelError("model endpoint answered with non-text content")
-    return content
+        raise ModelBadAnswer("model endpoint answered with non-text content")
+    return _answered(content)
+
+
+def _answered(text: str) -> str:
+    if not text.strip():
+        raise ModelBadAnswer("model answered with empty content")
+    return text
 
 
 class Bedrock:
@@ -334,7 +370,7 @@ class Bedrock:
         except ClientError as exc:
             code = exc.response.get("Error", {}).get("Code", "")
             if code not in _RETRYABLE_BEDROCK:
-                raise ModelError(f"bedrock refused the request ({code})") from None
+                raise ModelRefused(f"bedrock refused the request ({code})") from None
             return _Retry(code)
         except BotoCoreError as exc:  # timeouts and connection errors
             return _Retry(type(exc).__name__)
@@ -346,9 +382,10 @@ class Bedrock:
 def _bedrock_text(answer: dict) -> str:
     try:
         blocks = answer["output"]["message"]["content"]
-        return "".join(block["text"] for block in blocks if "text" in block)
+        text = "".join(block["text"] for block in blocks if "text" in block)
     except (KeyError, TypeError):
-        raise ModelError("bedrock answered without output.message.content") from None
+        raise ModelBadAnswer("bedrock answered without output.message.content") from None
+    return _answered(text)
 
 
 def build_model(ref: str, *, environ: dict, bedrock_client: Optional[Callable[[], Any]] = None,

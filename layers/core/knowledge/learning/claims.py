@@ -322,7 +322,8 @@ KINDS = ("same", "related", "contradicting")
 @dataclass(frozen=True)
 class Verdict:
     """The judge's answer: `kind` decides the outcome, `why` is the metric dimension
-    (same | related | contradicting | no_model | unusable, and the caller's model failures)."""
+    (same | related | contradicting | no_model | unusable). A model that gives no answer is no
+    verdict: its ModelError fails the sighting."""
 
     kind: str
     description: str = ""
@@ -380,7 +381,8 @@ def judge_prompt(existing: Concept, new: Concept) -> tuple[str, str]:
 
 
 def parse_verdict(answer: str) -> Verdict:
-    """The model's verdict; anything unusable is contradicting (the conservative outcome)."""
+    """The verdict in a complete answer; content that is no usable verdict is contradicting (the
+    conservative outcome). A failure to answer never gets here (shared.model raises)."""
     try:
         data = json.loads(unfence(answer))
     except ValueError:
@@ -405,5 +407,5 @@ def parse_verdict(answer: str) -> Verdict:
 
 
 def unusable(why: str) -> Verdict:
-    """No usable verdict (no model, an unusable answer, a model failure): contradicting, counted by `why`."""
+    """No usable verdict (no model, or a complete answer that is no verdict): contradicting, counted by `why`."""
     return Verdict("contradicting", why=why)

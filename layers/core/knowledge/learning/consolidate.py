@@ -12,7 +12,9 @@ concept version carries the sighting's id in its metadata. A delivery that finds
 pending looks at the versions written since, so a crash, a lost answer or a failed marker
 write anywhere in between is recognised on the next delivery.
 
-A model outage is not a verdict: it fails the sighting, and the queue brings it back in order.
+A model that gives no answer (shared.model's ModelError: a timeout, a refusal, a bad, cut or empty
+envelope, an answer over the cap) is not a verdict: it fails the sighting, and the queue brings it
+back in order. Only a complete answer that is no verdict counts as unusable (contradicting).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from knowledge.store.ledgers import SightingLedger, sighting_id
 from shared import deadline
 from shared.errors import Conflict, KnowledgeError
 from shared.events import Events
-from shared.model import ModelCache, ModelError, ModelUnavailable, metered
+from shared.model import ModelCache, metered
 from shared.telemetry import Counters
 
 ENGINE = "engine"
@@ -151,13 +153,11 @@ class Consolidator:
         if not ref:
             return claims.unusable("no_model")
         system, user = claims.judge_prompt(existing, new)
-        try:
-            with metered() as meter:
-                answer = self._models.get(ref).complete(system, user)
-        except ModelUnavailable:
-            raise  # an outage is retried by the queue, never judged
-        except ModelError:
-            return claims.unusable("model_error")
+        # No answer (a timeout, a refusal, a bad or empty envelope: any ModelError) is an outage,
+        # never a verdict: it fails the sighting and the queue brings it back. Only a complete
+        # answer that is no verdict is judged, as unusable.
+        with metered() as meter:
+            answer = self._models.get(ref).complete(system, user)
         record_model_call(self.counters, tenant, meter.usage, len(system) + len(user), len(answer))
         return claims.parse_verdict(answer)
 
