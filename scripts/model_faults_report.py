@@ -16,7 +16,9 @@ The judge table runs the real ConsolidateFunction handler (moto for S3, SQS and 
 sighting whose claim differs from the recorded one, once per fault, and again when the fault
 gives way to a good answer: a fault must fail the record (the queue brings it back), never write
 `## Contradiction` or publish `knowledge_conflict`. The last row is no fault: a complete answer
-whose content is no verdict, which takes the conservative outcome (contradicting).
+whose content is no verdict, which takes the conservative outcome (contradicting). The last table
+delivers a turn whose model answers a 200 that is no JSON array every time, through the real
+ExtractFunction handler: failed (the queue asks again) until its third delivery, then closed.
 """
 
 from __future__ import annotations
@@ -259,6 +261,52 @@ def judge_rows(scale: float) -> list[dict]:
     return rows
 
 
+def extraction_answer_rows() -> list[dict]:
+    """A 200 whose content is no JSON array, every time, through the real ExtractFunction handler:
+    the turn delivered again (its ApproximateReceiveCount rising) while the handler fails it."""
+    import logging
+    import os
+    import uuid
+
+    from knowledge_dev.handlers import load_handler
+    from knowledge_dev.local_aws import moto_server
+    from knowledge_dev.template import ROOT
+
+    logging.disable(logging.CRITICAL)
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    event = json.loads((ROOT / "events" / "turn-complete.json").read_text())
+    body = json.loads(event["Records"][0]["body"])
+    config = (ROOT / "devstack" / "knowledge_dev" / "demo" / "knowledge.yaml").read_text()
+    answers = [("prose instead of JSON", "Sorry, I found nothing durable in this conversation."),
+               ("a JSON object, not an array", '{"concepts": []}')]
+    rows = []
+    with moto_server() as endpoint:
+        s3 = boto3.client("s3", endpoint_url=endpoint)
+        sqs = boto3.client("sqs", endpoint_url=endpoint)
+        for label, content in answers:
+            knowledge, sessions = f"k-{uuid.uuid4().hex[:10]}", f"s-{uuid.uuid4().hex[:10]}"
+            for bucket in (knowledge, sessions):
+                s3.create_bucket(Bucket=bucket)
+            s3.put_object(Bucket=knowledge, Key=f"agents/{body['tenant']}/{body['agent']}/knowledge.yaml",
+                          Body=config)
+            queue = sqs.create_queue(QueueName=f"c-{uuid.uuid4().hex[:8]}.fifo",
+                                     Attributes={"FifoQueue": "true"})["QueueUrl"]
+            with ScriptedModel(lambda request, content=content: content) as server:
+                os.environ.update(KNOWLEDGE_BUCKET=knowledge, SESSIONS_BUCKET=sessions, CANDIDATES_QUEUE_URL=queue,
+                                  UTILITY_MODEL="openai:utility", OPENAI_BASE_URL=server.base_url)
+                handler = load_handler("extract", module_name=f"faults_extract_{uuid.uuid4().hex[:6]}")
+                deliveries = []
+                for receive in range(1, 6):
+                    record = {**event["Records"][0], "attributes": {**event["Records"][0]["attributes"],
+                                                                   "ApproximateReceiveCount": str(receive)}}
+                    answer = handler.lambda_handler({"Records": [record]}, LambdaContext(60.0))
+                    deliveries.append("failed" if answer["batchItemFailures"] else "closed")
+                    if deliveries[-1] == "closed":
+                        break
+                rows.append({"answer": label, "deliveries": deliveries, "requests": len(server.requests)})
+    return rows
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", type=float, default=1.0, help="multiply every duration by this (default 1)")
@@ -270,10 +318,12 @@ def main() -> int:
     function_timeout, rows = run(args.scale)
     handled = handler_rows(args.scale)
     judged = judge_rows(args.scale)
+    closing = extraction_answer_rows()
     wrong = [row for row in judged if row["is_fault"] and (row["contradiction"] or row["conflict_event"])]
     if args.json:
         print(json.dumps({"function_timeout_s": function_timeout, "rows": rows, "handler": handled,
-                          "judge": judged, "faults_that_wrote_a_verdict": len(wrong)}, indent=2))
+                          "judge": judged, "faults_that_wrote_a_verdict": len(wrong),
+                          "extraction_answers": closing}, indent=2))
     else:
         print(f"ExtractFunction timeout {function_timeout:g} s, reserve {deadline.RESERVE_SECONDS * args.scale:g} s, "
               f"per-attempt cap {DEFAULT_TIMEOUT * args.scale:g} s")
@@ -298,6 +348,11 @@ def main() -> int:
         faults_count = sum(row["is_fault"] for row in judged)
         print(f"{len(wrong)} of {faults_count} model faults wrote a verdict (the last row is no fault: "
               "a complete answer that is no verdict is judged contradicting)")
+        print()
+        print("a 200 whose content is no JSON array, every time, through the real ExtractFunction handler:")
+        print(f"{'answer':32} {'deliveries (receive 1, 2, ...)':40} {'model calls':>11}")
+        for row in closing:
+            print(f"{row['answer']:32} {', '.join(row['deliveries']):40} {row['requests']:>11}")
     # Fails (for CI) when any call ran past its deadline by more than a second, or a fault wrote a verdict.
     return 1 if any(row["over_deadline_s"] > 1.0 for row in rows) or any(
         row["left_of_timeout_s"] <= 0 for row in handled) or bool(wrong) else 0

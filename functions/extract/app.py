@@ -41,7 +41,8 @@ def record_handler(record: SQSRecord) -> None:
         raise
     logger.append_keys(tenant=turn.tenant, agent=turn.agent, session_id=turn.session_id, turn_id=turn.turn_id)
     try:
-        outcome = extractor.process(turn)
+        # The receive count bounds how often an unusable answer is asked again (shared.model.ANSWER_ATTEMPTS).
+        outcome = extractor.process(turn, delivery=delivery(record))
         logger.info("turn processed", extra=outcome.log_fields())
     except KnowledgeError as exc:
         extractor.counters.count("TurnFailed", reason=exc.code)
@@ -54,6 +55,15 @@ def record_handler(record: SQSRecord) -> None:
         raise
     finally:
         logger.remove_keys(["tenant", "agent", "session_id", "turn_id"])
+
+
+def delivery(record: SQSRecord) -> int:
+    """The record's receive count (SQS's ApproximateReceiveCount); 1 when it says nothing usable."""
+    try:
+        count = int(record.attributes.approximate_receive_count)
+    except (KeyError, TypeError, ValueError):
+        return 1
+    return max(count, 1)
 
 
 @logger.inject_lambda_context

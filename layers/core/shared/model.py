@@ -19,7 +19,8 @@ distillation) follows:
   an empty result: the caller fails the work item and the queue retries it (and, after its
   maxReceiveCount, dead-letters it);
 - an answer whose content is not what the caller asked for is the caller's to judge: the
-  parser that reads it says so, and the caller takes its conservative outcome.
+  parser that reads it says so, and the caller either retries it like a fault a bounded number
+  of times (ModelAnswerUnusable, ANSWER_ATTEMPTS) or takes its conservative outcome.
 """
 
 from __future__ import annotations
@@ -84,8 +85,27 @@ class ModelBadAnswer(ModelError):
     code = "model_bad_answer"
 
 
+class ModelAnswerUnusable(ModelError):
+    """A complete answer whose content is not what the caller asked for (its parser says so),
+    raised by the caller so the queue asks again: at most ANSWER_ATTEMPTS deliveries, then the
+    caller's conservative outcome (extraction drops the answer, counted)."""
+
+    code = "model_answer_unusable"
+
+
 class ModelConfigError(ModelError):
     code = "model_config"
+
+
+# Deliveries of one work item (or asks, where no queue brings it back) that may end in a complete
+# but unusable answer before the caller takes its conservative outcome.
+ANSWER_ATTEMPTS = 3
+
+
+def answer_attempts_left(delivery: int) -> bool:
+    """Whether a work item on its `delivery`-th receive (SQS's ApproximateReceiveCount) may still
+    be retried for an unusable answer."""
+    return delivery < ANSWER_ATTEMPTS
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,12 @@ the turn is about, so it reuses their names), gate its answer, stamp the
 survivors, and send them to the CandidatesQueue, each with a link to its evidence in the
 archived turn (never the quote). Backfill replays archived turns through exactly the same
 code.
+
+A model that gives no answer (shared.model's ModelError) fails the turn, and the queue retries
+it. A complete answer the gates drop whole (not JSON, not an array, too large) is retried like
+a fault a bounded number of times: on a live turn by its delivery (SQS's receive count: the
+turn fails until its ANSWER_ATTEMPTS-th delivery), without a queue (backfill) by asking again
+within the call; only then is it dropped, counted as TurnAnswerDropped (an alarm watches it).
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from knowledge.errors import DailyCapReached
 from knowledge.format.concept import FIRST_SIGHTING_CONFIDENCE, Concept
 from knowledge.format.sighting import EvidenceRef, Sighting
 from knowledge.format.turn import Turn
-from knowledge.learning.gates import SCHEMA, Candidate, gate
+from knowledge.learning.gates import SCHEMA, Candidate, GateReport, gate
 from knowledge.learning.known import KnownConcepts
 from knowledge.learning.prompt import extraction_prompt
 from knowledge.learning.usage import ModelQuota, record_model_call
@@ -27,7 +33,14 @@ from knowledge.store.config_cache import ConfigCache
 from knowledge.store.ledgers import ExtractionLedger
 from knowledge.store.queues import CandidateSink
 from shared.errors import InvalidConcept
-from shared.model import ModelCache, ModelConfigError, metered
+from shared.model import (
+    ANSWER_ATTEMPTS,
+    ModelAnswerUnusable,
+    ModelCache,
+    ModelConfigError,
+    answer_attempts_left,
+    metered,
+)
 from shared.telemetry import Counters
 
 # ------------------------------------------------------------------ the work
@@ -85,12 +98,18 @@ class Extractor:
         self._known = known
         self.quota = quota
 
-    def process(self, turn: Turn, *, archive: bool = True, send: bool = True) -> TurnOutcome:
+    def process(self, turn: Turn, *, archive: bool = True, send: bool = True,
+                delivery: int | None = None) -> TurnOutcome:
         """Extract one turn. Raises (so the queue retries) when the model or a send keeps failing.
 
         A live turn (`archive`) whose sightings were already sent is not read by the model again
         when the queue redelivers it; a backfill replay (archive=False) re-reads on purpose.
+        `delivery` is the queue's receive count of this turn: before the ANSWER_ATTEMPTS-th, an
+        answer the gates drop whole raises ModelAnswerUnusable (the queue asks again later);
+        None (no queue) asks again here, up to ANSWER_ATTEMPTS times.
         """
+        if delivery is not None and (isinstance(delivery, bool) or not isinstance(delivery, int) or delivery < 1):
+            raise ValueError("delivery is a receive count: 1 or more")
         both = self._configs.both(turn.tenant, turn.agent)
         config = both.knowledge
         distils = both.distill is not None and both.distill.enabled and self._sessions is not None
@@ -114,16 +133,19 @@ class Extractor:
         ref = config.model or self._utility_model
         if not ref:
             raise ModelConfigError("no model: set the agent's shared.model or UTILITY_MODEL")
-        if self.quota is not None and not self.quota.take(turn.tenant):
-            # Failed, not dropped: the queue brings the turn back, and a later day has calls left.
-            self.counters.count("ExtractionDeferred", tenant=turn.tenant)
-            raise DailyCapReached(f"tenant {turn.tenant!r} reached its daily model-call cap")
         known = self._known.about(turn, config) if self._known is not None else []
         system, user = extraction_prompt(turn, config.types, config.prompt, known)
-        with metered() as meter:
-            answer = self._models.get(ref).complete(system, user)
-        record_model_call(self.counters, turn.tenant, meter.usage, len(system) + len(user), len(answer))
-        report = gate(answer, turn.messages, config.types)
+        asks = 1 if delivery is not None else ANSWER_ATTEMPTS
+        for _ in range(asks):
+            report = self._ask(turn, ref, system, user, config.types)
+            if report.answer_dropped is None:
+                break
+            if delivery is not None and answer_attempts_left(delivery):
+                # The reason is the gate's name, never the answer.
+                raise ModelAnswerUnusable(f"the model's answer was no JSON array of candidates "
+                                          f"({report.answer_dropped}) on delivery {delivery} of {ANSWER_ATTEMPTS}")
+        if report.answer_dropped is not None:
+            self.counters.count("TurnAnswerDropped", reason=report.answer_dropped)
         outcome.rejected, outcome.redacted = report.rejected, report.redacted
         for candidate in report.candidates:
             try:
@@ -142,6 +164,17 @@ class Extractor:
         for kind, n in outcome.redacted.items():
             self.counters.count("PiiRedacted", n, kind=kind)
         return outcome
+
+    def _ask(self, turn: Turn, ref: str, system: str, user: str, types: Any) -> GateReport:
+        """One model call for the turn, gated (each call spends one of the tenant's daily calls)."""
+        if self.quota is not None and not self.quota.take(turn.tenant):
+            # Failed, not dropped: the queue brings the turn back, and a later day has calls left.
+            self.counters.count("ExtractionDeferred", tenant=turn.tenant)
+            raise DailyCapReached(f"tenant {turn.tenant!r} reached its daily model-call cap")
+        with metered() as meter:
+            answer = self._models.get(ref).complete(system, user)
+        record_model_call(self.counters, turn.tenant, meter.usage, len(system) + len(user), len(answer))
+        return gate(answer, turn.messages, types)
 
     def distils(self, tenant: str, agent: str) -> bool:
         """Whether the agent's `distill:` block is on (Facts keeps its sessions' state)."""
