@@ -134,7 +134,7 @@ def test_a_complete_answer_that_is_no_verdict_is_still_judged_contradicting(cons
 
 
 def test_a_judge_that_keeps_refusing_sends_the_sighting_to_the_dead_letter_queue_unjudged(
-        monkeypatch, consolidate_env, store, script, sqs):
+        monkeypatch, consolidate_env, store, script, model, sqs):
     dlq = new_queue(sqs, fifo=True)
     arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     candidates = new_queue(sqs, fifo=True, VisibilityTimeout="0",
@@ -146,10 +146,11 @@ def test_a_judge_that_keeps_refusing_sends_the_sighting_to_the_dead_letter_queue
         sqs.send_message(QueueUrl=candidates, MessageBody=s.body(), MessageGroupId=s.group_id(),
                          MessageDeduplicationId=s.dedup_id())
     script.default = (401, {"error": {"message": "invalid api key"}})
-    for _ in range(4):
+    for _ in range(6):  # the first sighting, the second's two receives, then SQS moves it
         poller.poll_once(wait_seconds=0)
     [dead] = drain(sqs, dlq)
     assert parse_sighting(dead["Body"]).session_id == "sess_2"
+    assert len(model.requests) == 2  # asked on each of its maxReceiveCount receives, then dead-lettered
     assert drain(sqs, candidates) == []
     assert [v.reason for v in store.versions(T, A, "frete-gratis")] == ["created"]
     assert not store.get(T, A, "frete-gratis").concept.in_conflict
