@@ -39,6 +39,11 @@ from shared.pii import redact
     ("o meu é MG-14.567.890", "o meu é MG-[rg]"),
     ("whats 11 9 8765 4321", "whats [phone]"),
     ("(11) 98765 4321 depois das 18h", "[phone] depois das 18h"),
+    ("cvv 123", "cvv [cvv]"),
+    ("o código de segurança é 4567", "o código de segurança é [cvv]"),
+    ("chave pix 3f1c2b7e-8a9d-4e6f-b1c2-7d8e9f0a1b2c ok", "chave pix [pix] ok"),
+    ("titulo de eleitor 1023 4567 8901", "titulo de eleitor [voter_id]"),
+    ("meu título é 004356870906", "meu título é [voter_id]"),
 ])
 def test_redaction_uses_typed_placeholders(text, expected):
     assert redact(text).text == expected
@@ -75,9 +80,21 @@ def test_redaction_uses_typed_placeholders(text, expected):
     "Comprei os modelos 2023 2024 do mesmo colchão.",
     "A rua estava bloqueada no dia 12, a entrega atrasou 2 dias.",
     "entrega prevista para 24/08/2026 entre 14:30 e 18:00",
+    # a reference named by its word, a three-digit number with no security-code cue, 12 digits of an order
+    "protocolo 3f1c2b7e-8a9d-4e6f-b1c2-7d8e9f0a1b2c aberto",
+    "o modelo 123 tem 3 cores",
+    "pedido 1023 4567 8901 enviado",
 ])
+
 def test_near_misses_are_kept(text):
     assert redact(text).text == text
+
+
+
+def test_the_stores_published_contacts_are_kept_and_a_customers_are_not():
+    text = "Fale com SAC@casanatal.com.br ou (84) 3201-4455; a cliente usa ana@gmail.com e 84 98765-4321."
+    assert redact(text, published=("sac@casanatal.com.br", "84 3201 4455")).text == (
+        "Fale com SAC@casanatal.com.br ou (84) 3201-4455; a cliente usa [email] e [phone].")
 
 
 def test_an_address_is_the_customers_when_the_nearest_cue_is_theirs():

@@ -26,6 +26,7 @@ ConceptType = Literal["fact", "entity", "procedure", "policy", "objection"]
 CONFIG_MAX_BYTES = 32 * 1024
 PROMPT_MAX = 4000
 DEFAULT_MIN_SCORE = 1.0
+CONTACTS_MAX, CONTACT_MAX = 20, 200
 # knowledge: -> a setting -> a list of words; nothing in the block nests deeper or runs longer.
 _CONFIG_DEPTH = 3
 _CONFIG_ITEMS = 64
@@ -58,6 +59,17 @@ class KnowledgeConfig(BaseModel):
     index: Literal["scan", "fts5"] = "scan"
     # BM25 score a concept needs to be injected: keeps "oi, tudo bem?" from injecting anything.
     min_score: float = Field(default=DEFAULT_MIN_SCORE, ge=0, le=100)
+    # The e-mail, phones, addresses and CNPJ the store publishes: business data, kept by the PII gate.
+    published_contacts: tuple[str, ...] = Field(default=(), max_length=CONTACTS_MAX)
+
+    @field_validator("published_contacts", mode="before")
+    @classmethod
+    def _contacts(cls, value: object) -> object:
+        if isinstance(value, list):
+            if not all(isinstance(v, str) and 0 < len(v.strip()) <= CONTACT_MAX and "\n" not in v for v in value):
+                raise ValueError(f"must be a list of one-line texts of at most {CONTACT_MAX} characters")
+            return tuple(v.strip() for v in value)
+        return value
 
     @field_validator("types", mode="before")
     @classmethod

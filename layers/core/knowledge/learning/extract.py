@@ -137,7 +137,7 @@ class Extractor:
         system, user = extraction_prompt(turn, config.types, config.prompt, known)
         asks = 1 if delivery is not None else ANSWER_ATTEMPTS
         for _ in range(asks):
-            report = self._ask(turn, ref, system, user, config.types)
+            report = self._ask(turn, ref, system, user, config)
             if report.answer_dropped is None:
                 break
             if delivery is not None and answer_attempts_left(delivery):
@@ -165,7 +165,7 @@ class Extractor:
             self.counters.count("PiiRedacted", n, kind=kind)
         return outcome
 
-    def _ask(self, turn: Turn, ref: str, system: str, user: str, types: Any) -> GateReport:
+    def _ask(self, turn: Turn, ref: str, system: str, user: str, config: Any) -> GateReport:
         """One model call for the turn, gated (each call spends one of the tenant's daily calls)."""
         if self.quota is not None and not self.quota.take(turn.tenant):
             # Failed, not dropped: the queue brings the turn back, and a later day has calls left.
@@ -174,7 +174,7 @@ class Extractor:
         with metered() as meter:
             answer = self._models.get(ref).complete(system, user)
         record_model_call(self.counters, turn.tenant, meter.usage, len(system) + len(user), len(answer))
-        return gate(answer, turn.messages, types)
+        return gate(answer, turn.messages, config.types, config.published_contacts)
 
     def distils(self, tenant: str, agent: str) -> bool:
         """Whether the agent's `distill:` block is on (Facts keeps its sessions' state)."""

@@ -178,8 +178,10 @@ def parse_answer(answer: str) -> list:
     return data
 
 
-def gate(answer: str, messages: Sequence[Said], allowed_types: Iterable[str]) -> GateReport:
-    """Run every gate over a model's answer for one turn (`messages` are the turn's, in order)."""
+def gate(answer: str, messages: Sequence[Said], allowed_types: Iterable[str],
+         published: Sequence[str] = ()) -> GateReport:
+    """Run every gate over a model's answer for one turn (`messages` are the turn's, in order);
+    `published` are the store's own contacts, which redaction keeps."""
     report = GateReport()
     try:
         items = parse_answer(answer)
@@ -195,7 +197,7 @@ def gate(answer: str, messages: Sequence[Said], allowed_types: Iterable[str]) ->
         if index >= CANDIDATES_MAX:
             report.rejected[TOO_MANY] += len(items) - CANDIDATES_MAX
             break
-        reason, candidate = _check(item, messages, haystack, allowed, report)
+        reason, candidate = _check(item, messages, haystack, allowed, report, published)
         if reason is None and candidate is not None and candidate.name in seen:
             reason = DUPLICATE
         if reason is not None:
@@ -207,7 +209,7 @@ def gate(answer: str, messages: Sequence[Said], allowed_types: Iterable[str]) ->
 
 
 def _check(item: object, messages: Sequence[Said], haystack: list[tuple[int, str, str]], allowed: frozenset,
-           report: GateReport) -> tuple[Optional[str], Optional[Candidate]]:
+           report: GateReport, published: Sequence[str] = ()) -> tuple[Optional[str], Optional[Candidate]]:
     if not isinstance(item, dict):
         return NOT_OBJECT, None
     keys = set(item)
@@ -252,7 +254,8 @@ def _check(item: object, messages: Sequence[Said], haystack: list[tuple[int, str
         return EVIDENCE_NOT_FOUND, None
     if _negated_before(messages[source].content, span[0]):
         return EVIDENCE_NEGATED, None
-    redacted_description, redacted_body = redact(description), redact(body)
+    redacted_description = redact(description, published=published)
+    redacted_body = redact(body, published=published)
     report.redacted.update(redacted_description.counts)
     report.redacted.update(redacted_body.counts)
     return None, Candidate(name, redacted_description.text, item["type"], redacted_body.text,

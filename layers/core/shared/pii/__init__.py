@@ -1,5 +1,6 @@
-"""PII redaction: e-mail, cards (Luhn), CNPJ and CPF (check digits), IPs, phones, RG numbers, a
-person's address and a person's name.
+"""PII redaction: e-mail, random Pix keys (UUIDs), cards (Luhn), CNPJ and CPF (check digits), voter ids
+(título de eleitor, check digits), IPs, phones, RG numbers, a card's security code, a person's address and a
+person's name.
 
 Each finding is replaced by a typed placeholder such as `[email]`, `[address]`, `[name]` or `[rg]`.
 Detectors run in a fixed order and a later detector never looks inside an earlier finding (nor
@@ -13,6 +14,12 @@ inside a store's address), so an 11-digit CPF is not also read as a phone number
 - A **product** named like a street or a person ("Sofá Avenida 3 lugares", "Cadeira Dona Flor",
   "Sr. Frio ar-condicionado"): the honorific or street word follows a capitalised word inside the
   sentence or a product noun, or the number is a quantity (followed by a unit or a noun).
+- A **store's published contacts** (`published_contacts` in its `knowledge:` block: the e-mail, phones,
+  addresses and CNPJ it publishes) are business data, not a customer's: an exact repeat (e-mail folded,
+  phone or CNPJ by its digits) is kept wherever it appears, so a sighting still matches the staff-written
+  concept that states it.
+- A **CVV** is the 3 or 4 digits a cue names (cvv, cvc, código de segurança); a **voter id** is 12 digits
+  whose check digits hold, or any 12 digits after "título de eleitor", never half read as a phone.
 - A **name** needs an honorific (Sr., Dona, Dr., Mrs....), a role (cliente, porteiro, vizinha...)
   followed by capitalised words, or "meu nome é"/"my name is"/"aos cuidados de" (any case).
 - An **RG** is 2.3.3-D with its check digit, or, after RG/identidade/documento, 7 to 10 digits:
@@ -32,7 +39,8 @@ import bisect
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from functools import lru_cache
+from typing import Callable, Iterator, Sequence
 
 from shared.pii.addresses import find_addresses
 from shared.pii.context import Context, Span
@@ -48,8 +56,11 @@ from shared.pii.identifiers import (
     cnpj_ok,
     cpf_ok,
     digits,
+    find_cvv,
     find_phones,
+    find_pix_keys,
     find_rg,
+    find_voter_ids,
     finder,
     ip_ok,
     luhn,
@@ -57,7 +68,9 @@ from shared.pii.identifiers import (
 )
 from shared.pii.names import find_names
 
-KINDS = ("email", "card", "cnpj", "cpf", "ip", "phone", "rg", "address", "name")
+KINDS = ("email", "pix", "card", "cnpj", "cpf", "voter_id", "ip", "phone", "rg", "cvv", "address", "name")
+# What a published contact is compared by: e-mail folded, numbers by their digits, an address squashed.
+_BY_DIGITS = frozenset({"phone", "cnpj", "cpf"})
 
 
 @dataclass(frozen=True)
@@ -80,28 +93,48 @@ class Redaction:
 # separators (e-mail needs an '@', IPv6 two colons). Most text fails all three.
 _NUMERIC_HINT = re.compile(r"\d[\d .()/+-]{5,}\d")
 _ALWAYS = "always"
+_CVV_HINT = re.compile(r"[cC][vViI][vVcCdD]|[sS][eE][gG][uU][rR]|[sS]ecurity")
 
 # (kind, what the text must hold for the detector to run, detector)
 _DETECTORS: tuple[tuple[str, str, Callable[[Context], Iterator[Span]]], ...] = (
     ("email", "at", finder(EMAIL, lambda s: True)),
+    ("pix", "uuid", find_pix_keys),
     ("card", "digits", finder(CARD, lambda s: 13 <= len(digits(s)) <= 19 and luhn(digits(s)))),
     ("cnpj", "digits", finder(CNPJ, lambda s: cnpj_ok(digits(s)))),
     ("cpf", "digits", finder(CPF, lambda s: cpf_ok(digits(s)))),
+    ("voter_id", "digits", find_voter_ids),
     ("ip", "digits", finder(IPV4, ip_ok)),
     ("ip", "colons", finder(IPV6, ip_ok)),
     ("phone", "digits", finder(PHONE_INTL, phone_intl_ok)),
     ("rg", "digits", find_rg),
     ("phone", "digits", find_phones),
     ("phone", "digits", finder(PHONE_BR_PLAIN, lambda s: True)),
+    ("cvv", "cvv", find_cvv),
     ("address", _ALWAYS, find_addresses),
     ("name", _ALWAYS, find_names),
 )
 
 
-def find(text: str) -> list[Finding]:
-    """Every PII finding in `text`, in order, never overlapping."""
+def _folded(kind: str, value: str) -> str:
+    return digits(value) if kind in _BY_DIGITS else " ".join(value.split()).casefold()
+
+
+@lru_cache(maxsize=256)
+def _published(contacts: tuple[str, ...]) -> frozenset[str]:
+    """Each published contact as every kind would compare it (its digits, its folded text)."""
+    out = set()
+    for contact in contacts:
+        out.add(_folded("email", contact))
+        if len(digits(contact)) >= 8:
+            out.add(digits(contact))
+    return frozenset(out)
+
+
+def find(text: str, published: Sequence[str] = ()) -> list[Finding]:
+    """Every PII finding in `text`, in order, never overlapping; an exact repeat of one of the store's
+    `published` contacts is not one."""
     holds = {"at": "@" in text, "colons": text.count(":") >= 2, "digits": _NUMERIC_HINT.search(text) is not None,
-             _ALWAYS: True}
+             "uuid": text.count("-") >= 4, "cvv": _CVV_HINT.search(text) is not None, _ALWAYS: True}
     context = Context(text)
     # Occupied spans, disjoint and sorted by start, so an overlap check is one bisection.
     starts: list[int] = []
@@ -115,12 +148,18 @@ def find(text: str) -> list[Finding]:
                 continue
             starts.insert(at, start)
             spans.insert(at, (start, end, kind if redact_it else None))
-    return [Finding(kind, start, end) for start, end, kind in spans if kind is not None]
+    findings = [Finding(kind, start, end) for start, end, kind in spans if kind is not None]
+    if published:
+        keep = _published(tuple(published))
+        findings = [f for f in findings if _folded(f.kind, text[f.start:f.end]) not in keep]
+    return findings
 
 
-def redact(text: str, *, placeholder: Callable[[str], str] = lambda kind: f"[{kind}]") -> Redaction:
-    """`text` with each finding replaced by a typed placeholder, and the count of each kind."""
-    findings = find(text)
+def redact(text: str, *, placeholder: Callable[[str], str] = lambda kind: f"[{kind}]",
+           published: Sequence[str] = ()) -> Redaction:
+    """`text` with each finding replaced by a typed placeholder, and the count of each kind; the store's
+    `published` contacts are kept."""
+    findings = find(text, published)
     if not findings:
         return Redaction(text)
     out, last = [], 0

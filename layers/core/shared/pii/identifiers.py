@@ -126,3 +126,49 @@ def find_rg(context: Context) -> Iterator[Span]:
         if (_RG_CUE.search(text, before, start) or _RG_STATE.search(text, max(0, start - 3), start)
                 or _RG_CUE.search(text, end, after)):
             yield start, end, True
+
+
+# --- A card's security code, a random Pix key, a voter id ----------------------------------------
+
+# "cvv 123", "CVV: 4567", "código de segurança 123": only the digits a cue names, never a bare 3-digit number.
+_CVV = re.compile(r"(?i:\b(?:cvv2?|cvc2?|cid|c[oó]d(?:igo|\.)?\s+(?:de\s+)?seguran[cç]a|security\s+code)\b)"
+                  r"\s*(?:[:=#-]\s*|(?i:[ée]|eh|is)\s+)?(\d{3,4})(?![\w/-]|[.,]\d)")
+# A random Pix key is a UUID; one an identifier word names ("protocolo 3f1c2b7e-…") is a reference.
+UUID = re.compile(r"(?<![\w-])[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}(?![\w-])")
+# A voter id (título de eleitor): 12 digits, plain or in groups of four; its last two are check
+# digits over the first eight and the state code (01-28) in digits nine and ten.
+_VOTER = re.compile(_EDGE_L + r"\d{4}[ .]?\d{4}[ .]?\d{4}" + _EDGE_R)
+_VOTER_CUE = re.compile(r"(?i:t[íi]tulo(?:\s+de)?\s+eleitor(?:al)?|\beleitor(?:al)?\b|inscri[cç][aã]o\s+eleitoral)")
+
+
+def voter_id_ok(number: str) -> bool:
+    if len(number) != 12 or not 1 <= int(number[8:10]) <= 28:
+        return False
+    state_rule = number[8:10] in ("01", "02")  # SP and MG: a remainder of 0 gives 1
+    first = sum(int(d) * w for d, w in zip(number[:8], range(2, 10))) % 11
+    first = 0 if first == 10 else (1 if first == 0 and state_rule else first)
+    second = (int(number[8]) * 7 + int(number[9]) * 8 + first * 9) % 11
+    second = 0 if second == 10 else (1 if second == 0 and state_rule else second)
+    return number[10:] == f"{first}{second}"
+
+
+def find_cvv(context: Context) -> Iterator[Span]:
+    for match in _CVV.finditer(context.text):
+        yield match.start(1), match.end(1), True
+
+
+def find_pix_keys(context: Context) -> Iterator[Span]:
+    text = context.text
+    for match in UUID.finditer(text):
+        if _IDENTIFIER_BEFORE.search(text, max(0, match.start() - 30), match.start()) is None:
+            yield match.start(), match.end(), True
+
+
+def find_voter_ids(context: Context) -> Iterator[Span]:
+    """A voter id with valid check digits, or any 12 digits a voter-id cue names in the sentence."""
+    text = context.text
+    for match in _VOTER.finditer(text):
+        start, end = match.span()
+        before = max(context.sentence_start(start), start - 40)
+        if voter_id_ok(digits(match.group())) or _VOTER_CUE.search(text, before, start):
+            yield start, end, True
