@@ -337,6 +337,29 @@ def test_a_turn_tagged_with_a_customer_who_is_not_the_sessions_stamp_is_forgotte
     answer = forget(handlers)
     assert answer["removed"]["archived_turns"] == 4
     assert versions(s3, sessions_bucket, f"{T}/{AGENTS[1]}/turns/") == set()
+    # The other customer's index names no session that is gone: both entries went with it.
+    assert answer["removed"]["customer_index"] == 2
+    assert versions(s3, sessions_bucket, f"{T}/{AGENTS[1]}/facts/customers/") == set()
+
+
+def test_forgetting_one_customer_of_a_shared_session_leaves_the_other_customers_index_pointing_at_sessions_that_exist(
+        handlers, s3, bucket, sessions_bucket):
+    ConceptStore(s3, bucket).put_config(T, AGENTS[1], DISTILS, actor="operator:demo")
+    extract = handlers["extract"].lambda_handler
+    extract(turns_event(T, AGENTS[1], "sess_familia", CUSTOMER, ENTREGA, 9), LambdaContext())
+    extract(turns_event(T, AGENTS[1], "sess_familia", OTHER_CUSTOMER, PRESENTE, 8, first=2), LambdaContext())
+    extract(turns_event(T, AGENTS[1], "sess_so_dele", OTHER_CUSTOMER, TROCA, 7), LambdaContext())
+    forget(handlers)
+    index = f"{T}/{AGENTS[1]}/facts/customers/{OTHER_CUSTOMER}/"
+    entries = {key[len(index):] for key, _ in versions(s3, sessions_bucket, index)}
+    assert entries == {"sess_so_dele"}
+    for session in entries:  # every entry left names a session whose state and turns are there
+        assert s3.list_objects_v2(Bucket=sessions_bucket, Prefix=f"{T}/{AGENTS[1]}/facts/sessions/{session}.json")[
+            "KeyCount"] == 1
+    # Forgetting the other customer then finds exactly their own session, nothing dangling.
+    answer = forget(handlers, customer_id=OTHER_CUSTOMER)
+    assert (answer["removed"]["customer_index"], answer["removed"]["archived_turns"]) == (1, 2)
+    assert versions(s3, sessions_bucket, f"{T}/{AGENTS[1]}/") == set()
 
 
 # ------------------------------------------------------------------ delete_tenant_data

@@ -97,16 +97,21 @@ class _CustomerPurge:
         if sessions:
             turns = self._turn_keys(agent, sessions)
             idle = self._idle_markers(agent, set(sessions))
+            shared = self._other_customers(agent, set(sessions))
             for session_id in sessions:
-                self.session(agent, session_id, turns.get(session_id, []), idle.get(session_id, []))
+                self.session(agent, session_id, turns.get(session_id, []), idle.get(session_id, []),
+                             shared.get(session_id, []))
         self.sweeper.prefix(self.sessions, layout.proposals_prefix(self.tenant, agent, self.customer), "proposals")
 
-    def session(self, agent: str, session_id: str, turns: list[str], idle: list[str]) -> None:
-        # The index entry last: until it goes, a rerun finds this session again.
+    def session(self, agent: str, session_id: str, turns: list[str], idle: list[str], shared: list[str]) -> None:
+        # The index entry last: until it goes, a rerun finds this session again. The whole session
+        # goes (the other customer's turns hold this one's words too), so the entries of the other
+        # customers it was shared with go before it: none is left pointing at nothing.
         self.sweeper.keys(self.sessions, turns, "archived_turns")
         self.sweeper.prefix(self.sessions, f"{self.tenant}/{agent}/extracted/{session_id}/", "extracted_markers")
         self.sweeper.keys(self.sessions, idle, "idle_markers")
         self.sweeper.keys(self.sessions, [layout.session_key(self.tenant, agent, session_id)], "session_states")
+        self.sweeper.keys(self.sessions, shared, "customer_index")
         self.sweeper.keys(self.sessions, [layout.customer_session_key(self.tenant, agent, self.customer, session_id)],
                           "customer_index")
 
@@ -134,6 +139,18 @@ class _CustomerPurge:
                 if session_id in unknown and key not in keys.get(session_id, ()):
                     keys.setdefault(session_id, []).append(key)
         return keys
+
+    def _other_customers(self, agent: str, sessions: set[str]) -> dict[str, list[str]]:
+        """The index entries of the other customers each session was shared with (one listing of the
+        agent's customer index: key names only, no object read)."""
+        prefix = f"{layout.facts_prefix(self.tenant, agent)}customers/"
+        own = layout.customer_sessions_prefix(self.tenant, agent, self.customer)
+        found: dict[str, list[str]] = defaultdict(list)
+        for key in self.sweeper.listed(self.sessions, prefix):
+            customer, _, session_id = key[len(prefix):].partition("/")
+            if session_id in sessions and not key.startswith(own) and is_session_id(customer):
+                found[session_id].append(key)
+        return found
 
     def _idle_markers(self, agent: str, sessions: set[str]) -> dict[str, list[str]]:
         """The sessions' idle markers, stray ones included (one listing of the agent's due sessions)."""
