@@ -252,9 +252,13 @@ def _purge_settings():
 def _forget_customer(args: argparse.Namespace) -> int:
     # The command line is an entry point, like a handler: it may wire Facts' part in.
     from facts.purge import forget_customer
+    from knowledge import wiring
+    from shared.settings import Settings
 
     s3, buckets = _purge_settings()
-    report = forget_customer(s3, **buckets, tenant=args.tenant, customer_id=args.customer, dry_run=args.dry_run)
+    share = wiring.customer_share(Settings.from_env(require=("SESSIONS_BUCKET",)))  # the dead letters, when set
+    report = forget_customer(s3, **buckets, tenant=args.tenant, customer_id=args.customer, dry_run=args.dry_run,
+                             parts=(share,))
     print(report.summary(f"forget-customer (tenant {args.tenant})"))
     return 0 if report.complete else 1
 

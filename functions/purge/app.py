@@ -22,7 +22,7 @@ logger = Logger()
 settings = Settings.from_env(require=("SESSIONS_BUCKET",))
 counters = wiring.counters()
 # Each action: its request's parser and the purge itself (a tenant's includes Facts' share of it).
-ACTIONS = {"forget_customer": facts_wiring.customer_purge(settings),
+ACTIONS = {"forget_customer": facts_wiring.customer_purge(settings, parts=(wiring.customer_share(settings),)),
            "delete_tenant_data": wiring.tenant_purge(settings, parts=(facts_wiring.tenant_part(),))}
 
 

@@ -11,7 +11,7 @@ index entry still there and removes what is left; a run that finds nothing remov
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import Any, Callable, Literal, Optional, Sequence
+from typing import Any, Callable, Literal, Mapping, Optional, Protocol, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
@@ -66,34 +66,50 @@ class FactsTenantPart:
 TENANT_PART = FactsTenantPart()
 
 
+class CustomerPart(Protocol):
+    """Another bounded context's share of one customer (knowledge: their dead letters on the queues)."""
+
+    def forget(self, sweeper: Sweeper, tenant: str, customer_id: str, sessions: Mapping[str, Sequence[str]]) -> None:
+        """Remove it (count only on a dry run); `sessions` are the customer's session ids per agent."""
+
+
 def forget_customer(s3: Any, *, knowledge_bucket: str, sessions_bucket: str, tenant: str, customer_id: str,
-                    dry_run: bool = False, keep_going: Callable[[], bool] = lambda: True) -> PurgeReport:
-    """Everything of one customer in both buckets; counts per kind, never an id."""
+                    dry_run: bool = False, keep_going: Callable[[], bool] = lambda: True,
+                    parts: Sequence[CustomerPart] = ()) -> PurgeReport:
+    """Everything of one customer in both buckets and in the other contexts' `parts`; counts per kind,
+    never an id."""
     layout.memory_prefix(tenant, customer_id)  # validates both before any request
     report = PurgeReport(dry_run=dry_run)
-    purge = _CustomerPurge(s3, Sweeper(s3, report, keep_going), knowledge_bucket, sessions_bucket, tenant, customer_id)
+    purge = _CustomerPurge(s3, Sweeper(s3, report, keep_going), knowledge_bucket, sessions_bucket, tenant, customer_id,
+                           tuple(parts))
     return run(report, purge.everything)
 
 
 class _CustomerPurge:
     def __init__(self, s3: Any, sweeper: Sweeper, knowledge_bucket: str, sessions_bucket: str, tenant: str,
-                 customer_id: str):
+                 customer_id: str, parts: Sequence[CustomerPart] = ()):
         self.sweeper, self.knowledge, self.sessions = sweeper, knowledge_bucket, sessions_bucket
-        self.tenant, self.customer = tenant, customer_id
+        self.tenant, self.customer, self.parts = tenant, customer_id, parts
         self.states = SessionStates(s3, sessions_bucket)
 
     def everything(self) -> None:
-        # Conversations first: they are what a stopped purge should have removed.
-        for agent in self.sweeper.children(self.sessions, f"{self.tenant}/"):
-            if is_slug(agent):
-                self.agent(agent)
+        agents = [agent for agent in self.sweeper.children(self.sessions, f"{self.tenant}/") if is_slug(agent)]
+        sessions = {agent: self.sessions_of(agent) for agent in agents}
+        # The other contexts' shares while the index still names the sessions (a rerun finds them
+        # again), then the conversations: they are what a stopped purge should have removed.
+        for part in self.parts:
+            part.forget(self.sweeper, self.tenant, self.customer, sessions)
+        for agent in agents:
+            self.agent(agent, sessions[agent])
         self.sweeper.prefix(self.knowledge, layout.memory_prefix(self.tenant, self.customer),
                              lambda key: facts_kind("knowledge", key))
 
-    def agent(self, agent: str) -> None:
+    def sessions_of(self, agent: str) -> list[str]:
         index = layout.customer_sessions_prefix(self.tenant, agent, self.customer)
-        sessions = [sid for sid in (key[len(index):] for key in self.sweeper.listed(self.sessions, index))
-                    if is_session_id(sid)]
+        return [sid for sid in (key[len(index):] for key in self.sweeper.listed(self.sessions, index))
+                if is_session_id(sid)]
+
+    def agent(self, agent: str, sessions: list[str]) -> None:
         if sessions:
             turns = self._turn_keys(agent, sessions)
             idle = self._idle_markers(agent, set(sessions))
@@ -166,8 +182,8 @@ class _CustomerPurge:
 class CustomerPurge:
     """PurgeFunction's forget_customer: a request parsed, then everything of the customer removed."""
 
-    def __init__(self, s3: Any, *, knowledge_bucket: str, sessions_bucket: str):
-        self._s3 = s3
+    def __init__(self, s3: Any, *, knowledge_bucket: str, sessions_bucket: str, parts: Sequence[CustomerPart] = ()):
+        self._s3, self._parts = s3, tuple(parts)
         self._buckets = dict(knowledge_bucket=knowledge_bucket, sessions_bucket=sessions_bucket)
 
     def parse(self, event: Any) -> ForgetRequest:
@@ -175,4 +191,4 @@ class CustomerPurge:
 
     def run(self, request: ForgetRequest, keep_going: Callable[[], bool]) -> PurgeReport:
         return forget_customer(self._s3, **self._buckets, tenant=request.tenant, customer_id=request.customer_id,
-                               dry_run=request.dry_run, keep_going=keep_going)
+                               dry_run=request.dry_run, keep_going=keep_going, parts=self._parts)

@@ -9,7 +9,7 @@ Manager secret template.yaml creates); UTILITY_MODEL / OPENAI_* and EVENT_BUS_NA
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Optional
+from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Optional, Sequence
 
 from shared.coldstart import Deferred  # noqa: F401 - the handlers build their service through it
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .distill import Distiller, DistillRequest
     from .keys import FactKeys
     from .memory import Memory
-    from .purge import CustomerPurge
+    from .purge import CustomerPart, CustomerPurge
     from .review import Review
     from .sessions import SessionStates
     from .studio import FactsStudio
@@ -133,14 +133,14 @@ def session_states(settings: "Settings") -> "SessionStates":
     return SessionStates(client("s3"), settings.sessions_bucket)
 
 
-def customer_purge(settings: "Settings") -> "CustomerPurge":
-    """PurgeFunction's forget_customer."""
+def customer_purge(settings: "Settings", parts: Sequence["CustomerPart"] = ()) -> "CustomerPurge":
+    """PurgeFunction's forget_customer, with the other loop's share of a customer (`parts`)."""
     from shared.aws import client
 
     from .purge import CustomerPurge
 
     return CustomerPurge(client("s3"), knowledge_bucket=settings.knowledge_bucket,
-                         sessions_bucket=settings.sessions_bucket)
+                         sessions_bucket=settings.sessions_bucket, parts=parts)
 
 
 def tenant_part() -> "TenantPart":

@@ -19,7 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from knowledge.learning.consolidate import Consolidator
     from knowledge.learning.extract import Extractor, SessionRecorder
     from knowledge.operation.backfill import Backfiller
-    from knowledge.operation.purge import TenantPart, TenantPurge
+    from knowledge.operation.purge import CustomerShare, TenantPart, TenantPurge
     from knowledge.recall.retrieve import Retriever
     from knowledge.store.archive import TurnArchive
     from knowledge.store.queues import Redelivery
@@ -203,6 +203,16 @@ def tenant_purge(settings: Settings, parts: Sequence["TenantPart"] = ()) -> "Ten
 
     return TenantPurge(client("s3"), knowledge_bucket=settings.knowledge_bucket,
                        sessions_bucket=settings.sessions_bucket, parts=parts)
+
+
+def customer_share(settings: Settings) -> "CustomerShare":
+    """Knowledge's share of PurgeFunction's forget_customer: the customer's dead letters
+    (TURN_DLQ_URL, CANDIDATES_DLQ_URL; a queue not set is skipped)."""
+    from knowledge.operation.purge import CustomerShare
+    from shared.aws import client
+
+    return CustomerShare(client("sqs"), turn_dlq_url=settings.turn_dlq_url,
+                         candidates_dlq_url=settings.candidates_dlq_url)
 
 
 def counters() -> "Counters":

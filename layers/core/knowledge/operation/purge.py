@@ -1,15 +1,17 @@
-"""Deleting everything of a tenant in both buckets (LGPD), on shared.purge's sweeper.
+"""Deleting everything of a tenant in both buckets (LGPD), on shared.purge's sweeper, and knowledge's
+share of forgetting one customer (CustomerShare: the customer's dead letters on both queues).
 
-The other bounded context (Facts) adds its share of a tenant through `TenantPart`, so this
-module never imports it.
+The other bounded context (Facts) adds its share of a tenant through `TenantPart`, and calls
+knowledge's share of a customer through the same kind of seam, so this module never imports it.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Literal, Optional, Protocol, Sequence
+from typing import Any, Callable, Literal, Mapping, Optional, Protocol, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from knowledge.operation.redrive import forget_dead_letters
 from shared.errors import InvalidPurge
 from shared.names import Slug, check_slug
 from shared.purge import Bucket, Classifier, PurgeReport, Sweeper, run
@@ -124,3 +126,33 @@ class TenantPurge:
     def run(self, request: TenantRequest, keep_going: Callable[[], bool]) -> PurgeReport:
         return delete_tenant_data(self._s3, **self._buckets, tenant=request.tenant, confirm=request.confirm,
                                   parts=self._parts, dry_run=request.dry_run, keep_going=keep_going)
+
+
+# ------------------------------------------------------------------ knowledge's share of one customer
+
+
+class CustomerShare:
+    """What knowledge holds of one customer beyond the archive: their dead-lettered turns (the turn
+    names the customer) and the dead-lettered sightings of their sessions, deleted where they wait
+    so that `knowledge redrive` can never send them back. A queue whose URL is not set is skipped."""
+
+    def __init__(self, sqs: Any, *, turn_dlq_url: Optional[str], candidates_dlq_url: Optional[str]):
+        self._sqs, self._turns, self._sightings = sqs, turn_dlq_url, candidates_dlq_url
+
+    def forget(self, sweeper: Sweeper, tenant: str, customer_id: str, sessions: Mapping[str, Sequence[str]]) -> None:
+        """`sessions`: the customer's session ids per agent (from Facts' customer index)."""
+        dry_run = sweeper.report.dry_run
+        if self._turns:
+            def turn_of(body: dict) -> bool:
+                return body.get("tenant") == tenant and body.get("customer_id") == customer_id \
+                    or body.get("tenant") == tenant and body.get("session_id") in sessions.get(body.get("agent"), ())
+            sweeper.report.removed["dead_letter_turns"] += forget_dead_letters(
+                self._sqs, self._turns, turn_of, dry_run=dry_run, checkpoint=sweeper.checkpoint)
+        if self._sightings:
+            def sighting_of(body: dict) -> bool:
+                return body.get("tenant") == tenant and body.get("session_id") in sessions.get(body.get("agent"), ())
+            sweeper.report.removed["dead_letter_sightings"] += forget_dead_letters(
+                self._sqs, self._sightings, sighting_of, dry_run=dry_run, checkpoint=sweeper.checkpoint)
+        for kind in ("dead_letter_turns", "dead_letter_sightings"):
+            if not sweeper.report.removed[kind]:
+                del sweeper.report.removed[kind]

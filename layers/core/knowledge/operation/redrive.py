@@ -6,6 +6,9 @@ parser its consumer uses: a body that can never succeed stays in the dead-letter
 dry run summarises what is there by reason — the validation error's code and the fields it
 names, or, for a valid body, that it failed while processing (the handler's log line for that
 message id has its `error_code`). Nothing here prints, logs or returns message content.
+
+forget_customer's share of the queues is here too: the dead letters of a forgotten customer are
+deleted where they wait (forget_dead_letters), so no redrive can send them back.
 """
 
 from __future__ import annotations
@@ -237,17 +240,79 @@ class Redrive:
         return {sent[int(item["Id"])]["MessageId"] for item in deleted.get("Successful", [])}
 
     def _release(self, receipts: list[str]) -> None:
-        for start in range(0, len(receipts), 10):
-            chunk = receipts[start:start + 10]
-            try:
-                self._sqs.change_message_visibility_batch(QueueUrl=self.dead_letter_url, Entries=[
-                    {"Id": str(index), "ReceiptHandle": receipt, "VisibilityTimeout": 0}
-                    for index, receipt in enumerate(chunk)])
-            except (ClientError, BotoCoreError):
-                continue  # they come back by themselves when the visibility timeout ends
+        _release(self._sqs, self.dead_letter_url, receipts)
 
 
 def logs_query(ids: list[str]) -> str:
     """A CloudWatch Logs Insights query that finds the handlers' reason for these messages."""
     quoted = ", ".join(json.dumps(message_id) for message_id in ids)
     return f"fields @timestamp, message, error_code, message_id | filter message_id in [{quoted}]"
+
+
+# ------------------------------------------------------------------ forgetting a customer's dead letters
+
+
+def forget_dead_letters(sqs: Any, dead_letter_url: str, of_customer: Callable[[dict], bool], *, dry_run: bool,
+                        checkpoint: Callable[[], None], visibility_seconds: int = 120) -> int:
+    """Delete (or, `dry_run`, count) every message of a dead-letter queue whose JSON body `of_customer`
+    claims; every other message is seen once and made visible again at the end. A body that is not a
+    JSON object cannot name a customer and stays. Returns how many were (or would be) deleted."""
+    check_queue_url("dead-letter queue", dead_letter_url)
+    held: list[str] = []
+    seen: set[str] = set()
+    removed = empty = 0
+    try:
+        while True:
+            checkpoint()
+            try:
+                messages = sqs.receive_message(
+                    QueueUrl=dead_letter_url, MaxNumberOfMessages=10, WaitTimeSeconds=1 if empty else 0,
+                    VisibilityTimeout=visibility_seconds).get("Messages", [])
+            except (ClientError, BotoCoreError) as error:
+                raise awscall.translate(error) from None
+            messages = [m for m in messages if m["MessageId"] not in seen]
+            if not messages:
+                empty += 1
+                if empty >= 2:
+                    return removed
+                continue
+            empty = 0
+            doomed = []
+            for message in messages:
+                seen.add(message["MessageId"])
+                (doomed if _claims(of_customer, message.get("Body", "")) else held).append(message)
+            if dry_run:
+                held.extend(doomed)
+                removed += len(doomed)
+                continue
+            for start in range(0, len(doomed), 10):
+                chunk = doomed[start:start + 10]
+                try:
+                    answer = sqs.delete_message_batch(QueueUrl=dead_letter_url, Entries=[
+                        {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(chunk)])
+                except (ClientError, BotoCoreError) as error:
+                    raise awscall.translate(error) from None
+                removed += len(answer.get("Successful", []))
+                if answer.get("Failed"):
+                    raise RedriveError(f"SQS refused to delete {len(answer['Failed'])} dead letter(s); run again")
+    finally:
+        _release(sqs, dead_letter_url, [m["ReceiptHandle"] for m in held])
+
+
+def _claims(of_customer: Callable[[dict], bool], body: str) -> bool:
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
+        return False
+    return isinstance(data, dict) and of_customer(data)
+
+
+def _release(sqs: Any, queue_url: str, receipts: list[str]) -> None:
+    for start in range(0, len(receipts), 10):
+        chunk = receipts[start:start + 10]
+        try:
+            sqs.change_message_visibility_batch(QueueUrl=queue_url, Entries=[
+                {"Id": str(index), "ReceiptHandle": receipt, "VisibilityTimeout": 0}
+                for index, receipt in enumerate(chunk)])
+        except (ClientError, BotoCoreError):
+            continue  # they come back by themselves when the visibility timeout ends
