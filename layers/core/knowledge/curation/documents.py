@@ -41,7 +41,12 @@ def concept_by_hand(markdown: str, now: datetime) -> Concept:
     missing engine fields default to a curated concept (provenance policy); both stamps are now."""
     stamp = format_timestamp(now)
     with located(markdown):
-        return parse(checked_size(markdown), defaults=HAND_DEFAULTS, overrides={"created_at": stamp, "updated_at": stamp})
+        concept = parse(checked_size(markdown), defaults=HAND_DEFAULTS, overrides={"created_at": stamp, "updated_at": stamp})
+    # The name is the object key and outlives forget_customer: a person's name never goes there.
+    if pii.person_in_slug(concept.name):
+        raise InvalidConcept([FieldError("name", "holds a person's name: name the concept for what it says, "
+                                                 "not for a customer", name_line(markdown))])
+    return concept
 
 
 # What the concept format refuses in a body, as concept.py's check does: the line holding it is marked.

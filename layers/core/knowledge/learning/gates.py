@@ -18,7 +18,7 @@ from typing import Iterable, NamedTuple, Optional, Protocol, Sequence
 
 from knowledge.format.concept import BODY_MAX_BYTES, DESCRIPTION_MAX, TYPES
 from shared.names import is_slug
-from shared.pii import redact
+from shared.pii import names_in, person_in_slug, redact
 from shared.validation import unfence
 
 MODEL_KEYS = ("name", "description", "type", "body", "evidence")
@@ -192,12 +192,15 @@ def gate(answer: str, messages: Sequence[Said], allowed_types: Iterable[str],
     allowed = frozenset(allowed_types)
     haystack = [(index, m.role, squash(m.content)) for index, m in enumerate(messages)
                 if m.role in EVIDENCE_ROLES]
+    # The names the turn itself gives people (the customer's greeting, a signature): redacted wherever
+    # a candidate repeats them, in any case, and never part of a concept's name.
+    known = names_in([m.content for m in messages if m.role in EVIDENCE_ROLES])
     seen: set[str] = set()
     for index, item in enumerate(items):
         if index >= CANDIDATES_MAX:
             report.rejected[TOO_MANY] += len(items) - CANDIDATES_MAX
             break
-        reason, candidate = _check(item, messages, haystack, allowed, report, published)
+        reason, candidate = _check(item, messages, haystack, allowed, report, published, known)
         if reason is None and candidate is not None and candidate.name in seen:
             reason = DUPLICATE
         if reason is not None:
@@ -209,7 +212,8 @@ def gate(answer: str, messages: Sequence[Said], allowed_types: Iterable[str],
 
 
 def _check(item: object, messages: Sequence[Said], haystack: list[tuple[int, str, str]], allowed: frozenset,
-           report: GateReport, published: Sequence[str] = ()) -> tuple[Optional[str], Optional[Candidate]]:
+           report: GateReport, published: Sequence[str] = (),
+           known: Sequence[str] = ()) -> tuple[Optional[str], Optional[Candidate]]:
     if not isinstance(item, dict):
         return NOT_OBJECT, None
     keys = set(item)
@@ -246,16 +250,17 @@ def _check(item: object, messages: Sequence[Said], haystack: list[tuple[int, str
         return SCHEMA, None
     if len(description) > DESCRIPTION_MAX or len(body.encode("utf-8", "surrogatepass")) > BODY_MAX_BYTES:
         return TOO_LARGE, None
-    # In a slug, hyphens join what PII detectors need to see as separate words.
-    if redact(name.replace("-", " ")).counts:
+    # In a slug, hyphens join what PII detectors need to see as separate words; a person's bare name
+    # ("cliente-joana-prado-vip") is PII too, and would outlive forget_customer as an object key.
+    if redact(name.replace("-", " ")).counts or person_in_slug(name, known):
         return PII_IN_NAME, None
     span = locate(messages[source].content, needle)
     if span is None:  # cannot happen while locate folds as squash does; refused rather than trusted
         return EVIDENCE_NOT_FOUND, None
     if _negated_before(messages[source].content, span[0]):
         return EVIDENCE_NEGATED, None
-    redacted_description = redact(description, published=published)
-    redacted_body = redact(body, published=published)
+    redacted_description = redact(description, published=published, known=known)
+    redacted_body = redact(body, published=published, known=known)
     report.redacted.update(redacted_description.counts)
     report.redacted.update(redacted_body.counts)
     return None, Candidate(name, redacted_description.text, item["type"], redacted_body.text,

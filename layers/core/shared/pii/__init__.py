@@ -21,7 +21,9 @@ inside a store's address), so an 11-digit CPF is not also read as a phone number
 - A **CVV** is the 3 or 4 digits a cue names (cvv, cvc, código de segurança); a **voter id** is 12 digits
   whose check digits hold, or any 12 digits after "título de eleitor", never half read as a phone.
 - A **name** needs an honorific (Sr., Dona, Dr., Mrs....), a role (cliente, porteiro, vizinha...)
-  followed by capitalised words, or "meu nome é"/"my name is"/"aos cuidados de" (any case).
+  followed by capitalised words, or "meu nome é"/"my name is"/"aos cuidados de" (any case); a **bare
+  name** is a common given name from the shipped lexicon, with the surnames after it
+  (shared.pii.bare_names says how places, brands and products are told apart).
 - An **RG** is 2.3.3-D with its check digit, or, after RG/identidade/documento, 7 to 10 digits:
   "RG6" cables, "RGB" and Rio Grande (RG) stay. A phone is not read where an identifier word
   (pedido, ticket, ref, CEP...) names the number, nor in two years side by side.
@@ -66,6 +68,7 @@ from shared.pii.identifiers import (
     luhn,
     phone_intl_ok,
 )
+from shared.pii.bare_names import find_bare_names, known_finder
 from shared.pii.names import find_names
 
 KINDS = ("email", "pix", "card", "cnpj", "cpf", "voter_id", "ip", "phone", "rg", "cvv", "address", "name")
@@ -93,7 +96,6 @@ class Redaction:
 # separators (e-mail needs an '@', IPv6 two colons). Most text fails all three.
 _NUMERIC_HINT = re.compile(r"\d[\d .()/+-]{5,}\d")
 _ALWAYS = "always"
-_CVV_HINT = re.compile(r"[cC][vViI][vVcCdD]|[sS][eE][gG][uU][rR]|[sS]ecurity")
 
 # (kind, what the text must hold for the detector to run, detector)
 _DETECTORS: tuple[tuple[str, str, Callable[[Context], Iterator[Span]]], ...] = (
@@ -112,7 +114,13 @@ _DETECTORS: tuple[tuple[str, str, Callable[[Context], Iterator[Span]]], ...] = (
     ("cvv", "cvv", find_cvv),
     ("address", _ALWAYS, find_addresses),
     ("name", _ALWAYS, find_names),
+    ("name", _ALWAYS, find_bare_names),
 )
+
+
+def _cvv_hint(text: str) -> bool:
+    low = text.lower()
+    return "cv" in low or "cid" in low or "segur" in low or "security" in low
 
 
 def _folded(kind: str, value: str) -> str:
@@ -130,22 +138,29 @@ def _published(contacts: tuple[str, ...]) -> frozenset[str]:
     return frozenset(out)
 
 
-def find(text: str, published: Sequence[str] = ()) -> list[Finding]:
+def find(text: str, published: Sequence[str] = (), known: Sequence[str] = ()) -> list[Finding]:
     """Every PII finding in `text`, in order, never overlapping; an exact repeat of one of the store's
-    `published` contacts is not one."""
+    `published` contacts is not one, and a word of a `known` name (one the turn gives a person) is one."""
     holds = {"at": "@" in text, "colons": text.count(":") >= 2, "digits": _NUMERIC_HINT.search(text) is not None,
-             "uuid": text.count("-") >= 4, "cvv": _CVV_HINT.search(text) is not None, _ALWAYS: True}
+             "uuid": text.count("-") >= 4, "cvv": _cvv_hint(text), _ALWAYS: True}
     context = Context(text)
     # Occupied spans, disjoint and sorted by start, so an overlap check is one bisection.
     starts: list[int] = []
     spans: list[tuple[int, int, str | None]] = []
-    for kind, needs, detector in _DETECTORS:
+
+    def taken(start: int, end: int) -> bool:
+        at = bisect.bisect_left(starts, start)
+        return (at < len(spans) and spans[at][0] < end) or (at > 0 and spans[at - 1][1] > start)
+
+    context.taken = taken  # a late detector skips what an earlier one holds
+    detectors = _DETECTORS if not known else _DETECTORS + (("name", _ALWAYS, known_finder(tuple(known))),)
+    for kind, needs, detector in detectors:
         if not holds[needs]:
             continue
         for start, end, redact_it in detector(context):
-            at = bisect.bisect_left(starts, start)
-            if (at < len(spans) and spans[at][0] < end) or (at and spans[at - 1][1] > start):
+            if taken(start, end):
                 continue
+            at = bisect.bisect_left(starts, start)
             starts.insert(at, start)
             spans.insert(at, (start, end, kind if redact_it else None))
     findings = [Finding(kind, start, end) for start, end, kind in spans if kind is not None]
@@ -155,11 +170,27 @@ def find(text: str, published: Sequence[str] = ()) -> list[Finding]:
     return findings
 
 
+def names_in(messages: Sequence[str]) -> tuple[str, ...]:
+    """The persons' names a conversation itself gives (its greeting, "meu nome é", a signature...), as
+    written: `known` for what is learned from it."""
+    found: list[str] = []
+    for text in messages:
+        found += [text[f.start:f.end] for f in find(text) if f.kind == "name"]
+    return tuple(dict.fromkeys(found))
+
+
+def person_in_slug(slug: str, known: Sequence[str] = ()) -> bool:
+    """Whether a concept's or a fact's name (a slug: "cliente-joana-prado-vip", "joana_prado_email") carries
+    a person's name."""
+    words = slug.replace("-", " ").replace("_", " ")
+    return any(f.kind == "name" for f in find(words, known=known))
+
+
 def redact(text: str, *, placeholder: Callable[[str], str] = lambda kind: f"[{kind}]",
-           published: Sequence[str] = ()) -> Redaction:
+           published: Sequence[str] = (), known: Sequence[str] = ()) -> Redaction:
     """`text` with each finding replaced by a typed placeholder, and the count of each kind; the store's
-    `published` contacts are kept."""
-    findings = find(text, published)
+    `published` contacts are kept, the turn's `known` names are redacted wherever they are."""
+    findings = find(text, published, known)
     if not findings:
         return Redaction(text)
     out, last = [], 0

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Callable
 
 # A detector yields (start, end, redact); redact=False reserves the span as knowledge (a store's
 # address) so that no later detector reads a name or a number inside it.
@@ -54,6 +55,8 @@ class Context:
 
     def __init__(self, text: str) -> None:
         self.text = text
+        # Whether an earlier detector holds part of [start, end) (set by shared.pii.find).
+        self.taken: Callable[[int, int], bool] = lambda start, end: False
         self._marks: tuple[list[int], list[int]] | None = None
         self._cues: tuple[list[int], list[int], list[bool]] | None = None
 
@@ -128,7 +131,8 @@ estante armário armario rack painel banqueta puff travesseiro jogo kit linha co
 marca produto item edição edicao livro camiseta camisa tênis tenis bolsa mochila vestido calça calca
 boneca brinquedo farinha fermento café cafe vinho cerveja chá cha biscoito perfume shampoo sabonete
 creme ar-condicionado ventilador aquecedor geladeira fogão fogao panela panelas taça taças caneca
-capa case fone air conditioner brand line model product collection shirt book chair sofa
+capa case fone aparador buffet cristaleira penteadeira cômoda comoda escrivaninha sapateira poltrona
+air conditioner brand line model product collection shirt book chair sofa
 """)
 _CAPITALISED = re.compile(r"[A-ZÀ-Þ][a-zß-ÿ]")
 _WORD_CHARS = "'’./-_"

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
+from shared.pii.bare_names import fold, surnames
 from shared.pii.context import CONNECTORS, PRODUCT_NOUNS, STOP, Context, Span, after_product_word, word_before, words
 
 # --- Names -------------------------------------------------------------------------------------
@@ -76,6 +77,22 @@ def _name_after(text: str, at: int, any_case: bool) -> tuple[int, int] | None:
     return name.start(1), name.end(1)
 
 
+_CONNECTOR_RUN = re.compile(r"[ \t]+(?:d[aeo]s?|di|del|du|van|von)[ \t]+")
+
+
+def _through_surnames(text: str, start: int, end: int) -> int:
+    """Where a name ends: a connector ("da", "do"...) goes on only to a known surname ("Maria da Silva"),
+    never to what follows a person ("Letícia do Pão de Açúcar")."""
+    if " d" not in text[start:end] and " v" not in text[start:end]:
+        return end
+    at = start
+    for connector in _CONNECTOR_RUN.finditer(text, start, end):
+        following = re.match(r"[^\W\d_]+", text[connector.end():end])
+        if following is None or fold(following.group()) not in surnames():
+            return connector.start() if connector.start() > at else end
+    return end
+
+
 def _product_name(text: str, trigger_start: int, end: int) -> bool:
     """"Cadeira Dona Flor", "Sr. Frio ar-condicionado", "Mr. Músculo 500ml", "Dona Flor e Seus Dois Maridos"."""
     before = word_before(text, trigger_start)
@@ -102,9 +119,11 @@ def find_names(context: Context) -> Iterator[Span]:
             continue
         if trigger.group("honorific") or trigger.group("role"):
             if _product_name(text, trigger.start(), span[1]):
+                # Reserved as a product's name, so the bare-name detector never reads "Rosa" in it.
+                yield trigger.start(), span[1], False
                 continue
         else:
             before = word_before(text, trigger.start())
             if before is not None and before[0].lower() in PRODUCT_NOUNS:  # "Product name: Cadeira..."
                 continue
-        yield span[0], span[1], True
+        yield span[0], _through_surnames(text, span[0], span[1]), True
