@@ -207,12 +207,14 @@ def tenant_purge(settings: Settings, parts: Sequence["TenantPart"] = ()) -> "Ten
 
 def customer_share(settings: Settings) -> "CustomerShare":
     """Knowledge's share of PurgeFunction's forget_customer: the customer's dead letters
-    (TURN_DLQ_URL, CANDIDATES_DLQ_URL; a queue not set is skipped)."""
+    (TURN_DLQ_URL, CANDIDATES_DLQ_URL; a queue not set is skipped) and the concepts citing their sessions."""
     from knowledge.operation.purge import CustomerShare
+    from knowledge.store.concepts import ConceptStore
     from shared.aws import client
 
     return CustomerShare(client("sqs"), turn_dlq_url=settings.turn_dlq_url,
-                         candidates_dlq_url=settings.candidates_dlq_url)
+                         candidates_dlq_url=settings.candidates_dlq_url,
+                         concepts=ConceptStore(client("s3"), settings.knowledge_bucket))
 
 
 def counters() -> "Counters":

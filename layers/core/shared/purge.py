@@ -111,6 +111,15 @@ class Sweeper:
         for start in range(0, len(found), BATCH):
             self._delete(bucket, found[start:start + BATCH], kind)
 
+    def versions(self, bucket: str, key: str, version_ids: Iterable[str], kind: str) -> None:
+        """These versions of one key (not its others), in batched deletes; a dry run only counts."""
+        entries = [{"Key": key, "VersionId": version_id} for version_id in version_ids]
+        if self.report.dry_run:
+            self._count(entries, kind)
+            return
+        for start in range(0, len(entries), BATCH):
+            self._delete(bucket, entries[start:start + BATCH], kind)
+
     def children(self, bucket: str, prefix: str) -> list[str]:
         """The names one level below `prefix` (a delimiter listing: no object under them is read)."""
         names = []

@@ -1,5 +1,6 @@
 """Deleting everything of a tenant in both buckets (LGPD), on shared.purge's sweeper, and knowledge's
-share of forgetting one customer (CustomerShare: the customer's dead letters on both queues).
+share of forgetting one customer (CustomerShare: the customer's dead letters on both queues, and the
+concepts that still cite the customer's sessions).
 
 The other bounded context (Facts) adds its share of a tenant through `TenantPart`, and calls
 knowledge's share of a customer through the same kind of seam, so this module never imports it.
@@ -12,7 +13,10 @@ from typing import Any, Callable, Literal, Mapping, Optional, Protocol, Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from knowledge.operation.redrive import forget_dead_letters
-from shared.errors import InvalidPurge
+from knowledge.store.concepts import ConceptStore
+from knowledge.store.keys import concept_key
+from shared import pii
+from shared.errors import Conflict, InvalidConcept, InvalidPurge, NotFound
 from shared.names import Slug, check_slug
 from shared.purge import Bucket, Classifier, PurgeReport, Sweeper, run
 from shared.validation import validate_object
@@ -134,13 +138,60 @@ class TenantPurge:
 class CustomerShare:
     """What knowledge holds of one customer beyond the archive: their dead-lettered turns (the turn
     names the customer) and the dead-lettered sightings of their sessions, deleted where they wait
-    so that `knowledge redrive` can never send them back. A queue whose URL is not set is skipped."""
+    so that `knowledge redrive` can never send them back (a queue whose URL is not set is skipped);
+    and each concept that still cites one of the customer's sessions (`concepts`, None: not looked at)."""
 
-    def __init__(self, sqs: Any, *, turn_dlq_url: Optional[str], candidates_dlq_url: Optional[str]):
+    def __init__(self, sqs: Any, *, turn_dlq_url: Optional[str], candidates_dlq_url: Optional[str],
+                 concepts: Optional[ConceptStore] = None):
         self._sqs, self._turns, self._sightings = sqs, turn_dlq_url, candidates_dlq_url
+        self._concepts = concepts
 
     def forget(self, sweeper: Sweeper, tenant: str, customer_id: str, sessions: Mapping[str, Sequence[str]]) -> None:
         """`sessions`: the customer's session ids per agent (from Facts' customer index)."""
+        self._dead_letters(sweeper, tenant, customer_id, sessions)
+        if self._concepts is not None:
+            for agent, ids in sessions.items():
+                if ids:
+                    self._citing(sweeper, tenant, agent, frozenset(ids))
+
+    def _citing(self, sweeper: Sweeper, tenant: str, agent: str, sessions: frozenset[str]) -> None:
+        """Each concept whose current version cites one of `sessions` (in `sources`): its older versions
+        that cite them are deleted, the current one is rewritten without them and with any person's name
+        its text still holds redacted (reason `purged`), then the version it replaced is deleted. A rerun
+        after a stop finds the concept again (it still cites, or its current version is `purged`)."""
+        store, report = self._concepts, sweeper.report
+        for stored in store.load_all(tenant, agent):
+            sweeper.checkpoint()
+            try:
+                concept = stored.concept
+            except InvalidConcept:
+                continue  # unreadable: the studio lists it as a problem; nothing here can rewrite it
+            cites = bool(sessions & set(concept.sources))
+            # A concept this purge rewrote and then stopped before deleting the version it replaced.
+            if not cites and stored.reason != "purged":
+                continue
+            key = concept_key(tenant, agent, concept.name)
+            doomed = [v.version_id for v in store.versions(tenant, agent, concept.name)
+                      if not v.latest and not v.deleted and _cites(store, tenant, agent, concept.name, v, sessions)]
+            sweeper.versions(store.bucket, key, doomed, "concept_versions")
+            if not cites:
+                continue
+            report.removed["concepts_scrubbed"] += 1
+            if report.dry_run:
+                report.removed["concept_versions"] += 1  # the current one, once rewritten
+                continue
+            scrubbed = concept.replace(description=_names_out(concept.description), body=_names_out(concept.body),
+                                       sources=tuple(s for s in concept.sources if s not in sessions))
+            try:
+                store.replace(tenant, agent, scrubbed, if_match=stored.etag, actor="engine", reason="purged",
+                              sightings=stored.sightings)
+            except (Conflict, NotFound):
+                report.complete = False  # written meanwhile: the next run reads it again
+                continue
+            sweeper.versions(store.bucket, key, [stored.version_id], "concept_versions")
+
+    def _dead_letters(self, sweeper: Sweeper, tenant: str, customer_id: str,
+                      sessions: Mapping[str, Sequence[str]]) -> None:
         dry_run = sweeper.report.dry_run
         if self._turns:
             def turn_of(body: dict) -> bool:
@@ -156,3 +207,23 @@ class CustomerShare:
         for kind in ("dead_letter_turns", "dead_letter_sightings"):
             if not sweeper.report.removed[kind]:
                 del sweeper.report.removed[kind]
+
+
+def _cites(store: ConceptStore, tenant: str, agent: str, name: str, version: Any, sessions: frozenset[str]) -> bool:
+    """Whether an older version cites one of `sessions`: its evidence link, or its `sources`."""
+    if version.evidence is not None and version.evidence.session_id in sessions:
+        return True
+    try:
+        return bool(sessions & set(store.read_version(tenant, agent, name, version.version_id).concept.sources))
+    except (InvalidConcept, NotFound):
+        return False
+
+
+def _names_out(text: str) -> str:
+    """`text` with every person's name the detectors find replaced by [name]; nothing else touched."""
+    out, last = [], 0
+    for finding in pii.find(text):
+        if finding.kind == "name":
+            out += [text[last:finding.start], "[name]"]
+            last = finding.end
+    return "".join(out) + text[last:]
