@@ -15,9 +15,11 @@ from typing import Any, Callable, Literal, Mapping, Optional, Protocol, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
+from knowledge.errors import InvalidTurn
 from knowledge.store.archive import TurnArchive
-from shared.errors import InvalidPurge
+from shared.errors import InvalidPurge, NotFound
 from shared.names import SessionId, Slug, is_session_id, is_slug
+from shared.pii import names_in
 from shared.purge import Bucket, PurgeReport, Sweeper, run
 from shared.validation import validate_object
 
@@ -67,10 +69,13 @@ TENANT_PART = FactsTenantPart()
 
 
 class CustomerPart(Protocol):
-    """Another bounded context's share of one customer (knowledge: their dead letters on the queues)."""
+    """Another bounded context's share of one customer (knowledge: their dead letters on the queues, the
+    concepts citing their sessions)."""
 
-    def forget(self, sweeper: Sweeper, tenant: str, customer_id: str, sessions: Mapping[str, Sequence[str]]) -> None:
-        """Remove it (count only on a dry run); `sessions` are the customer's session ids per agent."""
+    def forget(self, sweeper: Sweeper, tenant: str, customer_id: str, sessions: Mapping[str, Sequence[str]],
+               names: Callable[[], Sequence[str]]) -> None:
+        """Remove it (count only on a dry run); `sessions` are the customer's session ids per agent, `names`
+        the persons' names their archived turns give (read on the first call, only if needed)."""
 
 
 def forget_customer(s3: Any, *, knowledge_bucket: str, sessions_bucket: str, tenant: str, customer_id: str,
@@ -91,6 +96,8 @@ class _CustomerPurge:
         self.sweeper, self.knowledge, self.sessions = sweeper, knowledge_bucket, sessions_bucket
         self.tenant, self.customer, self.parts = tenant, customer_id, parts
         self.states = SessionStates(s3, sessions_bucket)
+        self.archive = TurnArchive(s3, sessions_bucket)
+        self._names: Optional[tuple[str, ...]] = None
 
     def everything(self) -> None:
         agents = [agent for agent in self.sweeper.children(self.sessions, f"{self.tenant}/") if is_slug(agent)]
@@ -98,11 +105,28 @@ class _CustomerPurge:
         # The other contexts' shares while the index still names the sessions (a rerun finds them
         # again), then the conversations: they are what a stopped purge should have removed.
         for part in self.parts:
-            part.forget(self.sweeper, self.tenant, self.customer, sessions)
+            part.forget(self.sweeper, self.tenant, self.customer, sessions, lambda: self.names(sessions))
         for agent in agents:
             self.agent(agent, sessions[agent])
         self.sweeper.prefix(self.knowledge, layout.memory_prefix(self.tenant, self.customer),
                              lambda key: facts_kind("knowledge", key))
+
+    def names(self, sessions: dict[str, list[str]]) -> tuple[str, ...]:
+        """The persons' names the customer's archived turns give (greeting, "meu nome é", signature), read
+        once: what a concept citing their sessions must not keep. Never logged, never reported."""
+        if self._names is None:
+            found: list[str] = []
+            for agent, ids in sessions.items():
+                for keys in self._turn_keys(agent, ids).values() if ids else ():
+                    for key in keys:
+                        self.sweeper.checkpoint()
+                        try:
+                            turn = self.archive.get(key)
+                        except (NotFound, InvalidTurn):
+                            continue
+                        found += names_in([m.content for m in turn.messages if m.role in ("user", "assistant")])
+            self._names = tuple(dict.fromkeys(found))
+        return self._names
 
     def sessions_of(self, agent: str) -> list[str]:
         index = layout.customer_sessions_prefix(self.tenant, agent, self.customer)

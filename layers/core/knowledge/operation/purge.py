@@ -146,15 +146,18 @@ class CustomerShare:
         self._sqs, self._turns, self._sightings = sqs, turn_dlq_url, candidates_dlq_url
         self._concepts = concepts
 
-    def forget(self, sweeper: Sweeper, tenant: str, customer_id: str, sessions: Mapping[str, Sequence[str]]) -> None:
-        """`sessions`: the customer's session ids per agent (from Facts' customer index)."""
+    def forget(self, sweeper: Sweeper, tenant: str, customer_id: str, sessions: Mapping[str, Sequence[str]],
+               names: Callable[[], Sequence[str]] = tuple) -> None:
+        """`sessions`: the customer's session ids per agent (from Facts' customer index); `names`: the
+        persons' names their turns give, asked for only when a concept cites one of their sessions."""
         self._dead_letters(sweeper, tenant, customer_id, sessions)
         if self._concepts is not None:
             for agent, ids in sessions.items():
                 if ids:
-                    self._citing(sweeper, tenant, agent, frozenset(ids))
+                    self._citing(sweeper, tenant, agent, frozenset(ids), names)
 
-    def _citing(self, sweeper: Sweeper, tenant: str, agent: str, sessions: frozenset[str]) -> None:
+    def _citing(self, sweeper: Sweeper, tenant: str, agent: str, sessions: frozenset[str],
+                names: Callable[[], Sequence[str]]) -> None:
         """Each concept whose current version cites one of `sessions` (in `sources`): its older versions
         that cite them are deleted, the current one is rewritten without them and with any person's name
         its text still holds redacted (reason `purged`), then the version it replaced is deleted. A rerun
@@ -180,7 +183,9 @@ class CustomerShare:
             if report.dry_run:
                 report.removed["concept_versions"] += 1  # the current one, once rewritten
                 continue
-            scrubbed = concept.replace(description=_names_out(concept.description), body=_names_out(concept.body),
+            known = names()
+            scrubbed = concept.replace(description=_names_out(concept.description, known),
+                                       body=_names_out(concept.body, known),
                                        sources=tuple(s for s in concept.sources if s not in sessions))
             try:
                 store.replace(tenant, agent, scrubbed, if_match=stored.etag, actor="engine", reason="purged",
@@ -219,10 +224,11 @@ def _cites(store: ConceptStore, tenant: str, agent: str, name: str, version: Any
         return False
 
 
-def _names_out(text: str) -> str:
-    """`text` with every person's name the detectors find replaced by [name]; nothing else touched."""
+def _names_out(text: str, known: Sequence[str]) -> str:
+    """`text` with every person's name the detectors find (and every word of a `known` one, in any case)
+    replaced by [name]; nothing else touched."""
     out, last = [], 0
-    for finding in pii.find(text):
+    for finding in pii.find(text, known=known):
         if finding.kind == "name":
             out += [text[last:finding.start], "[name]"]
             last = finding.end
