@@ -374,3 +374,36 @@ def test_a_proposal_nobody_answered_within_the_archives_retention_is_listed_as_e
     [old] = listed("recent")["proposals"]
     assert (old["customer_id"], old["name"], old["status"]) == ("cust-0031-carla", "tamanho_calcado", "expired")
     assert listed("recent")["counts"] == {"pending": 0, "stale": 0, "recent": 1}
+
+
+def test_a_second_agents_approval_of_the_value_already_in_the_cell_counts_as_applied(
+        api, monkeypatch, env, s3, bucket, sessions_bucket, script, memory, sqs, bus):
+    from helpers.facts_page import CONVERSATION
+
+    from facts.sessions import record_turn
+    from knowledge.format.turn import Turn
+    from knowledge.store.archive import TurnArchive
+
+    sales = "store-sales"
+    s3.put_object(Bucket=bucket, Key=f"agents/{T}/{sales}/knowledge.yaml", Body=CONFIG.encode())
+    start = datetime.now(timezone.utc) - timedelta(hours=8)
+    for index, messages in enumerate(CONVERSATION):  # Ana tells the sales agent the same shoe size
+        turn = Turn(tenant=T, agent=sales, session_id="sess_venda_05", turn_id=f"turn_{index:04d}",
+                    completed_at=start + timedelta(minutes=2 * index), customer_id=CUSTOMER,
+                    messages=[{"role": role, "content": text} for role, text in messages])
+        TurnArchive(s3, sessions_bucket).put(turn)
+        record_turn(s3, sessions_bucket, turn)
+    script.replies = [json.dumps([{**SHOE, "value": "43 "}])]
+    report = load_handler("distill", monkeypatch, **env).lambda_handler({"tenant": T, "agent": sales}, LambdaContext())
+    assert report["proposed"] == 1
+    assert act(api, pending(api)["tamanho_calcado"], "approve")[0] == 200
+    drain(sqs, bus["queue"])
+    _, listed = api("GET", f"/tenants/{T}/agents/{sales}/facts/proposals")
+    [second] = listed["proposals"]
+    status, body = api("POST", f"/tenants/{T}/agents/{sales}/facts/proposals/{CUSTOMER}/{second['id']}/approve",
+                       claims=BRUNO)
+    assert status == 200 and (body["status"], body["resolved_by"]) == ("approved", BRUNO["sub"]), body
+    # The cell keeps the first approval as it was: one fact, one revision.
+    assert [(f["value"], f["origin"], f["revision"]) for f in memory()["facts"]] == [
+        ("43", "distilled:sess_troca_01", 1)]
+    assert [json.loads(m["Body"])["detail-type"] for m in drain(sqs, bus["queue"])] == ["fact_approved"]

@@ -31,12 +31,12 @@ from shared.validation import validate_object
 
 from . import events as fact_events
 from .cells import MemoryCells
-from .errors import InvalidRequest, RecordUnreadable
-from .fact import Cell, same_value, utc_now
+from .errors import InvalidRequest, ProposalNotFound, RecordUnreadable
+from .fact import Cell, utc_now
 from .gates import gate
-from .keys import FactKeys
+from .keys import FactKeys, same_value
 from .prompt import distill_prompt
-from .proposals import EvidenceLink, Proposal, ProposalStore
+from .proposals import EvidenceLink, Proposal, ProposalRef, ProposalStore
 from .sessions import IdleMarker, SessionStates, StoredState
 
 logger = logging.getLogger(__name__)
@@ -203,12 +203,15 @@ class Distiller:
         latched = self.cells.latched(tenant, customer)
         now = self._clock()
         for item in proposed:
-            tuple_id = self._keys.tuple_id(tenant, customer, item.name, item.value)
+            # The tuple's id, then the id a latch or proposal written before today's fold has.
+            tuple_id, *legacy = self._keys.tuple_ids(tenant, customer, item.name, item.value)
             fact = cell.facts.get(item.name)
-            if tuple_id in latched:
+            if latched.intersection((tuple_id, *legacy)):
                 reason = "latched"
             elif fact is not None and same_value(fact.value, item.value):
                 reason = "already_applied" if fact.origin.startswith("distilled:") else "already_known"
+            elif legacy and self._pending_under(tenant, state.agent, customer, legacy[0]):
+                reason = "duplicate"
             else:
                 reason = None
             if reason:
@@ -224,6 +227,16 @@ class Distiller:
             report.proposed += 1
             fact_events.publish(self._events, self.counters, fact_events.PROPOSED, fact_events.detail(
                 tenant, state.agent, self._keys.pseudonym(tenant, customer), item.name))
+
+    def _pending_under(self, tenant: str, agent: str, customer: str, legacy_id: str) -> bool:
+        """Whether a proposal written under the tuple's legacy id still waits (not expired)."""
+        try:
+            stored = self.proposals.get(ProposalRef(tenant, agent, customer, legacy_id))
+        except ProposalNotFound:
+            return False
+        except RecordUnreadable:
+            return True  # a record there that no longer parses: do not pile on it
+        return stored.proposal.status != "expired"
 
     # ------------------------------------------------------------ settling a marker
     def _done(self, stored: StoredState, marker: IdleMarker) -> None:

@@ -3,7 +3,9 @@
 An approval is the only path from a proposal to the customer's memory cell. It writes by
 compare-and-swap, conditional on the target FACT's revision recorded at distill time (another
 fact's change does not matter); if that fact moved, the proposal turns stale with both values
-kept, and the operator's value stays. Every decision is stored before its event is published.
+kept, and the operator's value stays; the same value already in the cell (another agent's
+approval, an operator's edit) counts as applied. Every decision is stored before its event is
+published.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from . import events as fact_events
 from .cells import CAS_ATTEMPTS, MemoryCells
 from .errors import Busy, InvalidRequest, NotPending, ProposalChanged
 from .fact import distilled_origin, utc_now
-from .keys import FactKeys
+from .keys import FactKeys, same_value
 from .proposals import OPERATOR, REASON_MAX, CurrentFact, Proposal, ProposalRef, ProposalStore, StoredProposal
 
 
@@ -51,9 +53,9 @@ class Review:
         for _ in range(CAS_ATTEMPTS):
             cell = self._cells.read(ref.tenant, ref.customer_id)
             fact = cell.cell.facts.get(proposal.name)
-            # An earlier approval of this very proposal that died before recording itself.
-            if fact is not None and fact.origin == own and fact.value == proposal.value and (
-                    proposal.base_revision is None or fact.revision > proposal.base_revision):
+            # Already there: an earlier approval of this very proposal that died before recording
+            # itself, another agent's approval of the same fact, or an operator who typed it.
+            if fact is not None and same_value(fact.value, proposal.value):
                 break
             if (fact.revision if fact else None) != proposal.base_revision:
                 return self._stale(stored, fact)
