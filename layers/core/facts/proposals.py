@@ -154,7 +154,11 @@ class ProposalStore:
         return proposal.model_copy(update={"status": "expired", "resolved_at": expired_at, "resolved_by": None})
 
     def create(self, proposal: Proposal) -> bool:
-        """Store a new proposal; False when its tuple already has one that is not expired."""
+        """Store a new proposal; False when its tuple already has one that is not expired.
+
+        A 412 is not always another proposal: S3 may have stored this very write and lost its
+        answer, and the SDK's retry then finds it there. The record read back is this one (same
+        session, same content, same moment) only when the write was ours: True then too."""
         key = ref_of(proposal).key
         if awscall.succeeds(Conflict, self._s3, "put_object", Bucket=self.bucket, Key=key, Body=proposal.body(),
                             ContentType="application/json", IfNoneMatch="*"):
@@ -163,13 +167,23 @@ class ProposalStore:
             stored = self.get(ref_of(proposal))
         except ProposalNotFound:  # aged out between the two calls: the next pass proposes it
             return False
+        if stored.proposal == proposal:
+            return True
         if stored.proposal.status != "expired":
             return False
         try:
             self.swap(stored, proposal)
         except Conflict:
-            return False
+            return self.holds(proposal)
         return True
+
+    def holds(self, proposal: Proposal) -> bool:
+        """Whether the record stored for `proposal`'s tuple is exactly `proposal` (a write of ours
+        whose answer was lost), read again."""
+        try:
+            return self.get(ref_of(proposal)).proposal == proposal
+        except ProposalNotFound:
+            return False
 
     def get(self, ref: ProposalRef) -> StoredProposal:
         try:
