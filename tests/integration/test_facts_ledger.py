@@ -1,5 +1,5 @@
 """The ledger on a re-distil, through DistillFunction (moto's S3 and EventBridge, the scripted model
-server): which values the latch takes for the same.
+server): which new facts the cap lets through, and which values the latch takes for the same.
 
 A value written another way ("sabado de manha", "ate R$ 2500", "dois gatos") is the same tuple as
 the one dismissed; another number or word is not. Latches and proposals written before values were
@@ -9,9 +9,11 @@ folded keep holding what they held.
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime, timedelta
 
 import pytest
-from helpers.facts_page import CONFIG, CUSTOMER, KEY, conversation
+from helpers.aws import drain
+from helpers.facts_page import CONFIG, CONVERSATION, CUSTOMER, KEY, conversation
 from helpers.handlers import LambdaContext, load_event, load_handler
 
 from facts import layout
@@ -19,6 +21,9 @@ from facts.cells import MemoryCells
 from facts.keys import FactKeys
 from facts.proposals import ProposalStore, ref_of
 from facts.review import Review
+from facts.sessions import record_turn
+from knowledge.format.turn import Turn
+from knowledge.store.archive import TurnArchive
 from shared.events import EventBridgeEvents
 
 T, A = "default", "store-support"
@@ -57,9 +62,42 @@ def answer(*items) -> str:
     return json.dumps(list(items), ensure_ascii=False)
 
 
+def published(sqs, bus) -> list[dict]:
+    return [json.loads(m["Body"]) for m in drain(sqs, bus["queue"])]
+
+
 def pending(proposals) -> dict[str, str]:
     return {p.proposal.name: p.proposal.value for p in proposals.list(T, A, CUSTOMER)
             if p.proposal.status == "pending"}
+
+
+def another_turn(s3, sessions_bucket, session: str, hours_ago: float) -> None:
+    """The session goes on: one more turn, archived and recorded as the extraction path does."""
+    turn = Turn(tenant=T, agent=A, session_id=session, turn_id="turn_0007", customer_id=CUSTOMER,
+                completed_at=datetime.now(UTC) - timedelta(hours=hours_ago),
+                messages=[{"role": r, "content": c} for r, c in CONVERSATION[0]])
+    TurnArchive(s3, sessions_bucket).put(turn)
+    record_turn(s3, sessions_bucket, turn)
+
+
+def test_facts_already_decided_or_pending_do_not_use_up_max_proposals_of_a_redistilled_session(
+        distill, s3, sessions_bucket, script, proposals, review, sqs, bus):
+    first = [{"name": f"fato_{i}", "value": f"valor {i}", "evidence": [0]} for i in range(5)]
+    conversation(s3, sessions_bucket, "sess_a")
+    script.replies = [answer(*first)]
+    assert run(distill)["proposed"] == 5
+    [decided] = [p.proposal for p in proposals.list(T, A, CUSTOMER) if p.proposal.name == "fato_0"]
+    review.dismiss(ref_of(decided), "op-maria")
+    # The session goes on and is distilled again: the model lists the five it said before, then a new one.
+    another_turn(s3, sessions_bucket, "sess_a", hours_ago=7)
+    new = {"name": "cep_entrega", "value": "13010-000", "evidence": [1]}
+    script.replies = [answer(*first, new)]
+    report = run(distill)
+    assert report["proposed"] == 1 and report["filtered"] == {"latched": 1, "duplicate": 4}
+    assert report["rejected"] == {}
+    assert pending(proposals)["cep_entrega"] == "13010-000"
+    kinds = [(e["detail-type"], e["detail"]["name"]) for e in published(sqs, bus)]
+    assert kinds.count(("fact_proposed", "cep_entrega")) == 1
 
 
 @pytest.mark.parametrize("dismissed, again", [

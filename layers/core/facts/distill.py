@@ -33,7 +33,7 @@ from . import events as fact_events
 from .cells import MemoryCells
 from .errors import InvalidRequest, ProposalNotFound, RecordUnreadable
 from .fact import Cell, utc_now
-from .gates import gate
+from .gates import TOO_MANY, gate
 from .keys import FactKeys, same_value
 from .prompt import distill_prompt
 from .proposals import EvidenceLink, Proposal, ProposalRef, ProposalStore
@@ -42,6 +42,7 @@ from .sessions import IdleMarker, SessionStates, StoredState
 logger = logging.getLogger(__name__)
 
 MODEL_ATTEMPTS = 3  # passes a session's model call may fail before the session is given up
+UNCAPPED = 1 << 30  # the gate's cap, unused: max_proposals is applied after the ledger's filter
 MODEL_FAILURES_STOP = 3  # consecutive failures (any sessions) that end the pass: the model is down
 # A session is started only with this much time left: a model call and its writes.
 SESSION_SECONDS = 60.0
@@ -166,9 +167,11 @@ class Distiller:
             self._failed(stored, marker)
             report.skipped["model_failed"] += 1
             return "model_failed"
-        gated = gate(answer, len(transcript), config.max_proposals)
+        # Uncapped here: max_proposals counts what is new to the ledger (in _propose), so facts
+        # already decided or pending never use up the cap of a re-distilled session.
+        gated = gate(answer, len(transcript), UNCAPPED)
         report.rejected.update(gated.rejected)
-        self._propose(stored, cell, gated.proposals, links, report)
+        self._propose(stored, cell, gated.proposals, links, report, config.max_proposals)
         self._done(stored, marker)
         report.distilled += 1
         self.counters.count("SessionDistilled")
@@ -196,12 +199,13 @@ class Distiller:
         return links, messages
 
     def _propose(self, stored: StoredState, cell: Cell, proposed: list, links: list[EvidenceLink],
-                 report: PassReport) -> None:
+                 report: PassReport, max_proposals: int) -> None:
         state = stored.state
         # The landing cell: the session's tenant and customer. Nothing in the answer reaches these.
         tenant, customer = state.tenant, state.customer_id
         latched = self.cells.latched(tenant, customer)
         now = self._clock()
+        made = 0
         for item in proposed:
             # The tuple's id, then the id a latch or proposal written before today's fold has.
             tuple_id, *legacy = self._keys.tuple_ids(tenant, customer, item.name, item.value)
@@ -210,10 +214,15 @@ class Distiller:
                 reason = "latched"
             elif fact is not None and same_value(fact.value, item.value):
                 reason = "already_applied" if fact.origin.startswith("distilled:") else "already_known"
+            elif made >= max_proposals:
+                reason = TOO_MANY
             elif legacy and self._pending_under(tenant, state.agent, customer, legacy[0]):
                 reason = "duplicate"
             else:
                 reason = None
+            if reason == TOO_MANY:
+                report.rejected[reason] += 1
+                continue
             if reason:
                 report.filtered[reason] += 1
                 continue
@@ -224,6 +233,7 @@ class Distiller:
             if not self.proposals.create(proposal):
                 report.filtered["duplicate"] += 1
                 continue
+            made += 1
             report.proposed += 1
             fact_events.publish(self._events, self.counters, fact_events.PROPOSED, fact_events.detail(
                 tenant, state.agent, self._keys.pseudonym(tenant, customer), item.name))
