@@ -148,14 +148,49 @@ def test_a_hostile_answer_is_gated_and_proposals_land_on_the_sessions_customer(
     assert {e["detail"]["customer"] for e in events} == {FactKeys(KEY).pseudonym(T, CUSTOMER)}
 
 
-def test_an_answer_that_is_not_a_list_proposes_nothing_and_the_session_is_settled(
-        distill, s3, sessions_bucket, script, proposals, model):
+@pytest.mark.parametrize("unusable", [
+    '{"name": "tamanho_calcado", "value": "43", "evidence": [1]}',  # an object, not a list
+    "Claro! A cliente calça 43 e prefere Pix.",  # prose
+    "[" * 10 + '{"name": "tamanho_calcado"',  # not JSON
+])
+def test_an_answer_that_is_not_a_list_is_tried_again_on_the_next_pass_and_its_facts_are_proposed(
+        distill, s3, sessions_bucket, script, proposals, model, unusable):
     conversation(s3, sessions_bucket, "sess_prosa")
-    script.replies = ['{"name": "tamanho_calcado", "value": "43", "evidence": [1]}']
-    report = run(distill)
-    assert report["rejected"] == {"answer_not_array": 1} and report["distilled"] == 1
+    script.replies = [unusable, answer(SHOE)]
+    first = run(distill)
+    assert (first["distilled"], first["proposed"], first["skipped"]) == (0, 0, {"answer_unusable": 1})
     assert proposals.list(T, A) == []
-    assert run(distill)["scanned"] == 0 and len(model.requests) == 1
+    second = run(distill)  # the session is still due: asked again, and this answer is a list
+    assert (second["scanned"], second["distilled"], second["proposed"]) == (1, 1, 1)
+    assert pending(proposals) == {"tamanho_calcado": "43"} and len(model.requests) == 2
+    assert run(distill)["scanned"] == 0
+
+
+def test_an_answer_that_is_never_a_list_is_dropped_after_three_passes_counted_where_an_alarm_looks(
+        distill, s3, sessions_bucket, script, proposals, model, capsys, monkeypatch):
+    from helpers.operations import alarms_watching, emitted, the
+
+    monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
+    conversation(s3, sessions_bucket, "sess_prosa")
+    script.default = '{"facts": []}'
+    reports = [run(distill) for _ in range(4)]
+    assert [r["scanned"] for r in reports] == [1, 1, 1, 0] and len(model.requests) == 3
+    assert all(r["distilled"] == 0 and r["skipped"] == {"answer_unusable": 1} for r in reports[:3])
+    assert proposals.list(T, A) == []
+    output = capsys.readouterr().out
+    unusable = [p for p in emitted(output) if p.metric == "DistillAnswerUnusable"]
+    assert [p.dimensions for p in unusable] == [{"service": "facts-distill", "reason": "answer_not_array"}] * 3
+    assert the("DistillAnswerDropped", output).dimensions == {"service": "facts-distill", "reason": "answer_not_array"}
+    assert alarms_watching(the("SessionGivenUp", output)) == ["SessionGivenUpAlarm"]
+
+
+def test_a_model_that_answers_prose_for_every_session_ends_the_pass_like_a_model_that_is_down(
+        distill, s3, sessions_bucket, script, model):
+    for n in range(5):
+        conversation(s3, sessions_bucket, f"sess_prosa_{n}", hours_ago=9 - n / 10)
+    script.default = "Desculpe, não entendi."
+    report = run(distill)
+    assert (report["scanned"], report["complete"], len(model.requests)) == (3, False, 3)
 
 
 def test_more_than_max_proposals_are_cut_and_counted(distill, s3, sessions_bucket, script, proposals):

@@ -33,7 +33,7 @@ from . import events as fact_events
 from .cells import MemoryCells
 from .errors import InvalidRequest, ProposalNotFound, RecordUnreadable
 from .fact import Cell, utc_now
-from .gates import TOO_MANY, gate
+from .gates import ANSWER_NOT_ARRAY, ANSWER_NOT_JSON, ANSWER_TOO_LARGE, TOO_MANY, gate
 from .keys import FactKeys, same_value
 from .prompt import distill_prompt
 from .proposals import EvidenceLink, Proposal, ProposalRef, ProposalStore
@@ -41,7 +41,11 @@ from .sessions import IdleMarker, SessionStates, StoredState
 
 logger = logging.getLogger(__name__)
 
-MODEL_ATTEMPTS = 3  # passes a session's model call may fail before the session is given up
+# Passes a session's model call may fail, or answer something that is no JSON list, before the
+# session is given up: the schedule runs a pass every 15 minutes, so about half an hour of retries.
+MODEL_ATTEMPTS = 3
+# The gate's answer-level rejections: the answer as a whole is no list of facts.
+UNUSABLE = frozenset({ANSWER_NOT_JSON, ANSWER_NOT_ARRAY, ANSWER_TOO_LARGE})
 UNCAPPED = 1 << 30  # the gate's cap, unused: max_proposals is applied after the ledger's filter
 MODEL_FAILURES_STOP = 3  # consecutive failures (any sessions) that end the pass: the model is down
 # A session is started only with this much time left: a model call and its writes.
@@ -170,6 +174,13 @@ class Distiller:
         # Uncapped here: max_proposals counts what is new to the ledger (in _propose), so facts
         # already decided or pending never use up the cap of a re-distilled session.
         gated = gate(answer, len(transcript), UNCAPPED)
+        unusable = sorted(set(gated.rejected) & UNUSABLE)
+        if unusable:
+            # A 200 whose content is no list of facts is retried like a fault, never settled at once.
+            self.counters.count("DistillAnswerUnusable", reason=unusable[0])
+            self._failed(stored, marker, dropped=unusable[0])
+            report.skipped["answer_unusable"] += 1
+            return "model_failed"
         report.rejected.update(gated.rejected)
         self._propose(stored, cell, gated.proposals, links, report, config.max_proposals)
         self._done(stored, marker)
@@ -257,7 +268,9 @@ class Distiller:
             return  # a turn arrived meanwhile: the marker stays (or moved), the next pass re-scans
         self.states.drop_marker(marker.key)
 
-    def _failed(self, stored: StoredState, marker: IdleMarker) -> None:
+    def _failed(self, stored: StoredState, marker: IdleMarker, dropped: str | None = None) -> None:
+        """One more failed attempt at this session; the last one allowed gives it up (counted).
+        `dropped`: the attempt had an answer, unusable for that reason (DistillAnswerDropped)."""
         state = stored.state
         attempts = state.attempts + 1
         gave_up = attempts >= MODEL_ATTEMPTS
@@ -268,6 +281,8 @@ class Distiller:
             return
         if gave_up:
             self.counters.count("SessionGivenUp")
+            if dropped:
+                self.counters.count("DistillAnswerDropped", reason=dropped)
             self.states.drop_marker(marker.key)
 
     def _skip(self, report: PassReport, reason: str, marker: IdleMarker) -> str:
