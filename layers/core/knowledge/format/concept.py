@@ -104,6 +104,18 @@ def utc_now() -> datetime:
     return datetime.now(timezone.utc).replace(microsecond=0)
 
 
+def first_sighting(*, name: str, description: str, type: str, body: str, session_id: str,
+                   moment: datetime) -> Concept:
+    """A candidate as its first sighting. Name, description, type and body are what extraction
+    chose; every other field is the engine's own: observed (what a conversation shows is never
+    policy), the first sighting's confidence, one occurrence from this one session, dated when
+    the turn completed (to the second)."""
+    stamp = moment.astimezone(timezone.utc).replace(microsecond=0)
+    return Concept(name=name, description=description, type=type, provenance="observed",
+                   confidence=FIRST_SIGHTING_CONFIDENCE, sources=(session_id,), occurrences=1,
+                   created_at=stamp, updated_at=stamp, body=body)
+
+
 @dataclass(frozen=True)
 class Concept:
     """A valid concept. Constructing one validates it; confidence is kept to 4 decimals."""

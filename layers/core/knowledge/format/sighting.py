@@ -11,13 +11,13 @@ from __future__ import annotations
 import hashlib
 import json
 from datetime import datetime
-from typing import Literal, Optional
+from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from knowledge.errors import InvalidSighting
-from knowledge.format.concept import Concept, parse
-from knowledge.format.turn import MESSAGE_MAX_CHARS, MESSAGES_MAX, UNKNOWN_FIELDS_NOTE, utc_moment
+from knowledge.format.concept import FIRST_SIGHTING_CONFIDENCE, Concept, first_sighting, parse, utc_now
+from knowledge.format.turn import MESSAGE_MAX_CHARS, MESSAGES_MAX, UNKNOWN_FIELDS_NOTE, moment_schema, turn_moment
 from shared.errors import InvalidConcept
 from shared.names import SessionId, Slug
 from shared.validation import describe_errors
@@ -38,18 +38,18 @@ class EvidenceRef(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    completed_at: datetime = Field(description="The turn's completed_at (UTC, microseconds kept): part of the "
-                                               "archived turn's key.")
+    completed_at: datetime = Field(json_schema_extra=moment_schema(
+        "The turn's completed_at (UTC, microseconds kept): part of the archived turn's key."))
     message: int = Field(ge=0, lt=MESSAGES_MAX, strict=True, description="Index in the turn's messages.")
     start: int = Field(ge=0, lt=MESSAGE_MAX_CHARS, strict=True,
                        description="First character of the quote in the message's original content.")
     end: int = Field(gt=0, le=MESSAGE_MAX_CHARS, strict=True,
                      description="One past the quote's last character (the span is [start, end)).")
 
-    @field_validator("completed_at")
+    @field_validator("completed_at", mode="before")
     @classmethod
-    def _aware(cls, value: datetime) -> datetime:
-        return utc_moment(value)
+    def _moment(cls, value: Any) -> datetime:
+        return turn_moment(value)
 
     @model_validator(mode="after")
     def _ordered(self) -> "EvidenceRef":
@@ -70,7 +70,11 @@ class Sighting(BaseModel):
     agent: Slug
     session_id: SessionId
     turn_id: SessionId
-    concept: str = Field(description="The stamped candidate in the concept format (canonical markdown).")
+    concept: str = Field(description=(
+        "The stamped candidate in the concept format (canonical markdown). The reader keeps its name, "
+        "description, type and body and stamps every other field itself: provenance observed, confidence "
+        f"{FIRST_SIGHTING_CONFIDENCE}, sources [session_id], occurrences 1, created_at and updated_at the "
+        "evidence's completed_at (without evidence, when the sighting is read)."))
     evidence: Optional[EvidenceRef] = Field(default=None, description="Where the evidence is in the archived "
                                                                       "turn; absent from older senders.")
 
@@ -81,7 +85,15 @@ class Sighting(BaseModel):
                    evidence=evidence)
 
     def parsed(self) -> Concept:
-        return parse(self.concept)
+        """The candidate as consolidation takes it. Its name, description, type and body are what
+        extraction chose; every engine field (provenance, confidence, sources, occurrences and
+        the two stamps) is stamped here as extraction stamps a first sighting, from this
+        message's own session and evidence, whatever the concept text says: a message on the
+        queue is not trusted to say a claim is policy or seen a thousand times."""
+        sent = parse(self.concept)
+        moment = self.evidence.completed_at if self.evidence is not None else utc_now()
+        return first_sighting(name=sent.name, description=sent.description, type=sent.type, body=sent.body,
+                              session_id=self.session_id, moment=moment)
 
     @property
     def name(self) -> str:

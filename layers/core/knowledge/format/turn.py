@@ -9,7 +9,8 @@ limits apply to the whole body, unknown fields included. See docs/contract.md, t
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+import re
+from datetime import datetime, timedelta, timezone
 from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
@@ -33,6 +34,48 @@ def utc_moment(value: datetime) -> datetime:
     return value.astimezone(timezone.utc)
 
 
+# When a turn may have completed: an ISO 8601 text with its zone, from EARLIEST_TURN to
+# TURN_LEEWAY past the reader's clock. A number (Unix seconds?), a moment with no zone, or a
+# date outside the window is refused: the archive's keys, the session's idle clock and every
+# concept's stamps are built from it.
+EARLIEST_TURN = datetime(2000, 1, 1, tzinfo=timezone.utc)
+TURN_LEEWAY = timedelta(hours=24)
+MOMENT_PATTERN = (r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\d{2})$")
+MOMENT_RULE = ("ISO 8601 with a time zone (Z or an offset such as -03:00), from 2000-01-01T00:00:00Z "
+               "to 24 hours after the reader's clock")
+_MOMENT = re.compile(MOMENT_PATTERN)
+_ZONELESS = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,6})?")
+
+
+def turn_moment(value: Any) -> datetime:
+    """A turn's `completed_at` as sent (text, or a datetime from Python code), in UTC; ValueError
+    naming the rule when it is not MOMENT_RULE."""
+    if isinstance(value, datetime):
+        moment = value
+    elif isinstance(value, str) and _MOMENT.fullmatch(value):
+        try:
+            moment = datetime.fromisoformat(value)
+        except ValueError:
+            raise ValueError(f"is not a real date and time (must be {MOMENT_RULE})") from None
+    elif isinstance(value, str) and _ZONELESS.fullmatch(value):
+        raise ValueError("must carry a time zone (for example 2026-08-24T18:02:11Z)")
+    else:
+        raise ValueError(f"must be text in {MOMENT_RULE}, like 2026-08-24T18:02:11Z"
+                         + (" (not a number)" if isinstance(value, (int, float)) else ""))
+    moment = utc_moment(moment)
+    if moment < EARLIEST_TURN:
+        raise ValueError(f"is before {EARLIEST_TURN:%Y-%m-%d} (must be {MOMENT_RULE})")
+    if moment > datetime.now(timezone.utc) + TURN_LEEWAY:
+        raise ValueError(f"is more than 24 hours ahead of now (must be {MOMENT_RULE})")
+    return moment
+
+
+def moment_schema(description: str) -> dict[str, Any]:
+    """The JSON Schema of a turn's moment: text in MOMENT_RULE (the window is the reader's to check)."""
+    return {"type": "string", "format": "date-time", "pattern": MOMENT_PATTERN,
+            "description": f"{description} {MOMENT_RULE[0].upper()}{MOMENT_RULE[1:]}; a number is refused."}
+
+
 class Message(BaseModel):
     # Only the message's top level is the extension point: a conversation message's shape is
     # what evidence spans index into, so a field there is refused, not guessed at.
@@ -52,15 +95,15 @@ class Turn(BaseModel):
     agent: Slug = Field(description="The agent's slug.")
     session_id: SessionId
     turn_id: SessionId
-    completed_at: datetime = Field(description="When the turn completed, ISO 8601 with a time zone.")
+    completed_at: datetime = Field(json_schema_extra=moment_schema("When the turn completed."))
     messages: tuple[Message, ...] = Field(min_length=1, max_length=MESSAGES_MAX)
     customer_id: Optional[SessionId] = Field(
         default=None, description="The engine's opaque id of the customer, when it knows one (for Facts).")
 
-    @field_validator("completed_at")
+    @field_validator("completed_at", mode="before")
     @classmethod
-    def _aware(cls, value: datetime) -> datetime:
-        return utc_moment(value)
+    def _moment(cls, value: Any) -> datetime:
+        return turn_moment(value)
 
     @model_serializer(mode="wrap")
     def _previous_shape(self, handler: SerializerFunctionWrapHandler) -> Any:

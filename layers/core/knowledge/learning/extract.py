@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional, Protocol
 
 from knowledge.errors import DailyCapReached
-from knowledge.format.concept import FIRST_SIGHTING_CONFIDENCE, Concept
+from knowledge.format.concept import Concept, first_sighting
 from knowledge.format.sighting import EvidenceRef, Sighting
 from knowledge.format.turn import Turn
 from knowledge.learning.gates import SCHEMA, Candidate, GateReport, gate
@@ -62,10 +62,8 @@ class TurnOutcome:
 
 def stamp(candidate: Candidate, turn: Turn) -> Concept:
     """A candidate as a first sighting: everything but name/description/type/body is the engine's."""
-    moment = turn.completed_at.replace(microsecond=0)
-    return Concept(name=candidate.name, description=candidate.description, type=candidate.type,
-                   provenance="observed", confidence=FIRST_SIGHTING_CONFIDENCE, sources=(turn.session_id,),
-                   occurrences=1, created_at=moment, updated_at=moment, body=candidate.body)
+    return first_sighting(name=candidate.name, description=candidate.description, type=candidate.type,
+                          body=candidate.body, session_id=turn.session_id, moment=turn.completed_at)
 
 
 def evidence_ref(candidate: Candidate, turn: Turn) -> EvidenceRef:
