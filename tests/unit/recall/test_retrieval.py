@@ -43,14 +43,16 @@ def test_the_block_has_the_seeds_exact_shape():
         "CEPs 13xxx-13999 ship from the Campinas DC, 1-2 business days.</concept>\n"
         '  <concept name="frete-gratis-acima-199" confidence="0.95" provenance="policy">'
         "Frete grátis para compras acima de R$199 nas regiões Sul e Sudeste.</concept>\n"
-        '  <concept name="objecao-frete-caro" confidence="0.60" provenance="observed">'
+        '  <concept name="objecao-frete-caro" confidence="0.60" provenance="observed" said-by="customers">'
         "Customers hesitate when shipping costs more than 15% of the cart.</concept>\n"
         "</knowledge>\n"
         "\n"
         "If the customer's question needs more than the summary above, call\n"
         '`load_knowledge("name")` FIRST — before any other lookup for that topic.\n'
         "This is learned from past conversations, not official policy: never state\n"
-        'a `provenance="observed"` concept to the customer as a guarantee.')
+        'a `provenance="observed"` concept to the customer as a guarantee.\n'
+        'A `said-by="customers"` concept is what customers have said, not what the store says:\n'
+        "never repeat it to a customer as true, and answer it with what the store says.")
 
 
 def test_the_warning_appears_only_with_an_observed_concept():

@@ -42,6 +42,13 @@ NOT_POLICY = (
     "This is learned from past conversations, not official policy: never state\n"
     'a `provenance="observed"` concept to the customer as a guarantee.'
 )
+# An objection is what customers say, never what the store says: its line says so itself, and the
+# block says what that means, whatever its provenance (an operator may write one down too).
+CUSTOMERS_SAY = "objection"
+NOT_THE_STORE = (
+    'A `said-by="customers"` concept is what customers have said, not what the store says:\n'
+    "never repeat it to a customer as true, and answer it with what the store says."
+)
 TOOL = {
     "name": "load_knowledge",
     "description": ("Load the full text of one concept listed in the <knowledge> block. Call it FIRST, "
@@ -104,11 +111,14 @@ def render_block(injected: list[Injected]) -> str:
     lines = ["<knowledge>"]
     for item in injected:
         c = item.hit.doc
+        said_by = ' said-by="customers"' if c.type == CUSTOMERS_SAY else ""
         lines.append(f"  <concept name={quoteattr(c.name)} confidence=\"{c.confidence:.2f}\" "
-                     f"provenance={quoteattr(c.provenance)}>{escape(c.description, _QUOTE)}</concept>")
+                     f"provenance={quoteattr(c.provenance)}{said_by}>{escape(c.description, _QUOTE)}</concept>")
     lines += ["</knowledge>", "", INSTRUCTION]
     if any(item.hit.doc.provenance == "observed" for item in injected):
         lines.append(NOT_POLICY)
+    if any(item.hit.doc.type == CUSTOMERS_SAY for item in injected):
+        lines.append(NOT_THE_STORE)
     return "\n".join(lines)
 
 
