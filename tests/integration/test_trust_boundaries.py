@@ -1,7 +1,7 @@
 """What crosses a trust boundary is checked where it crosses, through the real handlers on the local
 stack: a CandidatesQueue message does not set the engine's own fields, a customer's objection is
-never served as the store's word, and a turn says when it completed in one unambiguous form,
-inside a window."""
+never served as the store's word, a stored concept is read only under its own name, and a turn
+says when it completed in one unambiguous form, inside a window."""
 
 from __future__ import annotations
 
@@ -13,7 +13,10 @@ import pytest
 from helpers.aws import drain, new_queue
 from helpers.handlers import LambdaContext, load_event, load_handler
 from helpers.paths import DEMO
+from helpers.studio import BASE, demo_studio
 
+from knowledge.format.concept import parse
+from knowledge.store.keys import concept_key
 from knowledge_dev.poller import Poller
 
 T, A = "default", "store-support"
@@ -105,6 +108,60 @@ def test_a_block_without_an_objection_says_nothing_of_customers(consolidate, mak
     consolidate.lambda_handler({"Records": [queue_record(0, fact)]}, LambdaContext())
     block = retrieve_block(make_retrieve(), "O reembolso é de 100% do pedido?")
     assert 'name="reembolso-integral"' in block and "said-by" not in block
+
+
+# ------------------------------------------------------------------ item 10: a concept under another's name
+
+
+def named_for_another() -> bytes:
+    """frete-gratis-acima-199's document, saying it is troca-em-30-dias (written outside the studio)."""
+    return (DEMO / "frete-gratis-acima-199.md").read_text().replace(
+        "name: frete-gratis-acima-199", "name: troca-em-30-dias").encode()
+
+
+def under_the_wrong_name(store, s3, bucket) -> None:
+    """The demo agent, and at frete-gratis-acima-199's key a document that says it is troca-em-30-dias."""
+    store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
+    for path in sorted(DEMO.glob("*.md")):
+        if path.stem != "frete-gratis-acima-199":
+            store.create(T, A, parse(path.read_text()), actor="engine")
+    s3.put_object(Bucket=bucket, Key=concept_key(T, A, "frete-gratis-acima-199"), Body=named_for_another())
+
+
+def test_a_concept_named_for_another_is_never_served_nor_announced_under_either_name(
+        store, s3, bucket, sqs, bus, make_retrieve, capsys):
+    under_the_wrong_name(store, s3, bucket)
+    retrieve = make_retrieve()
+    load = {**load_event("load-knowledge.json"), "name": "frete-gratis-acima-199"}
+    answer = retrieve.lambda_handler(load, LambdaContext())
+    assert answer["error"]["code"] == "not_found"
+    block = retrieve_block(retrieve, "O frete é grátis acima de R$199 no Sul?")
+    assert "frete-gratis-acima-199" not in block and "Frete grátis para compras acima" not in block
+    troca = retrieve.lambda_handler({**load, "name": "troca-em-30-dias"}, LambdaContext())
+    assert troca["concept"]["description"] == "Exchanges and returns are accepted within 30 days of delivery."
+    announced = [json.loads(m["Body"])["detail"]["name"] for m in drain(sqs, bus["queue"])]
+    assert announced == ["troca-em-30-dias"]  # only the real one, once
+    metrics = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"ConceptUnreadable"' in line]
+    assert metrics and sum(m["ConceptUnreadable"] if isinstance(m["ConceptUnreadable"], (int, float))
+                           else sum(m["ConceptUnreadable"]) for m in metrics) >= 1
+
+
+def test_the_studio_list_and_the_export_show_a_concept_named_for_another_as_unreadable(
+        monkeypatch, store, s3, bucket, sessions_bucket):
+    api = demo_studio(monkeypatch, store, bucket, sessions_bucket)
+    s3.put_object(Bucket=bucket, Key=concept_key(T, A, "frete-gratis-acima-199"), Body=named_for_another())
+    status, listed, _ = api("GET", f"{BASE}/concepts")
+    assert status == 200
+    row = next(c for c in listed["concepts"] if c["name"] == "frete-gratis-acima-199")
+    assert "troca-em-30-dias" in row["problem"] and "frete-gratis-acima-199" in row["problem"]
+    assert row["type"] is None and row["description"] is None
+
+    export = load_handler("export", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
+                          POWERTOOLS_SERVICE_NAME="knowledge-export")
+    for event in ("export.json", "export-graphml.json"):
+        answer = export.lambda_handler(load_event(event), LambdaContext())
+        assert list(answer["skipped"]) == ["frete-gratis-acima-199"], event
+        assert answer["concepts"] == len(list(DEMO.glob("*.md"))) - 1
 
 
 # ------------------------------------------------------------------ item 11: when a turn completed

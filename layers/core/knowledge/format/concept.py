@@ -433,6 +433,18 @@ def parse(
         raise InvalidConcept(_with_lines(exc.errors, key_lines, text)) from None
 
 
+def parse_stored(document: str | bytes, stored_as: str) -> Concept:
+    """Parse a concept kept under the name `stored_as` (its key). A document whose `name` is
+    another concept's is unreadable (InvalidConcept) like any other broken one: it would be
+    served, announced and linked under a name that is not where it is kept."""
+    concept = parse(document)
+    if concept.name != stored_as:
+        raise InvalidConcept([FieldError(
+            "name", f"is {concept.name!r} but the concept is kept as {stored_as!r}: "
+                    "the frontmatter's name must be the concept's own")])
+    return concept
+
+
 def _placeholders(values: dict[str, Any], errors: Iterable[FieldError]) -> dict[str, Any]:
     """Stand-ins for fields already reported, so the remaining fields can still be checked."""
     reported = {e.field for e in errors}

@@ -10,7 +10,7 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from knowledge.format.concept import Concept, parse
+from knowledge.format.concept import Concept, parse_stored
 from knowledge.recall.analysis import Interval, analyze
 
 K1, B = 1.2, 0.75
@@ -43,7 +43,7 @@ class Doc:
     def concept(self) -> Concept:
         if self.data is None:
             raise ValueError(f"{self.name}: restored from a snapshot without its text")
-        return parse(self.data)
+        return parse_stored(self.data, self.name)
 
 
 # Per-object costs sys.getsizeof cannot see from the outside (CPython 3.11-3.13, 64-bit; checked

@@ -16,14 +16,14 @@ from xml.sax.saxutils import escape, quoteattr
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from knowledge.format.concept import parse
+from knowledge.format.concept import parse_stored
 from knowledge.format.config import KnowledgeConfig
 from knowledge.format.events import RETRIEVED, detail
 from knowledge.recall.index import Hit, Index
 from knowledge.recall.warm import FETCH_BUDGET_SECONDS, AgentKnowledge, WarmIndexes, memory_budget_bytes
 from knowledge.store.concepts import ConceptStore
 from shared import deadline
-from shared.errors import KnowledgeError, NotFound
+from shared.errors import InvalidConcept, KnowledgeError, NotFound
 from shared.events import EventPublishError, Events
 from shared.names import SLUG_MAX, SLUG_SCHEMA, SessionId, Slug, is_slug
 from shared.telemetry import Counters
@@ -192,7 +192,12 @@ class Retriever:
             raise NotFound(f"no such concept: {request.name}")
         # Restored from the snapshot, which keeps no text: the stored object, byte for byte.
         data = doc.data if doc.data is not None else self._store.get(request.tenant, request.agent, request.name).data
-        concept = parse(data)
+        try:
+            concept = parse_stored(data, request.name)
+        except InvalidConcept:
+            # Changed since it was indexed into something retrieval cannot serve under this name.
+            self.counters.count("ConceptUnreadable")
+            raise NotFound(f"no such concept: {request.name}") from None
         try:
             self._events.publish(RETRIEVED, detail(request.tenant, request.agent, concept.name, concept.type,
                                                    session_id=request.session_id))

@@ -28,7 +28,7 @@ from datetime import datetime, timezone
 from functools import cached_property
 from typing import Any, Iterator, Optional
 
-from knowledge.format.concept import Concept, parse, related_waiting
+from knowledge.format.concept import Concept, parse_stored, related_waiting
 from knowledge.format.config import DistillConfig, KnowledgeConfig, parse_agent_config
 from knowledge.format.evidence import EvidenceLink
 from knowledge.store.history import VERSION_ID, ConceptHistory, precise
@@ -80,7 +80,8 @@ class StoredConcept:
 
     @cached_property
     def concept(self) -> Concept:
-        return parse(self.data)
+        """The parsed concept; InvalidConcept when it does not parse or names another concept."""
+        return parse_stored(self.data, self.name)
 
 
 @dataclass(frozen=True)
