@@ -31,7 +31,9 @@ from shared.errors import InvalidConcept, InvalidName, KnowledgeError
 if TYPE_CHECKING:  # pragma: no cover
     from knowledge.store.concepts import StoredConcept
 
-MAGIC = b"KNOWLEDGE-SNAPSHOT/4\n"
+# 5: a concept whose frontmatter names another concept is unreadable; a snapshot of format 4 may
+# index one as readable, so it is no snapshot and is rebuilt.
+MAGIC = b"KNOWLEDGE-SNAPSHOT/5\n"
 _PRECISE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z")
 _LENGTH = struct.Struct(">I")
 
