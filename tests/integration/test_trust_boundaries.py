@@ -86,6 +86,17 @@ def test_a_sightings_engine_fields_are_stamped_by_consolidation_whatever_the_mes
     assert "not official policy" in block  # the notice covers what one conversation said
 
 
+def test_a_sighting_without_evidence_is_dated_when_it_is_read_not_when_it_says(consolidate, store):
+    before = datetime.now(timezone.utc).replace(microsecond=0)
+    older = {k: v for k, v in sighting_body("sess_forger", forged_concept("reembolso-integral")).items()
+             if k != "evidence"}  # the shape of a sender from before evidence links
+    assert consolidate.lambda_handler({"Records": [queue_record(0, older)]}, LambdaContext()) == {
+        "batchItemFailures": []}
+    concept = store.get(T, A, "reembolso-integral").concept
+    assert (concept.provenance, concept.confidence, concept.occurrences) == ("observed", 0.6, 1)
+    assert before <= concept.created_at == concept.updated_at <= datetime.now(timezone.utc)
+
+
 # ------------------------------------------------------------------ item 9: an objection
 
 
@@ -121,7 +132,8 @@ def named_for_another() -> bytes:
 
 def under_the_wrong_name(store, s3, bucket) -> None:
     """The demo agent, and at frete-gratis-acima-199's key a document that says it is troca-em-30-dias."""
-    store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
+    if store.get_config(T, A) is None:
+        store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
     for path in sorted(DEMO.glob("*.md")):
         if path.stem != "frete-gratis-acima-199":
             store.create(T, A, parse(path.read_text()), actor="engine")
@@ -144,6 +156,23 @@ def test_a_concept_named_for_another_is_never_served_nor_announced_under_either_
     metrics = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"ConceptUnreadable"' in line]
     assert metrics and sum(m["ConceptUnreadable"] if isinstance(m["ConceptUnreadable"], (int, float))
                            else sum(m["ConceptUnreadable"]) for m in metrics) >= 1
+
+
+def test_a_sighting_of_a_concept_named_for_another_fails_and_neither_document_changes(
+        consolidate, store, s3, bucket, sqs, bus):
+    under_the_wrong_name(store, s3, bucket)
+    troca = store.get(T, A, "troca-em-30-dias")
+    same = (DEMO / "frete-gratis-acima-199.md").read_text().split("---\n", 2)[2].strip()
+    claim = sighting_body("sess_1", forged_concept("frete-gratis-acima-199", description=(
+        "Frete grátis para compras acima de R$199 nas regiões Sul e Sudeste.")).replace(
+        "Every refund returns 100% of what was paid, shipping included, by Pix or card.", same))
+    drain(sqs, bus["queue"])
+    answer = consolidate.lambda_handler({"Records": [queue_record(0, claim)]}, LambdaContext())
+    assert answer == {"batchItemFailures": [{"itemIdentifier": "m0"}]}  # retried, then the DLQ
+    kept = s3.get_object(Bucket=bucket, Key=concept_key(T, A, "frete-gratis-acima-199"))["Body"].read()
+    assert kept == named_for_another()
+    assert store.get(T, A, "troca-em-30-dias").etag == troca.etag
+    assert drain(sqs, bus["queue"]) == []
 
 
 def test_the_studio_list_and_the_export_show_a_concept_named_for_another_as_unreadable(
