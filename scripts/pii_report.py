@@ -25,7 +25,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from shared.pii import KINDS, find
+from shared.pii import KINDS, find, redact
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 SETS = {"tuning": DATA / "pii_labelled.jsonl", "heldout": DATA / "pii_heldout.jsonl"}
@@ -161,11 +161,42 @@ def _print(name: str, report: dict) -> None:
     print()
 
 
+# Adversarial fills (the unit test checks they stay linear; this prints what they cost).
+TIMED_UNITS = ("Rua ", "Sr. José ", "cliente Ana ", "11 9 8765 4321 ", "Aa ",
+               "Rua das Flores, 123, apto 4, Sr. José Silva, RG 12.345.678-9, (11) 98765 4321, loja. ")
+
+
+def timing(rounds: int = 20) -> None:
+    """p50/p95 of one redaction of a 3 KB and a 30 KB fill of each unit, and their ratio (about 10
+    when the detectors are linear)."""
+    import time
+
+    def times(text: str) -> list[float]:
+        out = []
+        for _ in range(rounds):
+            start = time.perf_counter()
+            redact(text)
+            out.append((time.perf_counter() - start) * 1000)
+        return sorted(out)
+
+    print(f"redaction time, {rounds} rounds (ms)")
+    print(f"  {'unit':<28} {'3 KB p50':>9} {'30 KB p50':>10} {'30 KB p95':>10} {'ratio':>6}")
+    for unit in TIMED_UNITS:
+        small = times((unit * (3_000 // len(unit) + 1))[:3_000])
+        big = times((unit * (30_000 // len(unit) + 1))[:30_000])
+        p50s, p50b, p95b = small[len(small) // 2], big[len(big) // 2], big[int(len(big) * 0.95) - 1]
+        print(f"  {unit[:26]!r:<28} {p50s:>9.2f} {p50b:>10.2f} {p95b:>10.2f} {p50b / p50s:>6.1f}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--misses", action="store_true", help="print each names-set text with a miss")
+    parser.add_argument("--timing", action="store_true", help="print what redacting long adversarial texts costs")
     args = parser.parse_args()
+    if args.timing:
+        timing()
+        return 0
     reports = {name: evaluate(path) for name, path in SETS.items()}
     names = {name: evaluate_names(path) for name, path in NAME_SETS.items()}
     if args.json:

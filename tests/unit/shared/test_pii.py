@@ -128,20 +128,27 @@ def _fill(unit: str, size: int = 30_000) -> str:
     "1 ", "1.", "a-", ". ", "Aa ", "a@b.", "1:",
     "Rua das Flores, 123, apto 4, Sr. José Silva, RG 12.345.678-9, (11) 98765 4321, loja. ",
 ])
-def test_a_30_kb_adversarial_text_is_redacted_in_well_under_100_ms(unit):
-    text = _fill(unit)
-    best = min(_timed(text) for _ in range(3))
-    assert best < 0.1, f"{best * 1000:.0f} ms"
+def test_a_30_kb_adversarial_text_is_redacted_in_linear_time(unit):
+    # Measured against itself in the same run, so a loaded machine moves both sides: ten times the
+    # text takes about ten times as long when the detectors are linear, a hundred when one backtracks
+    # quadratically. The absolute figure is the benchmark's (scripts/pii_report.py --timing).
+    small, big = _best(_fill(unit, 3_000)), _best(_fill(unit, 30_000))
+    assert big < 30 * small + 0.005, f"3 KB {small * 1000:.2f} ms, 30 KB {big * 1000:.2f} ms"
 
 
 def test_a_long_street_word_run_is_linear():
-    assert min(_timed("Rua " + "A" * 30_000) for _ in range(3)) < 0.1
+    small, big = _best("Rua " + "A" * 3_000), _best("Rua " + "A" * 30_000)
+    assert big < 30 * small + 0.005, f"3 KB {small * 1000:.2f} ms, 30 KB {big * 1000:.2f} ms"
 
 
-def _timed(text: str) -> float:
-    start = time.perf_counter()
-    redact(text)
-    return time.perf_counter() - start
+def _best(text: str, rounds: int = 5) -> float:
+    """The fastest of a few redactions: the least disturbed by the rest of the machine."""
+    times = []
+    for _ in range(rounds):
+        start = time.perf_counter()
+        redact(text)
+        times.append(time.perf_counter() - start)
+    return min(times)
 
 
 def test_the_labelled_sets_meet_their_bar():
