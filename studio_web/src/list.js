@@ -4,8 +4,9 @@ import { openConcept } from "./editor.js";
 import { loadAgents } from "./agents.js";
 import { showReview } from "./review.js";
 import { api, config } from "./session.js";
+import { plainWords } from "./api.js";
 import { fail, say } from "./status.js";
-import { visit } from "./url.js";
+import { filtersInUrl, listUrl, visit } from "./url.js";
 
 let concepts = [];
 let sortKey = "written_at";  // last written first: what the engine just learned is on top
@@ -65,8 +66,8 @@ function renderList(rows, more = false) {
     cell(row, badge(concept.provenance || "?", concept.provenance || "conflict"));
     cell(row, concept.confidence == null ? "" : concept.confidence.toFixed(2));
     cell(row, concept.occurrences ?? "");
-    cell(row, stamp(concept.updated_at));
-    cell(row, stamp(concept.written_at));
+    cell(row, stamp(concept.updated_at, false, true));
+    cell(row, stamp(concept.written_at, false, true));
   }
   $("empty").hidden = concepts.length > 0;
   $("more").hidden = !nextCursor;
@@ -131,16 +132,37 @@ export function watchForChanges() {
   clearInterval(watching);
   let looking = false;
   watching = setInterval(async () => {
-    if (looking || $("list-view").hidden || document.hidden || !$("problem").hidden) return;
+    if (looking || pending || $("list-view").hidden || document.hidden || !$("problem").hidden) return;
     looking = true;
     try {
       const page = await newestWrite();
-      if (signature(page) !== newestShown && !$("list-view").hidden && await refreshList()) {
-        say(`${counted()}. The list was updated with the latest changes.`);
+      if (pending) { /* a list is being loaded meanwhile: it is the newer one */ } else if (signature(page) !== newestShown && !$("list-view").hidden) {
+        if (await refreshList()) say(`${counted()}. The list was updated with the latest changes.`);
+      } else {
+        markCurrent(page.as_of);
       }
-    } catch { /* a missed look is taken again at the next one */ }
+    } catch (error) {
+      // A missed look is taken again at the next one, and said: a list that looks current while
+      // the service is down would mislead.
+      if (error.status !== 401) markBehind(error);
+    }
     looking = false;
   }, (config.refreshSeconds || 30) * 1000);
+}
+
+// Whether the list on screen is known to be current: it says when it could not be checked, and
+// since when it is as shown.
+let currentAt = null;
+
+function markCurrent(asOf) {
+  currentAt = asOf || currentAt;
+  $("list-stale").hidden = true;
+}
+
+function markBehind(error) {
+  $("list-stale").textContent = `This list may be out of date: it could not be updated since ${stamp(currentAt, true)} `
+    + `(${plainWords(error).replace(/\.$/, "")}). It is checked again every ${config.refreshSeconds || 30} s.`;
+  $("list-stale").hidden = false;
 }
 
 // The rows shown, listed again in place: as many rows, the focus on the same control (a row's
@@ -183,9 +205,40 @@ function setFilters(wanted) {
   markSort();
 }
 
+// The URL says the list shown. A list the operator asked for is a new history entry (Back returns to
+// the one before); refining a search, a list that updates itself, or one shown in place of a concept
+// replaces the entry.
+function keepInUrl(wanted, status, quiet) {
+  const target = listUrl(wanted, status);
+  const here = new URLSearchParams(location.search);
+  if (location.pathname + location.search === target) return;
+  const was = filtersInUrl();
+  const refining = was.q.trim() && wanted.q.trim() && JSON.stringify({ ...was, q: "" }) === JSON.stringify({ ...wanted, q: "" });
+  if (quiet || refining || here.has("concept") || here.has("new")) history.replaceState(null, "", target);
+  else history.pushState(null, "", target);
+}
+
+// The controls set to what the URL says (a reload, Back or Forward), before the list is loaded.
+export function useUrlFilters() {
+  setFilters(filtersInUrl());
+}
+
 // `rows`: how many to show at least (returning from a concept shows as many as before); `quiet`
 // lists again without saying so (the list keeping itself up to date).
-export async function loadList(rows = PAGE, { quiet = false } = {}) {
+let loads = 0;  // the latest load wins: an answer to an earlier one (a filter changed since, Back twice) is dropped
+let pending = 0;  // loads under way: the list does not look for changes meanwhile
+
+export async function loadList(rows = PAGE, options = {}) {
+  pending += 1;
+  try {
+    return await load(rows, options);
+  } finally {
+    pending -= 1;
+  }
+}
+
+async function load(rows, { quiet = false, replace = false }) {
+  const ticket = ++loads;
   const wanted = filters();
   const status = statusOf(wanted);
   if (!quiet) say("Loading…");
@@ -196,29 +249,31 @@ export async function loadList(rows = PAGE, { quiet = false } = {}) {
   const before = unfiltered ? null : await newestWrite().catch(() => null);
   try {
     const page = await api("GET", `/concepts?${listQuery(wanted, Math.min(500, Math.max(PAGE, rows)), null)}`);
+    if (ticket !== loads) return false;
     concepts = page.concepts;
     nextCursor = page.next;
     total = page.total;
     shownFilters = wanted;
-    const next = new URLSearchParams(location.search);
-    if (status) next.set("status", status); else next.delete("status");
-    next.delete("concept");
-    next.delete("new");
-    history.replaceState(null, "", `${location.pathname}?${next}`);
+    keepInUrl(wanted, status, quiet || replace);
     showReview(page);
+    markCurrent(page.as_of);
     renderList(concepts);
     show("list-view");
     if (!quiet) say(counted());
     newestShown = unfiltered ? signature(page) : before ? signature(before) : "unknown";
     return true;
   } catch (error) {
+    if (ticket !== loads) return false;
     if (error.status === 404 && error.body && error.body.error && error.body.error.code === "unknown_agent") {
       await loadAgents();
       say(`${error.message}. Choose one of the tenant's agents below.`);
       return false;
     }
     const filtered = JSON.stringify(wanted) !== JSON.stringify(shownFilters);
-    if (filtered && !$("list-view").hidden) setFilters(shownFilters);
+    if (filtered && !$("list-view").hidden) {
+      setFilters(shownFilters);
+      history.replaceState(null, "", listUrl(shownFilters, statusOf(shownFilters)));
+    }
     fail(filtered && !$("list-view").hidden ? "The filter was not applied (the list below is unchanged)"
       : "Could not load the concepts", error, () => { setFilters(wanted); return loadList(); });
     return false;
@@ -230,6 +285,13 @@ export async function backToList(left) {
   if (!(await loadList(concepts.length))) return;
   window.scrollTo(0, listScroll);
   focusRow(left);
+}
+
+// The skip link and a fresh page: the list's first concept (the view's own start when no list is shown).
+export function focusList() {
+  const first = document.querySelector("#concepts tbody button.link");
+  if (!$("list-view").hidden) (first || $("filter-new")).focus();
+  else $("main").focus();
 }
 
 // Back on the list, focus returns to the concept the operator came from (or the list's first control).

@@ -21,8 +21,8 @@ export function showReview(page) {
   $("new-count").textContent = String(newCount);
   $("mark-seen").hidden = !newCount;
   $("review-since").textContent = newCount
-    ? `${newCount} concept${newCount === 1 ? "" : "s"} the engine wrote since ${stamp(page.since)} UTC ${newCount === 1 ? "is" : "are"} marked new.`
-    : `Nothing new from the engine since ${stamp(page.since)} UTC.`;
+    ? `${newCount} concept${newCount === 1 ? "" : "s"} the engine wrote since ${stamp(page.since)} ${newCount === 1 ? "is" : "are"} marked new.`
+    : `Nothing new from the engine since ${stamp(page.since)}.`;
 }
 
 export async function markSeen() {
