@@ -20,7 +20,7 @@ from knowledge.curation.documents import (
     located,
     name_line,
 )
-from knowledge.curation.listing import SORTS, HeldList, fold_for_search, is_new, since_stamp, sorted_names
+from knowledge.curation.listing import SORTS, HeldList, Unseen, fold_for_search, since_stamp, sorted_names
 from knowledge.errors import ArchiveNotConfigured, InvalidCursor, InvalidTurn, NameTaken, PreconditionRequired
 from knowledge.format.concept import DOCUMENT_MAX_BYTES, Concept, parse, related_waiting, utc_now
 from knowledge.format.evidence import EvidenceLink
@@ -273,7 +273,7 @@ class Studio:
     def list(self, op: Operator, tenant: str, agent: str, *, status: Optional[str] = None,
              type: Optional[str] = None, q: Optional[str] = None, sort: str = "written_at", order: str = "desc",
              limit: Optional[int] = None, cursor: Optional[str] = None,
-             since: Optional[datetime] = None) -> dict[str, Any]:
+             since: Optional[datetime] = None, unseen: Optional[Unseen] = None) -> dict[str, Any]:
         """One page of the agent's concepts, filtered and sorted here (not in the browser).
 
         `q` searches name, description and body with retrieval's index, and name and
@@ -281,14 +281,17 @@ class Studio:
         "reemb" finds too; a body is not searched for substrings (the snapshot holds no text).
         With `since`, each row says whether it is `new` (the engine wrote its current version
         after then), the answer counts the agent's new rows (`new`, before any filter), and
-        `status="new"` keeps only those."""
+        `status="new"` keeps only those; `unseen` says what is new to one operator instead
+        (knowledge.curation.listing.Unseen)."""
         op.check(tenant)
         stamp = since_stamp(since)
+        if unseen is None and stamp is not None:
+            unseen = Unseen(stamp)
         held = self._rows(tenant, agent)
         names = list(held.summaries)
         if not names:
             self._check_agent(tenant, agent)
-        fresh = {name for name in names if is_new(held.summaries[name], stamp)} if stamp else set()
+        fresh = {name for name in names if unseen.is_new(name, held.summaries[name])} if unseen else set()
         if status == "conflict":
             names = [n for n in names if held.summaries[n].conflict]
         elif status == "related":
@@ -307,7 +310,7 @@ class Studio:
         rows = [held.row(name) for name in page]
         answer: dict[str, Any] = {"concepts": rows, "total": len(names),
                                   "next": str(end) if end < len(names) else None}
-        if stamp is not None:
+        if unseen is not None:
             for row in rows:
                 row["new"] = row["name"] in fresh
             answer["new"] = len(fresh)
