@@ -2,8 +2,8 @@
 import { $, badge, cell, show, stamp } from "./dom.js";
 import { openConcept } from "./editor.js";
 import { loadAgents } from "./agents.js";
-import { showReview } from "./review.js";
-import { api, config } from "./session.js";
+import { markReviewed, showReview } from "./review.js";
+import { api, config, operatorActor } from "./session.js";
 import { plainWords } from "./api.js";
 import { fail, say } from "./status.js";
 import { filtersInUrl, listUrl, visit } from "./url.js";
@@ -39,6 +39,77 @@ export function sortBy(key) {
   loadList();
 }
 
+// Why and by whom the current version was written, in words ("merged by the engine", "edited by you").
+const REASONS = { created: "created", confirmed: "confirmed", merged: "merged", kept_beside: "kept beside",
+  contradiction: "contradiction", edit: "edited", restore: "restored", purged: "purged" };
+
+function writtenWhy(concept) {
+  const who = !concept.written_by ? "" : concept.written_by === "engine" ? "the engine"
+    : concept.written_by === operatorActor() ? "you" : concept.written_by;
+  const why = REASONS[concept.reason] || "written";
+  return who ? `${why} by ${who}` : concept.reason ? why : "";
+}
+
+// A new row's mark: the badge, and "Mark reviewed" (r from the row), which takes it out of this
+// operator's queue at the version shown.
+function newMark(concept) {
+  const mark = document.createElement("span");
+  mark.className = "triage";
+  mark.append(badge("new", "new"));
+  const reviewed = document.createElement("button");
+  reviewed.type = "button";
+  reviewed.className = "mark-reviewed";
+  reviewed.textContent = "Mark reviewed";
+  reviewed.setAttribute("aria-label", `Mark reviewed: ${concept.name}`);
+  reviewed.setAttribute("aria-keyshortcuts", "r");
+  reviewed.addEventListener("click", () => reviewRow(concept.name));
+  mark.append(reviewed);
+  return mark;
+}
+
+// One concept reviewed: its mark goes, the count follows, and focus moves on to the next new row
+// (else stays on this row's name), so a queue is worked through from the keyboard.
+async function reviewRow(name) {
+  const concept = concepts.find((c) => c.name === name);
+  const row = rowNamed(name);
+  if (!concept || !concept.new || !row) return;
+  const state = await markReviewed(name, concept.written_at);
+  if (!state) return;
+  concept.new = false;
+  const mark = row.querySelector(".triage");
+  const next = nextNewRow(row);
+  if (mark) mark.remove();
+  const target = next || row;
+  target.querySelector("button.link").focus();
+  say(`${name} marked reviewed. ${state.new ? `${state.new} new left${next ? `: on to ${next.dataset.name}` : ""}.` : "Nothing new left."}`);
+}
+
+function nextNewRow(row) {
+  let next = row.nextElementSibling;
+  while (next && !next.querySelector(".triage")) next = next.nextElementSibling;
+  return next;
+}
+
+// Keyboard triage in the list: j and k move to the next and previous concept, n to the next new one,
+// r marks the focused one reviewed; only while focus is in the list's rows, so they never take a
+// letter typed elsewhere (the hint above the list says them).
+export function triageKeys(event) {
+  if (event.ctrlKey || event.metaKey || event.altKey || event.shiftKey) return;
+  const row = event.target.closest && event.target.closest("#concepts tbody tr");
+  if (!row) return;
+  let target = null;
+  if (event.key === "j") target = row.nextElementSibling;
+  else if (event.key === "k") target = row.previousElementSibling;
+  else if (event.key === "n") target = nextNewRow(row);
+  else if (event.key === "r") {
+    event.preventDefault();
+    reviewRow(row.dataset.name);
+    return;
+  } else return;
+  event.preventDefault();
+  if (target) target.querySelector("button.link").focus();
+}
+
 // Rows as the server sorted them; `more` appends a further page below those shown.
 function renderList(rows, more = false) {
   markSort();
@@ -57,7 +128,7 @@ function renderList(rows, more = false) {
     });
     open.dataset.name = concept.name;
     const name = cell(row, open);
-    if (concept.new) name.append(badge("new", "new"));
+    if (concept.new) name.append(newMark(concept));
     if (concept.conflict) name.append(badge("conflict", "conflict"));
     if (concept.related) name.append(badge(`${concept.related} related claim${concept.related === 1 ? "" : "s"}`, "related"));
     if (concept.problem) name.append(badge("unreadable", "conflict"));
@@ -67,7 +138,11 @@ function renderList(rows, more = false) {
     cell(row, concept.confidence == null ? "" : concept.confidence.toFixed(2));
     cell(row, concept.occurrences ?? "");
     cell(row, stamp(concept.updated_at, false, true));
-    cell(row, stamp(concept.written_at, false, true));
+    const written = cell(row, stamp(concept.written_at, false, true));
+    const why = document.createElement("span");
+    why.className = "why";
+    why.textContent = writtenWhy(concept);
+    written.append(why);
   }
   $("empty").hidden = concepts.length > 0;
   $("more").hidden = !nextCursor;
@@ -173,10 +248,13 @@ export async function refreshList() {
   const focusedRow = focus && focus.closest && focus.closest("#concepts tbody") ? focus.dataset.name : null;
   const anchor = (focusedRow && rowNamed(focusedRow))
     || [...$("concepts").tBodies[0].rows].find((row) => row.getBoundingClientRect().bottom > 0);
-  const top = anchor && { name: anchor.dataset.name, y: anchor.getBoundingClientRect().top };
+  // The row's name, not the row, is what stays put: a row grown taller (a new mark, a longer line)
+  // would move its name within it.
+  const place = (row) => (row.querySelector("button.link") || row).getBoundingClientRect().top;
+  const top = anchor && { name: anchor.dataset.name, y: place(anchor) };
   if (!(await loadList(concepts.length, { quiet: true }))) return false;
   const again = top && rowNamed(top.name);
-  if (again) window.scrollBy(0, again.getBoundingClientRect().top - top.y);
+  if (again) window.scrollBy(0, place(again) - top.y);
   if (focusedRow) focusRow(focusedRow);
   return true;
 }
@@ -250,6 +328,8 @@ async function load(rows, { quiet = false, replace = false }) {
   try {
     const page = await api("GET", `/concepts?${listQuery(wanted, Math.min(500, Math.max(PAGE, rows)), null)}`);
     if (ticket !== loads) return false;
+    // The list updating itself while the operator opened a concept meanwhile: the concept stays.
+    if (quiet && $("list-view").hidden) return false;
     concepts = page.concepts;
     nextCursor = page.next;
     total = page.total;

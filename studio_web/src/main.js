@@ -8,8 +8,8 @@ import { deleteCurrent, showDeleted } from "./deleted.js";
 import {
   current, forgetCurrent, goToRelatedClaims, isDirty, mayDiscard, newConcept, openConcept, restoreDraft, save, takeDraft,
 } from "./editor.js";
-import { backToList, focusList, loadList, showMore, sortBy, useUrlFilters, watchForChanges } from "./list.js";
-import { markSeen } from "./review.js";
+import { backToList, focusList, loadList, showMore, sortBy, triageKeys, useUrlFilters, watchForChanges } from "./list.js";
+import { markSeen, undoSeen } from "./review.js";
 import { beginSignIn, config, finishSignIn, leavingOnPurpose, loadConfig, signIn, token } from "./session.js";
 import { problemShown, say, showProblem, tryAgain } from "./status.js";
 import { NEW, agentUrl, scope, urlFor, visit, wantedInUrl } from "./url.js";
@@ -59,6 +59,8 @@ async function start() {
     });
   }
   $("mark-seen").addEventListener("click", markSeen);
+  $("undo-seen").addEventListener("click", undoSeen);
+  $("concepts").addEventListener("keydown", triageKeys);
   // The list's row count is loadList's first argument: a listener must not pass it the event.
   $("filter-type").addEventListener("change", () => loadList());
   useUrlFilters();

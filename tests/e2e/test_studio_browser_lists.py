@@ -25,7 +25,7 @@ def test_the_agents_page_lists_the_tenant_s_agents_with_counts_and_opens_one(bro
         agents = page.locator("#agents tbody tr")
         expect(agents).to_have_count(2)
         assert agents.evaluate_all("rows => rows.map(r => r.innerText.split('\\t').map(c => c.trim()))") == [
-            ["loja-centro", "1", "0", "0"], [A, "7", "1 to resolve", "0"]]
+            ["loja-centro", "1", "0", "0", "1 to review"], [A, "7", "1 to resolve", "0", "7 to review"]]
         assert axe_violations(page) == []
         page.get_by_role("link", name=A, exact=True).click()
         page.wait_for_selector("#concepts tbody tr")
@@ -155,7 +155,7 @@ def test_what_the_engine_wrote_since_my_last_look_is_badged_counted_and_cleared_
         expect(mine).to_have_title("(1) Knowledge — studio")  # the list keeps itself up to date
         expect(mine.locator("#concepts tbody tr").first).to_have_attribute("data-name", "troca-em-30-dias")
         assert new_rows(mine) == ["troca-em-30-dias"]
-        expect(mine.locator("#review-since")).to_contain_text("1 concept the engine wrote since")
+        expect(mine.locator("#review-since")).to_contain_text("1 concept the engine or a colleague wrote since")
         mine.check("#filter-new")
         expect(mine.locator("#concepts tbody tr")).to_have_count(1)
         assert "status=new" in mine.url

@@ -98,8 +98,9 @@ def test_a_link_with_filters_opens_that_list(browser, studio, request):
 
 # ------------------------------------------------------------------ the smaller things an operator meets
 
-def quick(browser, studio):
-    """A signed-in page whose list looks for changes every 0.3 s instead of 30 (config.json)."""
+def quick(browser, studio, operator=None, path=f"/studio/knowledge?agent={A}", ready="#concepts tbody tr"):
+    """A signed-in page whose list looks for changes every 0.3 s instead of 30 (config.json);
+    `operator` signs in another operator than the dev one (a token the authorizer signed)."""
     import json
 
     context = browser.new_context(viewport={"width": 1280, "height": 900})
@@ -110,9 +111,17 @@ def quick(browser, studio):
 
     context.route("**/config.json", quicker)
     page = context.new_page()
-    page.goto(f"{studio.url}/studio/knowledge?agent={A}")
-    page.click("#signin-link")
-    page.wait_for_selector("#concepts tbody tr")
+    page.errors = []
+    page.on("pageerror", lambda error: page.errors.append(str(error)))
+    page.goto(studio.url + path)
+    if operator is None:
+        page.click("#signin-link")
+    else:
+        page.wait_for_selector("#signin:not([hidden])")
+        page.evaluate("token => sessionStorage.setItem('knowledge-studio-token', token)",
+                      studio.authorizer.token({"sub": operator}))
+        page.reload()
+    page.wait_for_selector(ready)
     return context, page
 
 
@@ -177,3 +186,153 @@ def test_after_sign_in_the_keyboard_starts_on_the_first_concept_and_a_skip_link_
     expect(skip).to_be_in_viewport()
     page.keyboard.press("Enter")
     assert page.evaluate("() => document.activeElement.dataset.name") == first
+
+
+# ------------------------------------------------------------------ the review queue, triaged
+
+def new_rows(page):
+    return page.locator("#concepts tbody tr", has=page.locator(".badge.new")).evaluate_all(
+        "rows => rows.map(r => r.dataset.name)")
+
+
+def why(page, name):
+    return page.locator(f"#concepts tbody tr[data-name={name}] td .why").inner_text()
+
+
+def engine_writes(store, name, reason):
+    old = store.get(T, A, name)
+    store.replace(T, A, old.concept.replace(occurrences=old.concept.occurrences + 1), if_match=old.etag,
+                  actor="engine", reason=reason)
+
+
+def test_each_row_says_why_and_by_whom_and_a_colleague_s_edit_is_new_to_me_but_not_to_them(browser, studio, store):
+    contexts = []
+    try:
+        contexts.append(quick(browser, studio))
+        mine = contexts[0][1]
+        mine.click("#mark-seen")
+        expect(mine).to_have_title("Knowledge — studio")
+        contexts.append(quick(browser, studio, operator="bia-operator"))
+        bia = contexts[1][1]
+        bia.click("#mark-seen")
+        expect(bia).to_have_title("Knowledge — studio")
+        engine_writes(store, "cep-sudeste-cd-campinas", "merged")
+        engine_writes(store, "prazo-reembolso-pix", "contradiction")
+        engine_writes(store, "troca-em-30-dias", "kept_beside")
+        # Bia edits a concept in her browser, as an operator does.
+        bia.get_by_role("button", name="rastreio-pedido", exact=True).click()
+        bia.wait_for_selector(".cm-content")
+        bia.locator(".cm-line", has_text="description:").first.click()
+        bia.keyboard.press("End")
+        bia.keyboard.type(" Pelo site.")
+        bia.keyboard.press("Control+s")
+        expect(bia.locator("#status")).to_have_text("Saved.")
+        bia.click("#back-from-editor")
+
+        expect(mine).to_have_title("(4) Knowledge — studio")  # the list keeps itself up to date
+        assert sorted(new_rows(mine)) == ["cep-sudeste-cd-campinas", "prazo-reembolso-pix", "rastreio-pedido",
+                                          "troca-em-30-dias"]
+        assert why(mine, "cep-sudeste-cd-campinas") == "merged by the engine"
+        assert why(mine, "prazo-reembolso-pix") == "contradiction by the engine"
+        assert why(mine, "troca-em-30-dias") == "kept beside by the engine"
+        assert why(mine, "rastreio-pedido") == "edited by operator:bia-operator"  # a colleague's edit: new to me
+        assert why(mine, "frete-gratis-acima-199") == "created by the engine"
+        expect(bia).to_have_title("(3) Knowledge — studio")
+        expect(bia.locator("#concepts tbody tr[data-name=rastreio-pedido] td .why")).to_have_text("edited by you")
+        assert "rastreio-pedido" not in new_rows(bia)  # her own edit is not new to her
+        assert axe_violations(mine) == []
+    finally:
+        for context, _ in contexts:
+            context.close()
+    assert [error for _, page in contexts for error in page.errors] == []
+
+
+def test_marking_one_concept_reviewed_takes_it_out_of_my_queue_until_it_is_written_again(browser, studio, store):
+    context, page = quick(browser, studio)
+    try:
+        expect(page).to_have_title("(7) Knowledge — studio")
+        row = page.locator("#concepts tbody tr[data-name=troca-em-30-dias]")
+        row.get_by_role("button", name="Mark reviewed: troca-em-30-dias").click()
+        expect(page).to_have_title("(6) Knowledge — studio")
+        expect(row.locator(".badge.new")).to_have_count(0)
+        expect(page.locator("#new-count")).to_have_text("6")
+        expect(page.locator("#status")).to_contain_text("troca-em-30-dias marked reviewed. 6 new left")
+        page.reload()
+        page.wait_for_selector("#concepts tbody tr")
+        expect(page).to_have_title("(6) Knowledge — studio")  # kept on the server
+        assert "troca-em-30-dias" not in new_rows(page)
+        engine_writes(store, "troca-em-30-dias", "confirmed")
+        expect(page).to_have_title("(7) Knowledge — studio")  # a later version is new again
+        expect(page.locator("#concepts tbody tr[data-name=troca-em-30-dias] .badge.new")).to_have_count(1)
+    finally:
+        context.close()
+    assert page.errors == []
+
+
+def test_the_queue_is_worked_through_from_the_keyboard_with_the_keys_said_on_the_page(page):
+    hint = page.locator("#keys-hint")
+    expect(hint).to_be_visible()
+    expect(hint).to_have_text("In the list: j next, k previous, n next new, r mark reviewed, Enter open.")
+    names = rows(page)
+    focused = "() => document.activeElement.closest('tr') && document.activeElement.closest('tr').dataset.name"
+    assert page.evaluate(focused) == names[0]  # signed in: on the first concept
+    page.keyboard.press("j")
+    assert page.evaluate(focused) == names[1]
+    page.keyboard.press("j")
+    page.keyboard.press("k")
+    assert page.evaluate(focused) == names[1]
+    page.keyboard.press("r")  # reviewed, and on to the next new one
+    expect(page.locator(f"#concepts tbody tr[data-name={names[1]}] .badge.new")).to_have_count(0)
+    expect(page).to_have_title("(6) Knowledge — studio")
+    assert page.evaluate(focused) == names[2]
+    page.keyboard.press("r")
+    expect(page).to_have_title("(5) Knowledge — studio")
+    assert page.evaluate(focused) == names[3]
+    page.keyboard.press("k")
+    page.keyboard.press("k")
+    page.keyboard.press("n")  # the next one still new, past the two reviewed
+    assert page.evaluate(focused) == names[3]
+    page.keyboard.press("Enter")
+    page.wait_for_selector(".cm-content")
+    expect(page.locator("#editor-title")).to_have_text(names[3])
+    page.click("#back-from-editor")
+    page.fill("#filter-q", "jk")  # letters typed elsewhere are text, not keys
+    expect(page.locator("#filter-q")).to_have_value("jk")
+    assert axe_violations(page) == []
+
+
+def test_mark_all_as_seen_can_be_undone(page):
+    page.locator("#concepts tbody tr[data-name=troca-em-30-dias]").get_by_role(
+        "button", name="Mark reviewed: troca-em-30-dias").click()
+    expect(page).to_have_title("(6) Knowledge — studio")
+    page.click("#mark-seen")
+    expect(page).to_have_title("Knowledge — studio")
+    expect(page.locator("#status")).to_contain_text("Marked all as seen. Undo puts the new marks back.")
+    undo = page.get_by_role("button", name="Undo mark all as seen")
+    undo.focus()
+    page.keyboard.press("Enter")
+    expect(page).to_have_title("(6) Knowledge — studio")  # as before the mark: the one reviewed stays reviewed
+    expect(page.locator("#status")).to_contain_text("Undone: 6 concepts are new again.")
+    expect(undo).to_be_hidden()  # once
+    assert "troca-em-30-dias" not in new_rows(page) and len(new_rows(page)) == 6
+
+
+def test_the_agents_page_counts_what_is_new_for_me(browser, studio, store):
+    from helpers.concepts import make_concept
+
+    store.create(T, "loja-centro", make_concept("horario-loja", description="A loja abre às 9h."), actor="engine")
+    context, page = quick(browser, studio)
+    try:
+        page.click("#mark-seen")
+        expect(page).to_have_title("Knowledge — studio")
+        engine_writes(store, "rastreio-pedido", "confirmed")
+        page.get_by_role("link", name="All agents").click()
+        agents = page.locator("#agents tbody tr")
+        expect(agents).to_have_count(2)
+        expect(page.locator("#agents thead")).to_contain_text("New for you")
+        assert agents.evaluate_all("rows => rows.map(r => r.innerText.split('\\t').map(c => c.trim()))") == [
+            ["loja-centro", "1", "0", "0", "1 to review"], [A, "7", "1 to resolve", "0", "1 to review"]]
+        assert axe_violations(page) == []
+    finally:
+        context.close()
+    assert page.errors == []
