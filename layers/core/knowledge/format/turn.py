@@ -10,10 +10,20 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    field_serializer,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from knowledge.errors import InvalidTurn
 from shared.names import SessionId, Slug
@@ -100,10 +110,38 @@ class Turn(BaseModel):
     customer_id: Optional[SessionId] = Field(
         default=None, description="The engine's opaque id of the customer, when it knows one (for Facts).")
 
+    # The offset completed_at was written with: the turn's local date (what "até domingo" counts from).
+    _offset: timedelta = PrivateAttr(default=timedelta(0))
+
     @field_validator("completed_at", mode="before")
     @classmethod
     def _moment(cls, value: Any) -> datetime:
         return turn_moment(value)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _keep_offset(cls, data: Any, handler: Any) -> "Turn":
+        turn = handler(data)
+        sent = data.get("completed_at") if isinstance(data, dict) else getattr(data, "local_moment", None)
+        if isinstance(sent, str) and _MOMENT.fullmatch(sent):
+            sent = datetime.fromisoformat(sent)
+        if isinstance(sent, datetime) and sent.utcoffset() is not None:
+            turn._offset = sent.utcoffset()  # type: ignore[assignment]
+        return turn
+
+    @property
+    def local_moment(self) -> datetime:
+        """completed_at in the offset it was sent with."""
+        return self.completed_at.astimezone(timezone(self._offset))
+
+    @property
+    def local_date(self) -> date:
+        return self.local_moment.date()
+
+    @field_serializer("completed_at")
+    def _local(self, value: datetime) -> datetime:
+        # Archived as sent, so a replay (backfill) reads the same local date.
+        return value.astimezone(timezone(self._offset)) if self._offset else value
 
     @model_serializer(mode="wrap")
     def _previous_shape(self, handler: SerializerFunctionWrapHandler) -> Any:

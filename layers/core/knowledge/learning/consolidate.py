@@ -143,6 +143,10 @@ class Consolidator:
             else:
                 kind, updated = "merged", claims.merge(existing, decision.description, decision.body,
                                                         sighting.session_id, now)
+        if kind in ("confirmed", "merged") and existing.provenance != "policy" and not existing.in_conflict \
+                and (new.valid_from or new.valid_until):
+            # The newest dated sighting says when the claim is true; a human's concept keeps its own dates.
+            updated = updated.replace(valid_from=new.valid_from, valid_until=new.valid_until)
         self._store.replace(tenant, agent, updated, if_match=current.etag, actor=ENGINE, reason=kind,
                             sightings=(me,), evidence=evidence)
         return Outcome(kind, new.name, existing.type, attempt, verdict), updated

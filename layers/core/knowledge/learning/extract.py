@@ -28,6 +28,7 @@ from knowledge.learning.gates import SCHEMA, Candidate, GateReport, gate
 from knowledge.learning.known import KnownConcepts
 from knowledge.learning.prompt import extraction_prompt
 from knowledge.learning.usage import ModelQuota, record_model_call
+from knowledge.learning.validity import read_validity
 from knowledge.store.archive import TurnArchive
 from knowledge.store.config_cache import ConfigCache
 from knowledge.store.ledgers import ExtractionLedger
@@ -61,9 +62,13 @@ class TurnOutcome:
 
 
 def stamp(candidate: Candidate, turn: Turn) -> Concept:
-    """A candidate as a first sighting: everything but name/description/type/body is the engine's."""
+    """A candidate as a first sighting: everything but name/description/type/body is the engine's,
+    its validity the dates its evidence states, read against the turn's local date."""
+    at = candidate.evidence_at
+    validity = read_validity(turn.messages[at.message].content[at.start:at.end], turn.local_date)
     return first_sighting(name=candidate.name, description=candidate.description, type=candidate.type,
-                          body=candidate.body, session_id=turn.session_id, moment=turn.completed_at)
+                          body=candidate.body, session_id=turn.session_id, moment=turn.completed_at,
+                          valid_from=validity.valid_from, valid_until=validity.valid_until)
 
 
 def evidence_ref(candidate: Candidate, turn: Turn) -> EvidenceRef:
