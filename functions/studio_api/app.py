@@ -79,6 +79,13 @@ class ConceptSummary(BaseModel):
     written_by: Optional[str] = Field(description="Who wrote the current version: engine or operator:<id> "
                                                   "(null when its writer is not recorded).")
     new: bool = Field(description="The engine created or changed it since this operator last looked (GET /review).")
+    valid_from: Optional[str] = Field(default=None, description="The first day its claim is true (YYYY-MM-DD, the "
+                                                                "store's local date), when stated.")
+    valid_until: Optional[str] = Field(default=None, description="The last day its claim is true (YYYY-MM-DD), "
+                                                                 "when stated.")
+    recall: Optional[Literal["expired", "not_started", "stale"]] = Field(
+        default=None, description="Why retrieval leaves it out now, kept: past valid_until, before valid_from, or "
+                                  "observed and unseen for stale_after_days; null: recalled.")
 
 
 class ConceptList(BaseModel):
@@ -278,9 +285,10 @@ def list_agents(tenant: Slug) -> AgentList:
 @app.get(f"{BASE}/concepts", summary="List concepts (a page), last written first unless sorted otherwise",
          responses=answers(200, ConceptList))
 def list_concepts(tenant: Slug, agent: Slug,
-                  status: Annotated[Optional[str], Query(pattern="^(conflict|related|new)$",
-                                                         description="new: written by the engine since this "
-                                                                     "operator last looked.")] = None,
+                  status: Annotated[Optional[str], Query(
+                      pattern="^(conflict|related|new|expired|not_started|stale)$",
+                      description="new: written by the engine since this operator last looked; expired, "
+                                  "not_started, stale: kept but out of recall for that reason.")] = None,
                   type: Annotated[Optional[str], Query(pattern="^(fact|entity|procedure|policy|objection)$")] = None,
                   q: Annotated[Optional[str], Query(max_length=200, description="Words or a prefix, searched in name, "
                                                                                "description and body.")] = None,

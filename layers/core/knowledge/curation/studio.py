@@ -26,11 +26,13 @@ from knowledge.format.concept import DOCUMENT_MAX_BYTES, Concept, parse, related
 from knowledge.format.evidence import EvidenceLink
 from knowledge.recall.snapshot import Snapshot, SnapshotUnreadable, decode, encode
 from knowledge.store.archive import TurnArchive
-from knowledge.store.concepts import ConceptStore, StoredConcept
+from knowledge.format.concept import OUT_OF_RECALL
+from knowledge.format.config import parse_agent_config
+from knowledge.store.concepts import ConceptStore, NotModified, StoredConcept
 from knowledge.store.history import VersionInfo
 from knowledge.store.journal import CONFIG_CHANGE, JOURNAL_GRACE_SECONDS
 from knowledge.store.keys import etag_token
-from shared.errors import AccessDenied, Conflict, FieldError, InvalidConcept, KnowledgeError, NotFound
+from shared.errors import AccessDenied, Conflict, FieldError, InvalidConcept, InvalidConfig, KnowledgeError, NotFound
 from shared.httpapi import Operator, page_offset
 from shared.names import check_slug
 
@@ -202,6 +204,8 @@ class Studio:
         changed = [name for name, etag in listing.items()
                    if name not in held.summaries or held.summaries[name].etag != etag]
         self._fetch(tenant, agent, held, changed)
+        if not held.config_known:  # after that, the journal says when it changes
+            self._read_config(tenant, agent, held)
         held.position, held.swept_at = started, self._clock()
         if not held.loaded:
             held.loaded = True
@@ -217,12 +221,31 @@ class Studio:
         newest: dict[str, Optional[str]] = {}
         for change in self._store.changes_since(tenant, agent, held.position - JOURNAL_GRACE_SECONDS):
             newest[change.name] = change.etag  # oldest first: the last one wins
-        newest.pop(CONFIG_CHANGE, None)
+        config_etag = newest.pop(CONFIG_CHANGE, False)
+        if config_etag is not False and (config_etag is None or held.config_etag is None
+                                         or config_etag != etag_token(held.config_etag)):
+            self._read_config(tenant, agent, held)
         changed = [name for name, etag in newest.items()
                    if (name in held.summaries if etag is None
                        else name not in held.summaries or etag != etag_token(held.summaries[name].etag))]
         self._fetch(tenant, agent, held, changed)
         held.position = started
+
+    def _read_config(self, tenant: str, agent: str, held: HeldList) -> None:
+        """The agent's knowledge: block, for what "stale" and a local date mean in the list (a file
+        that does not parse counts as the defaults: the list is shown all the same)."""
+        try:
+            stored = self._store.get_config(tenant, agent, unless_etag=held.config_etag)
+        except NotModified:
+            return
+        except InvalidConfig:
+            held.config = held.config_etag = held.config_text = None
+            held.config_known = True
+            return
+        held.config = stored.config if stored is not None else None
+        held.config_etag = stored.etag if stored is not None else None
+        held.config_text = stored.text if stored is not None else None
+        held.config_known = True
 
     def _fetch(self, tenant: str, agent: str, held: HeldList, names: list[str]) -> None:
         for name, stored in zip(names, self._store.fetch_many(tenant, agent, names)):
@@ -247,6 +270,12 @@ class Studio:
         except SnapshotUnreadable:  # an older format, say: rebuilt from the concepts, then written over
             return stored.etag, True
         held.index, held.unreadable, held.summaries = snapshot.index, snapshot.unreadable, snapshot.summaries
+        if snapshot.config_etag is not None:  # a retrieval reader's: the journal says when it changes
+            try:
+                held.config = parse_agent_config(snapshot.config_text or "").knowledge
+                held.config_etag, held.config_text, held.config_known = snapshot.config_etag, snapshot.config_text, True
+            except InvalidConfig:
+                pass
         # A concept the snapshot holds without its summary (a writer that kept none) is read
         # again, as a changed one is.
         for name in [name for name in snapshot.index.docs if name not in held.summaries]:
@@ -261,10 +290,10 @@ class Studio:
                         if_match: Optional[str]) -> None:
         """As a retrieval reader does (knowledge.recall.warm): conditionally, positioned where the listing
         began (the journal corrects it from there); a lost race or a refusal leaves the snapshot
-        to the readers, and the list is answered all the same. The config is left out: the
-        studio never read it, so a reader reads it (one request)."""
-        data = encode(Snapshot(tenant, agent, held.index, position, None, None, dict(held.unreadable),
-                               dict(held.summaries)))
+        to the readers, and the list is answered all the same. The config goes in when the studio
+        has read it (else a reader reads it: one request)."""
+        data = encode(Snapshot(tenant, agent, held.index, position, held.config_text, held.config_etag,
+                               dict(held.unreadable), dict(held.summaries)))
         try:
             self._store.put_snapshot(tenant, agent, data, if_match=if_match)
         except KnowledgeError:  # Conflict (another writer came first), AccessDenied, S3 down
@@ -281,7 +310,8 @@ class Studio:
         "reemb" finds too; a body is not searched for substrings (the snapshot holds no text).
         With `since`, each row says whether it is `new` (the engine wrote its current version
         after then), the answer counts the agent's new rows (`new`, before any filter), and
-        `status="new"` keeps only those."""
+        `status="new"` keeps only those. Each row's `recall` says why it is out of recall now
+        (expired, not_started, stale; null: recalled), and `status` of one of those keeps only them."""
         op.check(tenant)
         stamp = since_stamp(since)
         held = self._rows(tenant, agent)
@@ -295,6 +325,9 @@ class Studio:
             names = [n for n in names if held.summaries[n].related]
         elif status == "new":
             names = [n for n in names if n in fresh]
+        now = datetime.now(timezone.utc)
+        if status in OUT_OF_RECALL:
+            names = [n for n in names if held.recall(n, now) == status]
         if type:
             names = [n for n in names if (doc := held.index.docs.get(n)) is not None and doc.type == type]
         if q and q.strip():
@@ -304,7 +337,7 @@ class Studio:
         start = _offset(cursor)
         page = names[start:] if limit is None else names[start:start + limit]
         end = start + len(page)
-        rows = [held.row(name) for name in page]
+        rows = [{**held.row(name), "recall": held.recall(name, now)} for name in page]
         answer: dict[str, Any] = {"concepts": rows, "total": len(names),
                                   "next": str(end) if end < len(names) else None}
         if stamp is not None:
