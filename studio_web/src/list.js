@@ -60,6 +60,7 @@ function renderList(rows, more = false) {
     if (concept.conflict) name.append(badge("conflict", "conflict"));
     if (concept.related) name.append(badge(`${concept.related} related claim${concept.related === 1 ? "" : "s"}`, "related"));
     if (concept.problem) name.append(badge("unreadable", "conflict"));
+    if (concept.recall) name.append(badge(RECALL[concept.recall] || concept.recall, "out-of-recall"));
     cell(row, concept.description || "").className = "description";
     cell(row, concept.type || "");
     cell(row, badge(concept.provenance || "?", concept.provenance || "conflict"));
@@ -77,8 +78,12 @@ export function counted() {
   return concepts.length < total ? `${concepts.length} of ${total} concepts` : `${total} concept${total === 1 ? "" : "s"}`;
 }
 
+// Why retrieval leaves a concept out, kept (docs/contract.md: validity in time and staleness).
+const RECALL = { expired: "expired", not_started: "not started", stale: "stale" };
+
 function statusOf(wanted) {
-  return wanted.fresh ? "new" : wanted.conflict ? "conflict" : wanted.related ? "related" : "";
+  return wanted.fresh ? "new" : wanted.conflict ? "conflict" : wanted.related ? "related"
+    : wanted.expired ? "expired" : wanted.notStarted ? "not_started" : wanted.stale ? "stale" : "";
 }
 
 function listQuery(wanted, limit, cursor) {
@@ -165,10 +170,12 @@ function rowNamed(name) {
 
 // The filters the list on screen was loaded with: a failed load puts the controls back to them,
 // so a ticked filter never sits above a list it did not filter.
-let shownFilters = { fresh: false, conflict: false, related: false, type: "", q: "", sort: sortKey, desc: sortDescending };
+let shownFilters = { fresh: false, conflict: false, related: false, expired: false, notStarted: false, stale: false,
+  type: "", q: "", sort: sortKey, desc: sortDescending };
 
 function filters() {
   return { fresh: $("filter-new").checked, conflict: $("filter-conflict").checked, related: $("filter-related").checked,
+    expired: $("filter-expired").checked, notStarted: $("filter-not-started").checked, stale: $("filter-stale").checked,
     type: $("filter-type").value, q: $("filter-q").value, sort: sortKey, desc: sortDescending };
 }
 
@@ -176,6 +183,9 @@ function setFilters(wanted) {
   $("filter-new").checked = wanted.fresh;
   $("filter-conflict").checked = wanted.conflict;
   $("filter-related").checked = wanted.related;
+  $("filter-expired").checked = wanted.expired;
+  $("filter-not-started").checked = wanted.notStarted;
+  $("filter-stale").checked = wanted.stale;
   $("filter-type").value = wanted.type;
   $("filter-q").value = wanted.q;
   sortKey = wanted.sort;
