@@ -35,3 +35,32 @@ def test_a_lapsed_concept_takes_no_place_in_top_k_and_its_links_are_not_followed
         ("frete-gratis-campinas", False), ("troca-30-dias", True)]
     lapsed = {"frete-gratis-campinas": "expired", "troca-30-dias": "stale"}
     assert [i.hit.name for i in select(index(), message, config, lapsed)] == ["frete-campinas-199"]
+
+
+def test_the_set_of_lapsed_concepts_agrees_with_the_rule_concept_by_concept():
+    import random
+    from datetime import datetime, timedelta, timezone
+
+    from knowledge.format.concept import out_of_recall
+    from knowledge.recall.retrieve import lapsed_now
+    from knowledge.recall.snapshot import Summary
+    from knowledge.recall.warm import AgentKnowledge
+
+    rng = random.Random(2)
+    knowledge, now = AgentKnowledge(config=KnowledgeConfig()), datetime.now(timezone.utc)
+    for i in range(300):
+        updated = (now - timedelta(seconds=rng.randint(0, 400 * 86400))).replace(microsecond=0)
+        until = now.date() + timedelta(days=rng.randint(-5, 5)) if i % 3 == 0 else None
+        concept = make_concept(f"c-{i}", created_at=updated, updated_at=updated, valid_until=until,
+                               provenance=rng.choice(["observed", "policy"]))
+        knowledge.index.upsert(concept.name, "e", concept, concept.render().encode())
+        knowledge.summaries[concept.name] = Summary("e", 1, updated.strftime("%Y-%m-%dT%H:%M:%SZ"), False, 0, None,
+                                                    "engine", None, None, until.isoformat() if until else None)
+    lapsed = lapsed_now(knowledge, KnowledgeConfig(), now)
+    for name, doc in knowledge.index.docs.items():
+        c = doc.concept
+        assert lapsed.names.get(name) == out_of_recall(
+            valid_from=None, valid_until=c.valid_until, provenance=c.provenance, updated_at=c.updated_at,
+            now=now.replace(microsecond=0), stale_after_days=180)
+    assert {"expired", "stale"} <= set(lapsed.names.values())
+    assert lapsed.until is not None and lapsed.until > now

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from typing import Any, Callable, Optional
 from xml.sax.saxutils import escape, quoteattr
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from knowledge.format.concept import out_of_recall, parse_stored, recall_changes_at
+from knowledge.format.concept import STALE, format_timestamp, out_of_recall, parse_stored, recall_changes_at
 from knowledge.format.config import KnowledgeConfig
 from knowledge.format.events import RETRIEVED, detail
 from knowledge.recall.index import Hit, Index
@@ -154,7 +154,7 @@ def _day(text: Optional[str]) -> Optional[date]:
 
 
 def _moment(text: Optional[str]) -> Optional[datetime]:
-    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc) if text else None
+    return datetime.fromisoformat(text.replace("Z", "+00:00")) if text else None
 
 
 @dataclass(frozen=True)
@@ -174,22 +174,36 @@ def lapsed_now(knowledge: AgentKnowledge, config: KnowledgeConfig, now: datetime
            config.utc_offset)
     if known is not None and known.key == key and (known.until is None or now < known.until):
         return known
+    now = now.replace(microsecond=0)
+    stale_days = config.stale_after_days
+    # Most concepts state no dates: stale or not is one comparison of sortable stamps.
+    cutoff = format_timestamp(now - timedelta(days=stale_days)) if stale_days else None
     names: dict[str, str] = {}
-    until: Optional[datetime] = None
+    moments: list[datetime] = []
+    oldest_fresh: Optional[str] = None
     for name, doc in knowledge.index.docs.items():
         summary = knowledge.summaries.get(name)
         if summary is None:
             continue
+        if summary.valid_from is None and summary.valid_until is None:
+            if cutoff is not None and doc.provenance == "observed" and summary.updated_at:
+                if summary.updated_at < cutoff:
+                    names[name] = STALE
+                elif oldest_fresh is None or summary.updated_at < oldest_fresh:
+                    oldest_fresh = summary.updated_at
+            continue
         fields = {"valid_from": _day(summary.valid_from), "valid_until": _day(summary.valid_until),
                   "provenance": doc.provenance, "updated_at": _moment(summary.updated_at), "now": now,
-                  "stale_after_days": config.stale_after_days, "utc_offset": config.offset}
+                  "stale_after_days": stale_days, "utc_offset": config.offset}
         why = out_of_recall(**fields)
         if why is not None:
             names[name] = why
         changes = recall_changes_at(**fields)
-        if changes is not None and (until is None or changes < until):
-            until = changes
-    return Lapsed(key, names, until)
+        if changes is not None:
+            moments.append(changes)
+    if oldest_fresh is not None:
+        moments.append(_moment(oldest_fresh) + timedelta(days=stale_days, seconds=1))  # type: ignore[operator]
+    return Lapsed(key, names, min(moments) if moments else None)
 
 
 class Retriever:
