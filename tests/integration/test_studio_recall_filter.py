@@ -72,3 +72,23 @@ def test_the_stale_days_follow_the_agent_s_knowledge_yaml(api, store):
     assert names(api, status="stale") == ["entrega-manaus"]
     configure(store, CONFIG.replace("stale_after_days: 180", "stale_after_days: 365"))
     assert names(api, status="stale") == []
+
+
+def test_an_operator_sets_or_clears_the_end_like_any_line(api, store):
+    dated(api, store)
+    status, concept, _ = api("GET", f"{BASE}/concepts/cep-sudeste-cd-campinas")
+    yesterday = (local_today() - timedelta(days=1)).isoformat()
+    ended = concept["markdown"].replace("\n---\n", f"\nvalid_until: {yesterday}\n---\n", 1)
+    status, saved, _ = api("PUT", f"{BASE}/concepts/cep-sudeste-cd-campinas", body={"markdown": ended},
+                           headers={"if-match": concept["etag"]})
+    assert status == 200
+    assert "cep-sudeste-cd-campinas" in names(api, status="expired")
+    wrong = ended.replace(f"valid_until: {yesterday}", "valid_until: 31/12/2026")
+    status, body, _ = api("PUT", f"{BASE}/concepts/cep-sudeste-cd-campinas", body={"markdown": wrong},
+                          headers={"if-match": saved["etag"]})
+    assert status == 422 and body["errors"][0]["field"] == "valid_until"
+    assert "must be a date like 2026-11-30" in body["errors"][0]["message"]
+    cleared = ended.replace(f"valid_until: {yesterday}\n", "")
+    status, _, _ = api("PUT", f"{BASE}/concepts/cep-sudeste-cd-campinas", body={"markdown": cleared},
+                       headers={"if-match": saved["etag"]})
+    assert status == 200 and "cep-sudeste-cd-campinas" not in names(api, status="expired")
