@@ -7,6 +7,8 @@ ETag the page read; a stale save is a Conflict carrying the newer version.
 
 from __future__ import annotations
 
+import json
+
 import os
 import time
 from contextlib import contextmanager
@@ -43,17 +45,31 @@ class NoEvidence(NotFound):
     code = "no_evidence"
 
 
+# The most a concept's markdown may take in an answer, JSON-encoded: under Lambda's 6 MB response
+# limit with room for the rest of the answer (an answer over it reaches the page as a 5xx).
+ANSWER_MARKDOWN_MAX_BYTES = 4 * 1024 * 1024
+
+
 class TooLargeToOpen(InvalidConcept):
-    """A stored file over the concept format's size (the list shows the same problem): never sent
-    whole, since an answer over Lambda's 6 MB response limit reaches the page as a 5xx."""
+    """A stored file too large to send whole: over the concept format's size (the list shows that
+    problem) and, JSON-encoded, over what an answer can carry. One over the format's size that fits
+    is still sent, so an operator can repair it in the editor."""
 
     code = "too_large"
 
     def __init__(self, name: str, size: int):
         super().__init__([FieldError("document", f"must be at most {DOCUMENT_MAX_BYTES} bytes")])
-        message = (f"{name} is {size} bytes, over the {DOCUMENT_MAX_BYTES} a concept may hold, so it cannot be "
-                   "opened: restore an earlier version (its history) or delete it")
+        message = (f"{name} is {size} bytes, over the {DOCUMENT_MAX_BYTES} a concept may hold and too large to "
+                   "send to the page: restore an earlier version (its history) or delete it")
         self.args = (message,)
+
+
+def too_large_to_send(data: bytes) -> bool:
+    """Whether this stored file's markdown, JSON-encoded as the API answers it, is over the budget
+    (at most 12 bytes per stored byte, so most files are cleared without encoding them)."""
+    if len(data) <= DOCUMENT_MAX_BYTES or len(data) * 12 <= ANSWER_MARKDOWN_MAX_BYTES:
+        return False
+    return len(json.dumps(data.decode("utf-8", "replace"))) > ANSWER_MARKDOWN_MAX_BYTES
 
 
 class UnknownAgent(NotFound):
@@ -80,7 +96,7 @@ def _related_in(data: bytes) -> int:
 
 
 def _servable(item: StoredConcept) -> StoredConcept:
-    if len(item.data) > DOCUMENT_MAX_BYTES:
+    if too_large_to_send(item.data):
         raise TooLargeToOpen(item.name, len(item.data))
     return item
 
@@ -88,19 +104,19 @@ def _servable(item: StoredConcept) -> StoredConcept:
 @contextmanager
 def _bounded_conflicts() -> Iterator[None]:
     """A lost race answers what is stored now (412 with `current`), unless that is over the format's
-    size: then the problem the list shows, never a body over Lambda's response limit."""
+    size and too large to send: then the problem the list shows, never a body over Lambda's response limit."""
     try:
         yield
     except Conflict as exc:
         current = exc.current
-        if isinstance(current, StoredConcept) and len(current.data) > DOCUMENT_MAX_BYTES:
+        if isinstance(current, StoredConcept) and too_large_to_send(current.data):
             raise TooLargeToOpen(current.name, len(current.data)) from None
         raise
 
 
 def _stored(item: StoredConcept) -> dict[str, Any]:
     # A stored file that is not UTF-8 is still shown (its bad bytes as U+FFFD) so an operator can fix it;
-    # one over the format's size is refused with the problem the list shows (TooLargeToOpen).
+    # one too large to send is refused with the problem the list shows (TooLargeToOpen).
     _servable(item)
     return {"name": item.name, "markdown": item.data.decode("utf-8", "replace"), "etag": item.etag,
             "version_id": item.version_id, "related": _related_in(item.data)}

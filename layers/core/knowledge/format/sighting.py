@@ -87,6 +87,14 @@ class Sighting(BaseModel):
         "this message's own."))
     evidence: Optional[EvidenceRef] = Field(default=None, description="Where the evidence is in the archived "
                                                                       "turn; absent from older senders.")
+    # Unlike the concept's engine fields, this one is taken from the message as sent: it can only
+    # lower what the sighting counts for (an echo adds no source, occurrence or confidence, and
+    # creates nothing), so a forged `true` does no more than not sending the message would.
+    echo: Optional[bool] = Field(default=None, strict=True, description=(
+        "true: the evidence is the store's side restating a concept the session was shown or loaded "
+        "(the turn's `shown`), so the sighting is no independent source and is not counted. Absent: "
+        "counted as usual (also from older senders)."))
+
     # Top-level, not in the concept's text, so that a reader one release behind (whose concept
     # format has no such field) ignores them instead of refusing the message.
     valid_from: Optional[date] = Field(default=None, ge=EARLIEST_DATE, le=LATEST_DATE, description=(
@@ -111,10 +119,11 @@ class Sighting(BaseModel):
 
     @classmethod
     def of(cls, tenant: str, agent: str, session_id: str, turn_id: str, concept: Concept,
-           evidence: Optional[EvidenceRef] = None) -> "Sighting":
+           evidence: Optional[EvidenceRef] = None, echo: bool = False) -> "Sighting":
         undated = concept.replace(valid_from=None, valid_until=None)
         return cls(tenant=tenant, agent=agent, session_id=session_id, turn_id=turn_id, concept=undated.render(),
-                   evidence=evidence, valid_from=concept.valid_from, valid_until=concept.valid_until)
+                   evidence=evidence, echo=True if echo else None, valid_from=concept.valid_from,
+                   valid_until=concept.valid_until)
 
     def parsed(self) -> Concept:
         """The candidate as consolidation takes it. Its name, description, type and body are what

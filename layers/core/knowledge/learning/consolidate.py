@@ -15,6 +15,9 @@ write anywhere in between is recognised on the next delivery.
 A model that gives no answer (shared.model's ModelError: a timeout, a refusal, a bad, cut or empty
 envelope, an answer over the cap) is not a verdict: it fails the sighting, and the queue brings it
 back in order. Only a complete answer that is no verdict counts as unusable (contradicting).
+
+An echo (the store's side restating what its session was shown) is no independent source: it
+is counted as use (`echoed`) and writes nothing, so it needs no marker to be replay safe.
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ class ConsolidationGaveUp(KnowledgeError):
 
 @dataclass(frozen=True)
 class Outcome:
-    kind: str  # created | confirmed | merged | kept_beside | contradiction | replayed
+    kind: str  # created | confirmed | merged | kept_beside | contradiction | replayed | echoed
     name: str
     type: str
     attempts: int = 1
@@ -70,6 +73,8 @@ class Consolidator:
 
     def apply(self, sighting: Sighting) -> Outcome:
         new = sighting.parsed()
+        if sighting.echo:  # never a source, an occurrence or confidence; never creates the concept
+            return self._done(Outcome("echoed", new.name, new.type))
         tenant, agent, me = sighting.tenant, sighting.agent, sighting_id(sighting)
         current = self._store.find(tenant, agent, new.name)
         if current is not None:
