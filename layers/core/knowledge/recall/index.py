@@ -9,7 +9,7 @@ that a message's number matches when it falls inside; a bare number matches only
 number, and a lone digit nothing.
 Name and description count more than the body. Each posting keeps its BM25 term weight, so
 a query only sums the postings of its own words; the index changes one concept at a time
-and re-weights everything only when the average length drifts.
+and re-weights everything only when the average length crosses a step of a fixed grid.
 
 `Index.search` ranks; `Index.relevant` is the floor retrieval applies before injecting. A text's
 words are read by knowledge.recall.words, its numbers by knowledge.recall.analysis, a message's
@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
+import math
 import sys
 from array import array
 from typing import Iterable, Optional
@@ -82,6 +83,15 @@ _LOWER = "abcdefghijklmnopqrstuvwxyz"
 # Words that ask the store for something (availability, permission, a purchase made).
 CUES = frozenset("tem posso consigo comprei paguei pedi recebi can could".split())
 FLOOR_CONCEPTS = 40
+# BM25 normalises a concept's length by the agent's average length, taken on a grid of steps of
+# LENGTH_STEP (10 %): the weights follow which concepts the index holds, never the order a cold
+# start's parallel fetch delivered them in, and are recomputed only when the average crosses a step.
+LENGTH_STEP = 1.1
+
+
+def pivot_length(average: float) -> float:
+    """The average length the weights are computed with: `average` rounded to the grid."""
+    return LENGTH_STEP ** round(math.log(max(average, 1.0), LENGTH_STEP))
 
 
 class Index:
@@ -91,7 +101,8 @@ class Index:
     document frequency), so a query is a handful of vectorised numpy operations per query
     word. Changes touch only the changed concept's postings; a removed concept's postings
     stay, masked as dead, until they outnumber the live ones and the index is compacted; the
-    weights are recomputed only when the average concept length drifts by more than 10%.
+    weights are recomputed only when the average concept length crosses a step of the grid
+    (`pivot_length`), so they depend on the concepts held, not on the order they came in.
     Not thread-safe: one request at a time per container.
     """
 
@@ -272,10 +283,10 @@ class Index:
         if not self.docs:
             self.__init__()
             return
-        average = self._total_length / len(self.docs)
+        average = pivot_length(self._total_length / len(self.docs))
         if self._dead_postings > max(1024, self._live_postings):
             self._compact()
-        elif abs(average - self._weighted_avg) / self._weighted_avg > 0.10:
+        elif average != self._weighted_avg:
             self._reweight(average)
         for postings in self._postings.values():
             if postings.pending:
@@ -302,7 +313,7 @@ class Index:
         self._rebuild(renumber=False)
 
     def _compact(self) -> None:
-        self._weighted_avg = self._total_length / len(self.docs)
+        self._weighted_avg = pivot_length(self._total_length / len(self.docs))
         self._rebuild(renumber=True)
 
     def _rebuild(self, renumber: bool) -> None:
