@@ -49,4 +49,30 @@ def test_a_concepts_links_do_not_dilute_what_its_own_words_share():
     linking = make_concept("cupom-primeira-compra", description="Cupom de 10% na primeira compra.",
                            body="Vale uma vez por CPF; para o envio veja [[frete-gratis-acima-99]].")
     index = index_of(plain, linking, frete)
-    assert [hit.name for hit in index.search("o frete é grátis?", 5)][0] == "frete-gratis-acima-99"
+    assert index.search("o frete é grátis?", 5)[0].name == "frete-gratis-acima-99"
+
+
+def test_a_verb_never_meets_a_weekday_that_the_stemmer_cuts_the_same_way():
+    index = index_of(
+        make_concept("atendimento-sabado", description="Atendimento aos sábados das 9h às 13h.",
+                     body="Aos sábados a loja abre só de manhã."),
+        make_concept("troca-em-30-dias", description="Troca em até 30 dias.", body="Com a nota fiscal."))
+    assert "atendimento-sabado" not in [hit.name for hit in index.search("vocês sabem se ainda dá?", 5)]
+    assert names(index, "a loja abre no sábado?") == ["atendimento-sabado"]
+
+
+def test_a_portuguese_loanword_is_not_read_as_an_english_word():
+    index = index_of(
+        make_concept("retirada-na-loja", description="Retirada grátis na loja.", body="Pronto em 2 horas."),
+        make_concept("troca-em-30-dias", description="Troca em até 30 dias.", body="Com a nota fiscal."))
+    assert index.search("perdi minha carteira no shopping, sabem de algo?", 5) == []
+    assert [hit.name for hit in index.search("can I pick it up at the shop?", 5)] == ["retirada-na-loja"]
+
+
+def test_question_words_are_not_what_a_message_asks_about():
+    index = index_of(
+        make_concept("clube-de-pontos", description="Quem compra ganha pontos no clube.",
+                     body="Funciona assim: cada real vira um ponto, e nem precisa de cadastro."),
+        make_concept("troca-em-30-dias", description="Troca em até 30 dias.", body="Com a nota fiscal."))
+    assert names(index, "quem ganhou o jogo ontem? nem vi, como funciona a final?") == []
+    assert names(index, "como funciona o clube de pontos?") == ["clube-de-pontos"]

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple, Optional
 
-from knowledge.recall.words import DIGIT, LETTERS, SHORTHAND, fold, read_word
+from knowledge.recall.words import DIGIT, LETTERS, SHORTHAND, fold, is_english, read_word
 
 # Units a number may carry; only these (and CEPs) match as ranges.
 _UNITS = {"dia": "dias", "dias": "dias", "day": "dias", "days": "dias",
@@ -81,8 +81,11 @@ def analyze(text: str, open_ranges: bool = True, shorthand: bool = False) -> Ana
         words = LETTERS.findall(text)
         if shorthand:
             words = [SHORTHAND.get(word, word) for word in words]
-        return Analysis([found for word in words if (found := read_word(word))], [], [])
-    word_of = read_word if not shorthand else lambda word: read_word(SHORTHAND.get(word, word))
+        english = is_english(words)
+        return Analysis([found for word in words if (found := read_word(word, english))], [], [])
+    english = is_english(LETTERS.findall(text))
+    word_of = (lambda word: read_word(word, english)) if not shorthand else (
+        lambda word: read_word(SHORTHAND.get(word, word), english))
     tokens = [(m.lastgroup, m.group()) for m in _TOKEN.finditer(text)]
     words: list[tuple[str, str]] = []
     numbers: list[str] = []
