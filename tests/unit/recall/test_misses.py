@@ -7,6 +7,7 @@ import random
 
 from helpers.concepts import make_concept
 
+from knowledge.recall.analysis import BARE, Interval, analyze
 from knowledge.recall.index import Index
 
 
@@ -76,3 +77,35 @@ def test_question_words_are_not_what_a_message_asks_about():
         make_concept("troca-em-30-dias", description="Troca em até 30 dias.", body="Com a nota fiscal."))
     assert names(index, "quem ganhou o jogo ontem? nem vi, como funciona a final?") == []
     assert names(index, "como funciona o clube de pontos?") == ["clube-de-pontos"]
+
+
+def test_a_cep_after_no_or_without_its_hyphen_is_read_as_a_cep():
+    assert analyze("entregam no 04571-010?", open_ranges=False).intervals == [Interval("cep", 4571, 4571)]
+    assert analyze("entregam no 04571010?", open_ranges=False).intervals == [Interval("cep", 4571, 4571)]
+    assert analyze("pedido no 04571010", open_ranges=False).intervals == []
+
+
+def test_do_38_ao_44_is_a_range_and_years_are_counted_in_months():
+    assert analyze("Calçados masculinos do 38 ao 44.").intervals == [Interval(BARE, 38, 44)]
+    assert analyze("garantia de 2 anos").intervals == [Interval("meses", 24, 24)]
+    index = index_of(
+        make_concept("garantia-fabrica", description="Garantia de fábrica.", body="Amortecedores têm garantia de 1 ano."),
+        make_concept("troca-em-30-dias", description="Troca em até 30 dias.", body="Com a nota fiscal."))
+    assert index.search("amortecedor tem 12 meses?", 5)[0].name == "garantia-fabrica"
+
+
+def test_a_number_outside_a_concepts_range_reaches_the_concept_that_answers_no():
+    index = index_of(
+        make_concept("parcelamento", description="Parcelamento no cartão de crédito.",
+                     body="Parcelamos em até 10x sem juros, parcela mínima de R$ 30."),
+        make_concept("grade-numeracao", description="Numerações disponíveis.",
+                     body="Calçados femininos do 33 ao 40 e masculinos do 37 ao 44."),
+        make_concept("troca-em-30-dias", description="Troca em até 30 dias.", body="Com a nota fiscal."),
+        *[make_concept(f"outro-{i}", description=f"Outro assunto {i}.", body="Nada a ver.") for i in range(10)])
+    def found(message):
+        return [hit.name for hit in index.search(message, 5)]
+
+    assert found("dá pra fazer em 12 vezes?") == ["parcelamento"]
+    assert found("tem numeração 45?")[0] == "grade-numeracao"
+    assert found("tem o 43?") == ["grade-numeracao"]
+    assert found("dá pra fazer em 30 vezes?") == []  # far from any range: not an answer

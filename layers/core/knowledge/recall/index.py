@@ -76,6 +76,10 @@ TYPO_MIN = 6
 TYPO_MAX = 20
 TYPO_TRIES = 16  # unknown words of one message looked up as typos, at most
 TYPO_CACHE = 1024  # words whose candidates are kept per index (memory_bytes counts them at most)
+# A number outside every range a concept states of its unit, within NEAR_FACTOR of one of them,
+# reaches that concept at NEAR of a match (it answers "no": "até 10x" for 12 vezes); not a CEP.
+NEAR = 0.5
+NEAR_FACTOR = 2.0
 # Once a concept passes, the others in the top_k follow it only when they share at least TAIL of
 # what the best passing one shares.
 TAIL = 0.2
@@ -578,13 +582,32 @@ class Index:
                 continue
             lows, highs, slots, weights = spans
             inside = (lows <= high) & (highs >= low)
+            factor = 1.0
+            if unit != "cep":
+                # A number no range of a concept holds, near one it states (12x against "até 10x",
+                # 45 against "do 34 ao 44"): that concept answers "no", at NEAR of a match.
+                held = np.zeros(n, dtype=bool)
+                held[slots[inside]] = True
+                near = ~inside & ~held[slots] & (((low > highs) & (low <= highs * NEAR_FACTOR))
+                                                 | ((high < lows) & (high * NEAR_FACTOR >= lows)))
+                if near.any():
+                    if not inside.any():
+                        inside, factor = near, NEAR
+                    else:
+                        extra = np.flatnonzero(near)
+                        slot_arrays.append(slots[extra])
+                        weight_arrays.append(weights[extra] * bm25_idf(n_docs, len(np.unique(slots[extra]))) * NEAR)
+                        term_slots.append(np.unique(slots[extra]))
+                        live_near = len(np.unique(slots[extra]))
+                        ratios.append(bm25_idf(floor_docs, live_near) * scale / bm25_idf(n_docs, live_near))
+                        placed.append(False)
             if inside.any():
                 # A number inside a stated range weighs as a word found in that many concepts.
                 live = len(np.unique(slots[inside]))
                 told += bm25_idf(floor_docs, live) / rarest
                 term_slots.append(np.unique(slots[inside]))  # a concept stating two ranges that hold it: one term
                 slot_arrays.append(slots[inside])
-                weight_arrays.append(weights[inside] * bm25_idf(n_docs, live))
+                weight_arrays.append(weights[inside] * bm25_idf(n_docs, live) * factor)
                 ratios.append(bm25_idf(floor_docs, live) * scale / bm25_idf(n_docs, live))
                 placed.append(False)
         if not slot_arrays:
