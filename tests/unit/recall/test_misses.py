@@ -109,3 +109,15 @@ def test_a_number_outside_a_concepts_range_reaches_the_concept_that_answers_no()
     assert found("tem numeração 45?")[0] == "grade-numeracao"
     assert found("tem o 43?") == ["grade-numeracao"]
     assert found("dá pra fazer em 30 vezes?") == []  # far from any range: not an answer
+
+
+def test_a_question_about_a_concept_by_its_own_name_reaches_it_however_common_its_words():
+    # Every concept of this store speaks of its club and its advantages: the words tell little.
+    index = index_of(
+        make_concept("clube-de-vantagens", description="Programa de fidelidade Bem Viver.",
+                     body="Cada real em compras vira um ponto."),
+        *[make_concept(f"servico-{i}", description=f"Serviço {i} da loja.",
+                       body=f"O serviço {i} é agendado pelo app; membros do clube têm vantagens nele, "
+                            "como prioridade no atendimento e desconto na taxa.") for i in range(12)],
+        *[make_concept(f"outro-{i}", description=f"Outro assunto {i}.", body="Nada a ver.") for i in range(27)])
+    assert names(index, "como funciona o clube de vantagens de vcs")[0] == "clube-de-vantagens"

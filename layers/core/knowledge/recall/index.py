@@ -23,6 +23,7 @@ method that changes it; splitting it would spread them over modules that reach i
 from __future__ import annotations
 
 import dataclasses
+import functools
 import heapq
 import math
 import sys
@@ -80,6 +81,9 @@ TYPO_CACHE = 1024  # words whose candidates are kept per index (memory_bytes cou
 # reaches that concept at NEAR of a match (it answers "no": "até 10x" for 12 vezes); not a CEP.
 NEAR = 0.5
 NEAR_FACTOR = 2.0
+# A message holding every word of a concept's name (NAMED_MIN words or more) names that concept.
+NAMED_MIN = 2
+NAMED_TRIES = 64  # concepts whose names are compared with the message, at most
 # Once a concept passes, the others in the top_k follow it only when they share at least TAIL of
 # what the best passing one shares.
 TAIL = 0.2
@@ -631,7 +635,7 @@ class Index:
         if any(placed):
             kept = [slots for slots, place in zip(slot_arrays, placed) if not place]
             grounded = np.bincount(np.concatenate(kept), minlength=n) > 0 if kept else np.zeros(n, dtype=bool)
-        return scores, shared, told, term_slots, grounded
+        return scores, shared, told, term_slots, grounded, set(analysis.terms())
 
     def _ranked(self, scores: np.ndarray, wanted: int) -> list[tuple[float, float, int]]:
         n = len(scores)
@@ -652,26 +656,38 @@ class Index:
         matched = self._match(query)
         if matched is None:
             return []
-        scores, shared, told, term_slots, grounded = matched
+        scores, shared, told, term_slots, grounded, terms = matched
+        # A concept the message calls by its own name ("como funciona o clube de vantagens?" and
+        # clube-de-vantagens) is what it asks about, however common the name's words are.
+        shared_terms = np.bincount(np.concatenate(term_slots), minlength=len(scores))
+        named: set[int] = set()
+        if len(terms) >= NAMED_MIN:
+            maybe = np.flatnonzero((shared_terms >= NAMED_MIN) & (scores >= min_score))
+            if len(maybe) > NAMED_TRIES:  # the best scored of them: a named concept scores its name 3 times
+                maybe = maybe[np.argpartition(scores[maybe], len(maybe) - NAMED_TRIES)[-NAMED_TRIES:]]
+            named = {slot for slot in maybe.tolist() if (grounded is None or grounded[slot])
+                     and len(words := name_terms(self._by_slot[slot].name)) >= NAMED_MIN and words <= terms}
         ok = (scores > 0) & (scores >= min_score) & (shared >= min(MIN_SHARED, SINGLE))
         if grounded is not None:
             ok &= grounded  # a concept sharing only places ("Recife", "capitais") answers nothing asked
         candidates = np.flatnonzero(ok)  # the rest of the floor reads only these (a few dozen at most)
-        if not len(candidates):
+        if not len(candidates) and not named:
             return []
         their = shared[candidates]
-        alone = np.bincount(np.concatenate(term_slots), minlength=len(scores))[candidates] < 2
+        alone = shared_terms[candidates] < 2
         several = ~alone & (their >= MIN_SHARED)
         passes = several | (alone & (their >= SINGLE) & (their >= COVER * told))
         if not passes.any() and not CUES.isdisjoint(fold(w) for w in LETTERS.findall(query.lower())):
             passes = several | (alone & (their >= SINGLE))
-        if not passes.any():
+        if not passes.any() and not named:
             return []
         # Below the best answer, a concept that shares a small part of what it shares is noise.
-        return self._hits(matched, top_k, min_score, TAIL * float(their[passes].max()), grounded)
+        best = max([float(their[passes].max())] if passes.any() else [], default=0.0)
+        best = max([best, *(shared.item(slot) for slot in named)])
+        return self._hits(matched, top_k, min_score, TAIL * best, grounded, named)
 
     def _hits(self, matched: tuple, top_k: int, min_score: float, least_shared: float = 0.0,
-              grounded: Optional[np.ndarray] = None) -> list[Hit]:
+              grounded: Optional[np.ndarray] = None, named: frozenset | set = frozenset()) -> list[Hit]:
         scores, shared = matched[:2]
         if grounded is not None:  # a concept sharing only places with the message is never injected
             scores = np.where(grounded, scores, 0.0)
@@ -679,7 +695,7 @@ class Index:
         for score, _, slot in self._ranked(scores, top_k):
             if score <= 0 or score < min_score:
                 break
-            if shared.item(slot) < least_shared:
+            if shared.item(slot) < least_shared and slot not in named:
                 continue
             doc = self._by_slot[slot]
             hits.append(Hit(doc.name, round(score, 4), doc, round(shared.item(slot), 3)))
@@ -687,6 +703,12 @@ class Index:
 
 
 _NOTHING_READ = Reading([], set(), set())
+
+
+@functools.lru_cache(maxsize=65536)
+def name_terms(name: str) -> frozenset[str]:
+    """The index terms of a concept's name (its words, stopwords dropped)."""
+    return frozenset(analyze(name.replace("-", " ")).terms())
 
 
 def _proper_names(text: str) -> set[str]:
