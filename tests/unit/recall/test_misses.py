@@ -121,3 +121,14 @@ def test_a_question_about_a_concept_by_its_own_name_reaches_it_however_common_it
                             "como prioridade no atendimento e desconto na taxa.") for i in range(12)],
         *[make_concept(f"outro-{i}", description=f"Outro assunto {i}.", body="Nada a ver.") for i in range(27)])
     assert names(index, "como funciona o clube de vantagens de vcs")[0] == "clube-de-vantagens"
+
+
+def test_a_place_abroad_reaches_the_concept_that_says_the_store_does_not_ship_out_of_brazil():
+    index = index_of(
+        make_concept("regioes-nao-atendidas", description="Destinos para onde a loja não entrega.",
+                     body="Não entregamos para Fernando de Noronha, para caixa postal nem para fora do Brasil."),
+        make_concept("prazo-entrega", description="Prazo de entrega por região.", body="Sul e Sudeste em 2 a 5 dias úteis."),
+        make_concept("troca-em-30-dias", description="Troca em até 30 dias.", body="Com a nota fiscal."))
+    assert names(index, "Do you deliver to Buenos Aires?")[0] == "regioes-nao-atendidas"
+    assert names(index, "vcs entregam no Chile?")[0] == "regioes-nao-atendidas"
+    assert names(index, "qual a capital do Chile?") == []
