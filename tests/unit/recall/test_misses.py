@@ -132,3 +132,8 @@ def test_a_place_abroad_reaches_the_concept_that_says_the_store_does_not_ship_ou
     assert names(index, "Do you deliver to Buenos Aires?")[0] == "regioes-nao-atendidas"
     assert names(index, "vcs entregam no Chile?")[0] == "regioes-nao-atendidas"
     assert names(index, "qual a capital do Chile?") == []
+
+
+def test_a_cap_stated_with_a_verb_between_the_negation_and_the_number_is_a_cap():
+    assert analyze("Não parcelamos em mais de 10 vezes.").intervals == [Interval("x", 0, 10)]
+    assert analyze("O frete é grátis acima de R$ 199.").intervals == [Interval("R$", 199, float("inf"))]

@@ -194,8 +194,8 @@ def analyze(text: str, open_ranges: bool = True, shorthand: bool = False) -> Ana
             if before[0] in _UP_TO:
                 low = 0.0
             elif before[0] in _FROM or (before[0] == "de" and before[1] in _FROM_DE):
-                # "não pode passar de 30 dias", "nunca mais de 5 dias": up to the number
-                negated = any(word_at(k) in _NEGATIONS for k in range(i - (5 if money else 4), i - 2))
+                # "não pode passar de 30 dias", "não parcelamos em mais de 10x": up to the number
+                negated = any(word_at(k) in _NEGATIONS for k in range(i - (6 if money else 5), i - 2))
                 if negated:
                     low = 0.0
                 else:
