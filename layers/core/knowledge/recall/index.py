@@ -83,7 +83,7 @@ NEAR = 0.5
 NEAR_FACTOR = 2.0
 # A message holding every word of a concept's name (NAMED_MIN words or more) names that concept.
 NAMED_MIN = 2
-NAMED_TRIES = 64  # concepts whose names are compared with the message, at most
+NAMED_TRIES = 8  # the best scored concepts whose names are compared with the message
 # Once a concept passes, the others in the top_k follow it only when they share at least TAIL of
 # what the best passing one shares.
 TAIL = 0.2
@@ -657,34 +657,37 @@ class Index:
         if matched is None:
             return []
         scores, shared, told, term_slots, grounded, terms = matched
-        # A concept the message calls by its own name ("como funciona o clube de vantagens?" and
-        # clube-de-vantagens) is what it asks about, however common the name's words are.
-        shared_terms = np.bincount(np.concatenate(term_slots), minlength=len(scores))
-        named: set[int] = set()
-        if len(terms) >= NAMED_MIN:
-            maybe = np.flatnonzero((shared_terms >= NAMED_MIN) & (scores >= min_score))
-            if len(maybe) > NAMED_TRIES:  # the best scored of them: a named concept scores its name 3 times
-                maybe = maybe[np.argpartition(scores[maybe], len(maybe) - NAMED_TRIES)[-NAMED_TRIES:]]
-            named = {slot for slot in maybe.tolist() if (grounded is None or grounded[slot])
-                     and len(words := name_terms(self._by_slot[slot].name)) >= NAMED_MIN and words <= terms}
         ok = (scores > 0) & (scores >= min_score) & (shared >= min(MIN_SHARED, SINGLE))
         if grounded is not None:
             ok &= grounded  # a concept sharing only places ("Recife", "capitais") answers nothing asked
         candidates = np.flatnonzero(ok)  # the rest of the floor reads only these (a few dozen at most)
-        if not len(candidates) and not named:
+        shared_terms = None
+        passes = np.zeros(0, dtype=bool)
+        if len(candidates):
+            shared_terms = np.bincount(np.concatenate(term_slots), minlength=len(scores))
+            their = shared[candidates]
+            alone = shared_terms[candidates] < 2
+            several = ~alone & (their >= MIN_SHARED)
+            passes = several | (alone & (their >= SINGLE) & (their >= COVER * told))
+            if not passes.any() and not CUES.isdisjoint(fold(w) for w in LETTERS.findall(query.lower())):
+                passes = several | (alone & (their >= SINGLE))
+        if passes.any():
+            # Below the best answer, a concept that shares a small part of what it shares is noise.
+            return self._hits(matched, top_k, min_score, TAIL * float(their[passes].max()), grounded)
+        # A concept the message calls by its own name ("como funciona o clube de vantagens?" and
+        # clube-de-vantagens) is what it asks about, however common the name's words are.
+        if len(terms) < NAMED_MIN:
             return []
-        their = shared[candidates]
-        alone = shared_terms[candidates] < 2
-        several = ~alone & (their >= MIN_SHARED)
-        passes = several | (alone & (their >= SINGLE) & (their >= COVER * told))
-        if not passes.any() and not CUES.isdisjoint(fold(w) for w in LETTERS.findall(query.lower())):
-            passes = several | (alone & (their >= SINGLE))
-        if not passes.any() and not named:
+        if shared_terms is None:
+            shared_terms = np.bincount(np.concatenate(term_slots), minlength=len(scores))
+        maybe = np.flatnonzero((shared_terms >= NAMED_MIN) & (scores >= min_score) & (scores > 0))
+        if len(maybe) > NAMED_TRIES:  # the best scored of them: a named concept scores its name 3 times
+            maybe = maybe[np.argpartition(scores[maybe], len(maybe) - NAMED_TRIES)[-NAMED_TRIES:]]
+        named = {slot for slot in maybe.tolist() if (grounded is None or grounded[slot])
+                 and len(words := name_terms(self._by_slot[slot].name)) >= NAMED_MIN and words <= terms}
+        if not named:
             return []
-        # Below the best answer, a concept that shares a small part of what it shares is noise.
-        best = max([float(their[passes].max())] if passes.any() else [], default=0.0)
-        best = max([best, *(shared.item(slot) for slot in named)])
-        return self._hits(matched, top_k, min_score, TAIL * best, grounded, named)
+        return self._hits(matched, top_k, min_score, TAIL * max(shared.item(slot) for slot in named), grounded, named)
 
     def _hits(self, matched: tuple, top_k: int, min_score: float, least_shared: float = 0.0,
               grounded: Optional[np.ndarray] = None, named: frozenset | set = frozenset()) -> list[Hit]:
