@@ -34,6 +34,9 @@ class HeldList:
     loaded: bool = False  # the snapshot (or its absence) has been read
     position: float = 0.0  # epoch seconds: where the next look at the journal starts (less its grace)
     swept_at: float = float("-inf")  # the container's clock at the last full listing
+    # Concepts known to have changed (by the listing or the journal) and not read yet, newest
+    # first: their rows are the snapshot's until read, a new one has none (knowledge.curation.studio).
+    backlog: list[str] = field(default_factory=list)
 
     def matching(self, q: str) -> set[str]:
         found = {hit.name for hit in self.index.search(q, top_k=max(1, len(self.index)))}
