@@ -230,9 +230,10 @@ class LocalStack:
             poller.start()
         return pollers
 
-    def save(self) -> None:
+    def save(self, *, compact: bool = False) -> None:
+        """Mirror what changed to the data folder; `compact`: the manifest written whole (on stop)."""
         for snapshot in self._snapshots:
-            snapshot.save()
+            snapshot.save(compact=compact)
 
     def stop(self) -> None:
         if getattr(self, "studio", None):
@@ -244,7 +245,7 @@ class LocalStack:
         for thread in threads:
             thread.join(timeout=5)
         try:
-            self.save()
+            self.save(compact=True)
         finally:
             if getattr(self, "model", None):
                 self.model.stop()
