@@ -138,7 +138,7 @@ SWEEP_SECONDS = 60.0
 # reads the rest. With the snapshot and the listing it keeps an answer within ~3 s however far
 # behind the snapshot is (scripts/bench_studio_list.py).
 CATCH_UP_SECONDS = 1.5
-FETCH_CHUNK = 128  # concepts read in parallel between two looks at the clock
+FETCH_CHUNK = 32  # concepts read in parallel (two rounds of the pool) between two looks at the clock
 
 
 @dataclass
