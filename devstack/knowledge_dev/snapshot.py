@@ -51,7 +51,11 @@ def moto_bucket(name: str) -> Any:
 
 
 def _ident(key: str, version: Any) -> tuple[str, str, str]:
-    return key, str(version.version_id), getattr(version, "etag", None) or "marker"
+    try:
+        etag = getattr(version, "etag", None) or "marker"
+    except (ValueError, OSError):  # disposed before its ETag was ever asked for: being deleted
+        etag = "disposed"
+    return key, str(version.version_id), etag
 
 
 class BucketSnapshot:
@@ -64,6 +68,7 @@ class BucketSnapshot:
         self._refs: Counter[str] = Counter()  # blob -> versions referring to it
         self._appended = 0
         self._has_manifest = False
+        self._folded = False  # the saved state was more than a manifest of this format
 
     # -------------------------------------------------------------- save
     def save(self, *, compact: bool = False) -> bool:
@@ -86,11 +91,12 @@ class BucketSnapshot:
                     continue  # removed while it was read: the next save sees it gone
                 self._add(key, ident, entry)
                 changes.append({"key": key, "entry": entry})
-        if not self._has_manifest or compact or self._appended + len(changes) > COMPACT_AFTER:
+        if not self._has_manifest or (compact and (self._appended or changes)) \
+                or self._appended + len(changes) > COMPACT_AFTER:
             self._write_manifest()
         elif changes:
             self._append(changes)
-        self._drop_blobs(sweep=compact)
+        self._drop_blobs()
         return bool(changes)
 
     def _entry(self, version: Any) -> Optional[dict]:
@@ -160,36 +166,46 @@ class BucketSnapshot:
         from moto.s3.models import FakeDeleteMarker, FakeKey
 
         backend, bucket = moto_bucket(self.bucket)
+        self._keys, self._known, self._refs = {}, {}, Counter()
         count = 0
         for key, entries in keys.items():
             versions: list[Any] = []
+            kept: list[dict] = []
             for entry in entries:
                 at = datetime.fromisoformat(entry["last_modified"]) if entry.get("last_modified") else None
                 if entry.get("marker"):
                     if not bucket.is_versioned:
                         continue
-                    marker = FakeDeleteMarker(versions[-1] if versions else self._placeholder(backend, key))
-                    marker._version_id = entry["version_id"]  # its own id, as S3 keeps it
-                    marker.last_modified = at or marker.last_modified
-                    versions.append(marker)
-                    count += 1
-                    continue
-                blob = self.folder / "blobs" / entry["blob"]
-                if not blob.exists():
-                    continue  # removed by a purge whose change was not recorded: the version is gone
-                version_id = entry.get("version_id") or "null"
-                fake = FakeKey(name=key, value=blob.read_bytes(), account_id=backend.account_id,
-                               region_name=backend.region_name, is_versioned=bucket.is_versioned,
-                               version_id=version_id if bucket.is_versioned else "null", bucket_name=self.bucket)
-                fake.set_metadata(dict(entry.get("metadata") or {}))
-                fake.last_modified = at or fake.last_modified
-                versions.append(fake)
+                    version = FakeDeleteMarker(versions[-1] if versions else self._placeholder(backend, key))
+                    version._version_id = entry["version_id"]  # its own id, as S3 keeps it
+                else:
+                    blob = self.folder / "blobs" / entry["blob"]
+                    try:
+                        body = blob.read_bytes()
+                    except FileNotFoundError:
+                        continue  # removed by a purge whose change was not recorded: the version is gone
+                    version_id = entry.get("version_id") or "null"
+                    version = FakeKey(name=key, value=body, account_id=backend.account_id,
+                                      region_name=backend.region_name, is_versioned=bucket.is_versioned,
+                                      version_id=version_id if bucket.is_versioned else "null",
+                                      bucket_name=self.bucket)
+                    version.set_metadata(dict(entry.get("metadata") or {}))
+                version.last_modified = at or version.last_modified
+                entry = {**entry, "last_modified": version.last_modified.isoformat()}
+                versions.append(version)
+                kept.append(entry)
                 count += 1
+            if not bucket.is_versioned:
+                versions, kept = versions[-1:], kept[-1:]
             if versions:
-                bucket.keys.setlist(key, versions if bucket.is_versioned else versions[-1:])
-        self._keys, self._known, self._refs = {}, {}, Counter()
-        self._has_manifest = False
-        self.save(compact=True)  # what moto holds now, as the manifest: the changes are folded in
+                bucket.keys.setlist(key, versions)
+                for version, entry in zip(versions, kept):
+                    self._add(key, _ident(key, version), entry)
+        # What moto holds now becomes the manifest (the changes folded in), unless it is that already.
+        if self._folded or not (self.folder / MANIFEST).exists():
+            self._write_manifest()
+            self._drop_blobs(sweep=True)
+        self._has_manifest = True
         return count
 
     def _placeholder(self, backend: Any, key: str) -> Any:
@@ -206,6 +222,7 @@ class BucketSnapshot:
             return None
         saved = json.loads(path.read_text())
         keys: dict[str, list[dict]] = saved.get("keys", {})
+        self._folded = saved.get("format") != FORMAT or (self.folder / CHANGES).exists()
         if saved.get("format") != FORMAT:
             keys = {key: [_from_format_1(entry) for entry in entries] for key, entries in keys.items()}
         log = self.folder / CHANGES
