@@ -353,7 +353,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         stack.stop()
         STATE_FILE.unlink(missing_ok=True)
         print("knowledge-local: stopped; data saved", flush=True)
-    return 0
+    # A scheduled pass still running (SnapshotFunction's at 5,000 concepts, DistillFunction's) would
+    # retry S3 until its own deadline, minutes away, and the interpreter waits for its threads: the
+    # data is saved, so the process ends now.
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":  # pragma: no cover
