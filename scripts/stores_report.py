@@ -39,9 +39,9 @@ Plain overlap ranks the same concepts with knowledge.recall.index.OverlapScan as
 scripts/retrieval_report.py builds it: any shared word is a hit, so it injects whenever a word is
 shared. The final "all stores" rows pool every message of the stores reported.
 
-The handler's figures can move by a rank here and there between runs (MRR in its third decimal):
-the index normalises BM25 by an average length it keeps lazily (re-weighted only past a 10 %
-drift), so its scores depend on the order the cold start's parallel fetch delivers the concepts.
+The handler's figures are the same from run to run: the index weighs lengths against an average
+taken on a fixed grid, so its scores do not depend on the order the cold start's parallel fetch
+delivers the concepts.
 
 `tests/data/stores/heldout/beleza.json` is held out: `--heldout` adds it, and it is to be read
 once, at the end of the recall work of issue 24, never while tuning.

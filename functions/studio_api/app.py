@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from knowledge import wiring
 from knowledge.errors import ArchiveNotConfigured, InvalidCursor, InvalidSeenAt, NameTaken, PreconditionRequired
+from shared import deadline
 from shared.errors import Conflict, InvalidConcept, InvalidConfig, InvalidName, KnowledgeError, NotFound, field_errors
 from shared.httpapi import (
     Forbidden,
@@ -97,6 +98,9 @@ class ConceptList(BaseModel):
     since: str = Field(description="What `new` counts from (see GET /review).")
     as_of: str = Field(description="When this page was listed: PUT it to /review as seen_at to mark what was "
                                    "shown seen.")
+    catching_up: int = Field(description="Changes this answer has not read yet (0: the list is current): "
+                                         "their rows are as last known and a new concept is missing until "
+                                         "a later request reads them.")
 
 
 class StoredConcept(BaseModel):
@@ -159,6 +163,7 @@ class AgentSummary(BaseModel):
     concepts: int = Field(description="Current concepts (deleted ones not counted).")
     conflicts: int = Field(description="Concepts holding a `## Contradiction` for a human to resolve.")
     related: int = Field(description="Concepts with related claims waiting to be folded in.")
+    catching_up: int = Field(description="Changes not read yet: the counts are as last known (0: current).")
 
 
 class AgentList(BaseModel):
@@ -430,7 +435,8 @@ def openapi_document() -> str:
 # ------------------------------------------------------------------ errors, mapped once
 # Errors answered with their own code and message: the status by type.
 STATUS = {Unauthorized: 401, Forbidden: 403, NotFound: 404, InvalidName: 400, InvalidConfig: 422,
-          InvalidSeenAt: 422, InvalidCursor: 422, PreconditionRequired: 428, ArchiveNotConfigured: 503}
+          InvalidSeenAt: 422, InvalidCursor: 422, PreconditionRequired: 428, ArchiveNotConfigured: 503,
+          deadline.DeadlineExceeded: 503}
 
 
 @app.exception_handler(Conflict)
@@ -469,4 +475,6 @@ _PLAIN = frozenset(string.ascii_letters + string.digits + "._~+=-")
 def lambda_handler(event, context):
     if isinstance(event, dict) and "rawPath" in event:
         event = {**event, "rawPath": plain_path(event["rawPath"], _PLAIN)}
-    return app.resolve(event, context)
+    # Every S3 call of a request gives up before API Gateway's 29 s; the list's own catch-up is shorter.
+    with deadline.until(deadline.at_the_latest(context)):
+        return app.resolve(event, context)

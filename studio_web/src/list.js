@@ -121,6 +121,7 @@ export async function showMore() {
 // the list is on screen and the tab visible, one row is asked for (the last written, with the
 // agent's count of new ones); when either moved, the rows shown are listed again in place.
 let newestShown = null;
+const CATCH_UP_MS = 3000;
 let watching = null;
 
 function signature(page) {
@@ -216,6 +217,7 @@ export async function loadList(rows = PAGE, { quiet = false } = {}) {
     next.delete("new");
     history.replaceState(null, "", `${location.pathname}?${next}`);
     showReview(page);
+    showCatchingUp(page);
     renderList(concepts);
     show("list-view");
     if (!quiet) say(counted());
@@ -232,6 +234,21 @@ export async function loadList(rows = PAGE, { quiet = false } = {}) {
     fail(filtered && !$("list-view").hidden ? "The filter was not applied (the list below is unchanged)"
       : "Could not load the concepts", error, () => { setFilters(wanted); return loadList(); });
     return false;
+  }
+}
+
+// An answer the service gave before reading every change (after bulk writes) says how many it
+// has not read: the rows shown may be behind, and the list is asked again shortly to read on.
+let catchingUp = null;
+
+function showCatchingUp(page) {
+  const left = page.catching_up || 0;
+  $("catching-up").hidden = !left;
+  $("catching-up").textContent = left
+    ? `Still catching up on ${left} change${left === 1 ? "" : "s"}: some rows may be behind; the list updates itself.` : "";
+  clearTimeout(catchingUp);
+  if (left) {
+    catchingUp = setTimeout(() => { if (!$("list-view").hidden && !document.hidden) refreshList(); }, CATCH_UP_MS);
   }
 }
 

@@ -53,6 +53,9 @@ class HeldList:
         return out_of_recall(valid_from=_day(summary.valid_from), valid_until=_day(summary.valid_until),
                              provenance=doc.provenance, updated_at=updated, now=now,
                              stale_after_days=config.stale_after_days, utc_offset=config.offset)
+    # Concepts known to have changed (by the listing or the journal) and not read yet, newest
+    # first: their rows are the snapshot's until read, a new one has none (knowledge.curation.studio).
+    backlog: list[str] = field(default_factory=list)
 
     def matching(self, q: str) -> set[str]:
         found = {hit.name for hit in self.index.search(q, top_k=max(1, len(self.index)))}

@@ -12,6 +12,7 @@ import json
 import os
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Iterator, Optional, Protocol
 
@@ -134,6 +135,22 @@ SNAPSHOT_REWRITE_CHANGES = 16
 # Between two full listings a warm list reads the change journal only; a listing at least this
 # often bounds how long a writer killed before its journal entry leaves a row stale.
 SWEEP_SECONDS = 60.0
+# A list, a search or the agents overview reads what changed for about this long before it
+# answers, partial if it must (`catching_up`); the next request, or the scheduled snapshot pass,
+# reads the rest. With the snapshot and the listing it keeps an answer within ~3 s however far
+# behind the snapshot is (scripts/bench_studio_list.py).
+CATCH_UP_SECONDS = 1.5
+FETCH_CHUNK = 32  # concepts read in parallel (two rounds of the pool) between two looks at the clock
+
+
+@dataclass
+class _Written:
+    """What a container knows of an agent's stored snapshot."""
+
+    etag: Optional[str] = None  # the stored one's ETag; None when there is none
+    due: bool = False  # none, or it did not decode: write one once caught up
+    changes: int = 0  # concepts read or dropped since it
+    allowed: bool = True  # False: the policy refuses its key, so it is never written
 
 
 def versions_kept(environ: Optional[dict] = None) -> dict[str, int]:
@@ -154,10 +171,13 @@ def _offset(cursor: Optional[str]) -> int:
 
 class Studio:
     def __init__(self, store: ConceptStore, archive: Optional[Archive] = None, *,
-                 sweep_seconds: float = SWEEP_SECONDS, clock: Any = time.monotonic):
+                 sweep_seconds: float = SWEEP_SECONDS, catch_up_seconds: float = CATCH_UP_SECONDS,
+                 fetch_chunk: int = FETCH_CHUNK, clock: Any = time.monotonic):
         self._store = store
         self._archive = archive
         self._sweep_seconds, self._clock = sweep_seconds, clock
+        self._catch_up_seconds, self._fetch_chunk = catch_up_seconds, max(1, fetch_chunk)
+        self._written: dict[tuple[str, str], _Written] = {}  # per agent, what this container knows of its snapshot
         # Per agent, the rows this container has read: a list re-reads only what changed.
         self._held: dict[tuple[str, str], HeldList] = {}  # per agent, kept per container
         self._agents: set[tuple[str, str]] = set()  # agents seen to exist (an agent is never un-made by the studio)
@@ -186,52 +206,58 @@ class Studio:
         conflict and how many have related claims waiting."""
         op.check(tenant)
         out = []
+        until = self._clock() + self._catch_up_seconds  # one budget for the whole overview
         for agent in self._store.agents(tenant):
-            rows = list(self._rows(tenant, agent).summaries.values())
+            held = self._rows(tenant, agent, until)
+            rows = list(held.summaries.values())
             self._agents.add((tenant, agent))
             out.append({"name": agent, "concepts": len(rows), "conflicts": sum(1 for r in rows if r.conflict),
-                        "related": sum(1 for r in rows if r.related)})
+                        "related": sum(1 for r in rows if r.related), "catching_up": len(held.backlog)})
         return out
 
-    def _rows(self, tenant: str, agent: str) -> "HeldList":
-        """The agent's rows and search index, brought up to date. The first time: the agent's
-        snapshot (knowledge.recall.snapshot, one request) and one listing, and only the concepts whose
-        ETag differs are read; a container that found no snapshot (or one behind by many
-        concepts) writes one, conditionally, for the next. After that: the change journal since
-        the last look (one request when nothing changed), and a full listing every
-        `sweep_seconds`."""
-        held = self._held.setdefault((tenant, agent), HeldList())
+    def _rows(self, tenant: str, agent: str, until: Optional[float] = None,
+              rewrite_after: int = SNAPSHOT_REWRITE_CHANGES) -> "HeldList":
+        """The agent's rows and search index, brought up to date within a budget. The first time:
+        the agent's snapshot (knowledge.recall.snapshot, one request) and one listing; after that
+        the change journal since the last look (one request when nothing changed), and a full
+        listing every `sweep_seconds`. What they name as changed is read in chunks until `until`
+        (the container's clock; CATCH_UP_SECONDS from now by default), at least one chunk; the
+        rest stays in the backlog for the next call, its rows the snapshot's meanwhile. Once
+        nothing is left, a snapshot missing, unreadable or behind by `rewrite_after` concepts is
+        written, conditionally, for the next container."""
+        key = (tenant, agent)
+        held = self._held.setdefault(key, HeldList())
+        state = self._written.setdefault(key, _Written())
+        until = self._clock() + self._catch_up_seconds if until is None else until
         if held.loaded and self._clock() - held.swept_at < self._sweep_seconds:
             self._follow_journal(tenant, agent, held)
-            return held
-        snapshot_etag: Optional[str] = None
-        rewrite = False
-        if not held.loaded:
-            snapshot_etag, rewrite = self._load_snapshot(tenant, agent, held)
-        started = time.time()
-        listed = self._store.list(tenant, agent)
-        # Newest first, as a retrieval reader's sweep reads them: the index's weights start from
-        # the first concept it holds, so the same order builds the same index.
-        listed.sort(key=lambda item: (item.last_modified, item.name), reverse=True)
-        listing = {item.name: item.etag for item in listed}
-        gone = [name for name in held.summaries if name not in listing]
-        for name in gone:
-            held.drop(name)
-        changed = [name for name, etag in listing.items()
-                   if name not in held.summaries or held.summaries[name].etag != etag]
-        self._fetch(tenant, agent, held, changed)
-        if not held.config_known:  # after that, the journal says when it changes
-            self._read_config(tenant, agent, held)
-        held.position, held.swept_at = started, self._clock()
-        if not held.loaded:
-            held.loaded = True
-            # Never for an agent with no concept: its snapshot would make a typo an agent.
-            if held.summaries and (rewrite or len(changed) + len(gone) >= SNAPSHOT_REWRITE_CHANGES):
-                self._write_snapshot(tenant, agent, held, started, snapshot_etag)
+        else:
+            if not held.loaded:
+                self._load_snapshot(tenant, agent, held, state)
+            started = time.time()
+            listed = self._store.list(tenant, agent)
+            # Newest first, as a retrieval reader's sweep reads them: the index's weights start from
+            # the first concept it holds, so the same order builds the same index.
+            listed.sort(key=lambda item: (item.last_modified, item.name), reverse=True)
+            listing = {item.name: item.etag for item in listed}
+            gone = [name for name in held.summaries if name not in listing]
+            for name in gone:
+                held.drop(name)
+            held.backlog = [name for name, etag in listing.items()
+                            if name not in held.summaries or held.summaries[name].etag != etag]
+            state.changes += len(gone)
+            if not held.config_known:  # after that, the journal says when it changes
+                self._read_config(tenant, agent, held)
+            held.position, held.swept_at, held.loaded = started, self._clock(), True
+        self._catch_up(tenant, agent, held, state, until)
+        # Never for an agent with no concept: its snapshot would make a typo an agent.
+        if (not held.backlog and held.summaries and state.allowed
+                and (state.due or state.changes >= rewrite_after) and self._clock() <= until):
+            self._write_snapshot(tenant, agent, held, state)
         return held
 
     def _follow_journal(self, tenant: str, agent: str, held: HeldList) -> None:
-        """Read what the journal names since the last look, when it disagrees with what is held
+        """Queue what the journal names since the last look, when it disagrees with what is held
         (entries are compared, not trusted)."""
         started = time.time()
         newest: dict[str, Optional[str]] = {}
@@ -241,10 +267,12 @@ class Studio:
         if config_etag is not False and (config_etag is None or held.config_etag is None
                                          or config_etag != etag_token(held.config_etag)):
             self._read_config(tenant, agent, held)
+        queued = set(held.backlog)
         changed = [name for name, etag in newest.items()
-                   if (name in held.summaries if etag is None
-                       else name not in held.summaries or etag != etag_token(held.summaries[name].etag))]
-        self._fetch(tenant, agent, held, changed)
+                   if name not in queued and (name in held.summaries if etag is None
+                                              else name not in held.summaries
+                                              or etag != etag_token(held.summaries[name].etag))]
+        held.backlog[:0] = changed  # newest knowledge first
         held.position = started
 
     def _read_config(self, tenant: str, agent: str, held: HeldList) -> None:
@@ -263,28 +291,46 @@ class Studio:
         held.config_text = stored.text if stored is not None else None
         held.config_known = True
 
+    def _catch_up(self, tenant: str, agent: str, held: HeldList, state: "_Written", until: float) -> None:
+        """Read the backlog a chunk at a time until it is done or `until` passes (one chunk at
+        least, so that every call makes progress)."""
+        if not held.backlog:
+            return
+        try:
+            while held.backlog:
+                chunk = held.backlog[:self._fetch_chunk]
+                self._fetch(tenant, agent, held, chunk)
+                del held.backlog[:len(chunk)]
+                state.changes += len(chunk)
+                if self._clock() >= until:
+                    break
+        finally:
+            held.index.settle()
+
     def _fetch(self, tenant: str, agent: str, held: HeldList, names: list[str]) -> None:
         for name, stored in zip(names, self._store.fetch_many(tenant, agent, names)):
             if stored is None:  # deleted since it was listed or journaled
                 held.drop(name)
             else:
                 held.take(stored)
-        if names:
-            held.index.settle()
 
-    def _load_snapshot(self, tenant: str, agent: str, held: HeldList) -> tuple[Optional[str], bool]:
-        """Fill `held` from the agent's snapshot; returns its ETag and whether it must be written
+    def _load_snapshot(self, tenant: str, agent: str, held: HeldList, state: "_Written") -> None:
+        """Fill `held` from the agent's snapshot, and say in `state` whether one must be written
         (there is none, or it does not decode)."""
         try:
             stored = self._store.get_snapshot(tenant, agent)
         except AccessDenied:  # a policy without the snapshot's key: rows from the concepts
-            return None, False
+            state.allowed = False
+            return
         if stored is None:
-            return None, True
+            state.due = True
+            return
+        state.etag = stored.etag
         try:
             snapshot = decode(stored.data, tenant, agent)
         except SnapshotUnreadable:  # an older format, say: rebuilt from the concepts, then written over
-            return stored.etag, True
+            state.due = True
+            return
         held.index, held.unreadable, held.summaries = snapshot.index, snapshot.unreadable, snapshot.summaries
         if snapshot.config_etag is not None:  # a retrieval reader's: the journal says when it changes
             try:
@@ -300,20 +346,36 @@ class Studio:
             del held.unreadable[name]
         held.folded = {name: fold_for_search(f"{name}\n{doc.description}") for name, doc in snapshot.index.docs.items()}
         held.folded.update((name, fold_for_search(name)) for name in snapshot.unreadable)
-        return stored.etag, False
 
-    def _write_snapshot(self, tenant: str, agent: str, held: HeldList, position: float,
-                        if_match: Optional[str]) -> None:
-        """As a retrieval reader does (knowledge.recall.warm): conditionally, positioned where the listing
-        began (the journal corrects it from there); a lost race or a refusal leaves the snapshot
-        to the readers, and the list is answered all the same. The config goes in when the studio
-        has read it (else a reader reads it: one request)."""
-        data = encode(Snapshot(tenant, agent, held.index, position, held.config_text, held.config_etag,
-                               dict(held.unreadable), dict(held.summaries)))
+    def _write_snapshot(self, tenant: str, agent: str, held: HeldList, state: "_Written") -> None:
+        """As a retrieval reader does (knowledge.recall.warm): conditionally, positioned where the last
+        look at the listing or the journal began (the journal corrects it from there). A lost race
+        drops what this container holds of the agent, so that its next look starts from the
+        newer snapshot; a refusal or S3 down leaves it for later, and the list is answered all
+        the same. The config goes in when the studio has read it (else a reader reads it: one request)."""
+        data = encode(Snapshot(tenant, agent, held.index, held.position, held.config_text, held.config_etag,
+                               dict(held.unreadable),
+                               dict(held.summaries)))
         try:
-            self._store.put_snapshot(tenant, agent, data, if_match=if_match)
-        except KnowledgeError:  # Conflict (another writer came first), AccessDenied, S3 down
-            pass
+            state.etag = self._store.put_snapshot(tenant, agent, data, if_match=state.etag)
+        except Conflict:  # another writer came first
+            self._held.pop((tenant, agent), None)
+            self._written.pop((tenant, agent), None)
+            return
+        except AccessDenied:
+            state.allowed = False
+            return
+        except KnowledgeError:  # S3 down: the next call tries again
+            return
+        state.due, state.changes = False, 0
+
+    def catch_up(self, tenant: str, agent: str, *, seconds: float) -> int:
+        """Bring the agent's rows up to date for up to `seconds`, and once nothing is left write
+        its snapshot if anything changed since it (the scheduled pass,
+        knowledge.operation.snapshots); returns how many changes are still to read."""
+        check_slug("tenant", tenant)
+        check_slug("agent", agent)
+        return len(self._rows(tenant, agent, self._clock() + max(0.0, seconds), rewrite_after=1).backlog)
 
     def list(self, op: Operator, tenant: str, agent: str, *, status: Optional[str] = None,
              type: Optional[str] = None, q: Optional[str] = None, sort: str = "written_at", order: str = "desc",
@@ -355,7 +417,8 @@ class Studio:
         end = start + len(page)
         rows = [{**held.row(name), "recall": held.recall(name, now)} for name in page]
         answer: dict[str, Any] = {"concepts": rows, "total": len(names),
-                                  "next": str(end) if end < len(names) else None}
+                                  "next": str(end) if end < len(names) else None,
+                                  "catching_up": len(held.backlog)}
         if stamp is not None:
             for row in rows:
                 row["new"] = row["name"] in fresh
@@ -513,11 +576,6 @@ class Studio:
         stored = self._store.put_config(tenant, agent, text, actor=op.actor, if_match=if_match)
         return {"yaml": stored.text, "etag": stored.etag,
                 "config": stored.config.model_dump(mode="json") if stored.config else None}
-
-
-def agent_names(store: ConceptStore, tenant: str) -> list[str]:
-    """The agents a tenant has in the bucket (any object under its prefix), by name."""
-    return store.agents(tenant)
 
 
 def _version(v: VersionInfo) -> dict[str, Any]:
