@@ -7,30 +7,29 @@ ETag the page read; a stale save is a Conflict carrying the newer version.
 
 from __future__ import annotations
 
-import json
-
 import os
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Iterator, Optional, Protocol
+from typing import TYPE_CHECKING, Any, Optional, Protocol
 
 from knowledge.curation.documents import (
+    bounded_conflicts,
     checked_size,
     concept_by_hand,
     excerpt,
     located,
     name_line,
+    servable,
+    stored_answer,
 )
 from knowledge.curation.listing import SORTS, HeldList, fold_for_search, is_new, since_stamp, sorted_names
 from knowledge.errors import ArchiveNotConfigured, InvalidCursor, InvalidTurn, NameTaken, PreconditionRequired
-from knowledge.format.concept import DOCUMENT_MAX_BYTES, Concept, parse, related_waiting, utc_now
+from knowledge.format.concept import OUT_OF_RECALL, Concept, parse, utc_now
+from knowledge.format.config import parse_agent_config
 from knowledge.format.evidence import EvidenceLink
 from knowledge.recall.snapshot import Snapshot, SnapshotUnreadable, decode, encode
 from knowledge.store.archive import TurnArchive
-from knowledge.format.concept import OUT_OF_RECALL
-from knowledge.format.config import parse_agent_config
 from knowledge.store.concepts import ConceptStore, NotModified, StoredConcept
 from knowledge.store.history import VersionInfo
 from knowledge.store.journal import CONFIG_CHANGE, JOURNAL_GRACE_SECONDS
@@ -44,33 +43,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 class NoEvidence(NotFound):
     code = "no_evidence"
-
-
-# The most a concept's markdown may take in an answer, JSON-encoded: under Lambda's 6 MB response
-# limit with room for the rest of the answer (an answer over it reaches the page as a 5xx).
-ANSWER_MARKDOWN_MAX_BYTES = 4 * 1024 * 1024
-
-
-class TooLargeToOpen(InvalidConcept):
-    """A stored file too large to send whole: over the concept format's size (the list shows that
-    problem) and, JSON-encoded, over what an answer can carry. One over the format's size that fits
-    is still sent, so an operator can repair it in the editor."""
-
-    code = "too_large"
-
-    def __init__(self, name: str, size: int):
-        super().__init__([FieldError("document", f"must be at most {DOCUMENT_MAX_BYTES} bytes")])
-        message = (f"{name} is {size} bytes, over the {DOCUMENT_MAX_BYTES} a concept may hold and too large to "
-                   "send to the page: restore an earlier version (its history) or delete it")
-        self.args = (message,)
-
-
-def too_large_to_send(data: bytes) -> bool:
-    """Whether this stored file's markdown, JSON-encoded as the API answers it, is over the budget
-    (at most 12 bytes per stored byte, so most files are cleared without encoding them)."""
-    if len(data) <= DOCUMENT_MAX_BYTES or len(data) * 12 <= ANSWER_MARKDOWN_MAX_BYTES:
-        return False
-    return len(json.dumps(data.decode("utf-8", "replace"))) > ANSWER_MARKDOWN_MAX_BYTES
 
 
 class UnknownAgent(NotFound):
@@ -87,40 +59,6 @@ class Archive(Protocol):
     """Where archived turns are read (adapters.TurnArchive)."""
 
     def get(self, key: str) -> "Turn": ...
-
-
-def _related_in(data: bytes) -> int:
-    try:
-        return related_waiting(parse(data).body)
-    except InvalidConcept:
-        return 0
-
-
-def _servable(item: StoredConcept) -> StoredConcept:
-    if too_large_to_send(item.data):
-        raise TooLargeToOpen(item.name, len(item.data))
-    return item
-
-
-@contextmanager
-def _bounded_conflicts() -> Iterator[None]:
-    """A lost race answers what is stored now (412 with `current`), unless that is over the format's
-    size and too large to send: then the problem the list shows, never a body over Lambda's response limit."""
-    try:
-        yield
-    except Conflict as exc:
-        current = exc.current
-        if isinstance(current, StoredConcept) and too_large_to_send(current.data):
-            raise TooLargeToOpen(current.name, len(current.data)) from None
-        raise
-
-
-def _stored(item: StoredConcept) -> dict[str, Any]:
-    # A stored file that is not UTF-8 is still shown (its bad bytes as U+FFFD) so an operator can fix it;
-    # one too large to send is refused with the problem the list shows (TooLargeToOpen).
-    _servable(item)
-    return {"name": item.name, "markdown": item.data.decode("utf-8", "replace"), "etag": item.etag,
-            "version_id": item.version_id, "related": _related_in(item.data)}
 
 
 def _stamp(moment: datetime) -> str:
@@ -428,7 +366,7 @@ class Studio:
     def get(self, op: Operator, tenant: str, agent: str, name: str) -> dict[str, Any]:
         op.check(tenant)
         try:
-            return _stored(self._store.get(tenant, agent, name))
+            return stored_answer(self._store.get(tenant, agent, name))
         except NotFound:
             raise self._missing(tenant, agent, name) from None
 
@@ -480,7 +418,7 @@ class Studio:
 
     def version(self, op: Operator, tenant: str, agent: str, name: str, version_id: str) -> dict[str, Any]:
         op.check(tenant)
-        return _stored(self._store.read_version(tenant, agent, name, version_id))
+        return stored_answer(self._store.read_version(tenant, agent, name, version_id))
 
     def deleted(self, op: Operator, tenant: str, agent: str) -> list[dict[str, Any]]:
         """Deleted concepts, newest first, each with who deleted it (`deleted_by`, null when no
@@ -504,7 +442,7 @@ class Studio:
         last = next((v for v in history if not v.deleted), None)
         if last is None:
             raise NotFound(f"concept {name!r} has no version to show")
-        kept = _servable(self._store.read_version(tenant, agent, name, last.version_id))
+        kept = servable(self._store.read_version(tenant, agent, name, last.version_id))
         return {"name": name, "deleted_at": _stamp(history[0].time), "deleted_by": history[0].actor,
                 "version_id": last.version_id, "markdown": kept.data.decode("utf-8", "replace")}
 
@@ -523,14 +461,14 @@ class Studio:
                                                      "then delete this one)", name_line(markdown))])
         # Carry the engine's record of applied sightings forward, so that a sighting whose
         # queue message comes back after this edit is still recognised (and counted once).
-        with _bounded_conflicts():
+        with bounded_conflicts():
             current = self._store.find(tenant, agent, name)
             if current is not None and current.etag != if_match:
                 raise Conflict(f"concept {name!r} changed since it was read", current)
             if current is not None and _same(current, concept):
-                return _stored(current)  # nothing changed: no new version, the same ETag back
+                return stored_answer(current)  # nothing changed: no new version, the same ETag back
             concept = concept.replace(updated_at=max(utc_now(), concept.created_at))
-            return _stored(self._store.replace(tenant, agent, concept, if_match=if_match, actor=op.actor,
+            return stored_answer(self._store.replace(tenant, agent, concept, if_match=if_match, actor=op.actor,
                                                reason="edit", sightings=current.sightings if current else ()))
 
     def create(self, op: Operator, tenant: str, agent: str, markdown: str) -> dict[str, Any]:
@@ -539,7 +477,7 @@ class Studio:
         concept = concept_by_hand(markdown, utc_now())
         self._check_agent(tenant, agent)
         try:
-            return _stored(self._store.create(tenant, agent, concept, actor=op.actor, reason="created"))
+            return stored_answer(self._store.create(tenant, agent, concept, actor=op.actor, reason="created"))
         except Conflict as exc:
             if exc.current is None:
                 raise
@@ -551,14 +489,14 @@ class Studio:
 
     def undelete(self, op: Operator, tenant: str, agent: str, name: str) -> dict[str, Any]:
         op.check(tenant)
-        with _bounded_conflicts():
-            return _stored(self._store.undelete(tenant, agent, name, actor=op.actor))
+        with bounded_conflicts():
+            return stored_answer(self._store.undelete(tenant, agent, name, actor=op.actor))
 
     def restore(self, op: Operator, tenant: str, agent: str, name: str, version_id: str,
                 if_match: Optional[str]) -> dict[str, Any]:
         op.check(tenant)
-        with _bounded_conflicts():
-            return _stored(self._store.restore(tenant, agent, name, version_id, actor=op.actor, if_match=if_match))
+        with bounded_conflicts():
+            return stored_answer(self._store.restore(tenant, agent, name, version_id, actor=op.actor, if_match=if_match))
 
     # ------------------------------------------------------------ the knowledge: block
     def config(self, op: Operator, tenant: str, agent: str) -> dict[str, Any]:
