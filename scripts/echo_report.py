@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import sys
 import uuid
 from collections import Counter, defaultdict
@@ -48,10 +47,6 @@ TENANT = "default"
 CONFIG = "knowledge:\n  types: [fact, entity, procedure, policy, objection]\n"
 COMPLETED_AT = "2026-11-20T14:05:31Z"
 KINDS = ("echo", "customer", "staff_quoted", "assistant_unshown")
-_ENV = ("KNOWLEDGE_BUCKET", "SESSIONS_BUCKET", "CANDIDATES_QUEUE_URL", "EVENT_BUS_NAME", "UTILITY_MODEL",
-        "OPENAI_BASE_URL", "POWERTOOLS_METRICS_DISABLED", "POWERTOOLS_LOG_LEVEL")
-
-
 def expected_confidence(sources: int) -> float:
     """SPEC's repeat formula (the first sighting's 0.6 is the same formula at one source)."""
     return round(min(0.95, 0.5 + 0.1 * sources), 2)
@@ -129,9 +124,8 @@ def local_loop(endpoint: str | None = None) -> Iterator[Loop]:
         import boto3
 
         from knowledge.store.concepts import ConceptStore
-        from knowledge_dev.handlers import load_handler
+        from knowledge_dev.handlers import handler_environment, load_handler
         from knowledge_dev.scripted_model import ScriptedModel
-        from shared.aws import client
 
         s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
         sqs = boto3.client("sqs", endpoint_url=endpoint, region_name="us-east-1")
@@ -146,22 +140,12 @@ def local_loop(endpoint: str | None = None) -> Iterator[Loop]:
         events.create_event_bus(Name=bus)
         reply: list = ["[]"]
         model = stack.enter_context(ScriptedModel(lambda request: reply[0]))
-        saved = {key: os.environ.get(key) for key in _ENV}
-        os.environ.update(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions, CANDIDATES_QUEUE_URL=queue,
-                          EVENT_BUS_NAME=bus, UTILITY_MODEL="openai:echo-script", OPENAI_BASE_URL=model.base_url,
-                          POWERTOOLS_METRICS_DISABLED="true", POWERTOOLS_LOG_LEVEL="WARNING")
-        client.cache_clear()
-        try:
+        with handler_environment(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions, CANDIDATES_QUEUE_URL=queue,
+                                 EVENT_BUS_NAME=bus, UTILITY_MODEL="openai:echo-script", OPENAI_BASE_URL=model.base_url,
+                                 POWERTOOLS_METRICS_DISABLED="true", POWERTOOLS_LOG_LEVEL="WARNING"):
             extract = load_handler("extract", module_name=f"echo_report_extract_{run}")
             consolidate = load_handler("consolidate", module_name=f"echo_report_consolidate_{run}")
             yield Loop(extract, consolidate, sqs, queue, ConceptStore(s3, bucket), model, reply)
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
-            client.cache_clear()
 
 
 # ------------------------------------------------------------------ one run
