@@ -123,6 +123,11 @@ export async function showMore() {
 let newestShown = null;
 const CATCH_UP_MS = 3000;
 let watching = null;
+// A look answered while the list was being listed (or after it was) is older than the rows shown:
+// it is dropped, so an operator's own action (mark all as seen) is never followed by a stale
+// "updated" that overwrites what the action said.
+let listings = 0;
+let listing = 0;
 
 function signature(page) {
   const top = page.concepts[0];
@@ -137,12 +142,16 @@ export function watchForChanges() {
   clearInterval(watching);
   let looking = false;
   watching = setInterval(async () => {
-    if (looking || $("list-view").hidden || document.hidden || !$("problem").hidden) return;
+    if (looking || listing || $("list-view").hidden || document.hidden || !$("problem").hidden) return;
     looking = true;
+    const asked = listings;
     try {
       const page = await newestWrite();
-      if (signature(page) !== newestShown && !$("list-view").hidden && await refreshList()) {
-        say(`${counted()}. The list was updated with the latest changes.`);
+      const current = asked === listings && !listing;
+      if (current && signature(page) !== newestShown && !$("list-view").hidden) {
+        const refreshed = refreshList();
+        const mine = listings;  // refreshList has begun its listing: any later one is someone else's
+        if (await refreshed && mine === listings) say(`${counted()}. The list was updated with the latest changes.`);
       }
     } catch { /* a missed look is taken again at the next one */ }
     looking = false;
@@ -197,6 +206,19 @@ function setFilters(wanted) {
 // `rows`: how many to show at least (returning from a concept shows as many as before); `quiet`
 // lists again without saying so (the list keeping itself up to date).
 export async function loadList(rows = PAGE, { quiet = false } = {}) {
+  listings += 1;
+  listing += 1;
+  const mine = listings;
+  try {
+    return await listRows(rows, quiet, () => mine !== listings);
+  } finally {
+    listing -= 1;
+  }
+}
+
+// `overtaken()`: a later listing began while this one waited; its answer is the newer, so this one
+// renders nothing (two listings answered out of order never leave the older rows on screen).
+async function listRows(rows, quiet, overtaken) {
   const wanted = filters();
   const status = statusOf(wanted);
   if (!quiet) say("Loading…");
@@ -207,6 +229,7 @@ export async function loadList(rows = PAGE, { quiet = false } = {}) {
   const before = unfiltered ? null : await newestWrite().catch(() => null);
   try {
     const page = await api("GET", `/concepts?${listQuery(wanted, Math.min(500, Math.max(PAGE, rows)), null)}`);
+    if (overtaken()) return true;
     concepts = page.concepts;
     nextCursor = page.next;
     total = page.total;
@@ -224,6 +247,7 @@ export async function loadList(rows = PAGE, { quiet = false } = {}) {
     newestShown = unfiltered ? signature(page) : before ? signature(before) : "unknown";
     return true;
   } catch (error) {
+    if (overtaken()) return true;  // the later listing says how it went
     if (error.status === 404 && error.body && error.body.error && error.body.error.code === "unknown_agent") {
       await loadAgents();
       say(`${error.message}. Choose one of the tenant's agents below.`);
