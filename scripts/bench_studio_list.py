@@ -21,6 +21,24 @@ seeding waits out the journal's grace so that the warm pages do not list the see
 
 Targets (issue 13): a first list at 1,000 concepts under 1 s, the warm list under 200 ms.
 The review state the API reads per request (the operator's `seen_at`) is in the counts.
+
+    .venv/bin/python scripts/bench_studio_list.py --after-writes 4000 [--sizes 1000 5000] [--runs 3] [--warm 10]
+
+After bulk writes (issue 28): the agent's snapshot is written, then `--after-writes` engine
+writes change its concepts (each a confirmation, round-robin, as consolidation writes them), so
+the snapshot is behind by min(writes, size) concepts. Per call kind (the first list page, a
+search, the tenant's agents overview), each run starts a fresh API process that asks that call
+first (cold) and then `--warm` times more (warm), in three states:
+
+- before (no budget): the stale snapshot, and the catch-up budget lifted (the container reads
+  every changed concept before it answers, as it did before issue 28): the baseline;
+- stale snapshot: the stale snapshot, the budget as shipped (answers partial, `catching_up`);
+- after the snapshot pass: SnapshotFunction's pass (knowledge.operation.snapshots, timed) has
+  brought the snapshot up to date.
+
+The stale snapshot is put back before each run. Per row: p50/p95 of the cold and warm calls,
+the S3 requests of each (the most any run made), what the cold answer had not read yet
+(`catching_up`), the warm calls until it was 0, and the cold p50 over the baseline's.
 """
 
 from __future__ import annotations
@@ -41,6 +59,9 @@ ROOT = Path(__file__).resolve().parents[1]
 BUCKET, TENANT = "bench-studio", "default"
 MODES = ("cold, snapshot present", "cold, no snapshot", "today's path")
 CLAIMS = {"sub": "bench-operator", "cognito:groups": "[default]"}
+SEARCH = "frete entrega prazo"  # store words: the search has to rank many matches
+STATES = ("before (no budget)", "stale snapshot", "after the snapshot pass")
+KINDS = ("list", "search", "overview")
 
 
 def seed(store, agent: str, size: int) -> None:
@@ -65,13 +86,19 @@ class Context:
         return 29_000
 
 
-def event(agent: str) -> dict:
+class Unbounded(Context):
+    def get_remaining_time_in_millis(self) -> int:
+        return 3_600_000
+
+
+def event(agent: str, kind: str = "list", tenant: str = TENANT) -> dict:
     base = json.loads((ROOT / "events" / "studio-list-conflicts.json").read_text())
-    path = f"/tenants/{TENANT}/agents/{agent}/concepts"
+    path = f"/tenants/{tenant}/agents" if kind == "overview" else f"/tenants/{tenant}/agents/{agent}/concepts"
+    query = {"list": {"limit": "50"}, "search": {"limit": "50", "q": SEARCH}, "overview": None}[kind]
     base["rawPath"] = base["requestContext"]["http"]["path"] = path
-    base["queryStringParameters"] = {"limit": "50"}
-    base["rawQueryString"] = "limit=50"
-    base["requestContext"]["authorizer"]["jwt"]["claims"] = CLAIMS
+    base["queryStringParameters"] = query
+    base["rawQueryString"] = "&".join(f"{k}={v}" for k, v in (query or {}).items())
+    base["requestContext"]["authorizer"]["jwt"]["claims"] = {**CLAIMS, "cognito:groups": f"[{tenant}]"}
     return base
 
 
@@ -117,14 +144,49 @@ def child(agent: str, mode: str, warm: int) -> None:
                       "warm_ms": [ms for ms, _ in warm_runs], "warm_requests": warm_runs[0][1] if warm_runs else 0}))
 
 
-def run_child(agent: str, mode: str, warm: int) -> dict:
+def after_writes_child(tenant: str, agent: str, state: str, kind: str, warm: int) -> None:
+    """One fresh API process after bulk writes: `kind` asked first (cold), then `warm` times."""
+    from shared.aws import client
+
+    if state == STATES[0]:
+        from knowledge.curation.studio import Studio
+
+        Studio.__init__.__kwdefaults__["catch_up_seconds"] = 1e9  # every change read before answering
+    from knowledge_dev.handlers import load_handler
+
+    handler = load_handler("studio_api", template_settings=False)
+    calls = [0]
+    client("s3").meta.events.register("before-send.s3", lambda **kwargs: calls.__setitem__(0, calls[0] + 1))
+    request = event(agent, kind, tenant)
+
+    context = Unbounded() if state == STATES[0] else Context()  # the baseline is timed, not cut at 29 s
+
+    def ask() -> dict:
+        calls[0] = 0
+        start = time.perf_counter()
+        answer = handler.lambda_handler(request, context)
+        took = (time.perf_counter() - start) * 1000
+        if answer["statusCode"] != 200:
+            raise SystemExit(f"unexpected answer {answer['statusCode']}: {answer.get('body', '')[:200]}")
+        body = json.loads(answer["body"])
+        left = sum(a["catching_up"] for a in body["agents"]) if kind == "overview" else body["catching_up"]
+        return {"ms": took, "requests": calls[0], "catching_up": left}
+
+    first = ask()
+    warm_runs = [ask() for _ in range(warm)]
+    until_current = next((i + 1 for i, r in enumerate(warm_runs) if r["catching_up"] == 0), None)
+    print(json.dumps({"first": first, "warm": warm_runs, "until_current": 0 if first["catching_up"] == 0
+                      else until_current}))
+
+
+def run_child(agent: str, mode: str, warm: int, extra: "list[str] | None" = None) -> dict:
     env = {**os.environ, "KNOWLEDGE_BUCKET": BUCKET, "STUDIO_ORIGIN": "http://127.0.0.1:8080",
            "POWERTOOLS_SERVICE_NAME": "bench-studio", "POWERTOOLS_LOG_LEVEL": "WARNING",
            "POWERTOOLS_METRICS_DISABLED": "true", "PYTHONPATH": os.pathsep.join(
                [str(ROOT / "scripts"), os.environ.get("PYTHONPATH", "")])}
     env.pop("SESSIONS_BUCKET", None)
-    out = subprocess.run([sys.executable, __file__, "--child", agent, mode, str(warm)], env=env,
-                         capture_output=True, text=True)
+    args = ["--child", agent, mode, str(warm)] if extra is None else ["--after-writes-child", *extra, str(warm)]
+    out = subprocess.run([sys.executable, __file__, *args], env=env, capture_output=True, text=True)
     if out.returncode:
         raise SystemExit(f"child failed ({mode}, {agent}):\n{out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -171,6 +233,96 @@ def bench(sizes: list[int], runs: int, warm: int) -> list[dict]:
         return rows
 
 
+def bench_after_writes(sizes: list[int], runs: int, warm: int, writes: int) -> list[dict]:
+    import boto3
+
+    from knowledge.curation.studio import Studio
+    from knowledge.operation.snapshots import SnapshotPass
+    from knowledge.store.concepts import ConceptStore
+    from knowledge.store.keys import snapshot_key
+
+    with moto_server("bench"):
+        s3 = boto3.client("s3")
+        s3.create_bucket(Bucket=BUCKET)
+        s3.put_bucket_versioning(Bucket=BUCKET, VersioningConfiguration={"Status": "Enabled"})
+        apply_journal_lifecycle(s3, BUCKET)
+        store = ConceptStore(s3, BUCKET, max_workers=32)
+        rows = []
+        for size in sizes:
+            tenant, agent = f"bench-{size}", f"agent-{size}"
+            sys.path.insert(0, str(ROOT / "scripts"))
+            from synthetic_corpus import corpus
+
+            store.put_config(tenant, agent, "knowledge: {}\n", actor="operator:bench")
+            concepts, _ = corpus(size)
+            with ThreadPoolExecutor(max_workers=16) as pool:
+                list(pool.map(lambda c, t=tenant, a=agent: store.create(t, a, c, actor="engine"), concepts))
+            SnapshotPass(Studio(store), store).run(tenant)  # the snapshot, current before the writes
+
+            def confirm(i: int, tenant: str = tenant, agent: str = agent, concepts: list = concepts,
+                        size: int = size) -> None:
+                name = concepts[i % size].name
+                current = store.get(tenant, agent, name)
+                store.replace(tenant, agent, current.concept.replace(occurrences=current.concept.occurrences + 1),
+                              if_match=current.etag, actor="engine", reason="confirmed")
+
+            started = time.perf_counter()
+            with ThreadPoolExecutor(max_workers=16) as pool:  # round-robin: no two writers on one concept at once
+                for lap in range(0, writes, size):
+                    list(pool.map(confirm, range(lap, min(writes, lap + size))))
+            written_s = time.perf_counter() - started
+            stale = s3.get_object(Bucket=BUCKET, Key=snapshot_key(tenant, agent))["Body"].read()
+            samples: dict[tuple[str, str], list[dict]] = {(st, k): [] for st in STATES for k in KINDS}
+            pass_s = None
+            for state in STATES:
+                for _ in range(runs):
+                    for kind in KINDS:
+                        s3.put_object(Bucket=BUCKET, Key=snapshot_key(tenant, agent), Body=stale)
+                        if state == STATES[2]:
+                            began = time.perf_counter()
+                            SnapshotPass(Studio(store), store).run(tenant)
+                            pass_s = time.perf_counter() - began
+                        samples[(state, kind)].append(run_child(agent, state, warm, [tenant, agent, state, kind]))
+            for kind in KINDS:
+                base = statistics.median(s["first"]["ms"] for s in samples[(STATES[0], kind)])
+                for state in STATES:
+                    got = samples[(state, kind)]
+                    firsts = [s["first"]["ms"] for s in got]
+                    warms = [w["ms"] for s in got for w in s["warm"]]
+                    untils = [s["until_current"] for s in got]
+                    rows.append({
+                        "concepts": size, "writes": writes, "kind": kind, "state": state, "runs": runs,
+                        "cold_p50_ms": statistics.median(firsts), "cold_p95_ms": percentile(firsts, 0.95),
+                        "cold_requests": max(s["first"]["requests"] for s in got),
+                        "cold_catching_up": max(s["first"]["catching_up"] for s in got),
+                        "warm_p50_ms": statistics.median(warms), "warm_p95_ms": percentile(warms, 0.95),
+                        "warm_requests": max(w["requests"] for s in got for w in s["warm"]),
+                        "warm_calls_until_current": None if None in untils else max(untils),
+                        "cold_vs_before": statistics.median(firsts) / base,
+                        "writes_s": written_s, "snapshot_pass_s": pass_s})
+        return rows
+
+
+def print_after_writes(rows: list[dict]) -> None:
+    head = (f"{'concepts':>8} {'call':<9} {'state':<24} {'cold p50':>9} {'p95':>7} {'S3 req':>6} {'behind':>6}  "
+            f"{'warm p50':>8} {'p95':>7} {'S3 req':>6} {'until 0':>7}  {'vs before':>9}")
+    print(head)
+    print("-" * len(head))
+    for r in rows:
+        until = "-" if r["warm_calls_until_current"] is None else str(r["warm_calls_until_current"])
+        print(f"{r['concepts']:>8} {r['kind']:<9} {r['state']:<24} {r['cold_p50_ms']:>7.0f}ms {r['cold_p95_ms']:>5.0f}ms "
+              f"{r['cold_requests']:>6} {r['cold_catching_up']:>6}  {r['warm_p50_ms']:>6.0f}ms {r['warm_p95_ms']:>5.0f}ms "
+              f"{r['warm_requests']:>6} {until:>7}  {r['cold_vs_before']:>8.2f}x")
+    for size in dict.fromkeys(r["concepts"] for r in rows):
+        r = next(r for r in rows if r["concepts"] == size)
+        print(f"\n{size} concepts: {r['writes']} engine writes took {r['writes_s']:.1f} s; "
+              f"the snapshot pass after them {r['snapshot_pass_s']:.1f} s", end="")
+    print("\n\ncold: the call a fresh API process answers first; warm: the same call asked again in that process;"
+          "\nbehind: the most changes a cold answer had not read (catching_up); until 0: the most warm calls "
+          "before one answered\nwith nothing left (- : not within --warm); vs before: cold p50 over the "
+          "no-budget baseline's.")
+
+
 def print_table(rows: list[dict]) -> None:
     head = (f"{'concepts':>8}  {'mode':<24} {'first p50':>10} {'p95':>8} {'S3 req':>7}  {'warm p50':>9} {'p95':>7} "
             f"{'S3 req':>7}  {'vs today':>8}  {'import':>7}")
@@ -188,14 +340,23 @@ def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         child(sys.argv[2], sys.argv[3], int(sys.argv[4]))
         return 0
+    if len(sys.argv) > 1 and sys.argv[1] == "--after-writes-child":
+        after_writes_child(*sys.argv[2:6], int(sys.argv[6]))
+        return 0
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 5000])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--warm", type=int, default=10)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--after-writes", type=int, default=0,
+                        help="measure list, search and overview after this many engine writes (issue 28)")
     args = parser.parse_args()
     if args.runs < 1 or args.warm < 1 or any(size < 50 for size in args.sizes):
         parser.error("--runs and --warm must be at least 1, each size at least 50 (one page)")
+    if args.after_writes:
+        rows = bench_after_writes(args.sizes, args.runs, args.warm, args.after_writes)
+        print(json.dumps(rows, indent=2)) if args.json else print_after_writes(rows)
+        return 0
     rows = bench(args.sizes, args.runs, args.warm)
     if args.json:
         print(json.dumps(rows, indent=2))

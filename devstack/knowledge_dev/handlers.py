@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import ModuleType
 from typing import Optional
 
@@ -74,3 +76,21 @@ def function_timeout_ms(function: str) -> int:
     if isinstance(timeout, dict) and "Ref" in timeout:
         timeout = template["Parameters"][timeout["Ref"]]["Default"]
     return int(timeout) * 1000
+
+
+@contextmanager
+def handler_environment(**settings: str) -> Iterator[None]:
+    """These settings in the environment for the handlers loaded meanwhile (boto3's clients made
+    again on them), and afterwards the environment exactly as it was, including what a handler's
+    template settings added."""
+    from shared.aws import client
+
+    saved = dict(os.environ)
+    os.environ.update(settings)
+    client.cache_clear()
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+        client.cache_clear()

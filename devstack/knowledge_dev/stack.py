@@ -46,6 +46,7 @@ DEV_TOKEN_FILE = STATE_FILE.parent / "dev-token"
 DEMO_TENANT, DEMO_AGENT = "default", "store-support"
 DEMO_CUSTOMER, DEMO_CONVERSATION = "cus_77120", "devstack/knowledge_dev/demo/conversa-cliente.jsonl"
 DEFAULT_DISTILL_EVERY = 60.0  # seconds; the template's DistillSchedule defaults to 15 minutes
+SNAPSHOT_EVERY = 60.0  # seconds between SnapshotFunction passes; the template's SnapshotSchedule: 5 minutes
 FACTS_KEY_FILE = "facts-key"
 LOCAL_CREDENTIALS = {
     "AWS_ACCESS_KEY_ID": "local",
@@ -153,6 +154,7 @@ class LocalStack:
             self.save()
         self._pollers = self._start_pollers(sqs)
         self._start_distill_schedule()
+        self._start_snapshot_schedule()
         self._start_studio()
         return self
 
@@ -179,6 +181,15 @@ class LocalStack:
         self.distill_schedule = Schedule(distill.lambda_handler, "distill", self.distill_every,
                                          function_timeout_ms("distill"))
         self.distill_schedule.start()
+
+    def _start_snapshot_schedule(self) -> None:
+        from .handlers import function_timeout_ms, load_handler
+        from .poller import Schedule
+
+        snapshot = load_handler("snapshot")
+        self.snapshot_schedule = Schedule(snapshot.lambda_handler, "snapshot", SNAPSHOT_EVERY,
+                                          function_timeout_ms("snapshot"))
+        self.snapshot_schedule.start()
 
     def _start_studio(self) -> None:
         from .handlers import load_handler
@@ -219,20 +230,22 @@ class LocalStack:
             poller.start()
         return pollers
 
-    def save(self) -> None:
+    def save(self, *, compact: bool = False) -> None:
+        """Mirror what changed to the data folder; `compact`: the manifest written whole (on stop)."""
         for snapshot in self._snapshots:
-            snapshot.save()
+            snapshot.save(compact=compact)
 
     def stop(self) -> None:
         if getattr(self, "studio", None):
             self.studio.stop()
-        threads = [*getattr(self, "_pollers", []), *filter(None, [getattr(self, "distill_schedule", None)])]
+        threads = [*getattr(self, "_pollers", []), *filter(None, [getattr(self, "distill_schedule", None),
+                                                                  getattr(self, "snapshot_schedule", None)])]
         for thread in threads:
             thread.stop()
         for thread in threads:
             thread.join(timeout=5)
         try:
-            self.save()
+            self.save(compact=True)
         finally:
             if getattr(self, "model", None):
                 self.model.stop()
@@ -340,7 +353,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         stack.stop()
         STATE_FILE.unlink(missing_ok=True)
         print("knowledge-local: stopped; data saved", flush=True)
-    return 0
+    # A scheduled pass still running (SnapshotFunction's at 5,000 concepts, DistillFunction's) would
+    # retry S3 until its own deadline, minutes away, and the interpreter waits for its threads: the
+    # data is saved, so the process ends now.
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -25,6 +25,7 @@ from knowledge.errors import (
     NothingToUndo,
     PreconditionRequired,
 )
+from shared import deadline
 from shared.errors import Conflict, InvalidConcept, InvalidConfig, InvalidName, KnowledgeError, NotFound, field_errors
 from shared.httpapi import (
     Forbidden,
@@ -91,6 +92,13 @@ class ConceptSummary(BaseModel):
                                               "recorded).")
     new: bool = Field(description="New to this operator (GET /review): written since the operator last looked by "
                                   "the engine or another operator, and not marked reviewed at this version.")
+    valid_from: Optional[str] = Field(default=None, description="The first day its claim is true (YYYY-MM-DD, the "
+                                                                "store's local date), when stated.")
+    valid_until: Optional[str] = Field(default=None, description="The last day its claim is true (YYYY-MM-DD), "
+                                                                 "when stated.")
+    recall: Optional[Literal["expired", "not_started", "stale"]] = Field(
+        default=None, description="Why retrieval leaves it out now, kept: past valid_until, before valid_from, or "
+                                  "observed and unseen for stale_after_days; null: recalled.")
 
 
 class ConceptList(BaseModel):
@@ -102,6 +110,9 @@ class ConceptList(BaseModel):
     since: str = Field(description="What `new` counts from (see GET /review).")
     as_of: str = Field(description="When this page was listed: PUT it to /review as seen_at to mark what was "
                                    "shown seen.")
+    catching_up: int = Field(description="Changes this answer has not read yet (0: the list is current): "
+                                         "their rows are as last known and a new concept is missing until "
+                                         "a later request reads them.")
 
 
 class StoredConcept(BaseModel):
@@ -165,6 +176,7 @@ class AgentSummary(BaseModel):
     conflicts: int = Field(description="Concepts holding a `## Contradiction` for a human to resolve.")
     related: int = Field(description="Concepts with related claims waiting to be folded in.")
     new: int = Field(description="Concepts new to this operator (as the list's `new` counts them).")
+    catching_up: int = Field(description="Changes not read yet: the counts are as last known (0: current).")
 
 
 class AgentList(BaseModel):
@@ -305,9 +317,10 @@ def list_agents(tenant: Slug) -> AgentList:
 @app.get(f"{BASE}/concepts", summary="List concepts (a page), last written first unless sorted otherwise",
          responses=answers(200, ConceptList))
 def list_concepts(tenant: Slug, agent: Slug,
-                  status: Annotated[Optional[str], Query(pattern="^(conflict|related|new)$",
-                                                         description="new: written by the engine since this "
-                                                                     "operator last looked.")] = None,
+                  status: Annotated[Optional[str], Query(
+                      pattern="^(conflict|related|new|expired|not_started|stale)$",
+                      description="new: written by the engine since this operator last looked; expired, "
+                                  "not_started, stale: kept but out of recall for that reason.")] = None,
                   type: Annotated[Optional[str], Query(pattern="^(fact|entity|procedure|policy|objection)$")] = None,
                   q: Annotated[Optional[str], Query(max_length=200, description="Words or a prefix, searched in name, "
                                                                                "description and body.")] = None,
@@ -462,7 +475,7 @@ def openapi_document() -> str:
 # Errors answered with their own code and message: the status by type.
 STATUS = {Unauthorized: 401, Forbidden: 403, NotFound: 404, InvalidName: 400, InvalidConfig: 422,
           InvalidSeenAt: 422, InvalidReviewed: 422, InvalidCursor: 422, NothingToUndo: 409, PreconditionRequired: 428,
-          ArchiveNotConfigured: 503}
+          ArchiveNotConfigured: 503, deadline.DeadlineExceeded: 503}
 
 
 @app.exception_handler(Conflict)
@@ -501,4 +514,6 @@ _PLAIN = frozenset(string.ascii_letters + string.digits + "._~+=-")
 def lambda_handler(event, context):
     if isinstance(event, dict) and "rawPath" in event:
         event = {**event, "rawPath": plain_path(event["rawPath"], _PLAIN)}
-    return app.resolve(event, context)
+    # Every S3 call of a request gives up before API Gateway's 29 s; the list's own catch-up is shorter.
+    with deadline.until(deadline.at_the_latest(context)):
+        return app.resolve(event, context)

@@ -30,6 +30,10 @@ export async function loadAgents() {
     if (agent.new) fresh.append(" ", badge("to review", "new"));
   }
   $("agents-empty").hidden = agents.length > 0;
+  const left = agents.reduce((sum, agent) => sum + (agent.catching_up || 0), 0);
+  $("agents-catching-up").hidden = !left;
+  $("agents-catching-up").textContent = left
+    ? `Still catching up on ${left} change${left === 1 ? "" : "s"}: the counts may be behind.` : "";
   $("agents-title").textContent = `Agents of ${scope.tenant}`;
   show("agents-view");
   say(`${agents.length} agent${agents.length === 1 ? "" : "s"}`);

@@ -132,6 +132,7 @@ function renderList(rows, more = false) {
     if (concept.conflict) name.append(badge("conflict", "conflict"));
     if (concept.related) name.append(badge(`${concept.related} related claim${concept.related === 1 ? "" : "s"}`, "related"));
     if (concept.problem) name.append(badge("unreadable", "conflict"));
+    if (concept.recall) name.append(badge(RECALL[concept.recall] || concept.recall, "out-of-recall"));
     cell(row, concept.description || "").className = "description";
     cell(row, concept.type || "");
     cell(row, badge(concept.provenance || "?", concept.provenance || "conflict"));
@@ -153,8 +154,12 @@ export function counted() {
   return concepts.length < total ? `${concepts.length} of ${total} concepts` : `${total} concept${total === 1 ? "" : "s"}`;
 }
 
+// Why retrieval leaves a concept out, kept (docs/contract.md: validity in time and staleness).
+const RECALL = { expired: "expired", not_started: "not started", stale: "stale" };
+
 function statusOf(wanted) {
-  return wanted.fresh ? "new" : wanted.conflict ? "conflict" : wanted.related ? "related" : "";
+  return wanted.fresh ? "new" : wanted.conflict ? "conflict" : wanted.related ? "related"
+    : wanted.expired ? "expired" : wanted.notStarted ? "not_started" : wanted.stale ? "stale" : "";
 }
 
 function listQuery(wanted, limit, cursor) {
@@ -192,7 +197,13 @@ export async function showMore() {
 // the list is on screen and the tab visible, one row is asked for (the last written, with the
 // agent's count of new ones); when either moved, the rows shown are listed again in place.
 let newestShown = null;
+const CATCH_UP_MS = 3000;
 let watching = null;
+// A look answered while the list was being listed (or after it was) is older than the rows shown:
+// it is dropped, so an operator's own action (mark all as seen) is never followed by a stale
+// "updated" that overwrites what the action said.
+let listings = 0;
+let listing = 0;
 
 function signature(page) {
   const top = page.concepts[0];
@@ -207,12 +218,18 @@ export function watchForChanges() {
   clearInterval(watching);
   let looking = false;
   watching = setInterval(async () => {
-    if (looking || pending || $("list-view").hidden || document.hidden || !$("problem").hidden) return;
+    if (looking || listing || $("list-view").hidden || document.hidden || !$("problem").hidden) return;
     looking = true;
+    const asked = listings;
     try {
       const page = await newestWrite();
-      if (pending) { /* a list is being loaded meanwhile: it is the newer one */ } else if (signature(page) !== newestShown && !$("list-view").hidden) {
-        if (await refreshList()) say(`${counted()}. The list was updated with the latest changes.`);
+      const current = asked === listings && !listing;
+      if (!current) {
+        // A list was listed meanwhile: it is the newer one, and says itself whether it is current.
+      } else if (signature(page) !== newestShown && !$("list-view").hidden) {
+        const refreshed = refreshList();
+        const mine = listings;  // refreshList has begun its listing: any later one is someone else's
+        if (await refreshed && mine === listings) say(`${counted()}. The list was updated with the latest changes.`);
       } else {
         markCurrent(page.as_of);
       }
@@ -265,10 +282,12 @@ function rowNamed(name) {
 
 // The filters the list on screen was loaded with: a failed load puts the controls back to them,
 // so a ticked filter never sits above a list it did not filter.
-let shownFilters = { fresh: false, conflict: false, related: false, type: "", q: "", sort: sortKey, desc: sortDescending };
+let shownFilters = { fresh: false, conflict: false, related: false, expired: false, notStarted: false, stale: false,
+  type: "", q: "", sort: sortKey, desc: sortDescending };
 
 function filters() {
   return { fresh: $("filter-new").checked, conflict: $("filter-conflict").checked, related: $("filter-related").checked,
+    expired: $("filter-expired").checked, notStarted: $("filter-not-started").checked, stale: $("filter-stale").checked,
     type: $("filter-type").value, q: $("filter-q").value, sort: sortKey, desc: sortDescending };
 }
 
@@ -276,6 +295,9 @@ function setFilters(wanted) {
   $("filter-new").checked = wanted.fresh;
   $("filter-conflict").checked = wanted.conflict;
   $("filter-related").checked = wanted.related;
+  $("filter-expired").checked = wanted.expired;
+  $("filter-not-started").checked = wanted.notStarted;
+  $("filter-stale").checked = wanted.stale;
   $("filter-type").value = wanted.type;
   $("filter-q").value = wanted.q;
   sortKey = wanted.sort;
@@ -303,20 +325,22 @@ export function useUrlFilters() {
 
 // `rows`: how many to show at least (returning from a concept shows as many as before); `quiet`
 // lists again without saying so (the list keeping itself up to date).
-let loads = 0;  // the latest load wins: an answer to an earlier one (a filter changed since, Back twice) is dropped
-let pending = 0;  // loads under way: the list does not look for changes meanwhile
-
-export async function loadList(rows = PAGE, options = {}) {
-  pending += 1;
+// `replace`: the URL's history entry is replaced rather than added (keepInUrl).
+export async function loadList(rows = PAGE, { quiet = false, replace = false } = {}) {
+  listings += 1;
+  listing += 1;
+  const mine = listings;
   try {
-    return await load(rows, options);
+    return await listRows(rows, { quiet, replace }, () => mine !== listings);
   } finally {
-    pending -= 1;
+    listing -= 1;
   }
 }
 
-async function load(rows, { quiet = false, replace = false }) {
-  const ticket = ++loads;
+// `overtaken()`: a later listing began while this one waited (a filter changed since, Back twice);
+// its answer is the newer, so this one renders nothing (two listings answered out of order never
+// leave the older rows on screen).
+async function listRows(rows, { quiet, replace }, overtaken) {
   const wanted = filters();
   const status = statusOf(wanted);
   if (!quiet) say("Loading…");
@@ -327,7 +351,7 @@ async function load(rows, { quiet = false, replace = false }) {
   const before = unfiltered ? null : await newestWrite().catch(() => null);
   try {
     const page = await api("GET", `/concepts?${listQuery(wanted, Math.min(500, Math.max(PAGE, rows)), null)}`);
-    if (ticket !== loads) return false;
+    if (overtaken()) return true;
     // The list updating itself while the operator opened a concept meanwhile: the concept stays.
     if (quiet && $("list-view").hidden) return false;
     concepts = page.concepts;
@@ -337,13 +361,14 @@ async function load(rows, { quiet = false, replace = false }) {
     keepInUrl(wanted, status, quiet || replace);
     showReview(page);
     markCurrent(page.as_of);
+    showCatchingUp(page);
     renderList(concepts);
     show("list-view");
     if (!quiet) say(counted());
     newestShown = unfiltered ? signature(page) : before ? signature(before) : "unknown";
     return true;
   } catch (error) {
-    if (ticket !== loads) return false;
+    if (overtaken()) return true;  // the later listing says how it went
     if (error.status === 404 && error.body && error.body.error && error.body.error.code === "unknown_agent") {
       await loadAgents();
       say(`${error.message}. Choose one of the tenant's agents below.`);
@@ -357,6 +382,21 @@ async function load(rows, { quiet = false, replace = false }) {
     fail(filtered && !$("list-view").hidden ? "The filter was not applied (the list below is unchanged)"
       : "Could not load the concepts", error, () => { setFilters(wanted); return loadList(); });
     return false;
+  }
+}
+
+// An answer the service gave before reading every change (after bulk writes) says how many it
+// has not read: the rows shown may be behind, and the list is asked again shortly to read on.
+let catchingUp = null;
+
+function showCatchingUp(page) {
+  const left = page.catching_up || 0;
+  $("catching-up").hidden = !left;
+  $("catching-up").textContent = left
+    ? `Still catching up on ${left} change${left === 1 ? "" : "s"}: some rows may be behind; the list updates itself.` : "";
+  clearTimeout(catchingUp);
+  if (left) {
+    catchingUp = setTimeout(() => { if (!$("list-view").hidden && !document.hidden) refreshList(); }, CATCH_UP_MS);
   }
 }
 

@@ -50,8 +50,9 @@ async function start() {
     await loadAgents();
     return;
   }
-  const statuses = { new: "filter-new", conflict: "filter-conflict", related: "filter-related" };
-  // One status at a time: new since I last looked, conflicts, or related claims waiting.
+  const statuses = { new: "filter-new", conflict: "filter-conflict", related: "filter-related",
+    expired: "filter-expired", not_started: "filter-not-started", stale: "filter-stale" };
+  // One status at a time: new since I last looked, conflicts, related claims waiting, or out of recall.
   for (const [status, id] of Object.entries(statuses)) {
     $(id).addEventListener("change", () => {
       if ($(id).checked) for (const other of Object.values(statuses)) if (other !== id) $(other).checked = false;

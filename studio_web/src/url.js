@@ -32,7 +32,8 @@ export function agentUrl(name) {
 }
 
 // The list's filters and order as the URL keeps them (`status`, `type`, `q`, `sort`, `order`), so a
-// reload shows the same list and Back/Forward step between lists. Defaults are left out of the URL;
+// reload shows the same list and Back/Forward step between lists; the keys in the order of the
+// list's own filters (list.js compares the two). Defaults are left out of the URL;
 // a value the page does not offer is ignored.
 const TYPES = ["fact", "entity", "procedure", "policy", "objection"];
 const SORTS = ["written_at", "updated_at", "name", "type", "provenance", "confidence", "occurrences"];
@@ -44,6 +45,7 @@ export function filtersInUrl() {
   const sort = SORTS.includes(here.get("sort")) ? here.get("sort") : "written_at";
   return {
     fresh: status === "new", conflict: status === "conflict", related: status === "related",
+    expired: status === "expired", notStarted: status === "not_started", stale: status === "stale",
     type: TYPES.includes(here.get("type")) ? here.get("type") : "",
     q: (here.get("q") || "").slice(0, 200), sort, desc: here.get("order") !== "asc",
   };

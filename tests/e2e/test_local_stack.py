@@ -130,6 +130,35 @@ def test_data_and_history_survive_a_restart(stack):
     stack.stop()
 
 
+def test_what_was_written_survives_a_stack_killed_between_two_full_saves(stack):
+    from helpers.concepts import make_concept
+
+    stack.start()
+    store = ConceptStore(stack.s3(), "local-knowledge-bucket")
+    for i in range(5):
+        store.create("default", "store-support", make_concept(f"frete-regiao-{i}", description=f"Região {i}."),
+                     actor="engine")
+    current = store.get("default", "store-support", "troca-em-30-dias")
+    edited = current.concept.replace(description="Exchanges within 30 days; the first one ships free.")
+    store.replace("default", "store-support", edited, if_match=current.etag, actor="operator:ana", reason="edit")
+    time.sleep(1.5)  # a few saves (--save-every 0.2): each appends what changed
+    mirror = stack.data / "s3" / "KnowledgeBucket"
+    assert len((mirror / "changes.jsonl").read_text().splitlines()) >= 6 + 6  # the writes and their journal entries
+    stack.process.kill()  # no final save: only the manifest and the changes after it are on disk
+    stack.process.wait(timeout=30)
+    stack._reader.join(timeout=10)
+    stack.process.stdout.close()
+
+    assert "restored" in stack.start()
+    store = ConceptStore(stack.s3(), "local-knowledge-bucket")
+    assert {f"frete-regiao-{i}" for i in range(5)} <= {item.name for item in store.list("default", "store-support")}
+    assert store.get("default", "store-support", "troca-em-30-dias").concept == edited
+    history = store.versions("default", "store-support", "troca-em-30-dias")
+    assert [(v.actor, v.reason) for v in history] == [("operator:ana", "edit"), ("operator:demo", "created")]
+    assert not (mirror / "changes.jsonl").exists()  # folded into the manifest on start
+    stack.stop()
+
+
 def test_a_port_in_use_is_a_clear_error(stack):
     stack.start()
     second = subprocess.run(

@@ -85,12 +85,21 @@ def test_a_link_is_written_with_the_sighting_and_read_back_unchanged():
     (previous_shape(evidence={**LINK, "completed_at": "2026-11-20T14:05:31"}), "must carry a time zone"),
     (previous_shape(evidence=SECRET), "evidence"),
     (next_shape(padding=SECRET * 3000), "larger than"),
+    (previous_shape(echo="yes"), "echo"),
+    (previous_shape(echo=1), "echo"),
 ])
 def test_known_fields_stay_strict_and_the_size_limit_holds(data, fragment):
     with pytest.raises(InvalidSighting) as caught:
         parse_sighting(json.dumps(data))
     assert fragment in str(caught.value)
     assert "529.982" not in str(caught.value) and "Ana" not in str(caught.value)
+
+
+def test_an_echo_flag_is_written_only_when_true_and_read_back_unchanged():
+    echoed = Sighting.of(T, A, "sess_1", "t1", make_concept(), echo=True)
+    assert json.loads(echoed.body())["echo"] is True and parse_sighting(echoed.body()) == echoed
+    assert "echo" not in json.loads(Sighting.of(T, A, "sess_1", "t1", make_concept()).body())
+    assert parse_sighting(json.dumps(previous_shape(echo=False))).echo is False
 
 
 def test_a_deeply_nested_unknown_field_is_an_invalid_sighting_not_a_crash():

@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from knowledge.learning.extract import Extractor, SessionRecorder
     from knowledge.operation.backfill import Backfiller
     from knowledge.operation.purge import CustomerShare, TenantPart, TenantPurge
+    from knowledge.operation.snapshots import SnapshotPass
     from knowledge.recall.retrieve import Retriever
     from knowledge.store.archive import TurnArchive
     from knowledge.store.queues import Redelivery
@@ -124,6 +125,31 @@ def studio(settings: Settings) -> "Studio":
     # The archive answers the evidence of a version; without SESSIONS_BUCKET that one route says so.
     archive = TurnArchive(s3, settings.sessions_bucket) if settings.sessions_bucket else None
     return Studio(ConceptStore(s3, settings.knowledge_bucket), archive)
+
+
+def snapshot_pass(settings: Settings) -> "SnapshotPass":
+    """SnapshotFunction's service: the studio's catch-up over every agent, writing each snapshot."""
+    from knowledge.curation.studio import Studio
+    from knowledge.operation.snapshots import SnapshotPass
+    from knowledge.store.concepts import ConceptStore
+    from shared.aws import client
+
+    # As wide a pool as retrieval's cold start: reading what changed is latency-bound.
+    store = ConceptStore(client("s3"), settings.knowledge_bucket, max_workers=32)
+    return SnapshotPass(Studio(store), store)
+
+
+def snapshot_pass_from_env() -> "SnapshotPass":
+    from shared.settings import Settings
+
+    return snapshot_pass(Settings.from_env())
+
+
+def parse_snapshot_request(event: object) -> "Optional[str]":
+    """SnapshotFunction's event: {} or {"tenant"} (InvalidSnapshotRequest otherwise)."""
+    from knowledge.operation.snapshots import parse_snapshot_request
+
+    return parse_snapshot_request(event)
 
 
 def retriever_from_env() -> "Retriever":

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 
 import pytest
 from helpers.concepts import make_concept
@@ -119,7 +119,20 @@ def concepts(draw):
         created_at=created,
         updated_at=updated,
         body=draw(_body),
+        **_validity(draw),
     )
+
+
+def _validity(draw) -> dict:
+    """No dates, one of them, or both in order (each optional line rendered only when set)."""
+    days = sorted(draw(st.lists(st.dates(min_value=date(2000, 1, 1), max_value=date(2199, 12, 31)),
+                                max_size=2)))
+    which = draw(st.sampled_from(["from", "until", "both"]))
+    if not days:
+        return {}
+    if len(days) == 2 and which == "both":
+        return {"valid_from": days[0], "valid_until": days[1]}
+    return {"valid_from": days[0]} if which == "from" else {"valid_until": days[-1]}
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])

@@ -10,7 +10,7 @@ import pytest
 from helpers.paths import EVENTS, ROOT
 
 from knowledge.errors import InvalidTurn
-from knowledge.format.turn import TURN_MAX_BYTES, parse_turn
+from knowledge.format.turn import SHOWN_MAX, TURN_MAX_BYTES, parse_turn
 
 SECRET = "meu segredo 4111 1111 1111 1111"
 
@@ -79,6 +79,41 @@ def test_a_turn_without_a_customer_is_written_in_the_previous_shape():
     assert json.loads(with_customer.model_dump_json())["customer_id"] == "cus_1"
 
 
+def test_what_the_session_was_shown_is_kept_with_the_turn_its_repeats_folded():
+    shown = {"retrieved": ["frete-gratis", "cep-sudeste", "frete-gratis"], "loaded": ["cep-sudeste"] * 3}
+    parsed = parse_turn(json.dumps(turn(shown=shown)))
+    assert parsed.shown.retrieved == ("frete-gratis", "cep-sudeste") and parsed.shown.loaded == ("cep-sudeste",)
+    # The archive keeps the validated message, so a redelivery or a backfill reads the same record.
+    assert parse_turn(parsed.model_dump_json()) == parsed
+    assert json.loads(parsed.model_dump_json())["shown"] == {"retrieved": ["frete-gratis", "cep-sudeste"],
+                                                             "loaded": ["cep-sudeste"]}
+    assert parse_turn(json.dumps(turn(shown={}))).shown.retrieved == ()
+    assert parse_turn(json.dumps(turn())).shown is None
+
+
+@pytest.mark.parametrize("shown, fragment", [
+    ({"retrieved": ["Frete Grátis"]}, "shown.retrieved.0: must be lowercase"),
+    ({"loaded": ["../concepts/x"]}, "shown.loaded.0: must be lowercase"),
+    ({"loaded": ["x" * 65]}, "shown.loaded.0: must be at most 64 characters"),
+    ({"retrieved": [f"c-{i}" for i in range(SHOWN_MAX + 1)]}, "shown.retrieved: "),
+    ({"retrieved": "frete-gratis"}, "shown.retrieved"),
+    ({"retrieved": [17]}, "shown.retrieved.0"),
+    ({"shown_to": [SECRET]}, "shown.shown_to: unknown key"),
+    (["frete-gratis"], "shown"),
+])
+def test_a_shown_record_that_breaks_a_rule_is_refused_with_a_clear_error(shown, fragment):
+    with pytest.raises(InvalidTurn) as caught:
+        parse_turn(json.dumps(turn(shown=shown)))
+    assert fragment in str(caught.value) and "segredo" not in str(caught.value)
+
+
+def test_the_shown_record_bounds_names_not_repeats():
+    many = [f"c-{i}" for i in range(SHOWN_MAX)]
+    assert len(parse_turn(json.dumps(turn(shown={"retrieved": many * 4}))).shown.retrieved) == SHOWN_MAX
+    with pytest.raises(InvalidTurn, match=f"at most {SHOWN_MAX}"):
+        parse_turn(json.dumps(turn(shown={"loaded": many + ["one-more"]})))
+
+
 def test_published_schemas_match_the_code():
     result = subprocess.run([sys.executable, str(ROOT / "scripts" / "write_schemas.py"), "--check"],
                             capture_output=True, text=True)
@@ -89,7 +124,9 @@ def test_published_schemas_match_the_code():
     # Unknown top-level fields are ignored (rolling deploys); a conversation message stays closed.
     assert schema["additionalProperties"] is True
     assert schema["$defs"]["Message"]["additionalProperties"] is False
+    assert "shown" not in schema["required"] and schema["$defs"]["Shown"]["additionalProperties"] is False
+    assert schema["$defs"]["Shown"]["properties"]["loaded"]["maxItems"] == SHOWN_MAX
     sighting = json.loads((ROOT / "schemas" / "sighting.schema.json").read_text())
     assert sighting["additionalProperties"] is True and sighting["properties"]["v"]["enum"] == [1, 2]
     assert sighting["$defs"]["EvidenceRef"]["additionalProperties"] is False
-    assert "evidence" not in sighting["required"]
+    assert "evidence" not in sighting["required"] and "echo" not in sighting["required"]

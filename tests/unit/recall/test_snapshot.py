@@ -325,11 +325,11 @@ def test_a_summary_keeps_why_its_version_was_written_and_a_row_from_before_reaso
     index.upsert(stored.name, summary.etag, store.get(T, A, stored.name).concept, stored.data)
     data = encode(Snapshot(T, A, index, 0.0, summaries={stored.name: summary}))
     assert decode(data, T, A).summaries[stored.name].reason == "created"
-    # The same snapshot as a writer of before kept it: rows of eight fields, no reason.
+    # The same snapshot as a writer of before kept it: rows of ten fields (to valid_until), no reason.
     raw = zlib.decompress(data[len(MAGIC):])
     length = int.from_bytes(raw[:4], "big")
     header = json.loads(raw[4:4 + length])
-    header["summaries"] = [row[:9] for row in header["summaries"]]
+    header["summaries"] = [row[:11] for row in header["summaries"]]
     head = json.dumps(header).encode()
     older = MAGIC + zlib.compress(len(head).to_bytes(4, "big") + head + raw[4 + length:])
     kept = decode(older, T, A).summaries[stored.name]

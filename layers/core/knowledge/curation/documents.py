@@ -1,16 +1,19 @@
 """What an operator types into the studio: a concept written by hand, its size checked, and each
-problem the concept format finds put on the line an operator should look at; what a quote shows."""
+problem the concept format finds put on the line an operator should look at; what a quote shows;
+what a stored file is sent to the page as, and when it is too large to send."""
 
 from __future__ import annotations
 
+import json
 import re
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Iterator, Optional
+from typing import Any, Iterator, Optional
 
-from knowledge.format.concept import FIELDS, Concept, format_timestamp, parse
+from knowledge.format.concept import DOCUMENT_MAX_BYTES, FIELDS, Concept, format_timestamp, parse, related_waiting
+from knowledge.store.concepts import StoredConcept
 from shared import pii
-from shared.errors import FieldError, InvalidConcept
+from shared.errors import Conflict, FieldError, InvalidConcept
 
 MARKDOWN_MAX_BYTES = 128 * 1024
 HAND_DEFAULTS = {"provenance": "policy", "confidence": 0.95, "sources": [], "occurrences": 1}
@@ -90,3 +93,64 @@ def located(markdown: str) -> Iterator[None]:
 
 def name_line(markdown: str) -> Optional[int]:
     return next((n for n, line in enumerate(markdown.split("\n"), start=1) if line.startswith("name:")), None)
+
+
+# The most a concept's markdown may take in an answer, JSON-encoded: under Lambda's 6 MB response
+# limit with room for the rest of the answer (an answer over it reaches the page as a 5xx).
+ANSWER_MARKDOWN_MAX_BYTES = 4 * 1024 * 1024
+
+
+class TooLargeToOpen(InvalidConcept):
+    """A stored file too large to send whole: over the concept format's size (the list shows that
+    problem) and, JSON-encoded, over what an answer can carry. One over the format's size that fits
+    is still sent, so an operator can repair it in the editor."""
+
+    code = "too_large"
+
+    def __init__(self, name: str, size: int):
+        super().__init__([FieldError("document", f"must be at most {DOCUMENT_MAX_BYTES} bytes")])
+        message = (f"{name} is {size} bytes, over the {DOCUMENT_MAX_BYTES} a concept may hold and too large to "
+                   "send to the page: restore an earlier version (its history) or delete it")
+        self.args = (message,)
+
+
+def too_large_to_send(data: bytes) -> bool:
+    """Whether this stored file's markdown, JSON-encoded as the API answers it, is over the budget
+    (at most 12 bytes per stored byte, so most files are cleared without encoding them)."""
+    if len(data) <= DOCUMENT_MAX_BYTES or len(data) * 12 <= ANSWER_MARKDOWN_MAX_BYTES:
+        return False
+    return len(json.dumps(data.decode("utf-8", "replace"))) > ANSWER_MARKDOWN_MAX_BYTES
+
+
+def related_in(data: bytes) -> int:
+    try:
+        return related_waiting(parse(data).body)
+    except InvalidConcept:
+        return 0
+
+
+def servable(item: StoredConcept) -> StoredConcept:
+    if too_large_to_send(item.data):
+        raise TooLargeToOpen(item.name, len(item.data))
+    return item
+
+
+@contextmanager
+def bounded_conflicts() -> Iterator[None]:
+    """A lost race answers what is stored now (412 with `current`), unless that is over the format's
+    size and too large to send: then the problem the list shows, never a body over Lambda's response limit."""
+    try:
+        yield
+    except Conflict as exc:
+        current = exc.current
+        if isinstance(current, StoredConcept) and too_large_to_send(current.data):
+            raise TooLargeToOpen(current.name, len(current.data)) from None
+        raise
+
+
+def stored_answer(item: StoredConcept) -> dict[str, Any]:
+    # A stored file that is not UTF-8 is still shown (its bad bytes as U+FFFD) so an operator can fix it;
+    # one too large to send is refused with the problem the list shows (TooLargeToOpen).
+    servable(item)
+    return {"name": item.name, "markdown": item.data.decode("utf-8", "replace"), "etag": item.etag,
+            "version_id": item.version_id, "related": related_in(item.data)}

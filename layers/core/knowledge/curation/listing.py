@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import date, datetime, timezone
 from typing import Any, Mapping, Optional
 
+from knowledge.format.concept import out_of_recall
+from knowledge.format.config import KnowledgeConfig
 from knowledge.recall.index import Index
 from knowledge.recall.snapshot import Summary
 from knowledge.store.concepts import StoredConcept
@@ -34,6 +36,26 @@ class HeldList:
     loaded: bool = False  # the snapshot (or its absence) has been read
     position: float = 0.0  # epoch seconds: where the next look at the journal starts (less its grace)
     swept_at: float = float("-inf")  # the container's clock at the last full listing
+    # The agent's knowledge: block as last read (what "stale" and local dates mean), and its ETag.
+    config: Optional[KnowledgeConfig] = None
+    config_etag: Optional[str] = None
+    config_text: Optional[str] = None
+    config_known: bool = False  # read (or found in the snapshot) at least once
+
+    def recall(self, name: str, now: datetime) -> Optional[str]:
+        """Why the concept is not recalled now (expired, not_started, stale), or None."""
+        doc, summary = self.index.docs.get(name), self.summaries.get(name)
+        if doc is None or summary is None:
+            return None  # unreadable: the list says so otherwise
+        config = self.config or KnowledgeConfig()
+        updated = datetime.strptime(summary.updated_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc) \
+            if summary.updated_at else None
+        return out_of_recall(valid_from=_day(summary.valid_from), valid_until=_day(summary.valid_until),
+                             provenance=doc.provenance, updated_at=updated, now=now,
+                             stale_after_days=config.stale_after_days, utc_offset=config.offset)
+    # Concepts known to have changed (by the listing or the journal) and not read yet, newest
+    # first: their rows are the snapshot's until read, a new one has none (knowledge.curation.studio).
+    backlog: list[str] = field(default_factory=list)
 
     def matching(self, q: str) -> set[str]:
         found = {hit.name for hit in self.index.search(q, top_k=max(1, len(self.index)))}
@@ -74,7 +96,12 @@ class HeldList:
                 "confidence": doc.confidence if doc else None, "occurrences": summary.occurrences,
                 "updated_at": summary.updated_at, "conflict": summary.conflict, "related": summary.related,
                 "etag": summary.etag, "problem": summary.problem, "description": doc.description if doc else None,
-                "written_at": summary.written_at, "written_by": summary.actor, "reason": summary.reason}
+                "written_at": summary.written_at, "written_by": summary.actor, "reason": summary.reason,
+                "valid_from": summary.valid_from, "valid_until": summary.valid_until}
+
+
+def _day(text: Optional[str]) -> Optional[date]:
+    return date.fromisoformat(text) if text else None
 
 
 def sorted_names(names: list[str], sort: str, descending: bool, held: HeldList) -> list[str]:

@@ -229,7 +229,8 @@ class StudioReads(Protocol):
     def list(self, op: Any, tenant: str, agent: str, *, limit: Optional[int] = None,
              unseen: Optional[Unseen] = None, **filters: Any) -> dict[str, Any]: ...
 
-    def agents(self, op: Any, tenant: str) -> list[dict[str, Any]]: ...
+    def agents(self, op: Any, tenant: str,
+               unseen: Optional[Callable[[str], Unseen]] = None) -> list[dict[str, Any]]: ...
 
     def config(self, op: Any, tenant: str, agent: str) -> dict[str, Any]: ...
 
@@ -254,15 +255,14 @@ class ReviewQueue:
         return {**page, "since": format_seen_at(since), "as_of": format_seen_at(as_of)}
 
     def agents(self, op: Any, tenant: str) -> list[dict[str, Any]]:
-        """The tenant's agents (the studio's counts), each with how many concepts are new to this operator."""
-        out = []
-        for agent in self._studio.agents(op, tenant):
+        """The tenant's agents (the studio's counts), each with how many concepts are new to this
+        operator, counted in the studio's one pass (and budget) over the agents."""
+        def unseen(agent: str) -> Unseen:
             as_of = self._store.now()
-            review = self._store.get(tenant, agent["name"], op.id)
-            since = baseline(review.seen_at, as_of)
-            counted = self._studio.list(op, tenant, agent["name"], limit=0, unseen=review.unseen(since, op.actor))
-            out.append({**agent, "new": counted["new"]})
-        return out
+            review = self._store.get(tenant, agent, op.id)
+            return review.unseen(baseline(review.seen_at, as_of), op.actor)
+
+        return self._studio.agents(op, tenant, unseen=unseen)
 
     def state(self, op: Any, tenant: str, agent: str) -> dict[str, Any]:
         self._studio.config(op, tenant, agent)  # Forbidden, UnknownAgent

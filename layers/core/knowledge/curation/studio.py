@@ -9,28 +9,32 @@ from __future__ import annotations
 
 import os
 import time
-from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Iterator, Optional, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol
 
 from knowledge.curation.documents import (
+    bounded_conflicts,
     checked_size,
     concept_by_hand,
     excerpt,
     located,
     name_line,
+    servable,
+    stored_answer,
 )
 from knowledge.curation.listing import SORTS, HeldList, Unseen, fold_for_search, since_stamp, sorted_names
 from knowledge.errors import ArchiveNotConfigured, InvalidCursor, InvalidTurn, NameTaken, PreconditionRequired
-from knowledge.format.concept import DOCUMENT_MAX_BYTES, Concept, parse, related_waiting, utc_now
+from knowledge.format.concept import OUT_OF_RECALL, Concept, parse, utc_now
+from knowledge.format.config import parse_agent_config
 from knowledge.format.evidence import EvidenceLink
 from knowledge.recall.snapshot import Snapshot, SnapshotUnreadable, decode, encode
 from knowledge.store.archive import TurnArchive
-from knowledge.store.concepts import ConceptStore, StoredConcept
+from knowledge.store.concepts import ConceptStore, NotModified, StoredConcept
 from knowledge.store.history import VersionInfo
 from knowledge.store.journal import CONFIG_CHANGE, JOURNAL_GRACE_SECONDS
 from knowledge.store.keys import etag_token
-from shared.errors import AccessDenied, Conflict, FieldError, InvalidConcept, KnowledgeError, NotFound
+from shared.errors import AccessDenied, Conflict, FieldError, InvalidConcept, InvalidConfig, KnowledgeError, NotFound
 from shared.httpapi import Operator, page_offset
 from shared.names import check_slug
 
@@ -39,19 +43,6 @@ if TYPE_CHECKING:  # pragma: no cover
 
 class NoEvidence(NotFound):
     code = "no_evidence"
-
-
-class TooLargeToOpen(InvalidConcept):
-    """A stored file over the concept format's size (the list shows the same problem): never sent
-    whole, since an answer over Lambda's 6 MB response limit reaches the page as a 5xx."""
-
-    code = "too_large"
-
-    def __init__(self, name: str, size: int):
-        super().__init__([FieldError("document", f"must be at most {DOCUMENT_MAX_BYTES} bytes")])
-        message = (f"{name} is {size} bytes, over the {DOCUMENT_MAX_BYTES} a concept may hold, so it cannot be "
-                   "opened: restore an earlier version (its history) or delete it")
-        self.args = (message,)
 
 
 class UnknownAgent(NotFound):
@@ -70,40 +61,6 @@ class Archive(Protocol):
     def get(self, key: str) -> "Turn": ...
 
 
-def _related_in(data: bytes) -> int:
-    try:
-        return related_waiting(parse(data).body)
-    except InvalidConcept:
-        return 0
-
-
-def _servable(item: StoredConcept) -> StoredConcept:
-    if len(item.data) > DOCUMENT_MAX_BYTES:
-        raise TooLargeToOpen(item.name, len(item.data))
-    return item
-
-
-@contextmanager
-def _bounded_conflicts() -> Iterator[None]:
-    """A lost race answers what is stored now (412 with `current`), unless that is over the format's
-    size: then the problem the list shows, never a body over Lambda's response limit."""
-    try:
-        yield
-    except Conflict as exc:
-        current = exc.current
-        if isinstance(current, StoredConcept) and len(current.data) > DOCUMENT_MAX_BYTES:
-            raise TooLargeToOpen(current.name, len(current.data)) from None
-        raise
-
-
-def _stored(item: StoredConcept) -> dict[str, Any]:
-    # A stored file that is not UTF-8 is still shown (its bad bytes as U+FFFD) so an operator can fix it;
-    # one over the format's size is refused with the problem the list shows (TooLargeToOpen).
-    _servable(item)
-    return {"name": item.name, "markdown": item.data.decode("utf-8", "replace"), "etag": item.etag,
-            "version_id": item.version_id, "related": _related_in(item.data)}
-
-
 def _stamp(moment: datetime) -> str:
     return moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
 
@@ -116,6 +73,22 @@ SNAPSHOT_REWRITE_CHANGES = 16
 # Between two full listings a warm list reads the change journal only; a listing at least this
 # often bounds how long a writer killed before its journal entry leaves a row stale.
 SWEEP_SECONDS = 60.0
+# A list, a search or the agents overview reads what changed for about this long before it
+# answers, partial if it must (`catching_up`); the next request, or the scheduled snapshot pass,
+# reads the rest. With the snapshot and the listing it keeps an answer within ~3 s however far
+# behind the snapshot is (scripts/bench_studio_list.py).
+CATCH_UP_SECONDS = 1.5
+FETCH_CHUNK = 32  # concepts read in parallel (two rounds of the pool) between two looks at the clock
+
+
+@dataclass
+class _Written:
+    """What a container knows of an agent's stored snapshot."""
+
+    etag: Optional[str] = None  # the stored one's ETag; None when there is none
+    due: bool = False  # none, or it did not decode: write one once caught up
+    changes: int = 0  # concepts read or dropped since it
+    allowed: bool = True  # False: the policy refuses its key, so it is never written
 
 
 def versions_kept(environ: Optional[dict] = None) -> dict[str, int]:
@@ -136,10 +109,13 @@ def _offset(cursor: Optional[str]) -> int:
 
 class Studio:
     def __init__(self, store: ConceptStore, archive: Optional[Archive] = None, *,
-                 sweep_seconds: float = SWEEP_SECONDS, clock: Any = time.monotonic):
+                 sweep_seconds: float = SWEEP_SECONDS, catch_up_seconds: float = CATCH_UP_SECONDS,
+                 fetch_chunk: int = FETCH_CHUNK, clock: Any = time.monotonic):
         self._store = store
         self._archive = archive
         self._sweep_seconds, self._clock = sweep_seconds, clock
+        self._catch_up_seconds, self._fetch_chunk = catch_up_seconds, max(1, fetch_chunk)
+        self._written: dict[tuple[str, str], _Written] = {}  # per agent, what this container knows of its snapshot
         # Per agent, the rows this container has read: a list re-reads only what changed.
         self._held: dict[tuple[str, str], HeldList] = {}  # per agent, kept per container
         self._agents: set[tuple[str, str]] = set()  # agents seen to exist (an agent is never un-made by the studio)
@@ -163,66 +139,116 @@ class Studio:
                         "it can be restored from the deleted concepts)")
 
     # ------------------------------------------------------------ reading
-    def agents(self, op: Operator, tenant: str) -> list[dict[str, Any]]:
+    def agents(self, op: Operator, tenant: str,
+               unseen: Optional[Callable[[str], Unseen]] = None) -> list[dict[str, Any]]:
         """The tenant's agents by name, each with how many concepts it has, how many hold a
-        conflict and how many have related claims waiting."""
+        conflict and how many have related claims waiting; with `unseen` (agent -> what is new
+        to the operator), how many are `new`, counted from the same rows within the same budget."""
         op.check(tenant)
         out = []
+        until = self._clock() + self._catch_up_seconds  # one budget for the whole overview
         for agent in self._store.agents(tenant):
-            rows = list(self._rows(tenant, agent).summaries.values())
+            held = self._rows(tenant, agent, until)
+            rows = list(held.summaries.values())
             self._agents.add((tenant, agent))
             out.append({"name": agent, "concepts": len(rows), "conflicts": sum(1 for r in rows if r.conflict),
-                        "related": sum(1 for r in rows if r.related)})
+                        "related": sum(1 for r in rows if r.related), "catching_up": len(held.backlog)})
+            if unseen is not None:
+                who = unseen(agent)
+                out[-1]["new"] = sum(1 for name, row in held.summaries.items() if who.is_new(name, row))
         return out
 
-    def _rows(self, tenant: str, agent: str) -> "HeldList":
-        """The agent's rows and search index, brought up to date. The first time: the agent's
-        snapshot (knowledge.recall.snapshot, one request) and one listing, and only the concepts whose
-        ETag differs are read; a container that found no snapshot (or one behind by many
-        concepts) writes one, conditionally, for the next. After that: the change journal since
-        the last look (one request when nothing changed), and a full listing every
-        `sweep_seconds`."""
-        held = self._held.setdefault((tenant, agent), HeldList())
+    def _rows(self, tenant: str, agent: str, until: Optional[float] = None,
+              rewrite_after: int = SNAPSHOT_REWRITE_CHANGES) -> "HeldList":
+        """The agent's rows and search index, brought up to date within a budget. The first time:
+        the agent's snapshot (knowledge.recall.snapshot, one request) and one listing; after that
+        the change journal since the last look (one request when nothing changed), and a full
+        listing every `sweep_seconds`. What they name as changed is read in chunks until `until`
+        (the container's clock; CATCH_UP_SECONDS from now by default), at least one chunk; the
+        rest stays in the backlog for the next call, its rows the snapshot's meanwhile. Once
+        nothing is left, a snapshot missing, unreadable or behind by `rewrite_after` concepts is
+        written, conditionally, for the next container."""
+        key = (tenant, agent)
+        held = self._held.setdefault(key, HeldList())
+        state = self._written.setdefault(key, _Written())
+        until = self._clock() + self._catch_up_seconds if until is None else until
         if held.loaded and self._clock() - held.swept_at < self._sweep_seconds:
             self._follow_journal(tenant, agent, held)
-            return held
-        snapshot_etag: Optional[str] = None
-        rewrite = False
-        if not held.loaded:
-            snapshot_etag, rewrite = self._load_snapshot(tenant, agent, held)
-        started = time.time()
-        listed = self._store.list(tenant, agent)
-        # Newest first, as a retrieval reader's sweep reads them: the index's weights start from
-        # the first concept it holds, so the same order builds the same index.
-        listed.sort(key=lambda item: (item.last_modified, item.name), reverse=True)
-        listing = {item.name: item.etag for item in listed}
-        gone = [name for name in held.summaries if name not in listing]
-        for name in gone:
-            held.drop(name)
-        changed = [name for name, etag in listing.items()
-                   if name not in held.summaries or held.summaries[name].etag != etag]
-        self._fetch(tenant, agent, held, changed)
-        held.position, held.swept_at = started, self._clock()
-        if not held.loaded:
-            held.loaded = True
-            # Never for an agent with no concept: its snapshot would make a typo an agent.
-            if held.summaries and (rewrite or len(changed) + len(gone) >= SNAPSHOT_REWRITE_CHANGES):
-                self._write_snapshot(tenant, agent, held, started, snapshot_etag)
+        else:
+            if not held.loaded:
+                self._load_snapshot(tenant, agent, held, state)
+            started = time.time()
+            listed = self._store.list(tenant, agent)
+            # Newest first, as a retrieval reader's sweep reads them: the index's weights start from
+            # the first concept it holds, so the same order builds the same index.
+            listed.sort(key=lambda item: (item.last_modified, item.name), reverse=True)
+            listing = {item.name: item.etag for item in listed}
+            gone = [name for name in held.summaries if name not in listing]
+            for name in gone:
+                held.drop(name)
+            held.backlog = [name for name, etag in listing.items()
+                            if name not in held.summaries or held.summaries[name].etag != etag]
+            state.changes += len(gone)
+            if not held.config_known:  # after that, the journal says when it changes
+                self._read_config(tenant, agent, held)
+            held.position, held.swept_at, held.loaded = started, self._clock(), True
+        self._catch_up(tenant, agent, held, state, until)
+        # Never for an agent with no concept: its snapshot would make a typo an agent.
+        if (not held.backlog and held.summaries and state.allowed
+                and (state.due or state.changes >= rewrite_after) and self._clock() <= until):
+            self._write_snapshot(tenant, agent, held, state)
         return held
 
     def _follow_journal(self, tenant: str, agent: str, held: HeldList) -> None:
-        """Read what the journal names since the last look, when it disagrees with what is held
+        """Queue what the journal names since the last look, when it disagrees with what is held
         (entries are compared, not trusted)."""
         started = time.time()
         newest: dict[str, Optional[str]] = {}
         for change in self._store.changes_since(tenant, agent, held.position - JOURNAL_GRACE_SECONDS):
             newest[change.name] = change.etag  # oldest first: the last one wins
-        newest.pop(CONFIG_CHANGE, None)
+        config_etag = newest.pop(CONFIG_CHANGE, False)
+        if config_etag is not False and (config_etag is None or held.config_etag is None
+                                         or config_etag != etag_token(held.config_etag)):
+            self._read_config(tenant, agent, held)
+        queued = set(held.backlog)
         changed = [name for name, etag in newest.items()
-                   if (name in held.summaries if etag is None
-                       else name not in held.summaries or etag != etag_token(held.summaries[name].etag))]
-        self._fetch(tenant, agent, held, changed)
+                   if name not in queued and (name in held.summaries if etag is None
+                                              else name not in held.summaries
+                                              or etag != etag_token(held.summaries[name].etag))]
+        held.backlog[:0] = changed  # newest knowledge first
         held.position = started
+
+    def _read_config(self, tenant: str, agent: str, held: HeldList) -> None:
+        """The agent's knowledge: block, for what "stale" and a local date mean in the list (a file
+        that does not parse counts as the defaults: the list is shown all the same)."""
+        try:
+            stored = self._store.get_config(tenant, agent, unless_etag=held.config_etag)
+        except NotModified:
+            return
+        except InvalidConfig:
+            held.config = held.config_etag = held.config_text = None
+            held.config_known = True
+            return
+        held.config = stored.config if stored is not None else None
+        held.config_etag = stored.etag if stored is not None else None
+        held.config_text = stored.text if stored is not None else None
+        held.config_known = True
+
+    def _catch_up(self, tenant: str, agent: str, held: HeldList, state: "_Written", until: float) -> None:
+        """Read the backlog a chunk at a time until it is done or `until` passes (one chunk at
+        least, so that every call makes progress)."""
+        if not held.backlog:
+            return
+        try:
+            while held.backlog:
+                chunk = held.backlog[:self._fetch_chunk]
+                self._fetch(tenant, agent, held, chunk)
+                del held.backlog[:len(chunk)]
+                state.changes += len(chunk)
+                if self._clock() >= until:
+                    break
+        finally:
+            held.index.settle()
 
     def _fetch(self, tenant: str, agent: str, held: HeldList, names: list[str]) -> None:
         for name, stored in zip(names, self._store.fetch_many(tenant, agent, names)):
@@ -230,23 +256,31 @@ class Studio:
                 held.drop(name)
             else:
                 held.take(stored)
-        if names:
-            held.index.settle()
 
-    def _load_snapshot(self, tenant: str, agent: str, held: HeldList) -> tuple[Optional[str], bool]:
-        """Fill `held` from the agent's snapshot; returns its ETag and whether it must be written
+    def _load_snapshot(self, tenant: str, agent: str, held: HeldList, state: "_Written") -> None:
+        """Fill `held` from the agent's snapshot, and say in `state` whether one must be written
         (there is none, or it does not decode)."""
         try:
             stored = self._store.get_snapshot(tenant, agent)
         except AccessDenied:  # a policy without the snapshot's key: rows from the concepts
-            return None, False
+            state.allowed = False
+            return
         if stored is None:
-            return None, True
+            state.due = True
+            return
+        state.etag = stored.etag
         try:
             snapshot = decode(stored.data, tenant, agent)
         except SnapshotUnreadable:  # an older format, say: rebuilt from the concepts, then written over
-            return stored.etag, True
+            state.due = True
+            return
         held.index, held.unreadable, held.summaries = snapshot.index, snapshot.unreadable, snapshot.summaries
+        if snapshot.config_etag is not None:  # a retrieval reader's: the journal says when it changes
+            try:
+                held.config = parse_agent_config(snapshot.config_text or "").knowledge
+                held.config_etag, held.config_text, held.config_known = snapshot.config_etag, snapshot.config_text, True
+            except InvalidConfig:
+                pass
         # A concept the snapshot holds without its summary (a writer that kept none) is read
         # again, as a changed one is.
         for name in [name for name in snapshot.index.docs if name not in held.summaries]:
@@ -255,20 +289,36 @@ class Studio:
             del held.unreadable[name]
         held.folded = {name: fold_for_search(f"{name}\n{doc.description}") for name, doc in snapshot.index.docs.items()}
         held.folded.update((name, fold_for_search(name)) for name in snapshot.unreadable)
-        return stored.etag, False
 
-    def _write_snapshot(self, tenant: str, agent: str, held: HeldList, position: float,
-                        if_match: Optional[str]) -> None:
-        """As a retrieval reader does (knowledge.recall.warm): conditionally, positioned where the listing
-        began (the journal corrects it from there); a lost race or a refusal leaves the snapshot
-        to the readers, and the list is answered all the same. The config is left out: the
-        studio never read it, so a reader reads it (one request)."""
-        data = encode(Snapshot(tenant, agent, held.index, position, None, None, dict(held.unreadable),
+    def _write_snapshot(self, tenant: str, agent: str, held: HeldList, state: "_Written") -> None:
+        """As a retrieval reader does (knowledge.recall.warm): conditionally, positioned where the last
+        look at the listing or the journal began (the journal corrects it from there). A lost race
+        drops what this container holds of the agent, so that its next look starts from the
+        newer snapshot; a refusal or S3 down leaves it for later, and the list is answered all
+        the same. The config goes in when the studio has read it (else a reader reads it: one request)."""
+        data = encode(Snapshot(tenant, agent, held.index, held.position, held.config_text, held.config_etag,
+                               dict(held.unreadable),
                                dict(held.summaries)))
         try:
-            self._store.put_snapshot(tenant, agent, data, if_match=if_match)
-        except KnowledgeError:  # Conflict (another writer came first), AccessDenied, S3 down
-            pass
+            state.etag = self._store.put_snapshot(tenant, agent, data, if_match=state.etag)
+        except Conflict:  # another writer came first
+            self._held.pop((tenant, agent), None)
+            self._written.pop((tenant, agent), None)
+            return
+        except AccessDenied:
+            state.allowed = False
+            return
+        except KnowledgeError:  # S3 down: the next call tries again
+            return
+        state.due, state.changes = False, 0
+
+    def catch_up(self, tenant: str, agent: str, *, seconds: float) -> int:
+        """Bring the agent's rows up to date for up to `seconds`, and once nothing is left write
+        its snapshot if anything changed since it (the scheduled pass,
+        knowledge.operation.snapshots); returns how many changes are still to read."""
+        check_slug("tenant", tenant)
+        check_slug("agent", agent)
+        return len(self._rows(tenant, agent, self._clock() + max(0.0, seconds), rewrite_after=1).backlog)
 
     def list(self, op: Operator, tenant: str, agent: str, *, status: Optional[str] = None,
              type: Optional[str] = None, q: Optional[str] = None, sort: str = "written_at", order: str = "desc",
@@ -282,7 +332,8 @@ class Studio:
         With `since`, each row says whether it is `new` (the engine wrote its current version
         after then), the answer counts the agent's new rows (`new`, before any filter), and
         `status="new"` keeps only those; `unseen` says what is new to one operator instead
-        (knowledge.curation.listing.Unseen)."""
+        (knowledge.curation.listing.Unseen). Each row's `recall` says why it is out of recall now
+        (expired, not_started, stale; null: recalled), and `status` of one of those keeps only them."""
         op.check(tenant)
         stamp = since_stamp(since)
         if unseen is None and stamp is not None:
@@ -298,6 +349,9 @@ class Studio:
             names = [n for n in names if held.summaries[n].related]
         elif status == "new":
             names = [n for n in names if n in fresh]
+        now = datetime.now(timezone.utc)
+        if status in OUT_OF_RECALL:
+            names = [n for n in names if held.recall(n, now) == status]
         if type:
             names = [n for n in names if (doc := held.index.docs.get(n)) is not None and doc.type == type]
         if q and q.strip():
@@ -307,9 +361,10 @@ class Studio:
         start = _offset(cursor)
         page = names[start:] if limit is None else names[start:start + limit]
         end = start + len(page)
-        rows = [held.row(name) for name in page]
+        rows = [{**held.row(name), "recall": held.recall(name, now)} for name in page]
         answer: dict[str, Any] = {"concepts": rows, "total": len(names),
-                                  "next": str(end) if end < len(names) else None}
+                                  "next": str(end) if end < len(names) else None,
+                                  "catching_up": len(held.backlog)}
         if unseen is not None:
             for row in rows:
                 row["new"] = row["name"] in fresh
@@ -319,7 +374,7 @@ class Studio:
     def get(self, op: Operator, tenant: str, agent: str, name: str) -> dict[str, Any]:
         op.check(tenant)
         try:
-            return _stored(self._store.get(tenant, agent, name))
+            return stored_answer(self._store.get(tenant, agent, name))
         except NotFound:
             raise self._missing(tenant, agent, name) from None
 
@@ -371,7 +426,7 @@ class Studio:
 
     def version(self, op: Operator, tenant: str, agent: str, name: str, version_id: str) -> dict[str, Any]:
         op.check(tenant)
-        return _stored(self._store.read_version(tenant, agent, name, version_id))
+        return stored_answer(self._store.read_version(tenant, agent, name, version_id))
 
     def deleted(self, op: Operator, tenant: str, agent: str) -> list[dict[str, Any]]:
         """Deleted concepts, newest first, each with who deleted it (`deleted_by`, null when no
@@ -395,7 +450,7 @@ class Studio:
         last = next((v for v in history if not v.deleted), None)
         if last is None:
             raise NotFound(f"concept {name!r} has no version to show")
-        kept = _servable(self._store.read_version(tenant, agent, name, last.version_id))
+        kept = servable(self._store.read_version(tenant, agent, name, last.version_id))
         return {"name": name, "deleted_at": _stamp(history[0].time), "deleted_by": history[0].actor,
                 "version_id": last.version_id, "markdown": kept.data.decode("utf-8", "replace")}
 
@@ -414,14 +469,14 @@ class Studio:
                                                      "then delete this one)", name_line(markdown))])
         # Carry the engine's record of applied sightings forward, so that a sighting whose
         # queue message comes back after this edit is still recognised (and counted once).
-        with _bounded_conflicts():
+        with bounded_conflicts():
             current = self._store.find(tenant, agent, name)
             if current is not None and current.etag != if_match:
                 raise Conflict(f"concept {name!r} changed since it was read", current)
             if current is not None and _same(current, concept):
-                return _stored(current)  # nothing changed: no new version, the same ETag back
+                return stored_answer(current)  # nothing changed: no new version, the same ETag back
             concept = concept.replace(updated_at=max(utc_now(), concept.created_at))
-            return _stored(self._store.replace(tenant, agent, concept, if_match=if_match, actor=op.actor,
+            return stored_answer(self._store.replace(tenant, agent, concept, if_match=if_match, actor=op.actor,
                                                reason="edit", sightings=current.sightings if current else ()))
 
     def create(self, op: Operator, tenant: str, agent: str, markdown: str) -> dict[str, Any]:
@@ -430,7 +485,7 @@ class Studio:
         concept = concept_by_hand(markdown, utc_now())
         self._check_agent(tenant, agent)
         try:
-            return _stored(self._store.create(tenant, agent, concept, actor=op.actor, reason="created"))
+            return stored_answer(self._store.create(tenant, agent, concept, actor=op.actor, reason="created"))
         except Conflict as exc:
             if exc.current is None:
                 raise
@@ -442,14 +497,14 @@ class Studio:
 
     def undelete(self, op: Operator, tenant: str, agent: str, name: str) -> dict[str, Any]:
         op.check(tenant)
-        with _bounded_conflicts():
-            return _stored(self._store.undelete(tenant, agent, name, actor=op.actor))
+        with bounded_conflicts():
+            return stored_answer(self._store.undelete(tenant, agent, name, actor=op.actor))
 
     def restore(self, op: Operator, tenant: str, agent: str, name: str, version_id: str,
                 if_match: Optional[str]) -> dict[str, Any]:
         op.check(tenant)
-        with _bounded_conflicts():
-            return _stored(self._store.restore(tenant, agent, name, version_id, actor=op.actor, if_match=if_match))
+        with bounded_conflicts():
+            return stored_answer(self._store.restore(tenant, agent, name, version_id, actor=op.actor, if_match=if_match))
 
     # ------------------------------------------------------------ the knowledge: block
     def config(self, op: Operator, tenant: str, agent: str) -> dict[str, Any]:
@@ -467,11 +522,6 @@ class Studio:
         stored = self._store.put_config(tenant, agent, text, actor=op.actor, if_match=if_match)
         return {"yaml": stored.text, "etag": stored.etag,
                 "config": stored.config.model_dump(mode="json") if stored.config else None}
-
-
-def agent_names(store: ConceptStore, tenant: str) -> list[str]:
-    """The agents a tenant has in the bucket (any object under its prefix), by name."""
-    return store.agents(tenant)
 
 
 def _version(v: VersionInfo) -> dict[str, Any]:

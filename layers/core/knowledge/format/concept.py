@@ -3,6 +3,9 @@
 Parsing is strict (every problem names its field and, when known, its line) and rendering
 is canonical: the same concept always renders to the same bytes, and a canonical document
 parses and re-renders byte for byte.
+
+Over 500 lines because the document's fields, their validation, parsing and canonical rendering
+(and what a concept's own fields say about when it is recalled) change together: one format.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from typing import Any, Iterable, Mapping, Optional
 
 import yaml
@@ -31,7 +34,13 @@ FIELDS = (
     "occurrences",
     "created_at",
     "updated_at",
+    "valid_from",
+    "valid_until",
 )
+# Fields a document may leave out: when the concept's claim is true (inclusive local dates).
+OPTIONAL_FIELDS = ("valid_from", "valid_until")
+DATE_PATTERN = re.compile(r"\d{4}-\d{2}-\d{2}")
+EARLIEST_DATE, LATEST_DATE = date(2000, 1, 1), date(2199, 12, 31)
 DESCRIPTION_MAX = 300
 BODY_MAX_BYTES = 16 * 1024
 SOURCES_MAX = 5000
@@ -105,7 +114,7 @@ def utc_now() -> datetime:
 
 
 def first_sighting(*, name: str, description: str, type: str, body: str, session_id: str,
-                   moment: datetime) -> Concept:
+                   moment: datetime, valid_from: Optional[date] = None, valid_until: Optional[date] = None) -> Concept:
     """A candidate as its first sighting. Name, description, type and body are what extraction
     chose; every other field is the engine's own: observed (what a conversation shows is never
     policy), the first sighting's confidence, one occurrence from this one session, dated when
@@ -113,7 +122,44 @@ def first_sighting(*, name: str, description: str, type: str, body: str, session
     stamp = moment.astimezone(timezone.utc).replace(microsecond=0)
     return Concept(name=name, description=description, type=type, provenance="observed",
                    confidence=FIRST_SIGHTING_CONFIDENCE, sources=(session_id,), occurrences=1,
-                   created_at=stamp, updated_at=stamp, body=body)
+                   created_at=stamp, updated_at=stamp, body=body, valid_from=valid_from, valid_until=valid_until)
+
+
+# What keeps a concept out of recall while it is kept (docs/retrieval.md).
+EXPIRED, NOT_STARTED, STALE = "expired", "not_started", "stale"
+OUT_OF_RECALL = (EXPIRED, NOT_STARTED, STALE)
+DEFAULT_STALE_AFTER_DAYS = 180
+
+
+def out_of_recall(*, valid_from: Optional[date], valid_until: Optional[date], provenance: Optional[str],
+                  updated_at: Optional[datetime], now: datetime, stale_after_days: int = DEFAULT_STALE_AFTER_DAYS,
+                  utc_offset: timedelta = timedelta(0)) -> Optional[str]:
+    """Why a concept is not recalled at `now`, or None: expired (past its valid_until, a local date
+    at `utc_offset`), not_started (before its valid_from), stale (observed, and nothing has seen or
+    saved it for `stale_after_days`; 0: never). A policy concept is never stale."""
+    today = (now.astimezone(timezone.utc) + utc_offset).date()
+    if valid_until is not None and today > valid_until:
+        return EXPIRED
+    if valid_from is not None and today < valid_from:
+        return NOT_STARTED
+    if (stale_after_days and provenance == "observed" and updated_at is not None
+            and now - updated_at > timedelta(days=stale_after_days)):
+        return STALE
+    return None
+
+
+def recall_changes_at(*, valid_from: Optional[date], valid_until: Optional[date], provenance: Optional[str],
+                      updated_at: Optional[datetime], now: datetime, stale_after_days: int = DEFAULT_STALE_AFTER_DAYS,
+                      utc_offset: timedelta = timedelta(0)) -> Optional[datetime]:
+    """The next moment after `now` at which `out_of_recall` may answer otherwise (None: never)."""
+    moments = []
+    for day in (valid_from, valid_until + timedelta(days=1) if valid_until is not None else None):
+        if day is not None:
+            moments.append(datetime(day.year, day.month, day.day, tzinfo=timezone.utc) - utc_offset)
+    if stale_after_days and provenance == "observed" and updated_at is not None:
+        moments.append(updated_at + timedelta(days=stale_after_days, seconds=1))
+    later = [m for m in moments if m > now]
+    return min(later) if later else None
 
 
 @dataclass(frozen=True)
@@ -130,6 +176,8 @@ class Concept:
     created_at: datetime
     updated_at: datetime
     body: str
+    valid_from: Optional[date] = None
+    valid_until: Optional[date] = None
 
     def __post_init__(self) -> None:
         if isinstance(self.sources, list):
@@ -237,6 +285,17 @@ def _validate(c: Concept) -> list[FieldError]:
     if stamps_ok and c.created_at > c.updated_at:
         bad("updated_at", "must not be earlier than created_at")
 
+    for field in OPTIONAL_FIELDS:
+        value = getattr(c, field)
+        if value is not None and (not isinstance(value, date) or isinstance(value, datetime)):
+            bad(field, "must be a date like 2026-11-30")
+        elif value is not None and not EARLIEST_DATE <= value <= LATEST_DATE:
+            bad(field, f"must be a date from {EARLIEST_DATE} to {LATEST_DATE}")
+    if (isinstance(c.valid_from, date) and isinstance(c.valid_until, date)
+            and not isinstance(c.valid_from, datetime) and not isinstance(c.valid_until, datetime)
+            and c.valid_from > c.valid_until):
+        bad("valid_until", "must not be earlier than valid_from")
+
     if not isinstance(c.body, str):
         bad("body", "must be text")
     elif not c.body.strip():
@@ -302,6 +361,8 @@ def render(concept: Concept) -> str:
         f"occurrences: {concept.occurrences}",
         f"created_at: {format_timestamp(concept.created_at)}",
         f"updated_at: {format_timestamp(concept.updated_at)}",
+        *(f"{field}: {getattr(concept, field).isoformat()}" for field in OPTIONAL_FIELDS
+          if getattr(concept, field) is not None),
         "---",
         "",
         concept.body,
@@ -336,6 +397,15 @@ def _parse_timestamp(value: object) -> Optional[datetime]:
     if isinstance(value, str) and _TIMESTAMP.fullmatch(value):
         try:
             return datetime.strptime(value, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+        except ValueError:
+            return None
+    return None
+
+
+def _parse_date(value: object) -> Optional[date]:
+    if isinstance(value, str) and DATE_PATTERN.fullmatch(value):
+        try:
+            return date.fromisoformat(value)
         except ValueError:
             return None
     return None
@@ -394,7 +464,7 @@ def parse(
         if key not in FIELDS:
             errors.append(FieldError(_shown(key), "is not a concept field", key_lines.get(key)))
     for field in FIELDS:
-        if field not in data:
+        if field not in data and field not in OPTIONAL_FIELDS:
             errors.append(FieldError(field, "is missing"))
 
     values = {field: data.get(field) for field in FIELDS}
@@ -408,6 +478,13 @@ def parse(
                     FieldError(field, "must be a UTC timestamp like 2026-08-24T18:02:11Z", key_lines.get(field))
                 )
             values[field] = stamp
+    for field in OPTIONAL_FIELDS:
+        if data.get(field) is not None:
+            day = _parse_date(data[field])
+            if day is None:
+                errors.append(FieldError(field, "must be a date like 2026-11-30 (or the line left out)",
+                                         key_lines.get(field)))
+            values[field] = day
     sources = values["sources"]
     if isinstance(sources, list) and all(isinstance(s, str) for s in sources):
         values["sources"] = tuple(sources)

@@ -9,13 +9,15 @@ its block through `parse_agent_config`, and this module never imports Facts.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Literal, Optional, Union
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from knowledge.format.concept import TYPES
+from knowledge.format.concept import DEFAULT_STALE_AFTER_DAYS, TYPES
 from shared.errors import InvalidConfig
 from shared.names import MODEL_REF
 from shared.validation import YamlProblem, describe_errors, read_yaml
@@ -31,6 +33,7 @@ CONTACTS_MAX, CONTACT_MAX = 20, 200
 _CONFIG_DEPTH = 3
 _CONFIG_ITEMS = 64
 _CONFIG_KEYS = 32
+_OFFSET = re.compile(r"[+-](?:0\d|1[0-4]):[0-5]\d")
 
 
 def _model_ref(value: Optional[str]) -> Optional[str]:
@@ -61,6 +64,23 @@ class KnowledgeConfig(BaseModel):
     min_score: float = Field(default=DEFAULT_MIN_SCORE, ge=0, le=100)
     # The e-mail, phones, addresses and CNPJ the store publishes: business data, kept by the PII gate.
     published_contacts: tuple[str, ...] = Field(default=(), max_length=CONTACTS_MAX)
+    # Days an observed concept stays recalled with no new sighting and no operator's save (0: always).
+    stale_after_days: int = Field(default=DEFAULT_STALE_AFTER_DAYS, ge=0, le=36500)
+    # The store's offset from UTC: a concept's valid_from / valid_until are local dates there.
+    utc_offset: str = "+00:00"
+
+    @field_validator("utc_offset", mode="before")
+    @classmethod
+    def _offset(cls, value: object) -> object:
+        if not isinstance(value, str) or not _OFFSET.fullmatch(value):
+            raise ValueError('must be an offset from UTC written like "-03:00" (quoted, from -14:00 to +14:00)')
+        return value
+
+    @property
+    def offset(self) -> timedelta:
+        """`utc_offset` as a timedelta."""
+        sign = -1 if self.utc_offset[0] == "-" else 1
+        return sign * timedelta(hours=int(self.utc_offset[1:3]), minutes=int(self.utc_offset[4:6]))
 
     @field_validator("published_contacts", mode="before")
     @classmethod

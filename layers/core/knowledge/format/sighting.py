@@ -10,13 +10,22 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from knowledge.errors import InvalidSighting
-from knowledge.format.concept import FIRST_SIGHTING_CONFIDENCE, Concept, first_sighting, parse, utc_now
+from knowledge.format.concept import (
+    DATE_PATTERN,
+    EARLIEST_DATE,
+    FIRST_SIGHTING_CONFIDENCE,
+    LATEST_DATE,
+    Concept,
+    first_sighting,
+    parse,
+    utc_now,
+)
 from knowledge.format.turn import MESSAGE_MAX_CHARS, MESSAGES_MAX, UNKNOWN_FIELDS_NOTE, moment_schema, turn_moment
 from shared.errors import InvalidConcept
 from shared.names import SessionId, Slug
@@ -74,15 +83,47 @@ class Sighting(BaseModel):
         "The stamped candidate in the concept format (canonical markdown). The reader keeps its name, "
         "description, type and body and stamps every other field itself: provenance observed, confidence "
         f"{FIRST_SIGHTING_CONFIDENCE}, sources [session_id], occurrences 1, created_at and updated_at the "
-        "evidence's completed_at (without evidence, when the sighting is read)."))
+        "evidence's completed_at (without evidence, when the sighting is read), valid_from and valid_until "
+        "this message's own."))
     evidence: Optional[EvidenceRef] = Field(default=None, description="Where the evidence is in the archived "
                                                                       "turn; absent from older senders.")
+    # Unlike the concept's engine fields, this one is taken from the message as sent: it can only
+    # lower what the sighting counts for (an echo adds no source, occurrence or confidence, and
+    # creates nothing), so a forged `true` does no more than not sending the message would.
+    echo: Optional[bool] = Field(default=None, strict=True, description=(
+        "true: the evidence is the store's side restating a concept the session was shown or loaded "
+        "(the turn's `shown`), so the sighting is no independent source and is not counted. Absent: "
+        "counted as usual (also from older senders)."))
+
+    # Top-level, not in the concept's text, so that a reader one release behind (whose concept
+    # format has no such field) ignores them instead of refusing the message.
+    valid_from: Optional[date] = Field(default=None, ge=EARLIEST_DATE, le=LATEST_DATE, description=(
+        "The first day the claim is true (an inclusive local date), as the evidence states it; absent: none stated."))
+    valid_until: Optional[date] = Field(default=None, ge=EARLIEST_DATE, le=LATEST_DATE, description=(
+        "The last day the claim is true (an inclusive local date), as the evidence states it; absent: none stated."))
+
+    @field_validator("valid_from", "valid_until", mode="before")
+    @classmethod
+    def _day(cls, value: Any) -> Any:
+        if value is None or (isinstance(value, date) and not isinstance(value, datetime)):
+            return value
+        if isinstance(value, str) and DATE_PATTERN.fullmatch(value):
+            return value
+        raise ValueError("must be a date written YYYY-MM-DD")
+
+    @model_validator(mode="after")
+    def _dates_in_order(self) -> "Sighting":
+        if self.valid_from is not None and self.valid_until is not None and self.valid_from > self.valid_until:
+            raise ValueError("valid_until must not be earlier than valid_from")
+        return self
 
     @classmethod
     def of(cls, tenant: str, agent: str, session_id: str, turn_id: str, concept: Concept,
-           evidence: Optional[EvidenceRef] = None) -> "Sighting":
-        return cls(tenant=tenant, agent=agent, session_id=session_id, turn_id=turn_id, concept=concept.render(),
-                   evidence=evidence)
+           evidence: Optional[EvidenceRef] = None, echo: bool = False) -> "Sighting":
+        undated = concept.replace(valid_from=None, valid_until=None)
+        return cls(tenant=tenant, agent=agent, session_id=session_id, turn_id=turn_id, concept=undated.render(),
+                   evidence=evidence, echo=True if echo else None, valid_from=concept.valid_from,
+                   valid_until=concept.valid_until)
 
     def parsed(self) -> Concept:
         """The candidate as consolidation takes it. Its name, description, type and body are what
@@ -93,7 +134,8 @@ class Sighting(BaseModel):
         sent = parse(self.concept)
         moment = self.evidence.completed_at if self.evidence is not None else utc_now()
         return first_sighting(name=sent.name, description=sent.description, type=sent.type, body=sent.body,
-                              session_id=self.session_id, moment=moment)
+                              session_id=self.session_id, moment=moment, valid_from=self.valid_from,
+                              valid_until=self.valid_until)
 
     @property
     def name(self) -> str:

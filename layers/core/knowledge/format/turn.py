@@ -10,10 +10,20 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from typing import Any, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, field_validator, model_serializer
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    field_serializer,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from knowledge.errors import InvalidTurn
 from shared.names import SessionId, Slug
@@ -21,6 +31,10 @@ from shared.validation import validate_object
 
 MESSAGE_MAX_CHARS = 32_000
 MESSAGES_MAX = 200
+SHOWN_MAX = 50  # names per list of `shown`
+# Whose messages can restate what the session was shown: the assistant, and a tool (the
+# load_knowledge answer is a tool message carrying the concept itself).
+ECHO_ROLES = frozenset({"assistant", "tool"})
 TURN_MAX_BYTES = 240 * 1024  # under SQS's 256 KiB message limit
 # How a reader treats top-level fields it does not know; published in the schemas.
 UNKNOWN_FIELDS_NOTE = ("Readers ignore top-level fields they do not know (a newer sender's optional fields, "
@@ -85,6 +99,35 @@ class Message(BaseModel):
     content: str = Field(min_length=1, max_length=MESSAGE_MAX_CHARS)
 
 
+def _folded(names: Any) -> Any:
+    """A list of names without its repeats, in first-seen order (an engine may send a name per turn)."""
+    if isinstance(names, (list, tuple)):
+        return tuple(dict.fromkeys(names)) if all(isinstance(n, str) for n in names) else names
+    return names
+
+
+class Shown(BaseModel):
+    """What the session was shown and loaded, up to and including this turn: the record the echo
+    guard reads (docs/contract.md, the turn-complete message)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    retrieved: tuple[Slug, ...] = Field(default=(), max_length=SHOWN_MAX, description=(
+        f"The concept names RetrieveFunction answered in this session (`concepts[].name`), at most {SHOWN_MAX} "
+        "after repeats are folded."))
+    loaded: tuple[Slug, ...] = Field(default=(), max_length=SHOWN_MAX, description=(
+        f"The names of the `load_knowledge` calls made in this session, at most {SHOWN_MAX} after repeats "
+        "are folded."))
+
+    @field_validator("retrieved", "loaded", mode="before")
+    @classmethod
+    def _fold(cls, value: Any) -> Any:
+        return _folded(value)
+
+    def includes(self, name: str) -> bool:
+        return name in self.retrieved or name in self.loaded
+
+
 class Turn(BaseModel):
     """One completed turn of one session of one agent."""
 
@@ -99,20 +142,59 @@ class Turn(BaseModel):
     messages: tuple[Message, ...] = Field(min_length=1, max_length=MESSAGES_MAX)
     customer_id: Optional[SessionId] = Field(
         default=None, description="The engine's opaque id of the customer, when it knows one (for Facts).")
+    shown: Optional[Shown] = Field(
+        default=None, description="What this session was shown and loaded so far; absent: the engine keeps no "
+                                  "record, and nothing learned from this turn is checked for echoes.")
+
+    # The offset completed_at was written with: the turn's local date (what "até domingo" counts from).
+    _offset: timedelta = PrivateAttr(default=timedelta(0))
 
     @field_validator("completed_at", mode="before")
     @classmethod
     def _moment(cls, value: Any) -> datetime:
         return turn_moment(value)
 
+    @model_validator(mode="wrap")
+    @classmethod
+    def _keep_offset(cls, data: Any, handler: Any) -> "Turn":
+        turn = handler(data)
+        sent = data.get("completed_at") if isinstance(data, dict) else getattr(data, "local_moment", None)
+        if isinstance(sent, str) and _MOMENT.fullmatch(sent):
+            sent = datetime.fromisoformat(sent)
+        if isinstance(sent, datetime) and sent.utcoffset() is not None:
+            turn._offset = sent.utcoffset()  # type: ignore[assignment]
+        return turn
+
+    @property
+    def local_moment(self) -> datetime:
+        """completed_at in the offset it was sent with."""
+        return self.completed_at.astimezone(timezone(self._offset))
+
+    @property
+    def local_date(self) -> date:
+        return self.local_moment.date()
+
+    @field_serializer("completed_at")
+    def _local(self, value: datetime) -> datetime:
+        # Archived as sent, so a replay (backfill) reads the same local date.
+        return value.astimezone(timezone(self._offset)) if self._offset else value
+
     @model_serializer(mode="wrap")
     def _previous_shape(self, handler: SerializerFunctionWrapHandler) -> Any:
         # A turn without a customer is written in the previous shape, so a reader one release
         # behind (a rollback, a backfill) still reads what this one archived.
         data = handler(self)
-        if isinstance(data, dict) and data.get("customer_id") is None:
-            data.pop("customer_id", None)
+        if isinstance(data, dict):
+            for optional in ("customer_id", "shown"):
+                if data.get(optional) is None:
+                    data.pop(optional, None)
         return data
+
+    def echoes(self, name: str, message: int) -> bool:
+        """Whether concept `name`, quoted from `messages[message]`, is the store restating what this
+        session was shown or loaded: not an independent source. False without a record."""
+        return (self.shown is not None and self.shown.includes(name)
+                and 0 <= message < len(self.messages) and self.messages[message].role in ECHO_ROLES)
 
 
 def parse_turn(body: str | bytes) -> Turn:

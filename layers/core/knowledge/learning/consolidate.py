@@ -15,6 +15,9 @@ write anywhere in between is recognised on the next delivery.
 A model that gives no answer (shared.model's ModelError: a timeout, a refusal, a bad, cut or empty
 envelope, an answer over the cap) is not a verdict: it fails the sighting, and the queue brings it
 back in order. Only a complete answer that is no verdict counts as unusable (contradicting).
+
+An echo (the store's side restating what its session was shown) is no independent source: it
+is counted as use (`echoed`) and writes nothing, so it needs no marker to be replay safe.
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ class ConsolidationGaveUp(KnowledgeError):
 
 @dataclass(frozen=True)
 class Outcome:
-    kind: str  # created | confirmed | merged | kept_beside | contradiction | replayed
+    kind: str  # created | confirmed | merged | kept_beside | contradiction | replayed | echoed
     name: str
     type: str
     attempts: int = 1
@@ -70,6 +73,8 @@ class Consolidator:
 
     def apply(self, sighting: Sighting) -> Outcome:
         new = sighting.parsed()
+        if sighting.echo:  # never a source, an occurrence or confidence; never creates the concept
+            return self._done(Outcome("echoed", new.name, new.type))
         tenant, agent, me = sighting.tenant, sighting.agent, sighting_id(sighting)
         current = self._store.find(tenant, agent, new.name)
         if current is not None:
@@ -143,6 +148,10 @@ class Consolidator:
             else:
                 kind, updated = "merged", claims.merge(existing, decision.description, decision.body,
                                                         sighting.session_id, now)
+        if kind in ("confirmed", "merged") and existing.provenance != "policy" and not existing.in_conflict \
+                and (new.valid_from or new.valid_until):
+            # The newest dated sighting says when the claim is true; a human's concept keeps its own dates.
+            updated = updated.replace(valid_from=new.valid_from, valid_until=new.valid_until)
         self._store.replace(tenant, agent, updated, if_match=current.etag, actor=ENGINE, reason=kind,
                             sightings=(me,), evidence=evidence)
         return Outcome(kind, new.name, existing.type, attempt, verdict), updated

@@ -4,8 +4,9 @@ Per turn: read the agent's `knowledge:` block (cached, re-read only when its ETa
 changes), archive the turn for backfill, ask the model (shown the agent's known concepts
 the turn is about, so it reuses their names), gate its answer, stamp the
 survivors, and send them to the CandidatesQueue, each with a link to its evidence in the
-archived turn (never the quote). Backfill replays archived turns through exactly the same
-code.
+archived turn (never the quote) and, when the store's side restates a concept the session was
+shown or loaded (the turn's `shown`), flagged as an echo. Backfill replays archived turns
+through exactly the same code.
 
 A model that gives no answer (shared.model's ModelError) fails the turn, and the queue retries
 it. A complete answer the gates drop whole (not JSON, not an array, too large) is retried like
@@ -28,6 +29,7 @@ from knowledge.learning.gates import SCHEMA, Candidate, GateReport, gate
 from knowledge.learning.known import KnownConcepts
 from knowledge.learning.prompt import extraction_prompt
 from knowledge.learning.usage import ModelQuota, record_model_call
+from knowledge.learning.validity import read_validity
 from knowledge.store.archive import TurnArchive
 from knowledge.store.config_cache import ConfigCache
 from knowledge.store.ledgers import ExtractionLedger
@@ -61,9 +63,13 @@ class TurnOutcome:
 
 
 def stamp(candidate: Candidate, turn: Turn) -> Concept:
-    """A candidate as a first sighting: everything but name/description/type/body is the engine's."""
+    """A candidate as a first sighting: everything but name/description/type/body is the engine's,
+    its validity the dates its evidence states, read against the turn's local date."""
+    at = candidate.evidence_at
+    validity = read_validity(turn.messages[at.message].content[at.start:at.end], turn.local_date)
     return first_sighting(name=candidate.name, description=candidate.description, type=candidate.type,
-                          body=candidate.body, session_id=turn.session_id, moment=turn.completed_at)
+                          body=candidate.body, session_id=turn.session_id, moment=turn.completed_at,
+                          valid_from=validity.valid_from, valid_until=validity.valid_until)
 
 
 def evidence_ref(candidate: Candidate, turn: Turn) -> EvidenceRef:
@@ -148,7 +154,8 @@ class Extractor:
         for candidate in report.candidates:
             try:
                 outcome.sightings.append(Sighting.of(turn.tenant, turn.agent, turn.session_id, turn.turn_id,
-                                                     stamp(candidate, turn), evidence_ref(candidate, turn)))
+                                                     stamp(candidate, turn), evidence_ref(candidate, turn),
+                                                     echo=turn.echoes(candidate.name, candidate.evidence_at.message)))
             except InvalidConcept:
                 outcome.rejected[SCHEMA] += 1
         if send and outcome.sightings:
@@ -157,6 +164,9 @@ class Extractor:
             self._extracted.mark(turn)  # type: ignore[union-attr]
         self.counters.count("TurnProcessed")
         self.counters.count("CandidateAccepted", len(outcome.sightings))
+        if turn.shown is None:  # the engine sent no record: nothing from this turn is checked for echoes
+            self.counters.count("TurnUnguarded")
+        self.counters.count("CandidateEchoed", sum(1 for s in outcome.sightings if s.echo))
         for reason, n in outcome.rejected.items():
             self.counters.count("CandidateRejected", n, reason=reason)
         for kind, n in outcome.redacted.items():

@@ -22,7 +22,8 @@ from shared.pii import names_in, person_in_slug, redact
 from shared.validation import unfence
 
 MODEL_KEYS = ("name", "description", "type", "body", "evidence")
-ENGINE_KEYS = frozenset({"provenance", "confidence", "sources", "occurrences", "created_at", "updated_at"})
+ENGINE_KEYS = frozenset({"provenance", "confidence", "sources", "occurrences", "created_at", "updated_at",
+                         "valid_from", "valid_until"})
 ANSWER_MAX_CHARS = 256 * 1024
 CANDIDATES_MAX = 20
 EVIDENCE_MIN = 12

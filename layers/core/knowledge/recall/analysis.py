@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple, Optional
 
-from knowledge.recall.words import DIGIT, LETTERS, SHORTHAND, fold, read_word
+from knowledge.recall.words import DIGIT, LETTERS, SHORTHAND, fold, is_english, read_word
 
 # Units a number may carry; only these (and CEPs) match as ranges.
 _UNITS = {"dia": "dias", "dias": "dias", "day": "dias", "days": "dias",
@@ -15,18 +15,25 @@ _UNITS = {"dia": "dias", "dias": "dias", "day": "dias", "days": "dias",
           "h": "h", "hr": "h", "hrs": "h", "hora": "h", "horas": "h", "hour": "h", "hours": "h",
           "mes": "meses", "meses": "meses", "month": "meses", "months": "meses",
           "semana": "semanas", "semanas": "semanas", "week": "semanas", "weeks": "semanas",
+          "ano": "anos", "anos": "anos", "year": "anos", "years": "anos",
           "reais": "R$", "real": "R$", "%": "%"}
 _TIMES = frozenset({"vez", "vezes"})  # a unit only when it counts installments (see analyze)
 _INSTALLMENT_WORDS = ("parcel", "divid", "divis")
 _UNIT_GAP = frozenset({"uteis", "corridos", "business", "working"})  # "2 dias úteis", "1-2 business days"
-_RANGE_JOIN = frozenset({"a", "-", "ate", "to", "e"})
+_RANGE_JOIN = frozenset({"a", "ao", "-", "ate", "to", "e"})
+# Words that join two bare numbers into a range ("do 34 ao 44", "de 34 a 44", "entre 34 e 44"): a
+# grid of sizes, models, ages; a hyphen alone is not one (phones, dates, order numbers).
+_BARE_JOIN = frozenset({"a", "ao", "ate", "e"})
+BARE = "#"  # the unit of a range of bare numbers
 _UP_TO = frozenset({"ate", "within"})
 _FROM = frozenset({"acima", "partir", "above", "over"})
 # "mais de 3 dias", "passa de 7 dias": from the number on.
 _FROM_DE = frozenset({"acima", "partir", "mais", "passa", "passar", "passou", "passando"})
 _NEGATIONS = frozenset({"nao", "nunca", "jamais", "not", "never"})
 _CEP_WORDS = frozenset({"cep", "ceps", "zip"})
-_NOT_CEP = frozenset({"pedido", "pedidos", "order", "protocolo", "nota", "nf", "n", "no", "numero", "#"})
+# Words after which a number identifies something (an order, a note), never a CEP; "no" is not one
+# ("entregam no 04571-010?").
+_NOT_CEP = frozenset({"pedido", "pedidos", "order", "protocolo", "nota", "nf", "n", "numero", "#"})
 _TOKEN = re.compile(r"""
     (?P<cep>(?<![\d.,])\d{5}-?\d{3}(?!\d|[.,-]\d))        # 13083-970, 13083970
   | (?P<cepx>(?<![\dx])(?=[\dx]{5}(?![\dx]))\d{2,3}x{2,3})  # 13xxx
@@ -81,8 +88,11 @@ def analyze(text: str, open_ranges: bool = True, shorthand: bool = False) -> Ana
         words = LETTERS.findall(text)
         if shorthand:
             words = [SHORTHAND.get(word, word) for word in words]
-        return Analysis([found for word in words if (found := read_word(word))], [], [])
-    word_of = read_word if not shorthand else lambda word: read_word(SHORTHAND.get(word, word))
+        english = is_english(words)
+        return Analysis([found for word in words if (found := read_word(word, english))], [], [])
+    english = is_english(LETTERS.findall(text))
+    word_of = (lambda word: read_word(word, english)) if not shorthand else (
+        lambda word: read_word(SHORTHAND.get(word, word), english))
     tokens = [(m.lastgroup, m.group()) for m in _TOKEN.finditer(text)]
     words: list[tuple[str, str]] = []
     numbers: list[str] = []
@@ -144,6 +154,17 @@ def analyze(text: str, open_ranges: bool = True, shorthand: bool = False) -> Ana
             low = high = value
             if unit is None and word_at(j) in _RANGE_JOIN and j + 1 < n and tokens[j + 1][0] == "num":
                 unit = unit_after(j + 2)[0]  # "1 a 2 dias": the unit is written once, at the end
+        if unit is None and value is not None and 10 <= value < 10_000 and value.is_integer() and not ident:
+            # Two bare numbers joined as a range ("do 34 ao 44"): an interval of bare numbers. A
+            # message's bare number asks both for itself and for the ranges that hold it.
+            if word_at(j) in _BARE_JOIN and (word_at(j) != "e" or "entre" in before) and j + 1 < n \
+                    and tokens[j + 1][0] == "num" and (end := _value(tokens[j + 1][1])) is not None \
+                    and end.is_integer() and value < end < 10_000 and unit_after(j + 2)[0] is None:
+                intervals.append(Interval(BARE, value, end))
+                i = j + 2
+                continue
+            if not open_ranges:
+                intervals.append(Interval(BARE, value, value))
         if unit is None:
             # A bare number: matched whole, never a lone digit (list numbers, "3 mais 3").
             if value is not None and (len(text_) > 1 or "." in text_ or "," in text_):
@@ -173,14 +194,16 @@ def analyze(text: str, open_ranges: bool = True, shorthand: bool = False) -> Ana
             if before[0] in _UP_TO:
                 low = 0.0
             elif before[0] in _FROM or (before[0] == "de" and before[1] in _FROM_DE):
-                # "não pode passar de 30 dias", "nunca mais de 5 dias": up to the number
-                negated = any(word_at(k) in _NEGATIONS for k in range(i - (5 if money else 4), i - 2))
+                # "não pode passar de 30 dias", "não parcelamos em mais de 10x": up to the number
+                negated = any(word_at(k) in _NEGATIONS for k in range(i - (6 if money else 5), i - 2))
                 if negated:
                     low = 0.0
                 else:
                     high = INFINITY
         if unit == "semanas":  # "2 semanas" is 14 days: concepts count in days
             unit, low, high = "dias", low * 7, high * 7
+        elif unit == "anos":  # "1 ano" is 12 months ("garantia de 12 meses")
+            unit, low, high = "meses", low * 12, high * 12
         intervals.append(Interval(unit, low, high))
         i = j
     return Analysis(words, numbers, intervals)

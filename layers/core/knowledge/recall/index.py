@@ -9,7 +9,7 @@ that a message's number matches when it falls inside; a bare number matches only
 number, and a lone digit nothing.
 Name and description count more than the body. Each posting keeps its BM25 term weight, so
 a query only sums the postings of its own words; the index changes one concept at a time
-and re-weights everything only when the average length drifts.
+and re-weights everything only when the average length crosses a step of a fixed grid.
 
 `Index.search` ranks; `Index.relevant` is the floor retrieval applies before injecting. A text's
 words are read by knowledge.recall.words, its numbers by knowledge.recall.analysis, a message's
@@ -23,7 +23,9 @@ method that changes it; splitting it would spread them over modules that reach i
 from __future__ import annotations
 
 import dataclasses
+import functools
 import heapq
+import math
 import sys
 from array import array
 from typing import Iterable, Optional
@@ -75,6 +77,13 @@ TYPO_MIN = 6
 TYPO_MAX = 20
 TYPO_TRIES = 16  # unknown words of one message looked up as typos, at most
 TYPO_CACHE = 1024  # words whose candidates are kept per index (memory_bytes counts them at most)
+# A number outside every range a concept states of its unit, within NEAR_FACTOR of one of them,
+# reaches that concept at NEAR of a match (it answers "no": "até 10x" for 12 vezes); not a CEP.
+NEAR = 0.5
+NEAR_FACTOR = 2.0
+# A message holding every word of a concept's name (NAMED_MIN words or more) names that concept.
+NAMED_MIN = 2
+NAMED_TRIES = 8  # the best scored concepts whose names are compared with the message
 # Once a concept passes, the others in the top_k follow it only when they share at least TAIL of
 # what the best passing one shares.
 TAIL = 0.2
@@ -82,6 +91,15 @@ _LOWER = "abcdefghijklmnopqrstuvwxyz"
 # Words that ask the store for something (availability, permission, a purchase made).
 CUES = frozenset("tem posso consigo comprei paguei pedi recebi can could".split())
 FLOOR_CONCEPTS = 40
+# BM25 normalises a concept's length by the agent's average length, taken on a grid of steps of
+# LENGTH_STEP (10 %): the weights follow which concepts the index holds, never the order a cold
+# start's parallel fetch delivered them in, and are recomputed only when the average crosses a step.
+LENGTH_STEP = 1.1
+
+
+def pivot_length(average: float) -> float:
+    """The average length the weights are computed with: `average` rounded to the grid."""
+    return LENGTH_STEP ** round(math.log(max(average, 1.0), LENGTH_STEP))
 
 
 class Index:
@@ -91,7 +109,8 @@ class Index:
     document frequency), so a query is a handful of vectorised numpy operations per query
     word. Changes touch only the changed concept's postings; a removed concept's postings
     stay, masked as dead, until they outnumber the live ones and the index is compacted; the
-    weights are recomputed only when the average concept length drifts by more than 10%.
+    weights are recomputed only when the average concept length crosses a step of the grid
+    (`pivot_length`), so they depend on the concepts held, not on the order they came in.
     Not thread-safe: one request at a time per container.
     """
 
@@ -272,10 +291,10 @@ class Index:
         if not self.docs:
             self.__init__()
             return
-        average = self._total_length / len(self.docs)
+        average = pivot_length(self._total_length / len(self.docs))
         if self._dead_postings > max(1024, self._live_postings):
             self._compact()
-        elif abs(average - self._weighted_avg) / self._weighted_avg > 0.10:
+        elif average != self._weighted_avg:
             self._reweight(average)
         for postings in self._postings.values():
             if postings.pending:
@@ -302,7 +321,7 @@ class Index:
         self._rebuild(renumber=False)
 
     def _compact(self) -> None:
-        self._weighted_avg = self._total_length / len(self.docs)
+        self._weighted_avg = pivot_length(self._total_length / len(self.docs))
         self._rebuild(renumber=True)
 
     def _rebuild(self, renumber: bool) -> None:
@@ -567,13 +586,32 @@ class Index:
                 continue
             lows, highs, slots, weights = spans
             inside = (lows <= high) & (highs >= low)
+            factor = 1.0
+            if unit != "cep":
+                # A number no range of a concept holds, near one it states (12x against "até 10x",
+                # 45 against "do 34 ao 44"): that concept answers "no", at NEAR of a match.
+                held = np.zeros(n, dtype=bool)
+                held[slots[inside]] = True
+                near = ~inside & ~held[slots] & (((low > highs) & (low <= highs * NEAR_FACTOR))
+                                                 | ((high < lows) & (high * NEAR_FACTOR >= lows)))
+                if near.any():
+                    if not inside.any():
+                        inside, factor = near, NEAR
+                    else:
+                        extra = np.flatnonzero(near)
+                        slot_arrays.append(slots[extra])
+                        weight_arrays.append(weights[extra] * bm25_idf(n_docs, len(np.unique(slots[extra]))) * NEAR)
+                        term_slots.append(np.unique(slots[extra]))
+                        live_near = len(np.unique(slots[extra]))
+                        ratios.append(bm25_idf(floor_docs, live_near) * scale / bm25_idf(n_docs, live_near))
+                        placed.append(False)
             if inside.any():
                 # A number inside a stated range weighs as a word found in that many concepts.
                 live = len(np.unique(slots[inside]))
                 told += bm25_idf(floor_docs, live) / rarest
                 term_slots.append(np.unique(slots[inside]))  # a concept stating two ranges that hold it: one term
                 slot_arrays.append(slots[inside])
-                weight_arrays.append(weights[inside] * bm25_idf(n_docs, live))
+                weight_arrays.append(weights[inside] * bm25_idf(n_docs, live) * factor)
                 ratios.append(bm25_idf(floor_docs, live) * scale / bm25_idf(n_docs, live))
                 placed.append(False)
         if not slot_arrays:
@@ -597,7 +635,7 @@ class Index:
         if any(placed):
             kept = [slots for slots, place in zip(slot_arrays, placed) if not place]
             grounded = np.bincount(np.concatenate(kept), minlength=n) > 0 if kept else np.zeros(n, dtype=bool)
-        return scores, shared, told, term_slots, grounded
+        return scores, shared, told, term_slots, grounded, set(analysis.terms())
 
     def _ranked(self, scores: np.ndarray, wanted: int) -> list[tuple[float, float, int]]:
         n = len(scores)
@@ -618,26 +656,41 @@ class Index:
         matched = self._match(query)
         if matched is None:
             return []
-        scores, shared, told, term_slots, grounded = matched
+        scores, shared, told, term_slots, grounded, terms = matched
         ok = (scores > 0) & (scores >= min_score) & (shared >= min(MIN_SHARED, SINGLE))
         if grounded is not None:
             ok &= grounded  # a concept sharing only places ("Recife", "capitais") answers nothing asked
         candidates = np.flatnonzero(ok)  # the rest of the floor reads only these (a few dozen at most)
-        if not len(candidates):
+        shared_terms = None
+        passes = np.zeros(0, dtype=bool)
+        if len(candidates):
+            shared_terms = np.bincount(np.concatenate(term_slots), minlength=len(scores))
+            their = shared[candidates]
+            alone = shared_terms[candidates] < 2
+            several = ~alone & (their >= MIN_SHARED)
+            passes = several | (alone & (their >= SINGLE) & (their >= COVER * told))
+            if not passes.any() and not CUES.isdisjoint(fold(w) for w in LETTERS.findall(query.lower())):
+                passes = several | (alone & (their >= SINGLE))
+        if passes.any():
+            # Below the best answer, a concept that shares a small part of what it shares is noise.
+            return self._hits(matched, top_k, min_score, TAIL * float(their[passes].max()), grounded)
+        # A concept the message calls by its own name ("como funciona o clube de vantagens?" and
+        # clube-de-vantagens) is what it asks about, however common the name's words are.
+        if len(terms) < NAMED_MIN:
             return []
-        their = shared[candidates]
-        alone = np.bincount(np.concatenate(term_slots), minlength=len(scores))[candidates] < 2
-        several = ~alone & (their >= MIN_SHARED)
-        passes = several | (alone & (their >= SINGLE) & (their >= COVER * told))
-        if not passes.any() and not CUES.isdisjoint(fold(w) for w in LETTERS.findall(query.lower())):
-            passes = several | (alone & (their >= SINGLE))
-        if not passes.any():
+        if shared_terms is None:
+            shared_terms = np.bincount(np.concatenate(term_slots), minlength=len(scores))
+        maybe = np.flatnonzero((shared_terms >= NAMED_MIN) & (scores >= min_score) & (scores > 0))
+        if len(maybe) > NAMED_TRIES:  # the best scored of them: a named concept scores its name 3 times
+            maybe = maybe[np.argpartition(scores[maybe], len(maybe) - NAMED_TRIES)[-NAMED_TRIES:]]
+        named = {slot for slot in maybe.tolist() if (grounded is None or grounded[slot])
+                 and len(words := name_terms(self._by_slot[slot].name)) >= NAMED_MIN and words <= terms}
+        if not named:
             return []
-        # Below the best answer, a concept that shares a small part of what it shares is noise.
-        return self._hits(matched, top_k, min_score, TAIL * float(their[passes].max()), grounded)
+        return self._hits(matched, top_k, min_score, TAIL * max(shared.item(slot) for slot in named), grounded, named)
 
     def _hits(self, matched: tuple, top_k: int, min_score: float, least_shared: float = 0.0,
-              grounded: Optional[np.ndarray] = None) -> list[Hit]:
+              grounded: Optional[np.ndarray] = None, named: frozenset | set = frozenset()) -> list[Hit]:
         scores, shared = matched[:2]
         if grounded is not None:  # a concept sharing only places with the message is never injected
             scores = np.where(grounded, scores, 0.0)
@@ -645,7 +698,7 @@ class Index:
         for score, _, slot in self._ranked(scores, top_k):
             if score <= 0 or score < min_score:
                 break
-            if shared.item(slot) < least_shared:
+            if shared.item(slot) < least_shared and slot not in named:
                 continue
             doc = self._by_slot[slot]
             hits.append(Hit(doc.name, round(score, 4), doc, round(shared.item(slot), 3)))
@@ -653,6 +706,12 @@ class Index:
 
 
 _NOTHING_READ = Reading([], set(), set())
+
+
+@functools.lru_cache(maxsize=65536)
+def name_terms(name: str) -> frozenset[str]:
+    """The index terms of a concept's name (its words, stopwords dropped)."""
+    return frozenset(analyze(name.replace("-", " ")).terms())
 
 
 def _proper_names(text: str) -> set[str]:

@@ -219,7 +219,7 @@ def entries() -> list[Entry]:
                 after = _AFTER[True] if name in WORDLIKE else _AFTER[False] if name in AMBIGUOUS else None
                 found.append(Entry(words(name), adds, True, after))
     for name in ABROAD.split("|"):
-        found.append(Entry(words(name), "internacional international exterior", True, None))
+        found.append(Entry(words(name), "internacional international exterior fora brasil", True, None))
     return [entry for entry in found if entry.words]
 
 

@@ -4,6 +4,7 @@ arrays), the weights themselves, and what each costs in memory."""
 from __future__ import annotations
 
 import math
+import re
 from array import array
 from dataclasses import dataclass
 from typing import NamedTuple, Optional
@@ -14,6 +15,11 @@ from knowledge.format.concept import Concept, parse_stored
 from knowledge.recall.analysis import Interval, analyze
 
 K1, B = 1.2, 0.75
+# A body's `[[links]]` name other concepts, not words the concept says: a link's words count
+# LINK_WEIGHT of a body word (what the concept relates to) and add nothing to its length, so a
+# concept's links never dilute what its own words share with a message.
+_LINKS = re.compile(r"\[\[([^\[\]\n]*)\]\]")
+LINK_WEIGHT = 0.5
 FIELD_WEIGHTS = (("name", 3), ("description", 2), ("body", 1))
 
 
@@ -70,16 +76,19 @@ def concept_terms(concept: Concept) -> tuple[dict[str, float], float, dict[Inter
     spans: dict[Interval, float] = {}
     forms: set[tuple[str, str]] = set()
     length = 0.0
-    fields = {"name": concept.name.replace("-", " "), "description": concept.description, "body": concept.body}
-    for field, weight in FIELD_WEIGHTS:
+    fields = {"name": concept.name.replace("-", " "), "description": concept.description,
+              "body": _LINKS.sub(" ", concept.body),
+              "links": " ".join(name.replace("-", " ") for name in _LINKS.findall(concept.body))}
+    for field, weight in (*FIELD_WEIGHTS, ("links", LINK_WEIGHT)):
         analysis = analyze(fields[field])
         forms.update(analysis.words)
+        counted = weight if field != "links" else 0.0
         for term in analysis.terms():
             tf[term] = tf.get(term, 0.0) + weight
-            length += weight
+            length += counted
         for interval in analysis.intervals:
             spans[interval] = spans.get(interval, 0.0) + weight
-            length += weight
+            length += counted
     return tf, length, spans, forms
 
 

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from datetime import date, datetime, timedelta, timezone
 from typing import Any, Callable, Optional
 from xml.sax.saxutils import escape, quoteattr
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from knowledge.format.concept import parse_stored
+from knowledge.format.concept import STALE, format_timestamp, out_of_recall, parse_stored, recall_changes_at
 from knowledge.format.config import KnowledgeConfig
 from knowledge.format.events import RETRIEVED, detail
 from knowledge.recall.index import Hit, Index
@@ -122,10 +123,18 @@ def render_block(injected: list[Injected]) -> str:
     return "\n".join(lines)
 
 
-def select(index: Index, message: str, config: KnowledgeConfig) -> list[Injected]:
+def select(index: Index, message: str, config: KnowledgeConfig,
+           lapsed: Optional[dict[str, str]] = None) -> list[Injected]:
     """The top_k matches past the relevance floor, then one hop of their [[links]] (capped at
-    top_k again), no duplicates."""
-    matches = index.relevant(message, config.top_k, config.min_score)
+    top_k again), no duplicates; a concept `lapsed` names (expired, not started, stale) is neither."""
+    lapsed = lapsed or {}
+    ask = config.top_k + min(len(lapsed), 4 * config.top_k)
+    while True:
+        found = index.relevant(message, ask, config.min_score)
+        matches = [hit for hit in found if hit.name not in lapsed][:config.top_k]
+        if len(matches) >= config.top_k or len(found) < ask or ask >= config.top_k + len(lapsed):
+            break
+        ask = config.top_k + len(lapsed)
     chosen = {hit.name for hit in matches}
     injected = [Injected(hit, False) for hit in matches]
     linked: list[Injected] = []
@@ -134,10 +143,67 @@ def select(index: Index, message: str, config: KnowledgeConfig) -> list[Injected
             if len(linked) >= config.top_k:
                 break
             doc = index.docs.get(name)
-            if doc is not None and name not in chosen:
+            if doc is not None and name not in chosen and name not in lapsed:
                 chosen.add(name)
                 linked.append(Injected(Hit(name, 0.0, doc), True))
     return injected + linked
+
+
+def _day(text: Optional[str]) -> Optional[date]:
+    return date.fromisoformat(text) if text else None
+
+
+def _moment(text: Optional[str]) -> Optional[datetime]:
+    return datetime.fromisoformat(text.replace("Z", "+00:00")) if text else None
+
+
+@dataclass(frozen=True)
+class Lapsed:
+    """The agent's concepts out of recall at a moment, and until when that answer holds."""
+
+    key: tuple
+    names: dict[str, str]  # name -> expired | not_started | stale
+    until: Optional[datetime]
+
+
+def lapsed_now(knowledge: AgentKnowledge, config: KnowledgeConfig, now: datetime,
+               known: Optional[Lapsed] = None) -> Lapsed:
+    """Which indexed concepts are out of recall at `now`: `known` again while nothing changed (the
+    index, the summaries, the settings) and no concept's state can have moved since."""
+    key = (id(knowledge.index), id(knowledge.summaries), knowledge.generation, config.stale_after_days,
+           config.utc_offset)
+    if known is not None and known.key == key and (known.until is None or now < known.until):
+        return known
+    now = now.replace(microsecond=0)
+    stale_days = config.stale_after_days
+    # Most concepts state no dates: stale or not is one comparison of sortable stamps.
+    cutoff = format_timestamp(now - timedelta(days=stale_days)) if stale_days else None
+    names: dict[str, str] = {}
+    moments: list[datetime] = []
+    oldest_fresh: Optional[str] = None
+    for name, doc in knowledge.index.docs.items():
+        summary = knowledge.summaries.get(name)
+        if summary is None:
+            continue
+        if summary.valid_from is None and summary.valid_until is None:
+            if cutoff is not None and doc.provenance == "observed" and summary.updated_at:
+                if summary.updated_at < cutoff:
+                    names[name] = STALE
+                elif oldest_fresh is None or summary.updated_at < oldest_fresh:
+                    oldest_fresh = summary.updated_at
+            continue
+        fields = {"valid_from": _day(summary.valid_from), "valid_until": _day(summary.valid_until),
+                  "provenance": doc.provenance, "updated_at": _moment(summary.updated_at), "now": now,
+                  "stale_after_days": stale_days, "utc_offset": config.offset}
+        why = out_of_recall(**fields)
+        if why is not None:
+            names[name] = why
+        changes = recall_changes_at(**fields)
+        if changes is not None:
+            moments.append(changes)
+    if oldest_fresh is not None:
+        moments.append(_moment(oldest_fresh) + timedelta(days=stale_days, seconds=1))  # type: ignore[operator]
+    return Lapsed(key, names, min(moments) if moments else None)
 
 
 class Retriever:
@@ -149,6 +215,8 @@ class Retriever:
         self._store, self._events = store, events
         self.fetch_budget_seconds = fetch_budget_seconds
         self.counters = counters or Counters()
+        self._wall = wall
+        self._lapsed: dict[tuple[str, str], Lapsed] = {}
         self._warm = WarmIndexes(store, lambda config: config.retrieve, refresh_seconds=refresh_seconds,
                                  fetch_budget_seconds=fetch_budget_seconds, counters=self.counters, clock=clock,
                                  wall=wall, memory_budget=memory_budget if memory_budget is not None
@@ -174,7 +242,8 @@ class Retriever:
         config = knowledge.config
         if config is None or not config.retrieve:
             return {"block": "", "concepts": [], "priority": PRIORITY, "tool": None}
-        injected = select(knowledge.index, request.message, config)
+        lapsed = self.lapsed(request.tenant, request.agent, knowledge)
+        injected = select(knowledge.index, request.message, config, lapsed.names)
         self.counters.count("BlockInjected" if injected else "BlockEmpty")
         return {"block": render_block(injected), "concepts": [i.as_dict() for i in injected],
                 "priority": PRIORITY, "tool": TOOL}
@@ -206,14 +275,30 @@ class Retriever:
             # and count the loss where an alarm can see it.
             self.counters.count("EventPublishFailed")
         self.counters.count("KnowledgeRetrieved", tenant=request.tenant, agent=request.agent)
+        # Answered all the same, marked: the engine may be asking for a name from an older block.
+        recall = out_of_recall(valid_from=concept.valid_from, valid_until=concept.valid_until,
+                               provenance=concept.provenance, updated_at=concept.updated_at, now=self._now(),
+                               stale_after_days=knowledge.config.stale_after_days, utc_offset=knowledge.config.offset)
         return {"name": concept.name, "markdown": data.decode("utf-8"), "concept": {
             "name": concept.name, "description": concept.description, "type": concept.type,
             "provenance": concept.provenance, "confidence": concept.confidence, "sources": list(concept.sources),
             "occurrences": concept.occurrences, "created_at": concept.created_at.isoformat().replace("+00:00", "Z"),
             "updated_at": concept.updated_at.isoformat().replace("+00:00", "Z"), "body": concept.body,
-            "conflict": concept.in_conflict}}
+            "conflict": concept.in_conflict,
+            "valid_from": concept.valid_from.isoformat() if concept.valid_from else None,
+            "valid_until": concept.valid_until.isoformat() if concept.valid_until else None,
+            "recall": recall}}
 
     # ------------------------------------------------------------ the warm index
+    def _now(self) -> datetime:
+        return datetime.fromtimestamp(self._wall(), timezone.utc)
+
+    def lapsed(self, tenant: str, agent: str, knowledge: AgentKnowledge) -> Lapsed:
+        """The agent's concepts out of recall now (worked out again only when something changed)."""
+        known = lapsed_now(knowledge, knowledge.config, self._now(), self._lapsed.get((tenant, agent)))
+        self._lapsed[(tenant, agent)] = known
+        return known
+
     def knowledge(self, tenant: str, agent: str, budget: Optional[float] = None) -> AgentKnowledge:
         """The agent's config and index (knowledge.recall.warm), caught up within `budget` seconds."""
         return self._warm.knowledge(tenant, agent, budget)

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import timezone
 from typing import TYPE_CHECKING, NamedTuple, Optional
 
-from knowledge.format.concept import format_timestamp, related_waiting
+from knowledge.format.concept import DATE_PATTERN, format_timestamp, related_waiting
 from knowledge.recall.index import Index
 from knowledge.store.concepts import REASONS, check_actor
 from shared.errors import InvalidConcept, InvalidName, KnowledgeError
@@ -32,8 +32,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from knowledge.store.concepts import StoredConcept
 
 # 5: a concept whose frontmatter names another concept is unreadable; a snapshot of format 4 may
-# index one as readable, so it is no snapshot and is rebuilt.
-MAGIC = b"KNOWLEDGE-SNAPSHOT/5\n"
+# index one as readable, so it is no snapshot and is rebuilt. 6: summaries carry valid_from and
+# valid_until (what keeps a concept out of recall), which a format 5 snapshot does not know.
+MAGIC = b"KNOWLEDGE-SNAPSHOT/6\n"
 _PRECISE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z")
 _LENGTH = struct.Struct(">I")
 
@@ -56,6 +57,8 @@ class Summary(NamedTuple):
     problem: Optional[str]  # why it does not parse (the fields above are then empty)
     actor: Optional[str]  # engine or operator:<id>, from the object's metadata
     written_at: Optional[str]  # the writer's stamp, YYYY-MM-DDTHH:MM:SS.ffffffZ (else S3's second)
+    valid_from: Optional[str] = None  # YYYY-MM-DD, as the concept states it
+    valid_until: Optional[str] = None
     reason: Optional[str] = None  # why its current version was written (ConceptStore's REASONS)
 
     @classmethod
@@ -71,9 +74,11 @@ class Summary(NamedTuple):
         try:
             c = stored.concept
         except InvalidConcept as exc:
-            return cls(stored.etag, None, None, False, 0, str(exc), actor, written, reason)
+            return cls(stored.etag, None, None, False, 0, str(exc), actor, written, reason=reason)
         return cls(stored.etag, c.occurrences, format_timestamp(c.updated_at), c.in_conflict,
-                   related_waiting(c.body), None, actor, written, reason)
+                   related_waiting(c.body), None, actor, written,
+                   c.valid_from.isoformat() if c.valid_from else None,
+                   c.valid_until.isoformat() if c.valid_until else None, reason)
 
     def memory_bytes(self) -> int:
         return (sys.getsizeof(self) + sys.getsizeof(self.etag) + sum(
@@ -159,13 +164,21 @@ def _optional(value: object, kind: type) -> object:
 def _summary(row: list) -> Summary:
     # A row written before summaries kept the version's reason has none: its reason is unknown
     # (null) until the concept is written again, rather than the whole snapshot rebuilt for it.
-    etag, occurrences, updated_at, conflict, related, problem, actor, written_at, *rest = row
+    etag, occurrences, updated_at, conflict, related, problem, actor, written_at, valid_from, valid_until, \
+        *rest = row
     if type(etag) is not str or type(conflict) is not bool or type(related) is not int or len(rest) > 1:
         raise TypeError("a summary field of the wrong type")
     reason = rest[0] if rest else None
     return Summary(etag, _optional(occurrences, int), _optional(updated_at, str), conflict, related,
                    _optional(problem, str), sys.intern(actor) if _optional(actor, str) else None,
-                   _optional(written_at, str), sys.intern(reason) if reason in REASONS else None)
+                   _optional(written_at, str), _day(valid_from), _day(valid_until),
+                   sys.intern(reason) if reason in REASONS else None)
+
+
+def _day(value: object) -> Optional[str]:
+    if value is not None and (type(value) is not str or not DATE_PATTERN.fullmatch(value)):
+        raise TypeError("a summary date of the wrong shape")
+    return value  # type: ignore[return-value]
 
 
 def _is_actor(actor: object) -> bool:

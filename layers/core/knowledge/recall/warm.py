@@ -28,6 +28,7 @@ by their measured size; an evicted agent costs a cold start from its snapshot.
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 import time
@@ -74,6 +75,9 @@ def memory_budget_bytes(environ: Optional[dict] = None) -> Optional[int]:
     return int(max(16, (memory_mb - RESERVED_MB) * INDEX_SHARE) * 2**20)
 
 
+_GENERATIONS = itertools.count()
+
+
 @dataclass
 class AgentKnowledge:
     config: Optional[KnowledgeConfig] = None
@@ -97,6 +101,9 @@ class AgentKnowledge:
     changes: int = 0  # changes applied since the snapshot
     size: int = 0  # measured bytes of the index
     measured: tuple = ()  # what the index looked like when measured
+    # Moves whenever a concept is indexed, dropped or replaced (what is out of recall is worked out
+    # again); each AgentKnowledge starts far from every other, so an evicted one's never matches.
+    generation: int = field(default_factory=lambda: next(_GENERATIONS) << 40)
 
 
 class WarmIndexes:
@@ -212,6 +219,7 @@ class WarmIndexes:
                 self._read_config(tenant, agent, knowledge)
         knowledge.index, knowledge.unreadable = snapshot.index, snapshot.unreadable
         knowledge.summaries = snapshot.summaries
+        knowledge.generation += 1
         # Left out of this container's index as surely as if it had fetched them: counted alike.
         self.counters.count("ConceptUnreadable", len(snapshot.unreadable))
         knowledge.position = knowledge.snapshot_position = snapshot.position
@@ -255,6 +263,7 @@ class WarmIndexes:
         gone = [name for name in index.docs if name not in listed]
         for name in gone:
             index.remove(name)
+        knowledge.generation += len(gone)
         for name in [name for name in knowledge.unreadable if name not in listed]:
             del knowledge.unreadable[name]
         for name in [name for name in knowledge.summaries if name not in listed]:
@@ -275,6 +284,7 @@ class WarmIndexes:
             return True
         if len(knowledge.index) or knowledge.indexed:
             knowledge.index, knowledge.unreadable, knowledge.summaries = Index(), {}, {}
+            knowledge.generation += 1
         knowledge.backlog, knowledge.indexed = [], False
         return False
 
@@ -308,6 +318,7 @@ class WarmIndexes:
     def _fetch(self, tenant: str, agent: str, knowledge: AgentKnowledge, names: list[str]) -> None:
         index = knowledge.index
         for name, stored_concept in zip(names, self._store.fetch_many(tenant, agent, names)):
+            knowledge.generation += 1
             if stored_concept is None:  # deleted since it was listed or journaled
                 index.remove(name)
                 knowledge.unreadable.pop(name, None)

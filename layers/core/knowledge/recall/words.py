@@ -29,6 +29,9 @@ moro mora morar tempo quero queria gostaria preciso precisa fica faz fazer sou a
 ajuda ajudar demais coisa gente alguém alguem ta tá pra né ne aí ai
 tenho temos tive teve tinha tivemos estamos estive esteve fui foram seria seja sejam há havia houve vão
 cadê cade fiz fez faço depois antes ontem amanhã amanha hoje sempre nunca nada todo toda todos todas assim ali cá
+quem nem dele dela deles delas desse dessa desses dessas deste desta nesse nessa neste nesta naquele naquela
+outros outras ir indo vem vêm vejo ver sabem sabia sabiam fazem fazendo fico ficou
+funciona funcionam funcionaria custa custam
 """.split())
 # Conversational filler: greetings, thanks, politeness, hedges, chat shorthand. It says how a
 # customer talks, not what they ask, so it weighs nothing in a match or in the floor.
@@ -76,12 +79,22 @@ SHORTHAND = {"q": "que", "hj": "hoje", "qto": "quanto", "qta": "quanta", "qdo": 
              "vc": "você", "vcs": "vocês", "nd": "nada", "ngm": "ninguém", "cmg": "comigo", "p": "para",
              "dps": "depois", "naum": "não"}
 
+# A question is asked in words that say nothing of its subject ("como funciona", "quanto custa",
+# "quem", "nem", "desse"): stopwords above. Weekdays are names, not inflections: kept whole, so
+# "vocês sabem" never meets "sábado" (the stemmer reads both as "sab") nor "quarto" "quarta".
+_WHOLE = frozenset({"segunda", "terca", "quarta", "quinta", "sexta", "sabado", "domingo"})
+# English words read through the glossary in any inflection only in English text: "Shopping
+# Mueller" is a Brazilian mall, not English "shop" (loja); the glossary's own words hold anywhere.
+ENGLISH = frozenset({"the", "is", "are", "my", "you", "your", "what", "how", "it", "and", "with", "this", "that",
+                     "of", "i", "can", "does", "don", "doesn", "will"})
+
 _PT = snowballstemmer.stemmer("portuguese")
 _EN = snowballstemmer.stemmer("english")
 # Any other inflection of the glossary's English words (wrapped, refunded, delivering), by English stem.
 _GLOSSARY_STEMS = {_EN.stemWord(word): pt for word, pt in GLOSSARY.items()}
 _STEMS: dict[str, tuple[str, str]] = {}
 _WORDS: dict[str, Optional[tuple[str, str]]] = {}
+_WORDS_PT: dict[str, tuple[str, str] | None] = {}
 LETTERS = re.compile(r"[^\W\d_]+", re.UNICODE)
 DIGIT = re.compile(r"\d")
 _FOLD: dict[str, str] = {}
@@ -117,29 +130,37 @@ def term_and_form(word: str) -> tuple[str, str]:
     found = _STEMS.get(word)
     if found is None:
         single = singular(fold(word))
-        found = (_EN.stemWord(_PT.stemWord(single)), single)
+        found = (single, single) if single in _WHOLE else (_EN.stemWord(_PT.stemWord(single)), single)
         if len(_STEMS) < 200_000:
             _STEMS[word] = found
     return found
 
 
-def glossed(word: str) -> str:
-    """The Portuguese word concepts use for an English store word in any inflection, else the word."""
+def glossed(word: str, english: bool = True) -> str:
+    """The Portuguese word concepts use for an English store word (in any inflection when the
+    text is `english`), else the word."""
     found = GLOSSARY.get(word)
-    if found is None and word.isascii():
+    if found is None and english and word.isascii():
         found = _GLOSSARY_STEMS.get(_EN.stemWord(word))
     return found or word
 
 
-def read_word(word: str) -> Optional[tuple[str, str]]:
-    """(index term, singular form) of a lowercase word, or None for a stopword or filler."""
-    found = _WORDS.get(word, False)
+def read_word(word: str, english: bool = True) -> Optional[tuple[str, str]]:
+    """(index term, singular form) of a lowercase word, or None for a stopword or filler; `english`:
+    the text is English (see ENGLISH)."""
+    memo = _WORDS if english else _WORDS_PT
+    found = memo.get(word, False)
     if found is False:
         found = None if word in _SKIP or fold(word) in _SKIP or _PT.stemWord(word) in FILLER_STEMS \
-            else term_and_form(glossed(word))
-        if len(_WORDS) < 200_000:
-            _WORDS[word] = found
+            else term_and_form(glossed(word, english))
+        if len(memo) < 200_000:
+            memo[word] = found
     return found
+
+
+def is_english(words: list[str]) -> bool:
+    """Whether a text's lowercase words are English (any of its function words)."""
+    return not ENGLISH.isdisjoint(words)
 
 
 def stem(word: str) -> str:

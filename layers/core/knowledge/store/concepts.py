@@ -278,6 +278,16 @@ class ConceptStore(ChangeJournal, ConceptHistory):
         return DeletedConcept(deleted.name, precise(record.get("at"), deleted.deleted_at),
                               deleted.marker_version_id, actor)
 
+    def tenants(self) -> list[str]:
+        """The tenants with any agent in the bucket, by name (a delimiter listing, no object read)."""
+        names = set()
+        for page in self._pages("list_objects_v2", Prefix="agents/", Delimiter="/"):
+            for common in page.get("CommonPrefixes", []):
+                name = common["Prefix"][len("agents/"):].rstrip("/")
+                if is_agent(name):
+                    names.add(name)
+        return sorted(names)
+
     def agents(self, tenant: str) -> list[str]:
         """The agents a tenant has in the bucket (any object under its prefix), by name: one
         listing request per thousand agents."""

@@ -1,0 +1,98 @@
+"""The scheduled snapshot pass: every agent's snapshot brought up to date after the engine's writes.
+
+A Lambda does no work after it answers, so nothing else keeps an agent's snapshot
+(knowledge.recall.snapshot) current when bulk writes (a backfill, a busy day) meet no reader:
+a cold studio or retrieval container would then read every changed concept itself. SnapshotFunction
+runs this pass on a schedule (template.yaml, `SnapshotSchedule`): for each tenant and agent in
+KNOWLEDGE_BUCKET it reads what changed since the agent's snapshot (the journal, or one listing)
+through the studio's own catch-up (knowledge.curation.studio.Studio.catch_up) and writes the
+snapshot, conditionally, when anything changed. A warm container follows the journal (one
+request per agent when nothing changed). An agent it cannot finish before the deadline is
+finished by the next pass; nothing here reads or logs a concept's text.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Optional, Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from shared import deadline
+from shared.errors import KnowledgeError
+from shared.names import Slug
+from shared.validation import validate_object
+
+# Kept free of each agent's catch-up: encoding the snapshot and its PUT.
+WRITE_RESERVE_SECONDS = 5.0
+
+
+class InvalidSnapshotRequest(KnowledgeError, ValueError):
+    code = "invalid_request"
+
+
+class SnapshotRequest(BaseModel):
+    """The scheduled event ({}), or a manual run narrowed to one tenant."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tenant: Optional[Slug] = None
+
+
+def parse_snapshot_request(event: Any) -> Optional[str]:
+    """The tenant a pass is narrowed to (None: every tenant); InvalidSnapshotRequest otherwise."""
+    if event is None:
+        return None
+    return validate_object(SnapshotRequest, event, InvalidSnapshotRequest, "the snapshot event").tenant
+
+
+class Catching(Protocol):
+    def catch_up(self, tenant: str, agent: str, *, seconds: float) -> int: ...
+
+
+class Agents(Protocol):
+    def tenants(self) -> list[str]: ...
+
+    def agents(self, tenant: str) -> list[str]: ...
+
+
+@dataclass
+class PassReport:
+    agents: int = 0  # agents looked at
+    current: int = 0  # caught up (and their snapshot written if anything had changed)
+    behind: int = 0  # still changes to read: the next pass goes on
+    changes_left: int = 0
+    failed: int = 0  # S3 refused or failed for the agent: the next pass tries again
+    complete: bool = True  # every agent of every tenant was reached
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+class SnapshotPass:
+    def __init__(self, studio: Catching, store: Agents, *, clock: Callable[[], float] = time.monotonic):
+        self._studio, self._store, self._clock = studio, store, clock
+
+    def run(self, tenant: Optional[str] = None) -> PassReport:
+        """One pass over every agent (of `tenant`, when given) within the deadline in force."""
+        report = PassReport()
+        for tenant_ in [tenant] if tenant else self._store.tenants():
+            for agent in self._store.agents(tenant_):
+                left = deadline.remaining(self._clock)
+                if left is not None and left < WRITE_RESERVE_SECONDS:
+                    report.complete = False
+                    return report
+                report.agents += 1
+                seconds = 600.0 if left is None else left - WRITE_RESERVE_SECONDS
+                try:
+                    behind = self._studio.catch_up(tenant_, agent, seconds=seconds)
+                except KnowledgeError:
+                    report.failed += 1
+                    continue
+                if behind:
+                    report.behind += 1
+                    report.changes_left += behind
+                else:
+                    report.current += 1
+        return report
