@@ -361,10 +361,10 @@ async function listRows(rows, { quiet, replace }, overtaken) {
     keepInUrl(wanted, status, quiet || replace);
     showReview(page);
     markCurrent(page.as_of);
-    showCatchingUp(page);
+    const caughtUp = showCatchingUp(page);
     renderList(concepts);
     show("list-view");
-    if (!quiet) say(counted());
+    if (!quiet || caughtUp) say(counted());  // the count said while catching up was short
     newestShown = unfiltered ? signature(page) : before ? signature(before) : "unknown";
     return true;
   } catch (error) {
@@ -389,8 +389,10 @@ async function listRows(rows, { quiet, replace }, overtaken) {
 // has not read: the rows shown may be behind, and the list is asked again shortly to read on.
 let catchingUp = null;
 
+// Whether this answer is the first to have read every change after one that had not.
 function showCatchingUp(page) {
   const left = page.catching_up || 0;
+  const caughtUp = !left && !$("catching-up").hidden;
   $("catching-up").hidden = !left;
   $("catching-up").textContent = left
     ? `Still catching up on ${left} change${left === 1 ? "" : "s"}: some rows may be behind; the list updates itself.` : "";
@@ -398,6 +400,7 @@ function showCatchingUp(page) {
   if (left) {
     catchingUp = setTimeout(() => { if (!$("list-view").hidden && !document.hidden) refreshList(); }, CATCH_UP_MS);
   }
+  return caughtUp;
 }
 
 // Back to the list as it was left: as many rows, the same scroll position, focus on the concept.
