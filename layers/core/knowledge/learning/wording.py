@@ -16,8 +16,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from dataclasses import dataclass
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 import snowballstemmer
 
@@ -44,7 +44,8 @@ COURTESY = GREETINGS | frozenset("pessoal gente ta tah ok okay certo combinado b
 _CLOSINGS = re.compile(r"^\s*(?:qualquer duvida|espero ter ajudado|estamos a disposicao|fico a disposicao|"
                        r"conte com a gente|conte sempre com a gente|tenha um otimo dia|ate mais|ate logo|um abraco|"
                        r"any questions|hope this helps|have a (?:nice|great|good) day)\b")
-_GREETING_PAIRS = re.compile(r"\b(?:bom dia|boa tarde|boa noite|ta bom|ta bem|tudo bem|tudo bom|good morning|good afternoon|good evening)\b")
+_GREETING_PAIRS = re.compile(r"\b(?:bom dia|boa tarde|boa noite|ta bom|ta bem|tudo bem|tudo bom|good morning|"
+                             r"good afternoon|good evening)\b")
 # Stemming drops tense: "aceitava" and "aceita" share a stem but not a claim. These Portuguese
 # past endings add a term of their own.
 _PAST_ENDINGS = ("ava", "avam", "aram", "eram", "iram", "ou")
