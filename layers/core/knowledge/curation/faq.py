@@ -110,6 +110,10 @@ def _columns(names: list[str]) -> list[str]:
 
 
 def _csv_rows(text: str) -> list:
+    # The csv module refuses a field over 128 KB and cannot go on after it: an answer that long is
+    # read, then refused by the body's own limit with its line, and the rows after it are read.
+    if csv.field_size_limit() < len(text):
+        csv.field_size_limit(min(len(text) + 1, 2**31 - 1))
     lines = text.split("\n", 1)
     first = lines[0]
     delimiter = ";" if first.count(";") > first.count(",") else ","
