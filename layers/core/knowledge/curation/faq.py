@@ -2,7 +2,8 @@
 each row with the line it starts on. The mapping is the contract's (docs/contract.md, "Import"):
 
     name         the row's `name`, else the question slugged: accents dropped, lowercase, every run of
-                 other characters one hyphen, cut at a hyphen to 64 characters
+                 other characters one hyphen; over 64 characters, cut at a hyphen to at most 57 and ended
+                 with '-' and the first 6 hex digits of the whole slug's SHA-256
     description  the row's `description`, else the question on one line (cut at a word to 300 characters)
     type         the row's `type`, else the import's (fact by default)
     body         the answer, its line endings made \\n and its ends trimmed
@@ -13,6 +14,7 @@ Pure: no store, no AWS. A row that cannot become a document is a RowProblem, nev
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
 import json
 import re
@@ -29,6 +31,7 @@ COLUMNS = ("question", "answer", "name", "description", "type")
 REQUIRED = ("question", "answer")
 ROWS_MAX = 10_000
 ELLIPSIS = "…"
+CUT_DIGEST = 6  # hex digits that end a name cut to SLUG_MAX
 _OTHER = re.compile(r"[^a-z0-9]+")
 _SPACE = re.compile(r"\s+")
 
@@ -54,10 +57,14 @@ def slug_of(text: str) -> str:
     """A question as a concept name: '' when it holds no letter or digit."""
     folded = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c)).lower()
     slug = _OTHER.sub("-", folded).strip("-")
-    if len(slug) > SLUG_MAX:
-        cut = slug[:SLUG_MAX + 1]
-        slug = cut[:cut.rfind("-")] if "-" in cut else slug[:SLUG_MAX]
-    return slug.strip("-")
+    if len(slug) <= SLUG_MAX:
+        return slug
+    # Cut at a hyphen, then told apart by a digest of the whole: long questions that start alike
+    # ("Posso devolver um produto … no aplicativo?", "… na loja física?") keep names of their own.
+    digest = hashlib.sha256(slug.encode()).hexdigest()[:CUT_DIGEST]
+    head = slug[:SLUG_MAX - CUT_DIGEST]
+    head = head[:head.rfind("-")] if "-" in head else head[:-1]
+    return f"{head.strip('-')}-{digest}"
 
 
 def one_line(text: str) -> str:
