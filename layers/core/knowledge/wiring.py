@@ -12,6 +12,7 @@ from shared.coldstart import Deferred  # noqa: F401 - the handlers build their s
 
 if TYPE_CHECKING:  # pragma: no cover
     from knowledge.curation.export import Exporter
+    from knowledge.curation.imports import ConceptImport, Importer
     from knowledge.curation.reviews import ReviewQueue
     from knowledge.curation.studio import Studio
     from knowledge.format.sighting import Sighting
@@ -195,6 +196,25 @@ def exporter(settings: Settings) -> "Exporter":
 
     s3 = client("s3")
     return Exporter(ConceptStore(s3, settings.knowledge_bucket), s3, settings.sessions_bucket)
+
+
+def concept_import(settings: Settings) -> "ConceptImport":
+    """Import into an agent through the studio's create and save (the CLI's `knowledge import`)."""
+    from knowledge.curation.imports import ConceptImport
+    from knowledge.curation.studio import Studio
+    from knowledge.store.concepts import ConceptStore
+    from shared.aws import client
+
+    store = ConceptStore(client("s3"), settings.knowledge_bucket)
+    return ConceptImport(Studio(store), store)
+
+
+def importer(settings: Settings) -> "Importer":
+    """ImportFunction's service: the files under an imports/ prefix of SESSIONS_BUCKET, imported."""
+    from knowledge.curation.imports import Importer, S3Files
+    from shared.aws import client
+
+    return Importer(concept_import(settings), S3Files(client("s3"), settings.sessions_bucket))
 
 
 def reviews(settings: Settings, studio: "Studio") -> "ReviewQueue":
