@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from knowledge.format.turn import Turn
     from knowledge.learning.consolidate import Consolidator
     from knowledge.learning.extract import Extractor, SessionRecorder
+    from knowledge.learning.policy_review import PolicyReviewer, PolicyReviewQueue, PolicySaved
     from knowledge.operation.backfill import Backfiller
     from knowledge.operation.purge import CustomerShare, TenantPart, TenantPurge
     from knowledge.operation.snapshots import SnapshotPass
@@ -102,6 +103,36 @@ def consolidator(settings: Settings) -> "Consolidator":
         models=model_cache(settings),
         utility_model=settings.utility_model,
     )
+
+
+def policy_reviewer(settings: Settings) -> "PolicyReviewer":
+    """PolicyReviewFunction's service: the agent's index (as retrieval holds it) and the judge."""
+    from knowledge.learning.policy_review import PolicyReviewer
+    from knowledge.recall.warm import WarmIndexes
+    from knowledge.store.concepts import ConceptStore
+    from knowledge.store.config_cache import ConfigCache
+    from shared.aws import client
+    from shared.events import EventBridgeEvents
+
+    store = ConceptStore(client("s3"), settings.knowledge_bucket, max_workers=32)
+    return PolicyReviewer(store, WarmIndexes(store, lambda config: True), ConfigCache(store), model_cache(settings),
+                          settings.utility_model, EventBridgeEvents(lambda: client("events"), settings.event_bus_name))
+
+
+def policy_review_queue(settings: Settings) -> Optional["PolicyReviewQueue"]:
+    """The studio's sender of saved policies to review; None where no queue is configured."""
+    from knowledge.learning.policy_review import PolicyReviewQueue
+    from shared.aws import client
+
+    if not settings.policy_review_queue_url:
+        return None
+    return PolicyReviewQueue(client("sqs"), settings.policy_review_queue_url)
+
+
+def parse_policy_saved(body: str) -> "PolicySaved":
+    from knowledge.learning.policy_review import parse_policy_saved as parse
+
+    return parse(body)
 
 
 def retriever(settings: Settings) -> "Retriever":
