@@ -106,14 +106,22 @@ def test_with_no_model_nothing_is_retired_and_the_policy_waits_beside_for_a_huma
 def test_a_human_text_is_never_retired_and_an_observed_one_never_retires_anything(
         monkeypatch, world, store, sqs, model):
     current = store.get(T, A, "troca-em-7-dias")
-    store.replace(T, A, current.concept.replace(description="Trocas só em até 7 dias após a entrega."),
-                  if_match=current.etag, actor="operator:bia", reason="edit")
+    edited = store.replace(T, A, current.concept.replace(description="Trocas só em até 7 dias após a entrega."),
+                           if_match=current.etag, actor="operator:bia", reason="edit")
+    # The engine confirms it afterwards (body untouched): the text is still bia's.
+    store.replace(T, A, edited.concept.replace(occurrences=4), if_match=edited.etag, actor="engine",
+                  reason="confirmed")
     messages = saved_policy(world, sqs)
     judge_contradicting_for(model, ["7 dias"])
     review = load_handler("policy_review", monkeypatch, **world["env"])
     review.lambda_handler(sqs_event(*messages), LambdaContext())
     edited = store.get(T, A, "troca-em-7-dias").concept
     assert edited.retired_by is None and "Policy [[prazo-de-troca]]" in edited.body  # flagged for bia instead
+    # A policy is never retired, not even by hand: the line is refused with what to do.
+    status, body, _ = world["api"]("POST", f"{BASE}/concepts", body={
+        "markdown": POLICY.replace("prazo-de-troca", "outra-politica").replace("type: policy\n",
+                                                                            "type: policy\nretired_by: prazo-de-troca\n")})
+    assert status == 422 and "only an observed concept is retired by a policy" in json.dumps(body)
     # Saving an observed concept queues nothing.
     status, body, _ = world["api"]("POST", f"{BASE}/concepts", body={
         "markdown": POLICY.replace("prazo-de-troca", "outra-troca").replace("type: policy", "type: fact")

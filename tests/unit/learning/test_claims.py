@@ -145,9 +145,33 @@ def test_subsets_and_spellings_of_the_same_claim_confirm_without_a_model(recorde
     ("Garantia de 25 dias.", "Garantia de vinte dias."),
     ("Desconto de 10% no Pix.", "Desconto de R$ 10 no Pix."),
     ("A loja não aceita cheque.", "A loja nao aceita cheques nem dinheiro."),
+    # A negation, a relation word or a role moved between clauses, or inside one (a review found these).
+    ("Aceitamos Visa, não aceitamos Amex.", "Aceitamos Amex, não aceitamos Visa."),
+    ("We accept Visa, we don't accept Amex.", "We accept Amex, we don't accept Visa."),
+    ("Pix sem taxa, cartão com taxa.", "Pix com taxa, cartão sem taxa."),
+    ("Não entregamos aos sábados, entregamos aos domingos.", "Entregamos aos sábados, não entregamos aos domingos."),
+    ("O frete é pago pelo cliente, a troca pela loja.", "O frete é pago pela loja, a troca pelo cliente."),
+    ("O cliente reembolsa a loja.", "A loja reembolsa o cliente."),
+    # A changed or first letter is no typo: it joins real words and places.
+    ("Acesso limitado ao app.", "Acesso ilimitado ao app."),
+    ("Resultados anormais exigem receita.", "Resultados normais exigem receita."),
+    ("Entregamos no interior.", "Entregamos no inferior."),
+    ("Enviamos para a Colombia.", "Enviamos para a Columbia."),
+    ("Enviamos para a Gambia.", "Enviamos para a Zambia."),
+    # 24/7 is no date; a greeting holding a limit or a figure says something.
+    ("Atendimento 24/7.", "Atendimento em 24 de julho."),
+    ("Entregamos em até sete dias.", "Entregamos em até sete dias. Esperamos dois dias."),
 ])
 def test_a_subset_or_spelling_never_hides_a_different_claim(recorded, new):
     assert not same_claim(_claim(recorded), _claim(new))
+
+
+def test_a_body_that_drops_a_condition_is_no_subset_even_when_the_description_is_shorter():
+    record = make_concept("frete", description="Frete grátis.", body="Frete grátis acima de R$ 200.")
+    assert not same_claim(record, make_concept("frete", description="Frete grátis.", body="Frete grátis."))
+    saturday = make_concept("sabado", description="Entregamos aos sábados.", body="Entregamos aos sábados e domingos.")
+    assert not same_claim(saturday, make_concept("sabado", description="Entregamos aos sábados.",
+                                                 body="Oi, só domingo."))
 
 
 def test_portuguese_no_is_a_place_and_english_no_a_negation():

@@ -240,7 +240,9 @@ class ConceptImport:
                 p.outcome = Outcome(item.source, line, None, REFUSED, reason)
                 continue
             if provenance != KEEP:
-                concept = concept.replace(provenance=provenance)
+                # A concept retired where it was exported is recalled again as the human's choice here.
+                concept = concept.replace(provenance=provenance,
+                                          retired_by=concept.retired_by if provenance == "observed" else None)
             if concept.name in seen:
                 p.outcome = Outcome(item.source, item.line, concept.name, REFUSED,
                                     f"name: {concept.name!r} is also {seen[concept.name]}'s (the first one is imported)")

@@ -308,6 +308,8 @@ def _validate(c: Concept) -> list[FieldError]:
             bad(RETIRED_BY, f"must name the policy concept that retired it: {problem}")
         elif c.retired_by == c.name:
             bad(RETIRED_BY, "must name another concept")
+        elif c.provenance != "observed":
+            bad(RETIRED_BY, "only an observed concept is retired by a policy (delete the line to keep this one)")
 
     if not isinstance(c.body, str):
         bad("body", "must be text")

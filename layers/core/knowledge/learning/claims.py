@@ -60,18 +60,27 @@ def _restated(old: Claim, fresh: Claim) -> bool:
 
 
 def _part_of(old: Claim, fresh: Claim) -> bool:
-    """Some of the record's sentences, each whole: the same terms in any order, each number,
-    negation and relation word beside the same terms. A sentence with a condition dropped or added
-    ("acima de R$ 500" left out) is not one of the record's."""
-    return all(any(sentence.bag == other.bag and sentence.bindings == other.bindings for other in old.sentences)
-               for sentence in fresh.sentences)
+    """Some of the record's body sentences, each whole (its clauses in any order, each clause's
+    words in theirs), and a description that is the record's or one of those sentences. A sentence
+    with a condition left out or added ("acima de R$ 500" / nothing) is not one of the record's,
+    nor is a body that says nothing but a greeting."""
+    head, body = fresh.sentences[:len(fresh.sentences) - len(fresh.body_sentences)], fresh.body_sentences
+    if not body:
+        return False
+    return (all(any(s.told_by(o) for o in old.body_sentences) for s in body)
+            and all(any(s.told_by(o) for o in old.sentences) for s in head))
+
+
+_KEPT_BESIDE = re.compile(r"^Session \S+ \(", re.MULTILINE)
 
 
 def human_text(concept: Concept, actor: str) -> bool:
     """A body a human chose: a policy concept, one an operator wrote last (`actor`), or one that
-    already keeps claims beside an operator's text."""
-    return (concept.provenance == "policy" or actor.startswith("operator:")
-            or RELATED_SECTION.search(concept.body) is not None)
+    already keeps sightings beside an operator's text (a policy review's flag alone is no sign)."""
+    if concept.provenance == "policy" or actor.startswith("operator:"):
+        return True
+    related = RELATED_SECTION.search(concept.body)
+    return related is not None and _KEPT_BESIDE.search(concept.body, related.end()) is not None
 
 
 def primary_claim(body: str) -> str:

@@ -41,6 +41,8 @@ from shared.names import Slug
 from shared.telemetry import Counters
 
 REVIEWED_MAX = 5
+# How far back the history is read for an operator's version before a concept is retired.
+HISTORY_LOOKED = 50
 ENGINE = "engine"
 # What the index is asked for: more than REVIEWED_MAX, since the policy itself and other policies rank too.
 _ASKED = 4 * REVIEWED_MAX
@@ -137,11 +139,13 @@ class PolicyReviewer:
             observed = stored.concept
             if observed.provenance != "observed" or observed.retired_by:
                 return "kept"
+            if flag_beside(observed, policy) is observed:  # flagged by an earlier review: a human decides
+                return "flagged"
             key = claims.primary_claim(observed.body)
             if key not in verdicts:
                 verdicts[key] = self._judge(tenant, observed, policy, ref)
             verdict = verdicts[key]
-            human = (stored.actor or "").startswith("operator:")  # an operator wrote this body last
+            human = self._operator_wrote(tenant, agent, name, stored.actor)
             if verdict.why == "contradicting" and not human:
                 updated, outcome, reason = observed.replace(retired_by=policy.name), "retired", "retired"
             elif verdict.why in claims.UNJUDGED or verdict.why == "contradicting":
@@ -159,6 +163,14 @@ class PolicyReviewer:
             self._events.publish(LEARNED, detail(tenant, agent, name, observed.type, outcome=outcome))
             return outcome
         return "contended"
+
+    def _operator_wrote(self, tenant: str, agent: str, name: str, actor: Optional[str]) -> bool:
+        """An operator wrote one of the concept's last HISTORY_LOOKED versions: its text is (partly)
+        a human's, which the engine never retires (a later confirmation leaves the body as it was)."""
+        if (actor or "").startswith("operator:"):
+            return True
+        versions, _ = self._store.version_page(tenant, agent, name, limit=HISTORY_LOOKED, marker=None)
+        return any((v.actor or "").startswith("operator:") for v in versions)
 
     def _judge(self, tenant: str, observed: Concept, policy: Concept, ref: Optional[str]) -> claims.Verdict:
         if not ref:

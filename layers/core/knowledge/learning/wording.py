@@ -26,7 +26,7 @@ import snowballstemmer
 # ("pago pela loja" / "pago para a loja"), antes/depois, até/após, acima/abaixo, mais/menos,
 # só/todos/qualquer, and past or future forms (foi, era, será, was, were).
 STOPWORDS = frozenset("""
-o a os as um uma uns umas de da do das dos em na no nas nos num numa ao aos e que se ser sao esta estao
+o a os as um uma uns umas de da do das dos em na no nas nos num numa ao aos e que ser sao esta estao
 ter tem ha este esta estes estas isso isto esse essa esses essas disso desse dessa deste desta nesse nessa
 neste nesta aquele aquela seu sua seus suas lhe voce voces ele ela eles elas via tambem ja entao bem muito
 the an of in on at is are be been being it its this that these those as there their our your
@@ -36,14 +36,17 @@ we you they he she his her also and
 # with a greeting or a thank-you and says at most two other words, with no figure or negation
 # ("Olá, tutor!", "Obrigado pela preferência!"), is no claim.
 GREETINGS = frozenset("""
-oi oie ola ei opa hey hi hello obrigado obrigada obrigados obg valeu esperamos aguardamos tchau thanks thank
+oi oie ola ei opa hey hi hello obrigado obrigada obrigados obg valeu tchau thanks thank
 bye cheers abraco abracos att atenciosamente
 """.split())
 COURTESY = GREETINGS | frozenset("pessoal gente ta tah ok okay certo combinado beleza blz please ne viu".split())
 # The closings of a support message, read as a greeting: "Qualquer dúvida, é só chamar!".
-_CLOSINGS = re.compile(r"^\s*(?:qualquer duvida|espero ter ajudado|estamos a disposicao|fico a disposicao|"
+_CLOSINGS = re.compile(r"^\s*(?:qualquer duvida(?:,? e so (?:chamar|falar|perguntar|mandar mensagem))?|"
+                       r"espero ter ajudado|estamos a disposicao|fico a disposicao|"
                        r"conte com a gente|conte sempre com a gente|tenha um otimo dia|ate mais|ate logo|um abraco|"
                        r"any questions|hope this helps|have a (?:nice|great|good) day)\b")
+# Words that bound a claim ("só domingo", "apenas no Sul"): a greeting holding one says something.
+_LIMITS = frozenset("so somente apenas only just exceto except todos todas all every nenhum nenhuma none".split())
 _GREETING_PAIRS = re.compile(r"\b(?:bom dia|boa tarde|boa noite|ta bom|ta bem|tudo bem|tudo bom|good morning|"
                              r"good afternoon|good evening)\b")
 # Stemming drops tense: "aceitava" and "aceita" share a stem but not a claim. These Portuguese
@@ -157,14 +160,15 @@ def _portuguese(words: list[str]) -> bool:
 
 def _dates_as_numbers(text: str) -> str:
     """Dates written in words, as day/month: '27 a 30 de novembro' -> '27/11 a 30/11'."""
-    text = _DAY_RANGE.sub(lambda m: f"{m[1]}/{MONTHS[m[4]]} {m[2]} {m[3]}/{MONTHS[m[4]]}", text)
-    text = _DAY_OF_MONTH.sub(lambda m: f"{m[1]}/{MONTHS[m[2]]}", text)
-    return _MONTH_DAY.sub(lambda m: f"{m[2]}/{MONTHS[m[1]]}", text)
+    # Written with two digits of month: "24 de julho" is a date, "24/7" (always open) is not.
+    text = _DAY_RANGE.sub(lambda m: f"{m[1]}/{MONTHS[m[4]]:02d} {m[2]} {m[3]}/{MONTHS[m[4]]:02d}", text)
+    text = _DAY_OF_MONTH.sub(lambda m: f"{m[1]}/{MONTHS[m[2]]:02d}", text)
+    return _MONTH_DAY.sub(lambda m: f"{m[2]}/{MONTHS[m[1]]:02d}", text)
 
 
 def _date(match: re.Match) -> list[str]:
     day, month, year = int(match.group("day")), int(match.group("month")), match.group("year")
-    if not (1 <= day <= 31 and 1 <= month <= 12):  # 3/4 of a cup, 24/7: no date
+    if not (1 <= day <= 31 and 1 <= month <= 12) or match.group(0) == "24/7":  # 3/4, 24/7: no date
         return [f"#{day}", f"#{month}"] + ([f"#{number(year)}"] if year else [])
     out = [f"@{month}-{day}"]
     if year:
@@ -234,39 +238,45 @@ def _no_claim(sentence: str) -> bool:
     words = _WORDS.findall(sentence)
     if not words or words[0] not in GREETINGS or re.search(r"\d", sentence):
         return False
-    if any(word in NEGATIONS for word in words):
-        return False
+    if any(word in NEGATIONS or word in NUMBER_WORDS or word in _UNITS or word in _LIMITS for word in words):
+        return False  # "Oi, só domingo": a limit, a figure or a negation is a claim
     return sum(word not in COURTESY and word not in STOPWORDS for word in words) <= 2
 
 
 @dataclass(frozen=True)
 class Sentence:
-    """A sentence's terms in order, and what binds them: each number, negation and relation word
-    with the terms beside it in its clause (so "Pix 10%, boleto 5%" is not "Pix 5%, boleto 10%")."""
+    """A sentence's clauses (split at commas), each its terms in order."""
 
-    terms: tuple[str, ...]
-    bindings: tuple[tuple[str, str, str], ...]
+    clauses: tuple[tuple[str, ...], ...]
 
     @property
-    def bag(self) -> Counter:
-        return Counter(self.terms)
+    def terms(self) -> tuple[str, ...]:
+        return tuple(term for clause in self.clauses for term in clause)
+
+    def told_by(self, record: "Sentence") -> bool:
+        """This sentence is `record`'s clauses cut into pieces, each piece in its own order, the
+        pieces in any order: "Das 9h às 17h, às terças, a clínica vacina" is "A clínica vacina às
+        terças, das 9h às 17h"; a word moved inside a clause ("Aceitamos Amex, não aceitamos Visa" /
+        "Aceitamos Visa, não aceitamos Amex"; "a loja reembolsa o cliente" / "o cliente reembolsa
+        a loja") is not."""
+        if sorted(self.terms) != sorted(record.terms):
+            return False
+        return _cover(record.clauses, 0, 0, Counter(self.clauses))
 
 
-# Words whose neighbour carries the claim: "acima de R$150", "até 30 dias", "para o Sudeste".
-_RELATIONS = frozenset({"para", "por", "ate", "apos", "antes", "acima", "abaixo", "com", "ou", "desde", "partir",
-                        "mais", "menos", "so", "todo", "toda", "todos", "todas", "qualquer", "cada", "to", "for",
-                        "by", "from", "with", "before", "after", "above", "below", "until", "or"})
-
-
-def _bindings(clauses: list[list[str]]) -> tuple[tuple[str, str, str], ...]:
-    out = []
-    for clause in clauses:
-        for i, term in enumerate(clause):
-            if term[0] in "#@!" or term in _RELATIONS:
-                before = clause[i - 1] if i else ""
-                after = clause[i + 1] if i + 1 < len(clause) else ""
-                out.append((before if term[0] in "#@" else "", term, after))
-    return tuple(sorted(out))
+def _cover(clauses: tuple[tuple[str, ...], ...], index: int, at: int, pieces: Counter) -> bool:
+    """Whether `pieces` cut `clauses[index][at:]` and every clause after it, each piece whole."""
+    if index == len(clauses):
+        return not +pieces
+    clause = clauses[index]
+    if at == len(clause):
+        return _cover(clauses, index + 1, 0, pieces)
+    for piece in [p for p, n in pieces.items() if n > 0 and clause[at:at + len(p)] == p]:
+        pieces[piece] -= 1
+        if _cover(clauses, index, at + len(piece), pieces):
+            return True
+        pieces[piece] += 1
+    return False
 
 
 @dataclass(frozen=True)
@@ -283,26 +293,30 @@ class Claim:
         return Counter(term for sentence in self.sentences for term in sentence.terms if term.startswith("!"))
 
 
-def _edits_apart_one(a: str, b: str) -> bool:
-    """One letter inserted, dropped, changed, or two neighbours swapped."""
-    if a == b or abs(len(a) - len(b)) > 1:
+def _typo_of(a: str, b: str) -> bool:
+    """`a` is `b` with one letter left out, doubled or added, or two neighbours swapped, past the
+    first letter. A changed letter is no typo here: it joins real words ("interior" / "inferior",
+    "Colombia" / "Columbia"), as a first letter does ("limitado" / "ilimitado")."""
+    if a == b or a[:1] != b[:1] or abs(len(a) - len(b)) > 1:
         return False
     if len(a) == len(b):
         diff = [i for i in range(len(a)) if a[i] != b[i]]
-        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
-                                  and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+        return (len(diff) == 2 and diff[1] == diff[0] + 1
+                and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
     short, long = (a, b) if len(a) < len(b) else (b, a)
     i = next((i for i in range(len(short)) if short[i] != long[i]), len(short))
     return short[i:] == long[i + 1:]
 
 
-def _respelt(text: str, known: frozenset[str]) -> str:
-    """`text` with each misspelt word read as the one word of `known` one edit away."""
+def _respelt(text: str, known: frozenset[str], names: frozenset[str] = frozenset()) -> str:
+    """`text` with each misspelt word read as the one word of `known` it is a typo of; a word
+    written with a capital (`names`: a name, a place, a brand) is never respelt."""
     def fix(match: re.Match) -> str:
         word = match.group()
-        if word in known or len(word) < TYPO_MIN_LETTERS or word in NEGATIONS or word in NUMBER_WORDS:
+        if (word in known or word in names or len(word) < TYPO_MIN_LETTERS or word in NEGATIONS
+                or word in NUMBER_WORDS):
             return word
-        near = [other for other in known if len(other) >= TYPO_MIN_LETTERS and _edits_apart_one(word, other)
+        near = [other for other in known if len(other) >= TYPO_MIN_LETTERS and _typo_of(word, other)
                 and other not in NEGATIONS and other not in NUMBER_WORDS]
         return near[0] if len(near) == 1 else word
     return _WORDS.sub(fix, text)
@@ -314,10 +328,11 @@ def words_of(*texts: str) -> frozenset[str]:
 
 def read_claim(description: str, body: str, spelling: Iterable[str] = ()) -> Claim:
     """The claim's sentences of terms; `spelling`: the record's words, which a misspelt word is read as."""
+    names = frozenset(fold(word) for word in _WORDS.findall(f"{description}\n{body}") if word[:1].isupper())
     description, body = fold(description), fold(body)
     known = frozenset(spelling)
     if known:
-        description, body = _respelt(description, known), _respelt(body, known)
+        description, body = _respelt(description, known, names), _respelt(body, known, names)
     portuguese = _portuguese(_WORDS.findall(f"{description}\n{body}"))
     head, sentences = _sentences(description, portuguese), _sentences(body, portuguese)
     return Claim(head + sentences, sentences)
@@ -333,5 +348,5 @@ def _sentences(text: str, portuguese: bool) -> tuple[Sentence, ...]:
         clauses = [terms for clause in _CLAUSE_END.split(part)
                    if not _courtesy(clause) and (terms := _tokens(clause, portuguese))]
         if clauses:
-            out.append(Sentence(tuple(term for clause in clauses for term in clause), _bindings(clauses)))
+            out.append(Sentence(tuple(tuple(clause) for clause in clauses)))
     return tuple(out)
