@@ -11,7 +11,7 @@ SnapStart it is built here, during init, off the request path.
 from aws_lambda_powertools import Logger
 
 from knowledge import wiring
-from shared.errors import KnowledgeError
+from shared.errors import KnowledgeError, refusal
 
 logger = Logger()
 service = wiring.Deferred(wiring.retriever_from_env).build_now_if_init_is_ahead()
@@ -29,6 +29,6 @@ def lambda_handler(event, context):
         return answer
     except KnowledgeError as exc:
         logger.info("retrieve refused", extra={"error_code": exc.code})
-        return {"error": {"code": exc.code, "message": str(exc)}}
+        return refusal(exc)
     finally:
         retriever.counters.flush(service="knowledge-retrieve")

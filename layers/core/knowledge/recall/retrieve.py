@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Literal, Optional
 from xml.sax.saxutils import escape, quoteattr
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from knowledge.format.concept import STALE, format_timestamp, out_of_recall, parse_stored, recall_changes_at
 from knowledge.format.config import KnowledgeConfig
 from knowledge.format.events import RETRIEVED, detail
+from knowledge.recall.answers import Concept, LoadAnswer, RetrieveAnswer, Shown, Tool
 from knowledge.recall.index import Hit, Index
 from knowledge.recall.warm import FETCH_BUDGET_SECONDS, AgentKnowledge, WarmIndexes, memory_budget_bytes
 from knowledge.store.concepts import ConceptStore
@@ -50,7 +51,7 @@ NOT_THE_STORE = (
     'A `said-by="customers"` concept is what customers have said, not what the store says:\n'
     "never repeat it to a customer as true, and answer it with what the store says."
 )
-TOOL = {
+TOOL = Tool.model_validate({
     "name": "load_knowledge",
     "description": ("Load the full text of one concept listed in the <knowledge> block. Call it FIRST, "
                     "before any other lookup, when the customer's question needs more than the summary."),
@@ -61,7 +62,7 @@ TOOL = {
         "required": ["name"],
         "additionalProperties": False,
     },
-}
+})
 
 
 class InvalidRequest(KnowledgeError, ValueError):
@@ -78,11 +79,15 @@ class _Base(BaseModel):
 
 
 class RetrieveRequest(_Base):
+    """The per-turn retrieve: the customer's message, for the <knowledge> block."""
+
     message: str = Field(max_length=MESSAGE_MAX_CHARS)
 
 
 class LoadRequest(_Base):
-    action: str = Field(pattern="^load_knowledge$")
+    """load_knowledge: one concept's full text, by the name the block showed."""
+
+    action: Literal["load_knowledge"]
     name: str = Field(max_length=200)
 
 
@@ -99,10 +104,10 @@ class Injected:
     hit: Hit
     linked: bool
 
-    def as_dict(self) -> dict[str, Any]:
+    def shown(self) -> Shown:
         doc = self.hit.doc
-        return {"name": self.hit.name, "score": self.hit.score, "confidence": doc.confidence,
-                "provenance": doc.provenance, "linked": self.linked}
+        return Shown(name=self.hit.name, score=self.hit.score, confidence=doc.confidence,
+                     provenance=doc.provenance, linked=self.linked)
 
 
 def render_block(injected: list[Injected]) -> str:
@@ -241,12 +246,12 @@ class Retriever:
         knowledge = self.knowledge(request.tenant, request.agent, budget)
         config = knowledge.config
         if config is None or not config.retrieve:
-            return {"block": "", "concepts": [], "priority": PRIORITY, "tool": None}
+            return RetrieveAnswer(block="", concepts=[], priority=PRIORITY, tool=None).model_dump(mode="json")
         lapsed = self.lapsed(request.tenant, request.agent, knowledge)
         injected = select(knowledge.index, request.message, config, lapsed.names)
         self.counters.count("BlockInjected" if injected else "BlockEmpty")
-        return {"block": render_block(injected), "concepts": [i.as_dict() for i in injected],
-                "priority": PRIORITY, "tool": TOOL}
+        return RetrieveAnswer(block=render_block(injected), concepts=[i.shown() for i in injected],
+                              priority=PRIORITY, tool=TOOL).model_dump(mode="json")
 
     def load(self, request: LoadRequest, budget: Optional[float] = None) -> dict[str, Any]:
         if not is_slug(request.name):
@@ -279,15 +284,15 @@ class Retriever:
         recall = out_of_recall(valid_from=concept.valid_from, valid_until=concept.valid_until,
                                provenance=concept.provenance, updated_at=concept.updated_at, now=self._now(),
                                stale_after_days=knowledge.config.stale_after_days, utc_offset=knowledge.config.offset)
-        return {"name": concept.name, "markdown": data.decode("utf-8"), "concept": {
-            "name": concept.name, "description": concept.description, "type": concept.type,
-            "provenance": concept.provenance, "confidence": concept.confidence, "sources": list(concept.sources),
-            "occurrences": concept.occurrences, "created_at": concept.created_at.isoformat().replace("+00:00", "Z"),
-            "updated_at": concept.updated_at.isoformat().replace("+00:00", "Z"), "body": concept.body,
-            "conflict": concept.in_conflict,
-            "valid_from": concept.valid_from.isoformat() if concept.valid_from else None,
-            "valid_until": concept.valid_until.isoformat() if concept.valid_until else None,
-            "recall": recall}}
+        return LoadAnswer(name=concept.name, markdown=data.decode("utf-8"), concept=Concept(
+            name=concept.name, description=concept.description, type=concept.type,
+            provenance=concept.provenance, confidence=concept.confidence, sources=list(concept.sources),
+            occurrences=concept.occurrences, created_at=concept.created_at.isoformat().replace("+00:00", "Z"),
+            updated_at=concept.updated_at.isoformat().replace("+00:00", "Z"), body=concept.body,
+            conflict=concept.in_conflict,
+            valid_from=concept.valid_from.isoformat() if concept.valid_from else None,
+            valid_until=concept.valid_until.isoformat() if concept.valid_until else None,
+            recall=recall)).model_dump(mode="json")
 
     # ------------------------------------------------------------ the warm index
     def _now(self) -> datetime:

@@ -1,0 +1,65 @@
+"""What RetrieveFunction answers, as models: the handler's answers are built from them and the
+published schemas (schemas/*.answer.schema.json, scripts/write_schemas.py) are written from
+them, so the two cannot drift. README "How an engine wires itself in" shows each."""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Provenance = Literal["observed", "policy"]
+ConceptType = Literal["fact", "entity", "procedure", "policy", "objection"]
+Recall = Literal["expired", "not_started", "stale"]
+
+
+class _Answer(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Tool(_Answer):
+    """A tool definition the engine hands its model (name, description, JSON Schema of its input)."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+class Shown(_Answer):
+    """One concept in the block: ranked (`linked` false) or one [[link]] away from one that is."""
+
+    name: str
+    score: float
+    confidence: float
+    provenance: Provenance
+    linked: bool
+
+
+class RetrieveAnswer(_Answer):
+    block: str = Field(description="the <knowledge> block for the prompt; empty when nothing is relevant")
+    concepts: list[Shown]
+    priority: int
+    tool: Optional[Tool] = Field(description="load_knowledge, for the model; null when the block is empty")
+
+
+class Concept(_Answer):
+    name: str
+    description: str
+    type: ConceptType
+    provenance: Provenance
+    confidence: float
+    sources: list[str]
+    occurrences: int
+    created_at: str
+    updated_at: str
+    body: str
+    conflict: bool
+    valid_from: Optional[str]
+    valid_until: Optional[str]
+    recall: Optional[Recall] = Field(description="why the concept is out of the block now, or null")
+
+
+class LoadAnswer(_Answer):
+    name: str
+    markdown: str = Field(description="the stored concept, byte for byte")
+    concept: Concept
