@@ -21,8 +21,9 @@ from pydantic import BaseModel
 from facts.memory import ReadAnswer, ReadRequest, RememberAnswer, RememberRequest
 from knowledge.format.sighting import sighting_schema
 from knowledge.format.turn import turn_schema
-from knowledge.recall.answers import LoadAnswer, RetrieveAnswer
-from knowledge.recall.retrieve import LoadRequest, RetrieveRequest
+from knowledge.learning.save import SAVE_TOOL, SaveAnswer, SaveRequest
+from knowledge.recall.answers import LoadAnswer, RetrieveAnswer, SearchAnswer
+from knowledge.recall.retrieve import SEARCH_TOOL, TOOL, LoadRequest, RetrieveRequest, SearchRequest
 from shared.refusal import Refusal
 
 SCHEMAS = Path(__file__).resolve().parents[1] / "schemas"
@@ -44,6 +45,8 @@ def published(model: type[BaseModel], description: str, mode: str) -> Callable[[
 CALLS = [
     ("retrieve", RetrieveRequest, RetrieveAnswer, f"{RETRIEVE}: the <knowledge> block for one turn"),
     ("load-knowledge", LoadRequest, LoadAnswer, f"{RETRIEVE}: load_knowledge, one concept's full text"),
+    ("search-knowledge", SearchRequest, SearchAnswer, f"{RETRIEVE}: search_knowledge, the ranked summaries for a query"),
+    ("save-knowledge", SaveRequest, SaveAnswer, f"{RETRIEVE}: save_knowledge, an insight learned as extraction learns"),
     ("memory-read", ReadRequest, ReadAnswer, f"{MEMORY}: the customer's memory cell and its <memory> block"),
     ("memory-remember", RememberRequest, RememberAnswer, f"{MEMORY}: remember one fact (origin engine)"),
 ]
@@ -53,6 +56,9 @@ FILES: dict[str, Callable[[], dict]] = {"turn-complete.schema.json": turn_schema
 for stem, request, answer, what in CALLS:
     FILES[f"{stem}.request.schema.json"] = published(request, f"The request to {what}.", "validation")
     FILES[f"{stem}.answer.schema.json"] = published(answer, f"The answer of {what}.", "serialization")
+# The tool definitions an engine hands its model (name, description, input_schema), each input the
+# model-written part of its request model.
+FILES["tools.json"] = lambda: {"tools": [tool.model_dump(mode="json") for tool in (TOOL, SEARCH_TOOL, SAVE_TOOL)]}
 FILES["refusal.schema.json"] = published(
     Refusal, "What RetrieveFunction and MemoryFunction answer instead when they refuse a request.", "serialization")
 

@@ -2,6 +2,9 @@
 
 {tenant, agent, message, session_id} -> {block, concepts, priority, tool}
 {action: "load_knowledge", tenant, agent, name, session_id} -> the concept, and an event.
+{action: "search_knowledge", tenant, agent, session_id, query[, limit]} -> the ranked hits, and an event.
+{action: "save_knowledge", tenant, agent, session_id, name, description, type, body, evidence[, turn_id]}
+  -> the insight gated and queued for consolidation, as extraction's are, and an event.
 
 The module imports only the Logger and the wiring: on an on-demand cold start the service
 (settings, boto3, the index) is built by the first call; under provisioned concurrency or

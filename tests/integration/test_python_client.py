@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import json
 import uuid
+from datetime import datetime, timezone
 
 import pytest
 from helpers.aws import drain, new_queue
 from helpers.handlers import load_handler
 from helpers.paths import DEMO
-from knowledge_client import FunctionFailed, KnowledgeClient, NotFound, RequestInvalid, Unreachable
+from knowledge_client import Disabled, FunctionFailed, Gated, KnowledgeClient, NotFound, RequestInvalid, Unreachable
 from knowledge_client.models import LoadAnswer, RetrieveAnswer
 
 from knowledge.format.concept import parse
 from knowledge.format.turn import parse_turn
+from knowledge.store.archive import TurnArchive
 from knowledge_dev.lambda_endpoint import LambdaEndpoint
 from knowledge_dev.local_aws import free_port
 
@@ -31,11 +33,12 @@ class Counted:
 
 
 @pytest.fixture
-def endpoint(monkeypatch, store, bucket, bus):
+def endpoint(monkeypatch, store, bucket, bus, sessions_bucket, candidates_queue):
     store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
     for path in sorted(DEMO.glob("*.md")):
         store.create(T, A, parse(path.read_text()), actor="engine")
     retrieve = load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"],
+                            SESSIONS_BUCKET=sessions_bucket, CANDIDATES_QUEUE_URL=candidates_queue,
                             POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}")
     memory = load_handler("memory", monkeypatch, KNOWLEDGE_BUCKET=bucket)
     handlers = {"retrieve": Counted(retrieve.lambda_handler), "memory": Counted(memory.lambda_handler)}
@@ -144,3 +147,25 @@ def test_an_unknown_function_and_a_misconfigured_one_are_function_failures(endpo
             client.retrieve("s1", "frete")
     finally:
         server.stop()
+
+
+def test_search_then_save_through_the_client(client, endpoint, s3, sessions_bucket, sqs, candidates_queue, store):
+    hits = client.search_knowledge("sess_77", "frete grátis Campinas", limit=5).hits
+    assert hits and len(hits) <= 5 and any(hit.injected for hit in hits)
+    turn = parse_turn(json.dumps({
+        "tenant": T, "agent": A, "session_id": "sess_77", "turn_id": "turn_0001",
+        "completed_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "messages": [{"role": "user", "content": "Tem retirada na loja?"},
+                     {"role": "assistant", "content": "Sim, a retirada na loja de Natal fica pronta em 2 horas."}]}))
+    TurnArchive(s3, sessions_bucket).put(turn)
+    saved = client.save_knowledge("sess_77", "retirada-natal-2h", "Store pickup in Natal is ready in 2 hours.",
+                                  "fact", "Pickup orders at the Natal store are ready within 2 hours.",
+                                  "retirada na loja de Natal fica pronta em 2 horas")
+    assert (saved.name, saved.turn_id, saved.status) == ("retirada-natal-2h", "turn_0001", "queued")
+    assert len(drain(sqs, candidates_queue)) == 1
+    with pytest.raises(Gated, match="evidence_not_found"):
+        client.save_knowledge("sess_77", "retirada-natal-2h", "x", "fact", "x", "entregamos em todo o Brasil")
+    store.put_config(T, "quiet", "knowledge:\n  extract: false\n", actor="operator:t")
+    quiet = KnowledgeClient("quiet", T, endpoint_url=endpoint.url, region_name="us-east-1")
+    with pytest.raises(Disabled):
+        quiet.save_knowledge("sess_77", "x", "x", "fact", "x", "retirada na loja de Natal")

@@ -8,15 +8,17 @@ import json
 
 import pytest
 from helpers.paths import ROOT
-from knowledge_client import models
+from knowledge_client import TOOLS, models
 
 # schema file -> the client's model (answers ignore unknown fields: a client one release behind
 # keeps reading while a deploy rolls, so their closedness is the one thing left out)
 REQUESTS = {"turn-complete": models.TurnComplete, "retrieve.request": models.RetrieveRequest,
             "load-knowledge.request": models.LoadRequest, "memory-read.request": models.MemoryReadRequest,
-            "memory-remember.request": models.RememberRequest}
+            "memory-remember.request": models.RememberRequest, "search-knowledge.request": models.SearchRequest,
+            "save-knowledge.request": models.SaveRequest}
 ANSWERS = {"retrieve.answer": models.RetrieveAnswer, "load-knowledge.answer": models.LoadAnswer,
            "memory-read.answer": models.MemoryAnswer, "memory-remember.answer": models.RememberAnswer,
+           "search-knowledge.answer": models.SearchAnswer, "save-knowledge.answer": models.SaveAnswer,
            "refusal": models.Refusal}
 PROSE = {"title", "description", "$schema"}
 
@@ -70,3 +72,7 @@ def test_a_drifted_model_is_caught():
 
     assert contract(Drifted.model_json_schema(), answer=False) != contract(published("retrieve.request"),
                                                                            answer=False)
+
+
+def test_the_clients_tool_definitions_are_the_published_ones():
+    assert TOOLS == json.loads((ROOT / "schemas" / "tools.json").read_text())["tools"]

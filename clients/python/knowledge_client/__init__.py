@@ -4,7 +4,9 @@ from . import errors, models
 from .client import KnowledgeClient
 from .errors import (
     Busy,
+    Disabled,
     FunctionFailed,
+    Gated,
     InvalidFact,
     InvalidRequest,
     KnowledgeClientError,
@@ -15,7 +17,24 @@ from .errors import (
     StoreUnavailable,
     Unreachable,
 )
+from .tools import TOOLS
 
-__all__ = ["KnowledgeClient", "KnowledgeClientError", "RequestInvalid", "Refused", "InvalidRequest", "NotFound",
-           "InvalidFact", "RecordUnreadable", "Busy", "StoreUnavailable", "FunctionFailed", "Unreachable",
-           "errors", "models"]
+__all__ = [
+    "TOOLS",
+    "Busy",
+    "Disabled",
+    "FunctionFailed",
+    "Gated",
+    "InvalidFact",
+    "InvalidRequest",
+    "KnowledgeClient",
+    "KnowledgeClientError",
+    "NotFound",
+    "RecordUnreadable",
+    "Refused",
+    "RequestInvalid",
+    "StoreUnavailable",
+    "Unreachable",
+    "errors",
+    "models",
+]

@@ -2,10 +2,10 @@
 
 Every request is checked against its published schema before it is sent (RequestInvalid names the
 field, never the value); every refusal is a typed error (knowledge_client.errors). Retried, with
-back-off: the reads (retrieve, load, search, memory read), which change nothing, and send_turn,
-whose turn carries its own identity (session_id, turn_id) that the service archives once and
-extracts once. A write (remember) is sent once: after a lost answer nobody can tell whether it
-landed, so the caller decides.
+back-off: the reads (retrieve, load, search, memory read), which change nothing; send_turn, whose
+turn carries its own identity (session_id, turn_id) that the service archives once and extracts
+once; and save_knowledge, whose sighting's identity is (name, session, turn), applied once. A
+remember is sent once: it writes a new revision each time, so after a lost answer the caller decides.
 """
 
 from __future__ import annotations
@@ -123,6 +123,25 @@ class KnowledgeClient:
         request = checked(models.LoadRequest, {"action": "load_knowledge", "tenant": self.tenant,
                                                "agent": self.agent, "session_id": session_id, "name": name})
         return self._invoke(self.retrieve_function, request, models.LoadAnswer, retry=True)
+
+    def search_knowledge(self, session_id: str, query: str, limit: int = 10) -> models.SearchAnswer:
+        """The agent's concepts ranked for `query`, past the block's floor, each saying whether the
+        block would carry it."""
+        request = checked(models.SearchRequest, {"action": "search_knowledge", "tenant": self.tenant,
+                                                 "agent": self.agent, "session_id": session_id, "query": query,
+                                                 "limit": limit})
+        return self._invoke(self.retrieve_function, request, models.SearchAnswer, retry=True)
+
+    def save_knowledge(self, session_id: str, name: str, description: str, type: str, body: str, evidence: str,
+                       *, turn_id: Optional[str] = None) -> models.SaveAnswer:
+        """Save an insight grounded on a verbatim quote (`evidence`) from the session's archived turns;
+        learned as extraction learns (observed, gated, consolidated). Retried: the same insight from
+        the same turn is one sighting, however often it is sent."""
+        request = checked(models.SaveRequest, {"action": "save_knowledge", "tenant": self.tenant,
+                                               "agent": self.agent, "session_id": session_id, "name": name,
+                                               "description": description, "type": type, "body": body,
+                                               "evidence": evidence, "turn_id": turn_id})
+        return self._invoke(self.retrieve_function, request, models.SaveAnswer, retry=True)
 
     # ------------------------------------------------------------ MemoryFunction
     def read_memory(self, customer_id: str, *, session_id: Optional[str] = None) -> models.MemoryAnswer:

@@ -62,6 +62,19 @@ class StoreUnavailable(Refused):
     retryable = True
 
 
+class Gated(Refused):
+    """save_knowledge: a gate refused the insight (the message names the gate: evidence_not_found,
+    evidence_not_from_store, type_not_allowed, pii_in_name...)."""
+
+    code = "gated"
+
+
+class Disabled(Refused):
+    """save_knowledge: the agent does not learn (no knowledge.yaml, or `extract: false`)."""
+
+    code = "disabled"
+
+
 class FunctionFailed(KnowledgeClientError):
     """The invocation itself failed (a misconfigured function, a crash): not an answer."""
 
@@ -71,7 +84,7 @@ class Unreachable(KnowledgeClientError):
 
 
 REFUSALS: dict[str, type[Refused]] = {cls.code: cls for cls in (
-    InvalidRequest, NotFound, InvalidFact, RecordUnreadable, Busy, StoreUnavailable)}
+    InvalidRequest, NotFound, InvalidFact, RecordUnreadable, Busy, StoreUnavailable, Gated, Disabled)}
 
 
 def refused(code: str, message: str) -> Refused:

@@ -21,6 +21,7 @@ TURN_MESSAGE_MAX = 32_000
 TURN_MESSAGES_MAX = 200
 TURN_MAX_BYTES = 240 * 1024
 SHOWN_MAX = 50
+SEARCH_MAX_HITS = 50
 FACT_NAME_MAX, FACT_VALUE_MAX = 64, 500
 
 Slug = Annotated[str, Field(pattern=SLUG_PATTERN, max_length=SLUG_MAX)]
@@ -129,6 +130,52 @@ class LoadAnswer(_Answer):
     name: str
     markdown: str
     concept: Concept
+
+
+class SearchRequest(_Request):
+    tenant: Slug = "default"
+    agent: Slug
+    session_id: Id
+    action: Literal["search_knowledge"]
+    query: str = Field(min_length=1, max_length=RETRIEVE_MESSAGE_MAX)
+    limit: int = Field(default=10, ge=1, le=SEARCH_MAX_HITS)
+
+
+class SearchHit(_Answer):
+    name: str
+    description: str
+    type: ConceptType
+    provenance: Provenance
+    confidence: float
+    score: float
+    injected: bool
+    recall: Optional[Literal["expired", "not_started", "stale"]]
+
+
+class SearchAnswer(_Answer):
+    hits: list[SearchHit]
+
+
+class SaveRequest(_Request):
+    tenant: Slug = "default"
+    agent: Slug
+    session_id: Id
+    action: Literal["save_knowledge"]
+    name: str = Field(min_length=1, max_length=200)
+    description: str = Field(min_length=1, max_length=300)
+    type: ConceptType
+    body: str = Field(min_length=1, max_length=16 * 1024)
+    evidence: str = Field(min_length=1, max_length=1000)
+    turn_id: Optional[Id] = None
+
+
+class SaveAnswer(_Answer):
+    name: str
+    type: str
+    turn_id: str
+    status: Literal["queued"]
+    echo: bool
+    redacted: dict[str, int]
 
 
 # ------------------------------------------------------------------ MemoryFunction

@@ -63,3 +63,32 @@ class LoadAnswer(_Answer):
     name: str
     markdown: str = Field(description="the stored concept, byte for byte")
     concept: Concept
+
+
+class SearchHit(_Answer):
+    """One concept the query ranks, best first, with whether a retrieve of the query would inject it."""
+
+    name: str
+    description: str
+    type: ConceptType
+    provenance: Provenance
+    confidence: float
+    score: float
+    injected: bool = Field(description="whether a retrieve with this query as its message would put it in the block")
+    recall: Optional[Recall] = Field(description="why the concept is out of the block now (never injected), or null")
+
+
+class SearchAnswer(_Answer):
+    hits: list[SearchHit]
+
+
+def tool_input(request: type[BaseModel], fields: dict[str, str]) -> dict[str, Any]:
+    """A tool's input schema: the model-written `fields` (name -> what to tell the model) of the request
+    model the function validates with, so the tool and the check are one source."""
+    schema = request.model_json_schema(mode="validation")
+    properties = {}
+    for field, told in fields.items():
+        prop = {k: v for k, v in schema["properties"][field].items() if k not in ("title", "default")}
+        properties[field] = {**prop, "description": told}
+    required = [field for field in fields if field in schema.get("required", [])]
+    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}

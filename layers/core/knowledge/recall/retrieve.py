@@ -19,8 +19,17 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from knowledge.format.concept import STALE, format_timestamp, out_of_recall, parse_stored, recall_changes_at
 from knowledge.format.config import KnowledgeConfig
-from knowledge.format.events import RETRIEVED, detail
-from knowledge.recall.answers import Concept, LoadAnswer, RetrieveAnswer, Shown, Tool
+from knowledge.format.events import RETRIEVED, SEARCHED, detail, search_detail
+from knowledge.recall.answers import (
+    Concept,
+    LoadAnswer,
+    RetrieveAnswer,
+    SearchAnswer,
+    SearchHit,
+    Shown,
+    Tool,
+    tool_input,
+)
 from knowledge.recall.index import Hit, Index
 from knowledge.recall.warm import FETCH_BUDGET_SECONDS, AgentKnowledge, WarmIndexes, memory_budget_bytes
 from knowledge.store.concepts import ConceptStore
@@ -65,6 +74,9 @@ TOOL = Tool.model_validate({
 })
 
 
+SEARCH_MAX_HITS = 50
+
+
 class InvalidRequest(KnowledgeError, ValueError):
     code = "invalid_request"
 
@@ -91,12 +103,34 @@ class LoadRequest(_Base):
     name: str = Field(max_length=200)
 
 
-def parse_request(event: Any) -> RetrieveRequest | LoadRequest:
+class SearchRequest(_Base):
+    """search_knowledge: the agent's concepts ranked for a query, past the block's relevance floor."""
+
+    action: Literal["search_knowledge"]
+    query: str = Field(min_length=1, max_length=MESSAGE_MAX_CHARS)
+    limit: int = Field(default=10, ge=1, le=SEARCH_MAX_HITS)
+
+
+# The actions RetrieveFunction answers here (save_knowledge is learning's: knowledge.learning.save).
+ACTIONS: dict[str, type[_Base]] = {"load_knowledge": LoadRequest, "search_knowledge": SearchRequest}
+
+
+def parse_request(event: Any) -> RetrieveRequest | LoadRequest | SearchRequest:
     if isinstance(event, dict) and "action" in event:
-        if event["action"] != "load_knowledge":
-            raise InvalidRequest("action: the only action is load_knowledge")
-        return validate_object(LoadRequest, event, InvalidRequest, "the event")
+        model = ACTIONS.get(event["action"]) if isinstance(event["action"], str) else None
+        if model is None:
+            raise InvalidRequest("action: must be load_knowledge, search_knowledge or save_knowledge")
+        return validate_object(model, event, InvalidRequest, "the event")  # type: ignore[return-value]
     return validate_object(RetrieveRequest, event, InvalidRequest, "the event")
+
+
+SEARCH_TOOL = Tool(
+    name="search_knowledge",
+    description=("Search what this store has learned, when the customer's question changed or the <knowledge> "
+                 "block does not cover it. Answers the best matches' summaries; call load_knowledge for one's "
+                 "full text."),
+    input_schema=tool_input(SearchRequest, {"query": "what to look for, in the customer's words",
+                                            "limit": f"how many matches at most (1 to {SEARCH_MAX_HITS}; 10)"}))
 
 
 @dataclass(frozen=True)
@@ -240,6 +274,8 @@ class Retriever:
         with deadline.until(ends):  # S3 retries stop in time for the answer
             if isinstance(request, LoadRequest):
                 return self.load(request, budget)
+            if isinstance(request, SearchRequest):
+                return self.search(request, budget)
             return self.retrieve(request, budget)
 
     def retrieve(self, request: RetrieveRequest, budget: Optional[float] = None) -> dict[str, Any]:
@@ -293,6 +329,27 @@ class Retriever:
             valid_from=concept.valid_from.isoformat() if concept.valid_from else None,
             valid_until=concept.valid_until.isoformat() if concept.valid_until else None,
             recall=recall)).model_dump(mode="json")
+
+    def search(self, request: SearchRequest, budget: Optional[float] = None) -> dict[str, Any]:
+        """The index's ranking for the query without the block's relevance floor, each hit marked
+        with whether the block would carry it; nothing when retrieval is off for the agent."""
+        knowledge = self.knowledge(request.tenant, request.agent, budget)
+        config = knowledge.config
+        if config is None or not config.retrieve:
+            return SearchAnswer(hits=[]).model_dump(mode="json")
+        lapsed = self.lapsed(request.tenant, request.agent, knowledge)
+        injected = {item.hit.name for item in select(knowledge.index, request.query, config, lapsed.names)}
+        hits = [SearchHit(name=hit.name, description=hit.doc.description, type=hit.doc.type,
+                          provenance=hit.doc.provenance, confidence=hit.doc.confidence, score=hit.score,
+                          injected=hit.name in injected, recall=lapsed.names.get(hit.name))
+                for hit in knowledge.index.search(request.query, request.limit) if hit.score > 0]
+        try:
+            self._events.publish(SEARCHED, search_detail(request.tenant, request.agent, request.session_id,
+                                                         [hit.name for hit in hits]))
+        except EventPublishError:
+            self.counters.count("EventPublishFailed")
+        self.counters.count("KnowledgeSearched", tenant=request.tenant, agent=request.agent)
+        return SearchAnswer(hits=hits).model_dump(mode="json")
 
     # ------------------------------------------------------------ the warm index
     def _now(self) -> datetime:
