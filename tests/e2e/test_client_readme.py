@@ -69,7 +69,8 @@ def test_the_readmes_ten_lines_run_against_the_local_stack(local_stack, tmp_path
     script = tmp_path / "engine.py"
     script.write_text(code, encoding="utf-8")
     run_env = {**env, "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local"}
-    result = subprocess.run([sys.executable, str(script)], env=run_env, capture_output=True, text=True, timeout=60)
+    result = subprocess.run([sys.executable, str(script)], env=run_env, capture_output=True, text=True, timeout=60,
+                            check=False)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["cep-sudeste-cd-campinas", "fact", "75"]
     # The turn sent reached the stack's TurnCompleteQueue and was archived by the real ExtractFunction.
@@ -83,3 +84,32 @@ def test_the_readmes_ten_lines_run_against_the_local_stack(local_stack, tmp_path
             break
         assert time.monotonic() < deadline, output[0][-3000:]
         time.sleep(0.5)
+
+
+def test_run_mcp_serves_the_local_stack_to_an_mcp_client(local_stack):
+    """`./run mcp` (knowledge_dev.mcp_local): the MCP server on the running stack, spoken to by the SDK's client."""
+    import anyio
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    _, env, _ = local_stack
+
+    async def search() -> tuple[set, dict]:
+        params = StdioServerParameters(command=sys.executable, args=["-m", "knowledge_dev.mcp_local"], env=env,
+                                       cwd=str(ROOT))
+        async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            tools = {tool.name for tool in (await session.list_tools()).tools}
+            found = await session.call_tool("search_knowledge", {"query": "frete grátis Campinas"})
+            return tools, found.structured_content
+
+    tools, found = anyio.run(search)
+    assert tools == {"search_knowledge", "load_knowledge", "save_knowledge", "read_memory"}
+    assert found["hits"][0]["name"] in {"frete-gratis-acima-199", "cep-sudeste-cd-campinas"}
+
+
+def test_run_mcp_says_when_the_stack_is_not_running(tmp_path):
+    env = {**os.environ, "KNOWLEDGE_LOCAL_STATE": str(tmp_path / "absent.json")}
+    result = subprocess.run([sys.executable, "-m", "knowledge_dev.mcp_local"], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 1 and "./run local" in result.stderr
