@@ -76,3 +76,15 @@ def test_a_drifted_model_is_caught():
 
 def test_the_clients_tool_definitions_are_the_published_ones():
     assert TOOLS == json.loads((ROOT / "schemas" / "tools.json").read_text())["tools"]
+
+
+def test_every_refusal_code_the_contract_lists_has_a_typed_client_error():
+    from knowledge_client.errors import REFUSALS, Refused
+
+    text = (ROOT / "docs" / "contract.md").read_text(encoding="utf-8")
+    table = text[text.index("| code | answered by |"):text.index("## Faults, deadlines")]
+    codes = {line.split("|")[1].strip().strip("`") for line in table.splitlines()
+             if line.startswith("| `") and line.count("|") == 5}
+    assert {"invalid_request", "not_found", "gated", "busy"} <= codes
+    assert codes <= set(REFUSALS)
+    assert all(issubclass(REFUSALS[code], Refused) and REFUSALS[code].code == code for code in codes)

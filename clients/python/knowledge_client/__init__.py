@@ -3,6 +3,7 @@
 from . import errors, models
 from .client import KnowledgeClient
 from .errors import (
+    AccessDenied,
     Busy,
     Disabled,
     FunctionFailed,
@@ -10,6 +11,7 @@ from .errors import (
     InvalidFact,
     InvalidRequest,
     KnowledgeClientError,
+    NotConfigured,
     NotFound,
     RecordUnreadable,
     Refused,
@@ -20,6 +22,8 @@ from .errors import (
 from .tools import TOOLS
 
 __all__ = [
+    "AccessDenied",
+    "NotConfigured",
     "TOOLS",
     "Busy",
     "Disabled",

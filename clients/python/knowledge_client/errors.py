@@ -75,6 +75,18 @@ class Disabled(Refused):
     code = "disabled"
 
 
+class AccessDenied(Refused):
+    """S3 refused the function (a permission the deployment lacks)."""
+
+    code = "access_denied"
+
+
+class NotConfigured(Refused):
+    """The function lacks a setting this call needs (save_knowledge: SESSIONS_BUCKET, CANDIDATES_QUEUE_URL)."""
+
+    code = "settings_error"
+
+
 class FunctionFailed(KnowledgeClientError):
     """The invocation itself failed (a misconfigured function, a crash): not an answer."""
 
@@ -84,7 +96,8 @@ class Unreachable(KnowledgeClientError):
 
 
 REFUSALS: dict[str, type[Refused]] = {cls.code: cls for cls in (
-    InvalidRequest, NotFound, InvalidFact, RecordUnreadable, Busy, StoreUnavailable, Gated, Disabled)}
+    InvalidRequest, NotFound, InvalidFact, RecordUnreadable, Busy, StoreUnavailable, Gated, Disabled,
+    AccessDenied, NotConfigured)}
 
 
 def refused(code: str, message: str) -> Refused:
