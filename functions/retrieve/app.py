@@ -17,6 +17,8 @@ from knowledge import wiring
 from shared.errors import KnowledgeError, refusal
 
 logger = Logger()
+# The tools whose answer names one concept, and what their log line says.
+LOGGED = {"load_knowledge": "knowledge loaded", "save_knowledge": "knowledge saved"}
 service = wiring.Deferred(wiring.retriever_from_env).build_now_if_init_is_ahead()
 
 
@@ -26,9 +28,10 @@ def lambda_handler(event, context):
     retriever = service.get()
     try:
         answer = retriever.handle(event, remaining_seconds=context.get_remaining_time_in_millis() / 1000)
-        if event.get("action") == "load_knowledge":  # validated by handle(): identifiers only, for the dashboard
-            logger.info("knowledge loaded", extra={"tenant": event.get("tenant", "default"), "agent": event["agent"],
-                                                   "session_id": event["session_id"], "concept": answer["name"]})
+        said = LOGGED.get(event.get("action"))
+        if said:  # validated by handle(): identifiers only, for the dashboard
+            logger.info(said, extra={"tenant": event.get("tenant", "default"), "agent": event["agent"],
+                                     "session_id": event["session_id"], "concept": answer["name"]})
         return answer
     except KnowledgeError as exc:
         logger.info("retrieve refused", extra={"error_code": exc.code})

@@ -210,3 +210,13 @@ def test_a_save_names_the_turn_when_it_wants_one(retrieve, s3, sessions_bucket):
     assert call(retrieve, {**SAVE, "turn_id": "turn_0001"})["turn_id"] == "turn_0001"
     answer = call(retrieve, {**SAVE, "turn_id": "turn_0002"})
     assert answer["error"]["code"] == "gated"
+
+
+def test_a_save_logs_identifiers_only(retrieve, s3, sessions_bucket, caplog):
+    archive(s3, sessions_bucket)
+    with caplog.at_level("INFO"):
+        call(retrieve, SAVE)
+    logged = [record for record in caplog.records if record.getMessage() == "knowledge saved"]
+    assert [(record.concept, record.session_id, record.agent) for record in logged] == [
+        ("despacho-mesmo-dia", SESSION, A)]
+    assert not any("14h" in record.getMessage() or "14h" in str(vars(record)) for record in caplog.records)
