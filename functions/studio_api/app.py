@@ -16,7 +16,15 @@ from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Que
 from pydantic import BaseModel, Field
 
 from knowledge import wiring
-from knowledge.errors import ArchiveNotConfigured, InvalidCursor, InvalidSeenAt, NameTaken, PreconditionRequired
+from knowledge.errors import (
+    ArchiveNotConfigured,
+    InvalidCursor,
+    InvalidReviewed,
+    InvalidSeenAt,
+    NameTaken,
+    NothingToUndo,
+    PreconditionRequired,
+)
 from shared import deadline
 from shared.errors import Conflict, InvalidConcept, InvalidConfig, InvalidName, KnowledgeError, NotFound, field_errors
 from shared.httpapi import (
@@ -79,7 +87,11 @@ class ConceptSummary(BaseModel):
                                                   "updated_at is the time of what it says.")
     written_by: Optional[str] = Field(description="Who wrote the current version: engine or operator:<id> "
                                                   "(null when its writer is not recorded).")
-    new: bool = Field(description="The engine created or changed it since this operator last looked (GET /review).")
+    reason: Optional[str] = Field(description="Why the current version was written: created, confirmed, merged, "
+                                              "kept_beside, contradiction, edit, restore or purged (null when not "
+                                              "recorded).")
+    new: bool = Field(description="New to this operator (GET /review): written since the operator last looked by "
+                                  "the engine or another operator, and not marked reviewed at this version.")
     valid_from: Optional[str] = Field(default=None, description="The first day its claim is true (YYYY-MM-DD, the "
                                                                 "store's local date), when stated.")
     valid_until: Optional[str] = Field(default=None, description="The last day its claim is true (YYYY-MM-DD), "
@@ -93,8 +105,8 @@ class ConceptList(BaseModel):
     concepts: list[ConceptSummary]
     total: int = Field(description="Rows matching the filters, over all pages.")
     next: Optional[str] = Field(description="The cursor of the next page; null on the last.")
-    new: int = Field(description="Concepts of the whole agent (not only this page or filter) the engine wrote "
-                                 "since this operator last looked.")
+    new: int = Field(description="Concepts of the whole agent (not only this page or filter) new to this operator: "
+                                 "written since the operator last looked by the engine or another operator.")
     since: str = Field(description="What `new` counts from (see GET /review).")
     as_of: str = Field(description="When this page was listed: PUT it to /review as seen_at to mark what was "
                                    "shown seen.")
@@ -163,6 +175,7 @@ class AgentSummary(BaseModel):
     concepts: int = Field(description="Current concepts (deleted ones not counted).")
     conflicts: int = Field(description="Concepts holding a `## Contradiction` for a human to resolve.")
     related: int = Field(description="Concepts with related claims waiting to be folded in.")
+    new: int = Field(description="Concepts new to this operator (as the list's `new` counts them).")
     catching_up: int = Field(description="Changes not read yet: the counts are as last known (0: current).")
 
 
@@ -199,13 +212,25 @@ class ReviewState(BaseModel):
     seen_at: Optional[str] = Field(description="When this operator last marked the agent's concepts seen (UTC); "
                                                "null when never.")
     since: str = Field(description="What `new` counts from: seen_at, or 24 hours before as_of when never looked.")
-    new: int = Field(description="Concepts the engine created or changed since then (current ones).")
+    new: int = Field(description="Concepts new to this operator since then: written by the engine or another "
+                                 "operator, less those marked reviewed one by one.")
     as_of: str = Field(description="When this was counted: PUT it back as seen_at to mark what was shown as seen.")
+    undo: bool = Field(description="The last \"mark all as seen\" can be undone (POST /review/undo with this seen_at).")
 
 
 class SeenAt(BaseModel):
     seen_at: str = Field(pattern=SEEN_AT_PATTERN, max_length=32,
                          description="UTC; only moves forward (an earlier time changes nothing), never ahead of now.")
+
+
+class UndoMark(BaseModel):
+    seen_at: str = Field(pattern=SEEN_AT_PATTERN, max_length=32,
+                         description="The seen_at the mark to undo stored (its answer's seen_at).")
+
+
+class Reviewed(BaseModel):
+    written_at: str = Field(pattern=SEEN_AT_PATTERN, max_length=32,
+                            description="The row's written_at: the version reviewed (a later one is new again).")
 
 
 class ErrorDetail(BaseModel):
@@ -255,7 +280,8 @@ def answers(status: int, model: Any, *also: int) -> dict[int, dict[str, Any]]:
               401: ("No valid token", Union[ErrorBody, GatewayRefusal]),
               403: ("The operator is not a member of the tenant", ErrorBody),
               404: ("No such agent (unknown_agent), concept, version or route", ErrorBody),
-              409: ("A concept with this name already exists", Taken),
+              409: ("A concept with this name already exists (name_taken, with `name`), or there is nothing "
+                    "to undo (nothing_to_undo)", Union[Taken, ErrorBody]),
               412: ("Stale: a newer version exists (If-Match no longer current)", Stale),
               422: ("The request or the document is invalid (a cursor this API did not hand out, "
                     "a seen_at that is not a UTC time or is ahead of now)", Invalid),
@@ -280,10 +306,11 @@ def _error(status: int, exc: KnowledgeError, **extra) -> Response:
 
 
 # ------------------------------------------------------------------ agents
-@app.get("/tenants/<tenant>/agents", summary="The tenant's agents, with counts of concepts, conflicts and related "
-                                            "claims waiting", responses=answers(200, AgentList))
+@app.get("/tenants/<tenant>/agents", summary="The tenant's agents, with counts of concepts, conflicts, related "
+                                            "claims waiting and concepts new to this operator",
+         responses=answers(200, AgentList))
 def list_agents(tenant: Slug) -> AgentList:
-    return {"agents": studio.agents(operator(), tenant)}
+    return {"agents": reviews.agents(operator(), tenant)}
 
 
 # ------------------------------------------------------------------ concepts
@@ -395,6 +422,18 @@ def put_review(tenant: Slug, agent: Slug, body: SeenAt) -> ReviewState:
     return reviews.mark_seen(operator(), tenant, agent, body.seen_at)
 
 
+@app.post(f"{BASE}/review/undo", summary="Undo the last \"mark all as seen\" (the one that stored seen_at)",
+          responses=answers(200, ReviewState, 409))
+def undo_review(tenant: Slug, agent: Slug, body: UndoMark) -> ReviewState:
+    return reviews.undo_mark(operator(), tenant, agent, body.seen_at)
+
+
+@app.put(f"{BASE}/review/concepts/<name>", summary="Mark one concept reviewed, at the version written at written_at",
+         responses=answers(200, ReviewState))
+def put_reviewed(tenant: Slug, agent: Slug, name: Slug, body: Reviewed) -> ReviewState:
+    return reviews.mark_reviewed(operator(), tenant, agent, name, body.written_at)
+
+
 # ------------------------------------------------------------------ the knowledge: block
 @app.get(f"{BASE}/config", summary="The agent's knowledge.yaml", responses=answers(200, ConfigFile))
 def get_config(tenant: Slug, agent: Slug) -> ConfigFile:
@@ -435,8 +474,8 @@ def openapi_document() -> str:
 # ------------------------------------------------------------------ errors, mapped once
 # Errors answered with their own code and message: the status by type.
 STATUS = {Unauthorized: 401, Forbidden: 403, NotFound: 404, InvalidName: 400, InvalidConfig: 422,
-          InvalidSeenAt: 422, InvalidCursor: 422, PreconditionRequired: 428, ArchiveNotConfigured: 503,
-          deadline.DeadlineExceeded: 503}
+          InvalidSeenAt: 422, InvalidReviewed: 422, InvalidCursor: 422, NothingToUndo: 409, PreconditionRequired: 428,
+          ArchiveNotConfigured: 503, deadline.DeadlineExceeded: 503}
 
 
 @app.exception_handler(Conflict)

@@ -26,6 +26,8 @@ export async function loadAgents() {
     const conflicts = cell(row, String(agent.conflicts));
     if (agent.conflicts) conflicts.append(" ", badge("to resolve", "conflict"));
     cell(row, String(agent.related));
+    const fresh = cell(row, String(agent.new ?? 0));
+    if (agent.new) fresh.append(" ", badge("to review", "new"));
   }
   $("agents-empty").hidden = agents.length > 0;
   const left = agents.reduce((sum, agent) => sum + (agent.catching_up || 0), 0);

@@ -1,5 +1,5 @@
 // Deleting the open concept, and the deleted concepts: their list, a preview of what each held, and undelete.
-import { $, button, cell, show } from "./dom.js";
+import { $, button, cell, show, stamp } from "./dom.js";
 import { current, forgetCurrent } from "./editor.js";
 import { loadList } from "./list.js";
 import { api } from "./session.js";
@@ -38,7 +38,7 @@ export async function showDeleted() {
     const row = body.insertRow();
     row.dataset.name = item.name;
     cell(row, item.name);
-    cell(row, item.deleted_at.replace("T", " ").slice(0, 19));
+    cell(row, stamp(item.deleted_at, true));
     cell(row, item.deleted_by || "unknown");
     const actions = cell(row, "");
     const undelete = async () => {
@@ -76,7 +76,7 @@ async function previewDeleted(name) {
   say("");
   $("deleted-preview-title").textContent = item.name;
   $("deleted-preview-who").textContent =
-    `Deleted by ${item.deleted_by || "someone unknown"} on ${item.deleted_at.replace("T", " ").slice(0, 19)} UTC. It held:`;
+    `Deleted by ${item.deleted_by || "someone unknown"} on ${stamp(item.deleted_at, true)}. It held:`;
   $("deleted-preview-text").textContent = item.markdown;
   $("deleted-preview").hidden = false;
   $("deleted-preview-title").focus();

@@ -28,6 +28,8 @@ export function button(text, onClick) {
   return element;
 }
 
-export function stamp(text) {
-  return text ? text.replace("T", " ").replace("Z", "").slice(0, 16) : "";
+// A time the API sends (UTC, ISO 8601) as the page shows it, saying it is UTC; `seconds` keeps
+// them. A table's column says UTC in its heading instead (`inColumn`), so its cells stay narrow.
+export function stamp(text, seconds = false, inColumn = false) {
+  return text ? `${text.replace("T", " ").replace("Z", "").slice(0, seconds ? 19 : 16)}${inColumn ? "" : " UTC"}` : "";
 }

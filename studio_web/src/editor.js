@@ -21,6 +21,10 @@ type: fact
 What is true, for the agent to use. Link a neighbour as [[its-name]].
 `;
 
+// What the line under the title says: of a stored concept, and of one not created yet.
+const STORED_HINT = "Promote observed to policy by editing the provenance line.";
+const NEW_HINT = "Fields you leave out are filled in: provenance policy, no sources.";
+
 let editor = null;
 export let current = null; // { name, etag } of the version in the editor; name null for a new concept
 let savedText = null; // the text as loaded or last saved: anything else in the editor is unsaved work
@@ -166,7 +170,7 @@ export async function openConcept(name) {
     resetPanels();
     show("editor-view");
     $("editor-title").textContent = concept.name;
-    $("editor-meta").textContent = "Promote observed to policy by editing the provenance line.";
+    $("editor-meta").textContent = STORED_HINT;
     $("history").disabled = $("delete").disabled = false;
     savedText = concept.markdown;
     setText(concept.markdown);
@@ -185,7 +189,7 @@ export function newConcept() {
   resetPanels();
   show("editor-view");
   $("editor-title").textContent = "New concept";
-  $("editor-meta").textContent = "Fields you leave out are filled in: provenance policy, no sources.";
+  $("editor-meta").textContent = NEW_HINT;
   $("history").disabled = $("delete").disabled = true;
   savedText = NEW_CONCEPT;  // the untouched template is nobody's work
   setText(NEW_CONCEPT);
@@ -225,6 +229,7 @@ export async function save(etagOverride) {
     const unchanged = current.name && saved.etag === current.etag;
     current = { name: saved.name, etag: saved.etag };
     $("editor-title").textContent = saved.name;
+    $("editor-meta").textContent = STORED_HINT;  // created: nothing is filled in any more
     $("history").disabled = $("delete").disabled = false;
     $("stale").hidden = true;
     savedText = saved.markdown;

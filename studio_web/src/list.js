@@ -2,10 +2,11 @@
 import { $, badge, cell, show, stamp } from "./dom.js";
 import { openConcept } from "./editor.js";
 import { loadAgents } from "./agents.js";
-import { showReview } from "./review.js";
-import { api, config } from "./session.js";
+import { markReviewed, showReview } from "./review.js";
+import { api, config, operatorActor } from "./session.js";
+import { plainWords } from "./api.js";
 import { fail, say } from "./status.js";
-import { visit } from "./url.js";
+import { filtersInUrl, listUrl, visit } from "./url.js";
 
 let concepts = [];
 let sortKey = "written_at";  // last written first: what the engine just learned is on top
@@ -38,6 +39,77 @@ export function sortBy(key) {
   loadList();
 }
 
+// Why and by whom the current version was written, in words ("merged by the engine", "edited by you").
+const REASONS = { created: "created", confirmed: "confirmed", merged: "merged", kept_beside: "kept beside",
+  contradiction: "contradiction", edit: "edited", restore: "restored", purged: "purged" };
+
+function writtenWhy(concept) {
+  const who = !concept.written_by ? "" : concept.written_by === "engine" ? "the engine"
+    : concept.written_by === operatorActor() ? "you" : concept.written_by;
+  const why = REASONS[concept.reason] || "written";
+  return who ? `${why} by ${who}` : concept.reason ? why : "";
+}
+
+// A new row's mark: the badge, and "Mark reviewed" (r from the row), which takes it out of this
+// operator's queue at the version shown.
+function newMark(concept) {
+  const mark = document.createElement("span");
+  mark.className = "triage";
+  mark.append(badge("new", "new"));
+  const reviewed = document.createElement("button");
+  reviewed.type = "button";
+  reviewed.className = "mark-reviewed";
+  reviewed.textContent = "Mark reviewed";
+  reviewed.setAttribute("aria-label", `Mark reviewed: ${concept.name}`);
+  reviewed.setAttribute("aria-keyshortcuts", "r");
+  reviewed.addEventListener("click", () => reviewRow(concept.name));
+  mark.append(reviewed);
+  return mark;
+}
+
+// One concept reviewed: its mark goes, the count follows, and focus moves on to the next new row
+// (else stays on this row's name), so a queue is worked through from the keyboard.
+async function reviewRow(name) {
+  const concept = concepts.find((c) => c.name === name);
+  const row = rowNamed(name);
+  if (!concept || !concept.new || !row) return;
+  const state = await markReviewed(name, concept.written_at);
+  if (!state) return;
+  concept.new = false;
+  const mark = row.querySelector(".triage");
+  const next = nextNewRow(row);
+  if (mark) mark.remove();
+  const target = next || row;
+  target.querySelector("button.link").focus();
+  say(`${name} marked reviewed. ${state.new ? `${state.new} new left${next ? `: on to ${next.dataset.name}` : ""}.` : "Nothing new left."}`);
+}
+
+function nextNewRow(row) {
+  let next = row.nextElementSibling;
+  while (next && !next.querySelector(".triage")) next = next.nextElementSibling;
+  return next;
+}
+
+// Keyboard triage in the list: j and k move to the next and previous concept, n to the next new one,
+// r marks the focused one reviewed; only while focus is in the list's rows, so they never take a
+// letter typed elsewhere (the hint above the list says them).
+export function triageKeys(event) {
+  if (event.ctrlKey || event.metaKey || event.altKey || event.shiftKey) return;
+  const row = event.target.closest && event.target.closest("#concepts tbody tr");
+  if (!row) return;
+  let target = null;
+  if (event.key === "j") target = row.nextElementSibling;
+  else if (event.key === "k") target = row.previousElementSibling;
+  else if (event.key === "n") target = nextNewRow(row);
+  else if (event.key === "r") {
+    event.preventDefault();
+    reviewRow(row.dataset.name);
+    return;
+  } else return;
+  event.preventDefault();
+  if (target) target.querySelector("button.link").focus();
+}
+
 // Rows as the server sorted them; `more` appends a further page below those shown.
 function renderList(rows, more = false) {
   markSort();
@@ -56,7 +128,7 @@ function renderList(rows, more = false) {
     });
     open.dataset.name = concept.name;
     const name = cell(row, open);
-    if (concept.new) name.append(badge("new", "new"));
+    if (concept.new) name.append(newMark(concept));
     if (concept.conflict) name.append(badge("conflict", "conflict"));
     if (concept.related) name.append(badge(`${concept.related} related claim${concept.related === 1 ? "" : "s"}`, "related"));
     if (concept.problem) name.append(badge("unreadable", "conflict"));
@@ -66,8 +138,12 @@ function renderList(rows, more = false) {
     cell(row, badge(concept.provenance || "?", concept.provenance || "conflict"));
     cell(row, concept.confidence == null ? "" : concept.confidence.toFixed(2));
     cell(row, concept.occurrences ?? "");
-    cell(row, stamp(concept.updated_at));
-    cell(row, stamp(concept.written_at));
+    cell(row, stamp(concept.updated_at, false, true));
+    const written = cell(row, stamp(concept.written_at, false, true));
+    const why = document.createElement("span");
+    why.className = "why";
+    why.textContent = writtenWhy(concept);
+    written.append(why);
   }
   $("empty").hidden = concepts.length > 0;
   $("more").hidden = !nextCursor;
@@ -148,14 +224,37 @@ export function watchForChanges() {
     try {
       const page = await newestWrite();
       const current = asked === listings && !listing;
-      if (current && signature(page) !== newestShown && !$("list-view").hidden) {
+      if (!current) {
+        // A list was listed meanwhile: it is the newer one, and says itself whether it is current.
+      } else if (signature(page) !== newestShown && !$("list-view").hidden) {
         const refreshed = refreshList();
         const mine = listings;  // refreshList has begun its listing: any later one is someone else's
         if (await refreshed && mine === listings) say(`${counted()}. The list was updated with the latest changes.`);
+      } else {
+        markCurrent(page.as_of);
       }
-    } catch { /* a missed look is taken again at the next one */ }
+    } catch (error) {
+      // A missed look is taken again at the next one, and said: a list that looks current while
+      // the service is down would mislead.
+      if (error.status !== 401) markBehind(error);
+    }
     looking = false;
   }, (config.refreshSeconds || 30) * 1000);
+}
+
+// Whether the list on screen is known to be current: it says when it could not be checked, and
+// since when it is as shown.
+let currentAt = null;
+
+function markCurrent(asOf) {
+  currentAt = asOf || currentAt;
+  $("list-stale").hidden = true;
+}
+
+function markBehind(error) {
+  $("list-stale").textContent = `This list may be out of date: it could not be updated since ${stamp(currentAt, true)} `
+    + `(${plainWords(error).replace(/\.$/, "")}). It is checked again every ${config.refreshSeconds || 30} s.`;
+  $("list-stale").hidden = false;
 }
 
 // The rows shown, listed again in place: as many rows, the focus on the same control (a row's
@@ -166,10 +265,13 @@ export async function refreshList() {
   const focusedRow = focus && focus.closest && focus.closest("#concepts tbody") ? focus.dataset.name : null;
   const anchor = (focusedRow && rowNamed(focusedRow))
     || [...$("concepts").tBodies[0].rows].find((row) => row.getBoundingClientRect().bottom > 0);
-  const top = anchor && { name: anchor.dataset.name, y: anchor.getBoundingClientRect().top };
+  // The row's name, not the row, is what stays put: a row grown taller (a new mark, a longer line)
+  // would move its name within it.
+  const place = (row) => (row.querySelector("button.link") || row).getBoundingClientRect().top;
+  const top = anchor && { name: anchor.dataset.name, y: place(anchor) };
   if (!(await loadList(concepts.length, { quiet: true }))) return false;
   const again = top && rowNamed(top.name);
-  if (again) window.scrollBy(0, again.getBoundingClientRect().top - top.y);
+  if (again) window.scrollBy(0, place(again) - top.y);
   if (focusedRow) focusRow(focusedRow);
   return true;
 }
@@ -203,22 +305,42 @@ function setFilters(wanted) {
   markSort();
 }
 
+// The URL says the list shown. A list the operator asked for is a new history entry (Back returns to
+// the one before); refining a search, a list that updates itself, or one shown in place of a concept
+// replaces the entry.
+function keepInUrl(wanted, status, quiet) {
+  const target = listUrl(wanted, status);
+  const here = new URLSearchParams(location.search);
+  if (location.pathname + location.search === target) return;
+  const was = filtersInUrl();
+  const refining = was.q.trim() && wanted.q.trim() && JSON.stringify({ ...was, q: "" }) === JSON.stringify({ ...wanted, q: "" });
+  if (quiet || refining || here.has("concept") || here.has("new")) history.replaceState(null, "", target);
+  else history.pushState(null, "", target);
+}
+
+// The controls set to what the URL says (a reload, Back or Forward), before the list is loaded.
+export function useUrlFilters() {
+  setFilters(filtersInUrl());
+}
+
 // `rows`: how many to show at least (returning from a concept shows as many as before); `quiet`
 // lists again without saying so (the list keeping itself up to date).
-export async function loadList(rows = PAGE, { quiet = false } = {}) {
+// `replace`: the URL's history entry is replaced rather than added (keepInUrl).
+export async function loadList(rows = PAGE, { quiet = false, replace = false } = {}) {
   listings += 1;
   listing += 1;
   const mine = listings;
   try {
-    return await listRows(rows, quiet, () => mine !== listings);
+    return await listRows(rows, { quiet, replace }, () => mine !== listings);
   } finally {
     listing -= 1;
   }
 }
 
-// `overtaken()`: a later listing began while this one waited; its answer is the newer, so this one
-// renders nothing (two listings answered out of order never leave the older rows on screen).
-async function listRows(rows, quiet, overtaken) {
+// `overtaken()`: a later listing began while this one waited (a filter changed since, Back twice);
+// its answer is the newer, so this one renders nothing (two listings answered out of order never
+// leave the older rows on screen).
+async function listRows(rows, { quiet, replace }, overtaken) {
   const wanted = filters();
   const status = statusOf(wanted);
   if (!quiet) say("Loading…");
@@ -230,20 +352,19 @@ async function listRows(rows, quiet, overtaken) {
   try {
     const page = await api("GET", `/concepts?${listQuery(wanted, Math.min(500, Math.max(PAGE, rows)), null)}`);
     if (overtaken()) return true;
+    // The list updating itself while the operator opened a concept meanwhile: the concept stays.
+    if (quiet && $("list-view").hidden) return false;
     concepts = page.concepts;
     nextCursor = page.next;
     total = page.total;
     shownFilters = wanted;
-    const next = new URLSearchParams(location.search);
-    if (status) next.set("status", status); else next.delete("status");
-    next.delete("concept");
-    next.delete("new");
-    history.replaceState(null, "", `${location.pathname}?${next}`);
+    keepInUrl(wanted, status, quiet || replace);
     showReview(page);
-    showCatchingUp(page);
+    markCurrent(page.as_of);
+    const caughtUp = showCatchingUp(page);
     renderList(concepts);
     show("list-view");
-    if (!quiet) say(counted());
+    if (!quiet || caughtUp) say(counted());  // the count said while catching up was short
     newestShown = unfiltered ? signature(page) : before ? signature(before) : "unknown";
     return true;
   } catch (error) {
@@ -254,7 +375,10 @@ async function listRows(rows, quiet, overtaken) {
       return false;
     }
     const filtered = JSON.stringify(wanted) !== JSON.stringify(shownFilters);
-    if (filtered && !$("list-view").hidden) setFilters(shownFilters);
+    if (filtered && !$("list-view").hidden) {
+      setFilters(shownFilters);
+      history.replaceState(null, "", listUrl(shownFilters, statusOf(shownFilters)));
+    }
     fail(filtered && !$("list-view").hidden ? "The filter was not applied (the list below is unchanged)"
       : "Could not load the concepts", error, () => { setFilters(wanted); return loadList(); });
     return false;
@@ -265,8 +389,10 @@ async function listRows(rows, quiet, overtaken) {
 // has not read: the rows shown may be behind, and the list is asked again shortly to read on.
 let catchingUp = null;
 
+// Whether this answer is the first to have read every change after one that had not.
 function showCatchingUp(page) {
   const left = page.catching_up || 0;
+  const caughtUp = !left && !$("catching-up").hidden;
   $("catching-up").hidden = !left;
   $("catching-up").textContent = left
     ? `Still catching up on ${left} change${left === 1 ? "" : "s"}: some rows may be behind; the list updates itself.` : "";
@@ -274,6 +400,7 @@ function showCatchingUp(page) {
   if (left) {
     catchingUp = setTimeout(() => { if (!$("list-view").hidden && !document.hidden) refreshList(); }, CATCH_UP_MS);
   }
+  return caughtUp;
 }
 
 // Back to the list as it was left: as many rows, the same scroll position, focus on the concept.
@@ -281,6 +408,13 @@ export async function backToList(left) {
   if (!(await loadList(concepts.length))) return;
   window.scrollTo(0, listScroll);
   focusRow(left);
+}
+
+// The skip link and a fresh page: the list's first concept (the view's own start when no list is shown).
+export function focusList() {
+  const first = document.querySelector("#concepts tbody button.link");
+  if (!$("list-view").hidden) (first || $("filter-new")).focus();
+  else $("main").focus();
 }
 
 // Back on the list, focus returns to the concept the operator came from (or the list's first control).

@@ -8,11 +8,11 @@ import { deleteCurrent, showDeleted } from "./deleted.js";
 import {
   current, forgetCurrent, goToRelatedClaims, isDirty, mayDiscard, newConcept, openConcept, restoreDraft, save, takeDraft,
 } from "./editor.js";
-import { backToList, loadList, showMore, sortBy, watchForChanges } from "./list.js";
-import { markSeen } from "./review.js";
+import { backToList, focusList, loadList, showMore, sortBy, triageKeys, useUrlFilters, watchForChanges } from "./list.js";
+import { markSeen, undoSeen } from "./review.js";
 import { beginSignIn, config, finishSignIn, leavingOnPurpose, loadConfig, signIn, token } from "./session.js";
 import { problemShown, say, showProblem, tryAgain } from "./status.js";
-import { NEW, agentUrl, params, scope, urlFor, visit, wantedInUrl } from "./url.js";
+import { NEW, agentUrl, scope, urlFor, visit, wantedInUrl } from "./url.js";
 import { olderVersions, showHistory } from "./versions.js";
 
 // Shows what the URL names: a concept, a new one, or the list.
@@ -28,6 +28,7 @@ async function follow() {
     }
   } else {
     forgetCurrent();
+    useUrlFilters();
     await loadList();
   }
 }
@@ -40,6 +41,10 @@ async function start() {
   $("scope").textContent = scope.agent ? `${scope.tenant} / ${scope.agent}` : scope.tenant;
   $("all-agents").href = agentUrl(null);
   $("all-agents").hidden = !scope.agent;
+  const facts = new URLSearchParams({ tenant: scope.tenant });
+  if (scope.agent) facts.set("agent", scope.agent);
+  $("to-facts").href = `facts?${facts}`;
+  $("skip-to-list").addEventListener("click", (event) => { event.preventDefault(); focusList(); });
   if (!token()) return signIn();
   if (!scope.agent) {
     await loadAgents();
@@ -49,14 +54,17 @@ async function start() {
     expired: "filter-expired", not_started: "filter-not-started", stale: "filter-stale" };
   // One status at a time: new since I last looked, conflicts, related claims waiting, or out of recall.
   for (const [status, id] of Object.entries(statuses)) {
-    $(id).checked = params.get("status") === status;
     $(id).addEventListener("change", () => {
       if ($(id).checked) for (const other of Object.values(statuses)) if (other !== id) $(other).checked = false;
       loadList();
     });
   }
   $("mark-seen").addEventListener("click", markSeen);
-  $("filter-type").addEventListener("change", loadList);
+  $("undo-seen").addEventListener("click", undoSeen);
+  $("concepts").addEventListener("keydown", triageKeys);
+  // The list's row count is loadList's first argument: a listener must not pass it the event.
+  $("filter-type").addEventListener("change", () => loadList());
+  useUrlFilters();
   $("related-show").addEventListener("click", goToRelatedClaims);
   let typing;
   $("filter-q").addEventListener("input", () => { clearTimeout(typing); typing = setTimeout(loadList, 250); });
@@ -92,7 +100,13 @@ async function start() {
   window.addEventListener("popstate", async () => {
     const wanted = wantedInUrl();
     const showing = current ? current.name || NEW : null;
-    if (wanted === showing) return;
+    if (wanted === showing) {
+      if (!wanted && !$("list-view").hidden) {  // Back or Forward between two lists
+        useUrlFilters();
+        await loadList(undefined, { replace: true });
+      }
+      return;
+    }
     if (!mayDiscard("Leaving this concept")) {
       history.pushState(null, "", urlFor(showing));  // stay where the work is
       return;
@@ -100,6 +114,7 @@ async function start() {
     const left = showing === NEW ? null : showing;
     if (!wanted && left) {
       forgetCurrent();
+      useUrlFilters();
       await backToList(left);
     } else await follow();
   });
@@ -111,6 +126,8 @@ async function start() {
   const draft = takeDraft();
   if (draft) return restoreDraft(draft);
   await follow();
+  // Signed in (or reloaded) on a list: the keyboard starts on its first concept, not on <body>.
+  if (!$("list-view").hidden && document.activeElement === document.body) focusList();
 }
 
 start();

@@ -20,6 +20,17 @@ export function token() {
   return sessionStorage.getItem(TOKEN_KEY);
 }
 
+// The signed-in operator as the API records a writer (`operator:<sub>`), read from the id token's
+// claims (the API verifies the token; this only says "you" on the page). Null when unreadable.
+export function operatorActor() {
+  try {
+    const claims = JSON.parse(atob(token().split(".")[1].replace(/-/g, "+").replace(/_/g, "/")));
+    return typeof claims.sub === "string" ? `operator:${claims.sub}` : null;
+  } catch {
+    return null;
+  }
+}
+
 // ------------------------------------------------------------------ sign-in: authorization code + PKCE
 // The same code signs in against Cognito's hosted UI on AWS and the local stack's stand-in (signin.js).
 

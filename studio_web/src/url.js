@@ -30,3 +30,37 @@ export function agentUrl(name) {
   if (name) next.set("agent", name);
   return `${location.pathname}?${next}`;
 }
+
+// The list's filters and order as the URL keeps them (`status`, `type`, `q`, `sort`, `order`), so a
+// reload shows the same list and Back/Forward step between lists; the keys in the order of the
+// list's own filters (list.js compares the two). Defaults are left out of the URL;
+// a value the page does not offer is ignored.
+const TYPES = ["fact", "entity", "procedure", "policy", "objection"];
+const SORTS = ["written_at", "updated_at", "name", "type", "provenance", "confidence", "occurrences"];
+const LIST_KEYS = ["status", "type", "q", "sort", "order"];
+
+export function filtersInUrl() {
+  const here = new URLSearchParams(location.search);
+  const status = here.get("status");
+  const sort = SORTS.includes(here.get("sort")) ? here.get("sort") : "written_at";
+  return {
+    fresh: status === "new", conflict: status === "conflict", related: status === "related",
+    expired: status === "expired", notStarted: status === "not_started", stale: status === "stale",
+    type: TYPES.includes(here.get("type")) ? here.get("type") : "",
+    q: (here.get("q") || "").slice(0, 200), sort, desc: here.get("order") !== "asc",
+  };
+}
+
+// The URL of the list with `wanted` (the open concept dropped).
+export function listUrl(wanted, status) {
+  const next = new URLSearchParams(location.search);
+  for (const key of [...LIST_KEYS, "concept", "new"]) next.delete(key);
+  if (status) next.set("status", status);
+  if (wanted.type) next.set("type", wanted.type);
+  if (wanted.q.trim()) next.set("q", wanted.q.trim());
+  if (wanted.sort !== "written_at" || !wanted.desc) {
+    next.set("sort", wanted.sort);
+    next.set("order", wanted.desc ? "desc" : "asc");
+  }
+  return `${location.pathname}?${next}`;
+}

@@ -1,5 +1,5 @@
 // A concept's history: its versions a page at a time, what each was learned from, diffs between them, and restore.
-import { $, button, cell } from "./dom.js";
+import { $, button, cell, stamp } from "./dom.js";
 import { current, diffEditor, mayDiscard, openConcept } from "./editor.js";
 import { api } from "./session.js";
 import { fail, say } from "./status.js";
@@ -41,7 +41,7 @@ function evidenceCell(row, version) {
 }
 
 function describe(version) {
-  return `${version.time.replace("T", " ").slice(0, 19)} by ${version.actor || "unknown"} (${version.reason || "no reason"})`;
+  return `${stamp(version.time, true)} by ${version.actor || "unknown"} (${version.reason || "no reason"})`;
 }
 
 function showDiff(label, before, after) {
@@ -132,7 +132,7 @@ function addVersions(page) {
   for (const version of page.versions) {
     const row = body.insertRow();
     row.dataset.versionId = version.version_id;
-    cell(row, version.time.replace("T", " ").slice(0, 19));
+    cell(row, stamp(version.time, true));
     cell(row, version.actor || "");
     cell(row, version.reason || "");
     cell(row, version.deleted ? "deleted" : `${version.size} B`);

@@ -37,6 +37,7 @@ def test_a_list_answered_partial_says_it_is_catching_up_and_catches_up_by_itself
         expect(line).to_be_hidden(timeout=20_000)
         expect(page.locator("#concepts tbody tr")).to_have_count(7)
         assert len(rows(page)) == 7
+        expect(page.locator("#status")).to_have_text("7 concepts")  # the count said once every row is read
 
 
 def test_the_agents_page_says_its_counts_are_catching_up(browser, studio, request):

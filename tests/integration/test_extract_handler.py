@@ -255,3 +255,28 @@ def test_the_model_is_shown_the_agents_known_concepts_the_turn_is_about(extract,
     assert names[0] == "cep-sudeste-cd-campinas" and len(names) == 7  # the demo agent's seven, best first
     assert sorted(parse_sighting(m["Body"]).name for m in drain(sqs, candidates_queue)) == [
         "cep-sudeste-cd-campinas", "despacho-no-mesmo-dia"]
+
+
+def test_concepts_are_asked_in_the_agents_language_and_one_in_another_is_kept_and_counted(
+        make_extract, store, model, sqs, candidates_queue, capsys):
+    evidence = "Pedidos para CEPs de 13000 a 13999 saem do nosso CD de Campinas e chegam em 1 a 2 dias úteis."
+    answer = [
+        {"name": "cep-sudeste-cd-campinas", "type": "fact", "evidence": evidence,
+         "description": "CEPs de 13000 a 13999 saem do CD de Campinas e chegam em 1 a 2 dias úteis.",
+         "body": "Os pedidos para esses CEPs são enviados pelo nosso CD de Campinas, com entrega em até 2 dias."},
+        {"name": "campinas-dc-range", "type": "fact", "evidence": evidence,
+         "description": "Orders to CEPs 13000-13999 ship from the Campinas DC and arrive in 1 to 2 business days.",
+         "body": "The Campinas DC fulfils this range; the quoted delivery is within 2 business days for all of it."},
+    ]
+    extract = make_extract(service=f"knowledge-extract-{uuid.uuid4().hex[:6]}")
+    config = (DEMO / "knowledge.yaml").read_text().replace("knowledge:\n", "knowledge:\n  language: pt-BR\n", 1)
+    store.put_config(T, A, config, actor="operator:demo", if_match=store.get_config(T, A).etag)
+    model.responder = lambda request: json.dumps(answer, ensure_ascii=False)
+    assert extract.lambda_handler(load_event("turn-complete.json"), LambdaContext()) == {"batchItemFailures": []}
+    system = model.requests[0]["messages"][0]["content"]
+    assert "write every description and body in Portuguese (pt-BR)" in system
+    # Kept (it is true, and a human may translate it), counted so an operator sees the rule ignored.
+    assert sorted(parse_sighting(m["Body"]).name for m in drain(sqs, candidates_queue)) == [
+        "campinas-dc-range", "cep-sudeste-cd-campinas"]
+    logs = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert [entry["CandidateOtherLanguage"] for entry in logs if "CandidateOtherLanguage" in entry] == [[1.0]]

@@ -201,6 +201,20 @@ def test_more_than_max_proposals_are_cut_and_counted(distill, s3, sessions_bucke
     assert len(pending(proposals)) == 5
 
 
+def test_facts_are_asked_in_the_conversations_language_and_one_in_another_is_kept_and_counted(
+        distill, s3, sessions_bucket, script, model, proposals, capsys):
+    conversation(s3, sessions_bucket, "sess_idioma")
+    english = {"name": "payment_preference", "evidence": [2],
+               "value": "The customer always wants to pay with Pix and does not use a credit card at all."}
+    script.replies = [answer(SHOE, english)]
+    report = run(distill)
+    system = model.requests[0]["messages"][0]["content"]
+    assert "write every value in the language the conversation is written in" in system
+    assert report["proposed"] == 2 and set(pending(proposals)) == {"tamanho_calcado", "payment_preference"}
+    logs = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert [entry["ProposalOtherLanguage"] for entry in logs if "ProposalOtherLanguage" in entry] == [[1.0]]
+
+
 # ------------------------------------------------------------------ which sessions are due
 
 

@@ -59,3 +59,23 @@ def test_a_snapshot_event_that_breaks_the_contract_is_answered_with_a_clear_erro
     answer = snapshot_function(monkeypatch, bucket).lambda_handler({"tenant": "Loja B"}, LambdaContext())
     assert answer["ok"] is False and answer["error"]["code"] == "invalid_request"
     assert "tenant" in answer["error"]["message"] and "Loja B" not in answer["error"]["message"]
+
+
+def test_the_overview_counts_what_is_new_to_the_operator_within_its_one_budget(monkeypatch, store, bucket,
+                                                                               sessions_bucket):
+    # The per-operator "new" comes from the rows the overview read, not from a second read of
+    # each agent: two overviews after bulk writes read one chunk each, and say so.
+    monkeypatch.setitem(Studio.__init__.__kwdefaults__, "catch_up_seconds", 0.0)
+    monkeypatch.setitem(Studio.__init__.__kwdefaults__, "fetch_chunk", 2)
+    api = demo_studio(monkeypatch, store, bucket, sessions_bucket)
+    assert snapshot_function(monkeypatch, bucket).lambda_handler({}, LambdaContext())["ok"]
+    bulk_writes(store, 6)
+    counts = []
+    for _ in range(3):
+        status, body, _ = api("GET", f"/tenants/{T}/agents")
+        assert status == 200
+        ((name, left, new),) = [(a["name"], a["catching_up"], a["new"]) for a in body["agents"]]
+        counts.append((left, new))
+    assert name == A and [left for left, _ in counts] == [4, 2, 0]
+    # What the engine just wrote is new to the operator once read, and not before.
+    assert counts[-1][1] >= 6 and counts[0][1] < counts[-1][1]

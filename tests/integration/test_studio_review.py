@@ -63,14 +63,20 @@ def test_an_engine_write_after_the_last_look_is_new_until_marked_seen(api, store
     assert look(api)["new"] == 0 and new_names(api) == (set(), 0)
 
 
-def test_an_operator_s_own_edit_is_not_new_to_anyone(api, store):
+def test_an_operator_s_edit_is_new_to_colleagues_and_not_to_the_operator(api, store):
     look(api)
     look(api, claims=BIA)
     _, concept = api("GET", f"{BASE}/concepts/troca-em-30-dias")
     status, _ = api("PUT", f"{BASE}/concepts/troca-em-30-dias", headers={"if-match": concept["etag"]},
                     body={"markdown": concept["markdown"].replace("of delivery.", "of delivery, with the receipt.")})
     assert status == 200
-    assert new_names(api) == (set(), 0) and new_names(api, claims=BIA) == (set(), 0)
+    assert new_names(api) == (set(), 0)  # Ana's own edit
+    assert new_names(api, claims=BIA) == ({"troca-em-30-dias"}, 1)  # Bia has a colleague's edit to look at
+    status, state = api("GET", f"{BASE}/review", claims=BIA)
+    assert status == 200 and state["new"] == 1
+    _, only_new = api("GET", f"{BASE}/concepts", query={"status": "new"}, claims=BIA)
+    [row] = only_new["concepts"]
+    assert (row["name"], row["written_by"], row["reason"]) == ("troca-em-30-dias", f"operator:{ANA['sub']}", "edit")
 
 
 def test_the_state_follows_the_operator_and_not_another(api, store):
@@ -86,7 +92,9 @@ def test_the_state_is_one_small_object_whose_key_names_no_operator(api, s3, buck
     state = look(api)
     key = f"agents/{T}/{A}/reviews/{hashlib.sha256(ANA['sub'].encode()).hexdigest()[:32]}.json"
     stored = s3.get_object(Bucket=bucket, Key=key)
-    assert json.loads(stored["Body"].read()) == {"seen_at": state["seen_at"]}
+    # The look, nothing marked one by one, and what the mark replaced (never looked) for its undo.
+    assert json.loads(stored["Body"].read()) == {"seen_at": state["seen_at"], "reviewed": {},
+                                                 "before": {"seen_at": None, "reviewed": {}}}
     assert stored["ContentType"] == "application/json"
     keys = [item["Key"] for item in s3.list_objects_v2(Bucket=bucket, Prefix=f"agents/{T}/{A}/reviews/")["Contents"]]
     assert keys == [key] and ANA["sub"] not in key
@@ -148,6 +156,119 @@ def test_another_tenant_s_review_is_403_and_no_token_401(api):
     assert api("GET", f"{BASE}/review", claims=other)[0] == 403
     assert api("PUT", f"{BASE}/review", body={"seen_at": now}, claims=other)[0] == 403
     assert api("GET", f"{BASE}/review", claims=None)[0] == 401
+
+
+# ------------------------------------------------------------------ triage: why, by whom, one at a time, undo
+
+def test_each_row_says_why_and_by_whom_its_current_version_was_written(api, store):
+    look(api)
+    engine_confirms(store, "rastreio-pedido")
+    for name, reason in (("cep-sudeste-cd-campinas", "merged"), ("troca-em-30-dias", "kept_beside"),
+                         ("prazo-reembolso-pix", "contradiction")):
+        current = store.get(T, A, name)
+        store.replace(T, A, current.concept.replace(occurrences=current.concept.occurrences + 1),
+                      if_match=current.etag, actor="engine", reason=reason)
+    _, concept = api("GET", f"{BASE}/concepts/objecao-frete-caro")
+    api("PUT", f"{BASE}/concepts/objecao-frete-caro", headers={"if-match": concept["etag"]},
+        body={"markdown": concept["markdown"].replace("description: ", "description: Edited. ")}, claims=BIA)
+    status, page = api("GET", f"{BASE}/concepts")
+    assert status == 200
+    rows = {row["name"]: (row["reason"], row["written_by"], row["new"]) for row in page["concepts"]}
+    assert rows == {
+        "rastreio-pedido": ("confirmed", "engine", True),
+        "cep-sudeste-cd-campinas": ("merged", "engine", True),
+        "troca-em-30-dias": ("kept_beside", "engine", True),
+        "prazo-reembolso-pix": ("contradiction", "engine", True),
+        "objecao-frete-caro": ("edit", f"operator:{BIA['sub']}", True),  # a colleague's edit is new to Ana
+        "frete-gratis-acima-199": ("created", "engine", False),
+        "parcelamento-sem-juros-10x": ("created", "engine", False),
+    }
+    assert page["new"] == 5
+
+
+def mark_reviewed(api, name, written_at, claims=ANA):
+    return api("PUT", f"{BASE}/review/concepts/{name}", body={"written_at": written_at}, claims=claims)
+
+
+def row_of(api, name, claims=ANA):
+    _, page = api("GET", f"{BASE}/concepts", claims=claims)
+    return next(row for row in page["concepts"] if row["name"] == name)
+
+
+def test_one_concept_marked_reviewed_is_no_longer_new_until_it_is_written_again(api, store):
+    assert new_names(api)[1] == 7  # never looked: the seeding of the last day
+    seen = row_of(api, "troca-em-30-dias")
+    status, state = mark_reviewed(api, "troca-em-30-dias", seen["written_at"])
+    assert status == 200 and state["new"] == 6 and state["seen_at"] is None  # one, not all
+    rows, count = new_names(api)
+    assert "troca-em-30-dias" not in rows and count == 6
+    assert new_names(api, claims=BIA)[1] == 7  # Bia's queue is hers
+    engine_confirms(store, "troca-em-30-dias")  # a later version is new again
+    rows, count = new_names(api)
+    assert "troca-em-30-dias" in rows and count == 7
+    assert mark_reviewed(api, "troca-em-30-dias", seen["written_at"])[1]["new"] == 7  # the row seen before: still new
+
+
+def test_mark_all_as_seen_can_be_undone_once_with_the_concepts_marked_one_by_one_before_it(api, store):
+    seen = row_of(api, "troca-em-30-dias")
+    mark_reviewed(api, "troca-em-30-dias", seen["written_at"])
+    state = look(api)
+    assert state["new"] == 0 and state["undo"] is True
+    status, undone = api("POST", f"{BASE}/review/undo", body={"seen_at": state["seen_at"]})
+    assert status == 200, undone
+    assert undone["seen_at"] is None and undone["new"] == 6 and undone["undo"] is False  # as before the mark
+    rows, count = new_names(api)
+    assert count == 6 and "troca-em-30-dias" not in rows  # the one marked reviewed stays reviewed
+    status, body = api("POST", f"{BASE}/review/undo", body={"seen_at": state["seen_at"]})
+    assert status == 409 and body["error"]["code"] == "nothing_to_undo"  # once
+    assert new_names(api)[1] == 6
+
+
+def test_an_undo_after_another_look_changes_nothing(api):
+    first = look(api)
+    second = look(api)  # another browser, later
+    assert second["seen_at"] > first["seen_at"]
+    status, body = api("POST", f"{BASE}/review/undo", body={"seen_at": first["seen_at"]})
+    assert status == 409 and body["error"]["code"] == "nothing_to_undo"
+    status, state = api("GET", f"{BASE}/review")
+    assert state["seen_at"] == second["seen_at"] and state["new"] == 0
+
+
+@pytest.mark.parametrize("path, body, status, code", [
+    ("/review/concepts/troca-em-30-dias", {"written_at": "ontem"}, 422, "invalid_request"),
+    ("/review/concepts/troca-em-30-dias", {"written_at": "2026-02-30T10:00:00Z"}, 422, "invalid_reviewed"),
+    ("/review/concepts/troca-em-30-dias", {"written_at": "2999-01-01T00:00:00Z"}, 422, "invalid_reviewed"),
+    ("/review/concepts/Troca", {"written_at": "2026-11-29T10:00:00Z"}, 400, "invalid_name"),
+    ("/review/undo", {"seen_at": "2026-11-29T10:00:00Z"}, 409, "nothing_to_undo"),
+    ("/review/undo", {}, 422, "invalid_request"),
+])
+def test_a_refused_review_change_is_said_and_writes_nothing(api, s3, bucket, path, body, status, code):
+    method = "POST" if path.endswith("undo") else "PUT"
+    got, answer = api(method, BASE + path, body=body)
+    assert (got, answer["error"]["code"]) == (status, code), answer
+    assert s3.list_objects_v2(Bucket=bucket, Prefix=f"agents/{T}/{A}/reviews/")["KeyCount"] == 0
+
+
+def test_reviewing_in_an_unknown_agent_is_404_and_makes_no_agent(api, s3, bucket):
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    status, body = api("PUT", f"/tenants/{T}/agents/store-suport/review/concepts/x", body={"written_at": now})
+    assert status == 404 and body["error"]["code"] == "unknown_agent"
+    status, body = api("POST", f"/tenants/{T}/agents/store-suport/review/undo", body={"seen_at": now})
+    assert status == 404 and body["error"]["code"] == "unknown_agent"
+    assert s3.list_objects_v2(Bucket=bucket, Prefix=f"agents/{T}/store-suport/")["KeyCount"] == 0
+
+
+def test_the_agents_list_counts_what_is_new_to_each_operator(api, store):
+    from helpers.concepts import make_concept
+
+    store.create(T, "loja-centro", make_concept("horario-loja", description="A loja abre às 9h."), actor="engine")
+    look(api)
+    engine_confirms(store, "rastreio-pedido")
+    status, body = api("GET", f"/tenants/{T}/agents")
+    assert status == 200
+    assert {agent["name"]: agent["new"] for agent in body["agents"]} == {"loja-centro": 1, A: 1}
+    _, body = api("GET", f"/tenants/{T}/agents", claims=BIA)
+    assert {agent["name"]: agent["new"] for agent in body["agents"]} == {"loja-centro": 1, A: 7}
 
 
 # ------------------------------------------------------------------ two browsers at once

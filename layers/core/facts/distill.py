@@ -24,6 +24,7 @@ from knowledge.store.keys import config_key
 from shared import awscall, deadline
 from shared.errors import Conflict, InvalidConfig, KnowledgeError, NotFound
 from shared.events import Events
+from shared.language import detect
 from shared.model import ModelCache, ModelConfigError, ModelError
 from shared.names import Slug, is_slug
 from shared.telemetry import Counters
@@ -162,7 +163,7 @@ class Distiller:
         try:
             if not ref:
                 raise ModelConfigError("no model: set the agent's distill.model or UTILITY_MODEL")
-            system, user = distill_prompt(transcript, config.prompt)
+            system, user = distill_prompt(transcript, config.prompt, config.language)
             answer = self._models.get(ref).complete(system, user)
         except deadline.DeadlineExceeded:
             raise
@@ -173,7 +174,8 @@ class Distiller:
             return "model_failed"
         # Uncapped here: max_proposals counts what is new to the ledger (in _propose), so facts
         # already decided or pending never use up the cap of a re-distilled session.
-        gated = gate(answer, len(transcript), UNCAPPED)
+        gated = gate(answer, len(transcript), UNCAPPED,
+                     config.language or detect("\n".join(m.content for m in transcript)))
         unusable = sorted(set(gated.rejected) & UNUSABLE)
         if unusable:
             # A 200 whose content is no list of facts is retried like a fault, never settled at once.
@@ -182,6 +184,8 @@ class Distiller:
             report.skipped["answer_unusable"] += 1
             return "model_failed"
         report.rejected.update(gated.rejected)
+        if gated.other_language:
+            self.counters.count("ProposalOtherLanguage", gated.other_language)
         self._propose(stored, cell, gated.proposals, links, report, config.max_proposals)
         self._done(stored, marker)
         report.distilled += 1

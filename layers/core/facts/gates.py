@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Optional
 
+from shared.language import other_language
 from shared.pii import find
 from shared.validation import unfence
 
@@ -26,6 +27,7 @@ BAD_NAME, NAME_TOO_LARGE, VALUE_TOO_LARGE = "bad_name", "name_too_large", "value
 PII_IN_NAME, CARD_IN_VALUE = "pii_in_name", "card_in_value"
 EVIDENCE_MISSING, EVIDENCE_OUT_OF_RANGE = "evidence_missing", "evidence_out_of_range"
 DUPLICATE_NAME, TOO_MANY = "duplicate_name", "too_many"
+
 
 ALLOWED_KEYS = frozenset({"name", "value", "confidence", "evidence"})
 # What the engine decides: where a fact lands, who wrote it, its state. Any of them from the
@@ -46,6 +48,7 @@ class Proposed:
 class GateReport:
     proposals: list[Proposed] = field(default_factory=list)
     rejected: Counter = field(default_factory=Counter)
+    other_language: int = 0  # kept proposals plainly in another language than the expected one
 
 
 def parse_answer(answer: str) -> tuple[Optional[list], Optional[str]]:
@@ -58,8 +61,10 @@ def parse_answer(answer: str) -> tuple[Optional[list], Optional[str]]:
     return (data, None) if isinstance(data, list) else (None, ANSWER_NOT_ARRAY)
 
 
-def gate(answer: str, transcript_length: int, max_proposals: int) -> GateReport:
-    """The proposals that survive, in answer order, at most `max_proposals`."""
+def gate(answer: str, transcript_length: int, max_proposals: int,
+         expected_language: Optional[str] = None) -> GateReport:
+    """The proposals that survive, in answer order, at most `max_proposals`; those plainly written
+    in another language than `expected_language` (a code; None: not checked) are counted."""
     report = GateReport()
     items, problem = parse_answer(answer)
     if problem:
@@ -77,6 +82,7 @@ def gate(answer: str, transcript_length: int, max_proposals: int) -> GateReport:
             continue
         names.add(proposed.name)
         report.proposals.append(proposed)
+        report.other_language += other_language(proposed.value, expected_language)
     return report
 
 

@@ -45,6 +45,19 @@ class InvalidSeenAt(KnowledgeError, ValueError):
     code = "invalid_seen_at"
 
 
+class InvalidReviewed(KnowledgeError, ValueError):
+    """Marking one concept reviewed: a written_at that is not a UTC time, or too many marked one by one."""
+
+    code = "invalid_reviewed"
+
+
+class NothingToUndo(KnowledgeError):
+    """Undo of "mark all as seen" when the state is no longer what that mark left (undone already,
+    or marked again since, from this browser or another)."""
+
+    code = "nothing_to_undo"
+
+
 class InvalidCursor(KnowledgeError):
     """A page cursor this code did not hand out (or for another concept)."""
 

@@ -135,7 +135,7 @@ def _validity(draw) -> dict:
     return {"valid_from": days[0]} if which == "from" else {"valid_until": days[-1]}
 
 
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(concepts())
 def test_every_valid_concept_round_trips(concept):
     text = render(concept)

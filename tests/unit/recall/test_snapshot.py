@@ -310,3 +310,27 @@ def test_a_function_not_allowed_the_snapshot_still_answers_from_the_concepts(cou
     assert "cep-sudeste-cd-campinas" in ask(retriever)["block"]
     assert retriever.counters.get("SnapshotUnreadable", reason="access_denied") == 1
     assert retriever.counters.get("SnapshotNotWritten", reason="access_denied") == 1
+
+
+def test_a_summary_keeps_why_its_version_was_written_and_a_row_from_before_reasons_reads_as_unknown(store):
+    import zlib
+
+    from knowledge.recall.snapshot import MAGIC, Summary
+
+    stored = store.create(T, A, make_concept("horario-sac", description="O SAC atende das 8h às 20h."),
+                          actor="engine", reason="created")
+    summary = Summary.of(store.get(T, A, stored.name))
+    assert (summary.actor, summary.reason) == ("engine", "created")
+    index = Index()
+    index.upsert(stored.name, summary.etag, store.get(T, A, stored.name).concept, stored.data)
+    data = encode(Snapshot(T, A, index, 0.0, summaries={stored.name: summary}))
+    assert decode(data, T, A).summaries[stored.name].reason == "created"
+    # The same snapshot as a writer of before kept it: rows of ten fields (to valid_until), no reason.
+    raw = zlib.decompress(data[len(MAGIC):])
+    length = int.from_bytes(raw[:4], "big")
+    header = json.loads(raw[4:4 + length])
+    header["summaries"] = [row[:11] for row in header["summaries"]]
+    head = json.dumps(header).encode()
+    older = MAGIC + zlib.compress(len(head).to_bytes(4, "big") + head + raw[4 + length:])
+    kept = decode(older, T, A).summaries[stored.name]
+    assert kept.reason is None and kept.actor == "engine" and kept.etag == summary.etag

@@ -6,7 +6,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
-from typing import Any, Optional
+from typing import Any, Mapping, Optional
 
 from knowledge.format.concept import out_of_recall
 from knowledge.format.config import KnowledgeConfig
@@ -96,7 +96,7 @@ class HeldList:
                 "confidence": doc.confidence if doc else None, "occurrences": summary.occurrences,
                 "updated_at": summary.updated_at, "conflict": summary.conflict, "related": summary.related,
                 "etag": summary.etag, "problem": summary.problem, "description": doc.description if doc else None,
-                "written_at": summary.written_at, "written_by": summary.actor,
+                "written_at": summary.written_at, "written_by": summary.actor, "reason": summary.reason,
                 "valid_from": summary.valid_from, "valid_until": summary.valid_until}
 
 
@@ -113,8 +113,28 @@ def sorted_names(names: list[str], sort: str, descending: bool, held: HeldList) 
 
 def is_new(summary: Summary, since: Optional[str]) -> bool:
     """Written by the engine after `since` (both stamps in the same sortable layout)."""
-    return since is not None and summary.actor == ENGINE and summary.written_at is not None \
-        and summary.written_at > since
+    return Unseen(since).is_new("", summary) if since is not None else False
+
+
+@dataclass(frozen=True)
+class Unseen:
+    """What is new to one operator: a current version written after `since` by anyone but the
+    operator (`viewer`: the engine, or a colleague), unless the operator marked that concept
+    reviewed at that version or later (`reviewed`: name -> the written_at reviewed). Without a
+    viewer (the agent's own count) only the engine's writes are new."""
+
+    since: str  # sortable UTC stamp, YYYY-MM-DDTHH:MM:SS.ffffffZ
+    viewer: Optional[str] = None  # engine or operator:<id>
+    reviewed: Mapping[str, str] = field(default_factory=dict)
+
+    def is_new(self, name: str, summary: Summary) -> bool:
+        written = summary.written_at
+        if written is None or summary.actor is None or written <= self.since:
+            return False
+        if self.viewer is None and summary.actor != ENGINE or summary.actor == self.viewer:
+            return False
+        seen = self.reviewed.get(name)
+        return seen is None or written > seen
 
 
 def since_stamp(since: Optional[datetime]) -> Optional[str]:

@@ -11,7 +11,7 @@ import os
 import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Optional, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Optional, Protocol
 
 from knowledge.curation.documents import (
     bounded_conflicts,
@@ -23,7 +23,7 @@ from knowledge.curation.documents import (
     servable,
     stored_answer,
 )
-from knowledge.curation.listing import SORTS, HeldList, fold_for_search, is_new, since_stamp, sorted_names
+from knowledge.curation.listing import SORTS, HeldList, Unseen, fold_for_search, since_stamp, sorted_names
 from knowledge.errors import ArchiveNotConfigured, InvalidCursor, InvalidTurn, NameTaken, PreconditionRequired
 from knowledge.format.concept import OUT_OF_RECALL, Concept, parse, utc_now
 from knowledge.format.config import parse_agent_config
@@ -139,9 +139,11 @@ class Studio:
                         "it can be restored from the deleted concepts)")
 
     # ------------------------------------------------------------ reading
-    def agents(self, op: Operator, tenant: str) -> list[dict[str, Any]]:
+    def agents(self, op: Operator, tenant: str,
+               unseen: Optional[Callable[[str], Unseen]] = None) -> list[dict[str, Any]]:
         """The tenant's agents by name, each with how many concepts it has, how many hold a
-        conflict and how many have related claims waiting."""
+        conflict and how many have related claims waiting; with `unseen` (agent -> what is new
+        to the operator), how many are `new`, counted from the same rows within the same budget."""
         op.check(tenant)
         out = []
         until = self._clock() + self._catch_up_seconds  # one budget for the whole overview
@@ -151,6 +153,9 @@ class Studio:
             self._agents.add((tenant, agent))
             out.append({"name": agent, "concepts": len(rows), "conflicts": sum(1 for r in rows if r.conflict),
                         "related": sum(1 for r in rows if r.related), "catching_up": len(held.backlog)})
+            if unseen is not None:
+                who = unseen(agent)
+                out[-1]["new"] = sum(1 for name, row in held.summaries.items() if who.is_new(name, row))
         return out
 
     def _rows(self, tenant: str, agent: str, until: Optional[float] = None,
@@ -318,7 +323,7 @@ class Studio:
     def list(self, op: Operator, tenant: str, agent: str, *, status: Optional[str] = None,
              type: Optional[str] = None, q: Optional[str] = None, sort: str = "written_at", order: str = "desc",
              limit: Optional[int] = None, cursor: Optional[str] = None,
-             since: Optional[datetime] = None) -> dict[str, Any]:
+             since: Optional[datetime] = None, unseen: Optional[Unseen] = None) -> dict[str, Any]:
         """One page of the agent's concepts, filtered and sorted here (not in the browser).
 
         `q` searches name, description and body with retrieval's index, and name and
@@ -326,15 +331,18 @@ class Studio:
         "reemb" finds too; a body is not searched for substrings (the snapshot holds no text).
         With `since`, each row says whether it is `new` (the engine wrote its current version
         after then), the answer counts the agent's new rows (`new`, before any filter), and
-        `status="new"` keeps only those. Each row's `recall` says why it is out of recall now
+        `status="new"` keeps only those; `unseen` says what is new to one operator instead
+        (knowledge.curation.listing.Unseen). Each row's `recall` says why it is out of recall now
         (expired, not_started, stale; null: recalled), and `status` of one of those keeps only them."""
         op.check(tenant)
         stamp = since_stamp(since)
+        if unseen is None and stamp is not None:
+            unseen = Unseen(stamp)
         held = self._rows(tenant, agent)
         names = list(held.summaries)
         if not names:
             self._check_agent(tenant, agent)
-        fresh = {name for name in names if is_new(held.summaries[name], stamp)} if stamp else set()
+        fresh = {name for name in names if unseen.is_new(name, held.summaries[name])} if unseen else set()
         if status == "conflict":
             names = [n for n in names if held.summaries[n].conflict]
         elif status == "related":
@@ -357,7 +365,7 @@ class Studio:
         answer: dict[str, Any] = {"concepts": rows, "total": len(names),
                                   "next": str(end) if end < len(names) else None,
                                   "catching_up": len(held.backlog)}
-        if stamp is not None:
+        if unseen is not None:
             for row in rows:
                 row["new"] = row["name"] in fresh
             answer["new"] = len(fresh)

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from knowledge.format.concept import DEFAULT_STALE_AFTER_DAYS, TYPES
 from shared.errors import InvalidConfig
+from shared.language import LANGUAGE
 from shared.names import MODEL_REF
 from shared.validation import YamlProblem, describe_errors, read_yaml
 
@@ -34,6 +35,12 @@ _CONFIG_DEPTH = 3
 _CONFIG_ITEMS = 64
 _CONFIG_KEYS = 32
 _OFFSET = re.compile(r"[+-](?:0\d|1[0-4]):[0-5]\d")
+
+
+def _language_code(value: Optional[str]) -> Optional[str]:
+    if value is not None and not LANGUAGE.fullmatch(value):
+        raise ValueError('must be a language code such as "pt", "pt-BR" or "en"')
+    return value
 
 
 def _model_ref(value: Optional[str]) -> Optional[str]:
@@ -68,6 +75,13 @@ class KnowledgeConfig(BaseModel):
     stale_after_days: int = Field(default=DEFAULT_STALE_AFTER_DAYS, ge=0, le=36500)
     # The store's offset from UTC: a concept's valid_from / valid_until are local dates there.
     utc_offset: str = "+00:00"
+    # The language concepts are written in ("pt", "pt-BR", "en"…); None: the conversation's.
+    language: Optional[str] = None
+
+    @field_validator("language")
+    @classmethod
+    def _language(cls, value: Optional[str]) -> Optional[str]:
+        return _language_code(value)
 
     @field_validator("utc_offset", mode="before")
     @classmethod
@@ -126,6 +140,13 @@ class DistillConfig(BaseModel):
     max_proposals: int = Field(default=10, ge=1, le=50)
     prompt: Optional[str] = Field(default=None, max_length=PROMPT_MAX)
     model: Optional[str] = None
+    # The language facts are written in; None: the conversation's.
+    language: Optional[str] = None
+
+    @field_validator("language")
+    @classmethod
+    def _language(cls, value: Optional[str]) -> Optional[str]:
+        return _language_code(value)
 
     @field_validator("idle_hours", mode="before")
     @classmethod

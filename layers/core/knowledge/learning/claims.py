@@ -4,7 +4,8 @@
 - related (the model merged the two): the merged text, counters as for same; beside an
   operator's body the related claim is kept under `## Related claims` instead;
 - contradicting (or unsure): the new claim is appended under `## Contradiction` and
-  confidence drops to 0.4 so a human resolves it.
+  confidence drops to 0.4 so a human resolves it; a claim nobody judged (no model, an unusable
+  answer) beside a human's text is kept under `## Related claims` instead, moving nothing.
 
 The deterministic check confirms only a sighting that states nothing the record does not;
 anything it is unsure of goes to the model, because confirming a different claim is the one
@@ -15,12 +16,8 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
-from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime
-
-import snowballstemmer
 
 from knowledge.format.concept import (
     BODY_MAX_BYTES,
@@ -34,6 +31,7 @@ from knowledge.format.concept import (
     confidence_for_sources,
     in_conflict,
 )
+from knowledge.learning.wording import Claim, Sentence, read_claim, words_of
 from shared.pii import redact
 from shared.validation import unfence
 
@@ -42,163 +40,6 @@ _CONFLICT = re.compile(r"^## Contradiction[ \t]*$", re.MULTILINE)
 
 # ------------------------------------------------------------------ same claim, without a model
 
-# Words that say nothing about what a claim states: articles, of/in/at, present forms of
-# ser/estar/ter/be. Not here on purpose: negations, ou/or, com/with, para/por/to/for/by/from
-# ("pago pela loja" / "pago para a loja"), antes/depois, até/após, acima/abaixo, mais/menos,
-# só/todos/qualquer, and past or future forms (foi, era, será, was, were).
-STOPWORDS = frozenset("""
-o a os as um uma uns umas de da do das dos em na no nas nos num numa ao aos e que se ser sao esta estao
-ter tem ha este esta estes estas isso isto esse essa esses essas disso desse dessa deste desta nesse nessa
-neste nesta aquele aquela seu sua seus suas lhe voce voces ele ela eles elas via tambem ja entao bem muito
-the an of in on at is are be been being it its this that these those as there their our your
-we you they he she his her also and
-""".split())
-# Stemming drops tense: "aceitava" and "aceita" share a stem but not a claim. These Portuguese
-# past endings add a term of their own.
-_PAST_ENDINGS = ("ava", "avam", "aram", "eram", "iram", "ou")
-# Negations and exceptions: not stemmed, counted, and never stopwords. "no" is Portuguese's
-# "em + o" or English's "no": it negates unless the text is plainly Portuguese (when unsure,
-# a negation too many only sends the pair to the model).
-NEGATIONS = frozenset("""
-nao n nunca nem sem jamais exceto salvo nenhum nenhuma nada ninguem tampouco senao excecao
-not never nor without except unless neither none nothing cannot excluding
-""".split())
-_ENGLISH_MARKERS = frozenset("the is are of and to for with on be can".split())
-_PORTUGUESE_MARKERS = frozenset("o os de do da das dos e em na nas nos para com que".split())
-# Spellings of one word: inflection the stemmer misses, number words, units, and the few
-# synonyms that are exact in a store's claims. Nothing here may join two different claims.
-CANONICAL = {
-    "gratuito": "gratis", "gratuita": "gratis", "gratuitos": "gratis", "gratuitas": "gratis",
-    "somente": "so", "apenas": "so", "only": "so",
-    "depois": "apos", "over": "above",
-    "uteis": "util", "h": "hora", "hs": "hora", "horas": "hora", "hr": "hora", "hrs": "hora", "hour": "hora",
-    "hours": "hora", "vezes": "vez", "x": "vez", "reais": "brl", "real": "brl", "cento": "pct", "percent": "pct",
-    "pra": "para", "pro": "para", "pelo": "por", "pela": "por", "pelos": "por", "pelas": "por",
-}
-_CANONICAL_TERMS = frozenset(CANONICAL.values())
-_NEGATION_SPELLINGS = {"n": "nao", "cannot": "not"}
-NUMBER_WORDS = {
-    "dois": "2", "duas": "2", "tres": "3", "quatro": "4", "cinco": "5", "seis": "6", "sete": "7", "oito": "8",
-    "nove": "9", "dez": "10", "onze": "11", "doze": "12", "quinze": "15", "vinte": "20", "trinta": "30",
-    "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8",
-    "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "fifteen": "15", "twenty": "20", "thirty": "30",
-}
-_TOKEN = re.compile(
-    r"(?P<money>r\$|us\$|\$)"
-    r"|(?P<clock>\d{1,2})(?:h|:)(?P<minutes>\d\d)(?!\d)"
-    r"|(?P<number>\d+(?:[.,]\d+)*)(?P<suffix>[hxoa](?![^\W_])|%)?"
-    r"|(?P<word>[^\W\d_]+(?:'[^\W\d_]+)?)"
-    r"|(?P<percent>%)"
-)
-_SENTENCE_END = re.compile(r"[.;!?]+(?=\s|$)|\n+")
-_PT = snowballstemmer.stemmer("portuguese")
-_EN = snowballstemmer.stemmer("english")
-# Search stems the same way (knowledge.recall.index); not imported from there, so consolidation's
-# cold start does not load numpy.
-_STEMS: dict[str, str] = {}
-
-
-def _fold(text: str) -> str:
-    stripped = "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
-    return stripped.casefold()
-
-
-def _stem(word: str) -> str:
-    term = _STEMS.get(word)
-    if term is None:
-        term = _EN.stemWord(_PT.stemWord(word))
-        if len(_STEMS) < 100_000:
-            _STEMS[word] = term
-    return term
-
-
-def _number(token: str) -> str:
-    """One spelling per amount: R$199 = R$ 199,00; 1.299,90 = 1,299.90; 1.500 stays ambiguous."""
-    separators = [c for c in token if c in ".,"]
-    if not separators:
-        return token.lstrip("0") or "0"
-    if len(set(separators)) == 2:
-        decimal = token[max(token.rfind("."), token.rfind(","))]
-        whole, fraction = token.rsplit(decimal, 1)
-        whole = whole.replace("." if decimal == "," else ",", "")
-    elif len(separators) > 1:  # 1.000.000: grouping only
-        whole, fraction = token.replace(separators[0], ""), ""
-    else:
-        whole, _, fraction = token.partition(separators[0])
-        if len(fraction) == 3:  # 1.500 is 1500 in Portuguese and 1.5 in English: keep it as written
-            return token
-    whole = whole.lstrip("0") or "0"
-    fraction = fraction.rstrip("0")
-    return f"{whole}.{fraction}" if fraction else whole
-
-
-def _portuguese(words: list[str]) -> bool:
-    return sum(w in _PORTUGUESE_MARKERS for w in words) > sum(w in _ENGLISH_MARKERS for w in words)
-
-
-def _tokens(text: str, portuguese: bool) -> list[str]:
-    """A sentence's terms in order: stems, '#'-numbers, negations as '!word', units as words."""
-    out: list[str] = []
-    currency = ""
-    for match in _TOKEN.finditer(text):
-        if match.group("money"):
-            currency = "brl" if match.group("money") == "r$" else "usd"
-            continue
-        if match.group("clock"):
-            out += [f"#{_number(match.group('clock'))}", "hora"]
-            if match.group("minutes") != "00":
-                out.append(f"#{_number(match.group('minutes'))}")
-        elif match.group("number"):
-            out.append(f"#{_number(match.group('number'))}")
-            if currency:
-                out.append(currency)  # R$199 and 199 reais both read "#199 brl"
-            suffix = match.group("suffix")
-            if suffix in ("h", "x", "%"):
-                out.append({"h": "hora", "x": "vez", "%": "pct"}[suffix])
-        elif match.group("percent"):
-            out.append("pct")
-        else:
-            out.extend(_word_terms(match.group("word"), portuguese))
-        currency = ""
-    return out
-
-
-def _word_terms(word: str, portuguese: bool) -> list[str]:
-    if word.endswith("n't"):  # don't, can't, isn't: the auxiliary says nothing, the negation does
-        return ["!not"]
-    if word in NUMBER_WORDS:
-        return [f"#{NUMBER_WORDS[word]}"]
-    if word in NEGATIONS or (word == "no" and not portuguese):
-        return [f"!{_NEGATION_SPELLINGS.get(word, word)}"]
-    if word in STOPWORDS:
-        return []
-    word = CANONICAL.get(word, word)
-    if word in _CANONICAL_TERMS:
-        return [word]
-    if len(word) > 4 and word.endswith(_PAST_ENDINGS):
-        return [_stem(word), "~past"]
-    return [_stem(word)]
-
-
-@dataclass(frozen=True)
-class _Claim:
-    sentences: tuple[tuple[str, ...], ...]
-    body_sentences: tuple[tuple[str, ...], ...]
-    terms: frozenset[str]
-    negations: Counter
-
-
-def _claim(description: str, body: str) -> _Claim:
-    description, body = _fold(description), _fold(body)
-    portuguese = _portuguese(re.findall(r"[^\W\d_]+", f"{description}\n{body}"))
-    head, sentences = _sentences(description, portuguese), _sentences(body, portuguese)
-    every = [term for sentence in head + sentences for term in sentence]
-    return _Claim(head + sentences, sentences, frozenset(every), Counter(t for t in every if t.startswith("!")))
-
-
-def _sentences(text: str, portuguese: bool) -> tuple[tuple[str, ...], ...]:
-    return tuple(terms for part in _SENTENCE_END.split(text) if (terms := tuple(_tokens(part, portuguese))))
-
 
 def _within(short: tuple[str, ...], long: tuple[str, ...]) -> bool:
     """`short` is `long` with words left out, in the same order."""
@@ -206,8 +47,31 @@ def _within(short: tuple[str, ...], long: tuple[str, ...]) -> bool:
     return all(term in rest for term in short)
 
 
-def _covered(sentences: tuple[tuple[str, ...], ...], by: tuple[tuple[str, ...], ...]) -> bool:
-    return all(any(_within(sentence, other) for other in by) for sentence in sentences)
+def _covered(sentences: tuple[Sentence, ...], by: tuple[Sentence, ...]) -> bool:
+    return all(any(_within(sentence.terms, other.terms) for other in by) for sentence in sentences)
+
+
+def _restated(old: Claim, fresh: Claim) -> bool:
+    """The whole record again: the same terms, negations and order, sentence by sentence."""
+    if old.terms != fresh.terms or old.negations != fresh.negations:
+        return False
+    # The record's description may be an operator's summary; its body is the claim to restate.
+    return _covered(fresh.sentences, old.sentences) and _covered(old.body_sentences, fresh.sentences)
+
+
+def _part_of(old: Claim, fresh: Claim) -> bool:
+    """Some of the record's sentences, each whole: the same terms in any order, each number,
+    negation and relation word beside the same terms. A sentence with a condition dropped or added
+    ("acima de R$ 500" left out) is not one of the record's."""
+    return all(any(sentence.bag == other.bag and sentence.bindings == other.bindings for other in old.sentences)
+               for sentence in fresh.sentences)
+
+
+def human_text(concept: Concept, actor: str) -> bool:
+    """A body a human chose: a policy concept, one an operator wrote last (`actor`), or one that
+    already keeps claims beside an operator's text."""
+    return (concept.provenance == "policy" or actor.startswith("operator:")
+            or RELATED_SECTION.search(concept.body) is not None)
 
 
 def primary_claim(body: str) -> str:
@@ -218,18 +82,19 @@ def primary_claim(body: str) -> str:
 def same_claim(existing: Concept, new: Concept) -> bool:
     """The new sighting states nothing the record does not: confirmed without a model.
 
-    Description and body together must hold the same terms (stemmed, accents folded), the same
-    numbers (R$199 = R$ 199,00 = 199 reais) and the same negations; every new sentence must
-    read, in order, inside one of the record's, and each of the record's body sentences inside
-    one of the new, so a swap ("Pix 10%, boleto 5%" / "Pix 5%, boleto 10%") is not a rewording.
-    Anything else is the model's to judge.
+    Read by knowledge.learning.wording (case, accents, stems, one spelling per amount, time and
+    date, greetings dropped, a misspelt word read as the record's), it either restates the whole
+    record — the same terms and negations, every new sentence in order inside one of the record's,
+    and each of the record's body sentences inside one of the new, so a swap ("Pix 10%, boleto 5%"
+    / "Pix 5%, boleto 10%") is not a rewording — or it states some of the record's sentences,
+    each whole. Anything else is the model's to judge.
     """
-    old = _claim(existing.description, primary_claim(existing.body))
-    fresh = _claim(new.description, new.body)
-    if not old.terms or old.terms != fresh.terms or old.negations != fresh.negations:
+    record = (existing.description, primary_claim(existing.body))
+    old = read_claim(*record)
+    fresh = read_claim(new.description, new.body, spelling=words_of(*record))
+    if not old.sentences or not fresh.sentences:
         return False
-    # The record's description may be an operator's summary; its body is the claim to restate.
-    return _covered(fresh.sentences, old.sentences) and _covered(old.body_sentences, fresh.sentences)
+    return _restated(old, fresh) or _part_of(old, fresh)
 
 
 # ------------------------------------------------------------------ how a concept changes
@@ -270,8 +135,10 @@ def _quoted(body: str) -> str:
 
 
 def _entries(new: Concept, session_id: str, now: datetime, what: str) -> list[str]:
-    """The entry for `new`, longest first: the fallbacks keep the body within BODY_MAX_BYTES."""
-    head = f"Session {session_id} ({now.strftime('%Y-%m-%d')}): "
+    """The entry for `new`, longest first: the fallbacks keep the body within BODY_MAX_BYTES. Its
+    date is the conversation's (the sighting is stamped with its turn's completed_at), not the write's."""
+    said = min(new.created_at, now) if new.created_at else now
+    head = f"Session {session_id} ({said.strftime('%Y-%m-%d')}): "
     return [f"{head}{new.description}\n\n{_quoted(new.body)}", f"{head}{new.description[:200]}",
             f"{head}a {what} claim too long to append."]
 
@@ -291,14 +158,16 @@ def contradict(existing: Concept, new: Concept, session_id: str, now: datetime) 
                             updated_at=_later(existing, now))
 
 
-def keep_beside(existing: Concept, new: Concept, session_id: str, now: datetime) -> Concept:
+def keep_beside(existing: Concept, new: Concept, session_id: str, now: datetime, counted: bool = True) -> Concept:
     """A related claim beside a body an operator wrote, which no merge rewrites.
 
     The body above stays byte for byte; the claim joins `## Related claims` (above any
     `## Contradiction`: it is no conflict) for the operator to fold in, and counts like a
-    confirmation. A claim already kept there is counted, not repeated.
+    confirmation. A claim already kept there is counted, not repeated. `counted=False`: a claim
+    nobody judged (no model, an unusable answer) waits there for a human and moves no counter,
+    confidence or date: it is no confirmation, and no contradiction either.
     """
-    confirmed = confirm(existing, session_id, now)
+    confirmed = confirm(existing, session_id, now) if counted else existing
     body = existing.body
     conflict = _CONFLICT.search(body)
     head, tail = (body[:conflict.start()].rstrip(), body[conflict.start():]) if conflict else (body.rstrip(), "")
@@ -317,6 +186,8 @@ def keep_beside(existing: Concept, new: Concept, session_id: str, now: datetime)
 # ------------------------------------------------------------------ the model's verdict
 
 KINDS = ("same", "related", "contradicting")
+# Why a verdict is no judgement: nobody could judge (no model), or the answer was no verdict.
+UNJUDGED = ("no_model", "unusable")
 
 
 @dataclass(frozen=True)

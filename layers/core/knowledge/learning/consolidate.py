@@ -2,7 +2,8 @@
 
 New name -> created. Known name -> same claim (no model) confirms; otherwise one model call
 decides related (merged) or contradicting (appended under `## Contradiction`, confidence
-0.4, a human resolves it); no model or an unusable answer means contradicting. Every write
+0.4, a human resolves it); no model or an unusable answer means contradicting, except beside a
+human's text (policy, or an operator's body), where the claim is kept under `## Related claims`. Every write
 is a compare-and-swap on the ETag that was read; a lost race is re-read and re-decided.
 
 Replay safety: a sighting (tenant, agent, name, session, turn) is applied exactly once, however
@@ -135,14 +136,19 @@ class Consolidator:
                 verdicts[key] = self._judge(tenant, agent, existing, new)
             decision = verdicts[key]
             verdict = decision.why
+            human = claims.human_text(existing, current.actor or "")
             if decision.same:
                 kind, updated = "confirmed", claims.confirm(existing, sighting.session_id, now)
+            elif not decision.related and decision.why in claims.UNJUDGED and human and not existing.in_conflict:
+                # Nobody judged it: a human's text is never dragged to 0.4 by it; it waits beside.
+                kind, updated = "kept_beside", claims.keep_beside(existing, new, sighting.session_id, now,
+                                                                  counted=False)
             elif not decision.related:
                 kind, updated = "contradiction", claims.contradict(existing, new, sighting.session_id, now)
             elif existing.provenance == "policy" or existing.in_conflict:
                 # A human's concept, or one a human must resolve, is never rewritten by a merge.
                 kind, updated = "confirmed", claims.confirm(existing, sighting.session_id, now)
-            elif (current.actor or "").startswith("operator:"):
+            elif human:
                 # An operator wrote this body: the related claim waits beside it for them to fold in.
                 kind, updated = "kept_beside", claims.keep_beside(existing, new, sighting.session_id, now)
             else:

@@ -138,7 +138,7 @@ class Extractor:
         if not ref:
             raise ModelConfigError("no model: set the agent's shared.model or UTILITY_MODEL")
         known = self._known.about(turn, config) if self._known is not None else []
-        system, user = extraction_prompt(turn, config.types, config.prompt, known)
+        system, user = extraction_prompt(turn, config.types, config.prompt, known, config.language)
         asks = 1 if delivery is not None else ANSWER_ATTEMPTS
         for _ in range(asks):
             report = self._ask(turn, ref, system, user, config)
@@ -167,6 +167,8 @@ class Extractor:
         if turn.shown is None:  # the engine sent no record: nothing from this turn is checked for echoes
             self.counters.count("TurnUnguarded")
         self.counters.count("CandidateEchoed", sum(1 for s in outcome.sightings if s.echo))
+        if report.other_language:
+            self.counters.count("CandidateOtherLanguage", report.other_language)
         for reason, n in outcome.rejected.items():
             self.counters.count("CandidateRejected", n, reason=reason)
         for kind, n in outcome.redacted.items():
@@ -182,7 +184,7 @@ class Extractor:
         with metered() as meter:
             answer = self._models.get(ref).complete(system, user)
         record_model_call(self.counters, turn.tenant, meter.usage, len(system) + len(user), len(answer))
-        return gate(answer, turn.messages, config.types, config.published_contacts)
+        return gate(answer, turn.messages, config.types, config.published_contacts, config.language)
 
     def distils(self, tenant: str, agent: str) -> bool:
         """Whether the agent's `distill:` block is on (Facts keeps its sessions' state)."""
@@ -196,7 +198,7 @@ class Extractor:
         if config is None or not config.extract:
             return None
         known = self._known.about(turn, config) if self._known is not None else []
-        return extraction_prompt(turn, config.types, config.prompt, known)
+        return extraction_prompt(turn, config.types, config.prompt, known, config.language)
 
     def _archive_for_facts(self, turn: Turn) -> bool:
         """Archive the turn and tell Facts (also on a redelivery: it puts back what a crash lost)."""

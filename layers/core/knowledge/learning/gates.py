@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, NamedTuple, Optional, Protocol, Sequence
 
 from knowledge.format.concept import BODY_MAX_BYTES, DESCRIPTION_MAX, TYPES
+from shared.language import detect, other_language
 from shared.names import is_slug
 from shared.pii import names_in, person_in_slug, redact
 from shared.validation import unfence
@@ -99,6 +100,9 @@ class GateReport:
     rejected: Counter = field(default_factory=Counter)
     redacted: Counter = field(default_factory=Counter)
     answer_dropped: Optional[str] = None
+    # Survivors plainly written in another language than the agent's `language:` (or, without
+    # one, the conversation's): kept, and counted so an operator sees the model ignore the rule.
+    other_language: int = 0
 
 
 def squash(text: str) -> str:
@@ -180,9 +184,10 @@ def parse_answer(answer: str) -> list:
 
 
 def gate(answer: str, messages: Sequence[Said], allowed_types: Iterable[str],
-         published: Sequence[str] = ()) -> GateReport:
+         published: Sequence[str] = (), language: Optional[str] = None) -> GateReport:
     """Run every gate over a model's answer for one turn (`messages` are the turn's, in order);
-    `published` are the store's own contacts, which redaction keeps."""
+    `published` are the store's own contacts, which redaction keeps; `language` the agent's
+    (None: the language the conversation is plainly written in, if it is)."""
     report = GateReport()
     try:
         items = parse_answer(answer)
@@ -196,6 +201,7 @@ def gate(answer: str, messages: Sequence[Said], allowed_types: Iterable[str],
     # The names the turn itself gives people (the customer's greeting, a signature): redacted wherever
     # a candidate repeats them, in any case, and never part of a concept's name.
     known = names_in([m.content for m in messages if m.role in EVIDENCE_ROLES])
+    expected = language or detect("\n".join(m.content for m in messages if m.role in EVIDENCE_ROLES))
     seen: set[str] = set()
     for index, item in enumerate(items):
         if index >= CANDIDATES_MAX:
@@ -209,6 +215,7 @@ def gate(answer: str, messages: Sequence[Said], allowed_types: Iterable[str],
             continue
         seen.add(candidate.name)
         report.candidates.append(candidate)
+        report.other_language += other_language(f"{candidate.description}\n{candidate.body}", expected)
     return report
 
 

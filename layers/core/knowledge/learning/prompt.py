@@ -7,6 +7,7 @@ import json
 from typing import NamedTuple, Optional, Sequence
 
 from knowledge.format.turn import Turn
+from shared.language import language_rule
 
 # The known-concepts list never adds more than this to a prompt, whatever the descriptions hold.
 KNOWN_LIST_MAX_BYTES = 8 * 1024
@@ -71,9 +72,11 @@ def known_list(known: Sequence[KnownConcept]) -> str:
 
 
 def extraction_prompt(turn: Turn, types: Sequence[str], store_prompt: Optional[str],
-                      known: Sequence[KnownConcept] = ()) -> tuple[str, str]:
-    """(system, user) texts for the model."""
+                      known: Sequence[KnownConcept] = (), language: Optional[str] = None) -> tuple[str, str]:
+    """(system, user) texts for the model; `language`: the agent's `knowledge: language:` (None: the
+    conversation's)."""
     system = _GENERIC.format(types=", ".join(types))
+    system += "\n\n" + language_rule(language, "every description and body")
     listed = known_list(known)
     if listed:
         system += _REUSE

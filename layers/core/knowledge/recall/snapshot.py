@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, NamedTuple, Optional
 
 from knowledge.format.concept import DATE_PATTERN, format_timestamp, related_waiting
 from knowledge.recall.index import Index
-from knowledge.store.concepts import check_actor
+from knowledge.store.concepts import REASONS, check_actor
 from shared.errors import InvalidConcept, InvalidName, KnowledgeError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -59,6 +59,7 @@ class Summary(NamedTuple):
     written_at: Optional[str]  # the writer's stamp, YYYY-MM-DDTHH:MM:SS.ffffffZ (else S3's second)
     valid_from: Optional[str] = None  # YYYY-MM-DD, as the concept states it
     valid_until: Optional[str] = None
+    reason: Optional[str] = None  # why its current version was written (ConceptStore's REASONS)
 
     @classmethod
     def of(cls, stored: "StoredConcept") -> "Summary":
@@ -69,14 +70,15 @@ class Summary(NamedTuple):
         if written is None and stored.last_modified is not None:
             written = stored.last_modified.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
         actor = sys.intern(stored.actor) if _is_actor(stored.actor) else None  # a few actors, many concepts
+        reason = sys.intern(stored.reason) if stored.reason in REASONS else None
         try:
             c = stored.concept
         except InvalidConcept as exc:
-            return cls(stored.etag, None, None, False, 0, str(exc), actor, written)
+            return cls(stored.etag, None, None, False, 0, str(exc), actor, written, reason=reason)
         return cls(stored.etag, c.occurrences, format_timestamp(c.updated_at), c.in_conflict,
                    related_waiting(c.body), None, actor, written,
                    c.valid_from.isoformat() if c.valid_from else None,
-                   c.valid_until.isoformat() if c.valid_until else None)
+                   c.valid_until.isoformat() if c.valid_until else None, reason)
 
     def memory_bytes(self) -> int:
         return (sys.getsizeof(self) + sys.getsizeof(self.etag) + sum(
@@ -160,12 +162,17 @@ def _optional(value: object, kind: type) -> object:
 
 
 def _summary(row: list) -> Summary:
-    etag, occurrences, updated_at, conflict, related, problem, actor, written_at, valid_from, valid_until = row
-    if type(etag) is not str or type(conflict) is not bool or type(related) is not int:
+    # A row written before summaries kept the version's reason has none: its reason is unknown
+    # (null) until the concept is written again, rather than the whole snapshot rebuilt for it.
+    etag, occurrences, updated_at, conflict, related, problem, actor, written_at, valid_from, valid_until, \
+        *rest = row
+    if type(etag) is not str or type(conflict) is not bool or type(related) is not int or len(rest) > 1:
         raise TypeError("a summary field of the wrong type")
+    reason = rest[0] if rest else None
     return Summary(etag, _optional(occurrences, int), _optional(updated_at, str), conflict, related,
                    _optional(problem, str), sys.intern(actor) if _optional(actor, str) else None,
-                   _optional(written_at, str), _day(valid_from), _day(valid_until))
+                   _optional(written_at, str), _day(valid_from), _day(valid_until),
+                   sys.intern(reason) if reason in REASONS else None)
 
 
 def _day(value: object) -> Optional[str]:
