@@ -220,3 +220,16 @@ def test_a_save_logs_identifiers_only(retrieve, s3, sessions_bucket, caplog):
     assert [(record.concept, record.session_id, record.agent) for record in logged] == [
         ("despacho-mesmo-dia", SESSION, A)]
     assert not any("14h" in record.getMessage() or "14h" in str(vars(record)) for record in caplog.records)
+
+
+def test_an_insight_in_another_language_than_the_agents_is_kept_and_counted(retrieve, store, s3, sessions_bucket,
+                                                                             capsys):
+    store.put_config(T, "english-agent", "knowledge:\n  language: en\n", actor="operator:t")
+    archive(s3, sessions_bucket, agent="english-agent")
+    answer = call(retrieve, {**SAVE, "agent": "english-agent",
+                             "description": "Pedidos pagos até as 14h saem no mesmo dia útil, de segunda a sexta.",
+                             "body": ("Todo pedido pago até as 14h é despachado no mesmo dia útil; você não paga mais "
+                                      "por isso, e também vale quando o pedido tem mais de um item.")})
+    assert answer["status"] == "queued"
+    metrics = [json.loads(line) for line in capsys.readouterr().out.splitlines() if "CandidateOtherLanguage" in line]
+    assert [m["CandidateOtherLanguage"] for m in metrics] == [[1.0]]

@@ -153,7 +153,7 @@ class Saver:
                                "body": request.body, "evidence": request.evidence}])
         refused: Optional[str] = None
         for turn in turns:
-            report = gate(insight, turn.messages, config.types, config.published_contacts)
+            report = gate(insight, turn.messages, config.types, config.published_contacts, config.language)
             if report.candidates:
                 break
             # The most telling refusal: one that found the quote says more than "not found".
@@ -173,6 +173,8 @@ class Saver:
         self._candidates.send([sighting])
         self.counters.count("CandidateAccepted")
         self.counters.count("CandidateEchoed", 1 if echo else 0)
+        if report.other_language:  # kept, and counted as extraction counts it
+            self.counters.count("CandidateOtherLanguage", report.other_language)
         for kind, n in report.redacted.items():
             self.counters.count("PiiRedacted", n, kind=kind)
         self.counters.count("KnowledgeSaved", tenant=request.tenant, agent=request.agent)
