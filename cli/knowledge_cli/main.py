@@ -1,4 +1,4 @@
-"""The `knowledge` command: export, backfill, history, show, redrive, send-turn and the LGPD purges."""
+"""The `knowledge` command: export, import, backfill, history, show, redrive, send-turn and the LGPD purges."""
 
 from __future__ import annotations
 
@@ -9,19 +9,27 @@ from typing import Optional, Sequence, TextIO
 from botocore.exceptions import BotoCoreError
 
 from knowledge.curation.export import FORMATS, DirectorySink, export_agent
+from knowledge.format.concept import TYPES
 from shared.errors import KnowledgeError
+from shared.httpapi import OPERATOR_ID
 from shared.names import check_slug, is_session_id
 
 
 class ProgressBar:
-    """A one-line bar on a terminal; silent when stderr is not one."""
+    """A one-line bar on a terminal; silent when stderr is not one, unless `every` asks for a line of
+    counts each `every` items there (a long import run from a script)."""
 
-    def __init__(self, label: str, stream: TextIO = sys.stderr, width: int = 30):
-        self.label, self.stream, self.width = label, stream, width
+    def __init__(self, label: str, stream: TextIO = sys.stderr, width: int = 30, every: Optional[int] = None):
+        self.label, self.stream, self.width, self.every = label, stream, width, every
         self.enabled = stream.isatty()
 
     def __call__(self, done: int, total: int) -> None:
-        if not self.enabled or total <= 0:
+        if total <= 0:
+            return
+        if not self.enabled:
+            if self.every and done and (done % self.every == 0 or done == total):
+                self.stream.write(f"{self.label} {done}/{total}\n")
+                self.stream.flush()
             return
         filled = self.width * done // total
         self.stream.write(f"\r{self.label} [{'#' * filled}{'.' * (self.width - filled)}] {done}/{total}")
@@ -38,6 +46,12 @@ def _slug(field: str):
             raise argparse.ArgumentTypeError(str(exc)) from None
 
     return convert
+
+
+def _operator(value: str) -> str:
+    if not OPERATOR_ID.fullmatch(value):
+        raise argparse.ArgumentTypeError("letters, digits, '.', '_', '@', '+', ':', '-'; at most 128")
+    return value
 
 
 def _customer(value: str) -> str:
@@ -68,6 +82,22 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--format", default="md", choices=FORMATS,
                         help="md: one <name>.md per concept, byte for byte; graphml: one knowledge.graphml")
     export.set_defaults(run=_export)
+
+    bring = commands.add_parser(
+        "import", help="import concept files (an export, or one .md) or an FAQ (.csv, .yaml) into an agent")
+    bring.add_argument("--agent", required=True, type=_slug("agent"))
+    bring.add_argument("--tenant", default="default", type=_slug("tenant"))
+    bring.add_argument("--operator", type=_operator, default=None,
+                       help="who imports: the versions' actor is operator:<id> (default: $KNOWLEDGE_OPERATOR, "
+                            "else your login name)")
+    bring.add_argument("--dry-run", action="store_true", help="print what would be created, changed or skipped")
+    bring.add_argument("--replace", action="store_true",
+                       help="write a new, restorable version of a concept whose name exists and says otherwise")
+    bring.add_argument("--provenance", default="policy", choices=("policy", "observed", "file"),
+                       help="of every imported concept (default policy: a human chose them); file: as each .md says")
+    bring.add_argument("--type", default="fact", choices=TYPES, help="of an FAQ row without a type column")
+    bring.add_argument("path", help="a folder (its .md, .csv, .yaml, .yml files), or one such file")
+    bring.set_defaults(run=_import)
 
     replay = commands.add_parser("backfill", help="replay an agent's archived turns through the extractor")
     replay.add_argument("--agent", required=True, type=_slug("agent"))
@@ -144,6 +174,32 @@ def _export(args: argparse.Namespace) -> int:
     for name, why in result.skipped.items():
         print(f"skipped {name}: {why}", file=sys.stderr)
     return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    import getpass
+    import os
+
+    from knowledge import wiring
+    from knowledge.curation.imports import items_of, local_files
+    from shared.httpapi import Operator
+    from shared.settings import Settings
+
+    operator = args.operator or os.environ.get("KNOWLEDGE_OPERATOR") or getpass.getuser()
+    if not OPERATOR_ID.fullmatch(operator):
+        raise KnowledgeError("say who imports with --operator (letters, digits, '.', '_', '@', '+', ':', '-')")
+    items, ignored = items_of(local_files(args.path), default_type=args.type)
+    report = wiring.concept_import(Settings.from_env()).run(
+        Operator(operator, frozenset({args.tenant})), args.tenant, args.agent, items, dry_run=args.dry_run,
+        replace=args.replace, provenance=args.provenance, progress=ProgressBar("importing", every=500), ignored=ignored)
+    verbs = {"created": "would create", "changed": "would change", "skipped": "would skip"} if args.dry_run else {}
+    for item in report.outcomes:
+        where = f"{item.source}:{item.line}" if item.line else item.source
+        line = f"{verbs.get(item.outcome, item.outcome):<12} {item.name or '-':<40} {where}"
+        print(line + (f"  {item.reason}" if item.reason else ""),
+              file=sys.stderr if item.outcome == "refused" else sys.stdout)
+    print(f"{report.summary()} ({args.tenant}/{args.agent})")
+    return 1 if report.refused else 0
 
 
 def _history(args: argparse.Namespace) -> int:

@@ -234,10 +234,13 @@ class LocalStack:
         from .poller import Poller
 
         extract, consolidate = load_handler("extract"), load_handler("consolidate")
+        policy_review = load_handler("policy_review")
         pollers = [Poller(sqs, self.queue_urls["TurnCompleteQueue"], extract.lambda_handler, "extract",
                           batch_size=5),
                    Poller(sqs, self.queue_urls["CandidatesQueue"], consolidate.lambda_handler, "consolidate",
-                          batch_size=10)]
+                          batch_size=10),
+                   Poller(sqs, self.queue_urls["PolicyReviewQueue"], policy_review.lambda_handler, "policy_review",
+                          batch_size=5)]
         for poller in pollers:
             poller.start()
         return pollers

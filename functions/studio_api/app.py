@@ -42,6 +42,7 @@ logger = Logger()
 settings = Settings.from_env()
 studio = wiring.studio(settings)
 reviews = wiring.reviews(settings, studio)
+policy_reviews = wiring.policy_review_queue(settings)
 LIMITS = wiring.studio_limits()
 # Only the studio's own origin may call the API from a browser.
 app = APIGatewayHttpResolver(enable_validation=True,
@@ -88,7 +89,7 @@ class ConceptSummary(BaseModel):
     written_by: Optional[str] = Field(description="Who wrote the current version: engine or operator:<id> "
                                                   "(null when its writer is not recorded).")
     reason: Optional[str] = Field(description="Why the current version was written: created, confirmed, merged, "
-                                              "kept_beside, contradiction, edit, restore or purged (null when not "
+                                              "kept_beside, contradiction, retired, edit, restore or purged (null when not "
                                               "recorded).")
     new: bool = Field(description="New to this operator (GET /review): written since the operator last looked by "
                                   "the engine or another operator, and not marked reviewed at this version.")
@@ -96,9 +97,12 @@ class ConceptSummary(BaseModel):
                                                                 "store's local date), when stated.")
     valid_until: Optional[str] = Field(default=None, description="The last day its claim is true (YYYY-MM-DD), "
                                                                  "when stated.")
-    recall: Optional[Literal["expired", "not_started", "stale"]] = Field(
-        default=None, description="Why retrieval leaves it out now, kept: past valid_until, before valid_from, or "
-                                  "observed and unseen for stale_after_days; null: recalled.")
+    retired_by: Optional[str] = Field(default=None, description="The policy concept whose text retired this "
+                                                                "observed one from recall (restore its previous "
+                                                                "version to bring it back).")
+    recall: Optional[Literal["expired", "not_started", "stale", "retired"]] = Field(
+        default=None, description="Why retrieval leaves it out now, kept: past valid_until, before valid_from, "
+                                  "observed and unseen for stale_after_days, or retired by a policy; null: recalled.")
 
 
 class ConceptList(BaseModel):
@@ -318,9 +322,9 @@ def list_agents(tenant: Slug) -> AgentList:
          responses=answers(200, ConceptList))
 def list_concepts(tenant: Slug, agent: Slug,
                   status: Annotated[Optional[str], Query(
-                      pattern="^(conflict|related|new|expired|not_started|stale)$",
+                      pattern="^(conflict|related|new|expired|not_started|stale|retired)$",
                       description="new: written by the engine since this operator last looked; expired, "
-                                  "not_started, stale: kept but out of recall for that reason.")] = None,
+                                  "not_started, stale, retired: kept but out of recall for that reason.")] = None,
                   type: Annotated[Optional[str], Query(pattern="^(fact|entity|procedure|policy|objection)$")] = None,
                   q: Annotated[Optional[str], Query(max_length=200, description="Words or a prefix, searched in name, "
                                                                                "description and body.")] = None,
@@ -337,7 +341,24 @@ def list_concepts(tenant: Slug, agent: Slug,
 @app.post(f"{BASE}/concepts", summary="Create a concept by hand (provenance policy unless the text says otherwise)",
           responses=answers(201, StoredConcept, 409, 412))
 def create_concept(tenant: Slug, agent: Slug, body: Markdown) -> Response[StoredConcept]:
-    return _json(201, studio.create(operator(), tenant, agent, body.markdown))
+    return _json(201, review_if_policy(tenant, agent, studio.create(operator(), tenant, agent, body.markdown)))
+
+
+def review_if_policy(tenant: str, agent: str, saved: dict) -> dict:
+    """A policy concept just saved is queued for review: the observed concepts it contradicts are
+    retired off the request path (PolicyReviewFunction). The save stands whatever the queue says;
+    a review that could not be queued is counted (PolicyReviewNotQueued) and logged, names only."""
+    if policy_reviews is None:
+        return saved
+    try:
+        policy_reviews.saved(tenant, agent, saved["markdown"])
+    except Exception as exc:  # noqa: BLE001 - the operator's save is written; only its review is lost
+        policy_reviews.counters.count("PolicyReviewNotQueued")
+        logger.warning("policy review not queued", extra={"tenant": tenant, "agent": agent, "name": saved["name"],
+                                                          "error_type": type(exc).__name__})
+    finally:
+        policy_reviews.counters.flush(service="knowledge-studio")
+    return saved
 
 
 @app.get(f"{BASE}/concepts/<name>", summary="One concept: raw markdown, ETag, version id",
@@ -350,7 +371,7 @@ def get_concept(tenant: Slug, agent: Slug, name: Slug) -> StoredConcept:
          responses=answers(200, StoredConcept, 412, 428))
 def save_concept(tenant: Slug, agent: Slug, name: Slug, body: Markdown,
                  if_match: Annotated[Optional[str], Header(alias="if-match")] = None) -> StoredConcept:
-    return studio.save(operator(), tenant, agent, name, body.markdown, if_match)
+    return review_if_policy(tenant, agent, studio.save(operator(), tenant, agent, name, body.markdown, if_match))
 
 
 @app.delete(f"{BASE}/concepts/<name>", summary="Delete (a restorable delete marker)",
@@ -390,7 +411,7 @@ def get_evidence(tenant: Slug, agent: Slug, name: Slug, version_id: VersionId) -
           responses=answers(200, StoredConcept, 412))
 def restore_version(tenant: Slug, agent: Slug, name: Slug, version_id: VersionId,
                     if_match: Annotated[Optional[str], Header(alias="if-match")] = None) -> StoredConcept:
-    return studio.restore(operator(), tenant, agent, name, version_id, if_match)
+    return review_if_policy(tenant, agent, studio.restore(operator(), tenant, agent, name, version_id, if_match))
 
 
 @app.get(f"{BASE}/deleted", summary="Deleted concepts, newest first", responses=answers(200, DeletedList))

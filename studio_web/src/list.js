@@ -155,11 +155,12 @@ export function counted() {
 }
 
 // Why retrieval leaves a concept out, kept (docs/contract.md: validity in time and staleness).
-const RECALL = { expired: "expired", not_started: "not started", stale: "stale" };
+const RECALL = { expired: "expired", not_started: "not started", stale: "stale", retired: "retired" };
 
 function statusOf(wanted) {
   return wanted.fresh ? "new" : wanted.conflict ? "conflict" : wanted.related ? "related"
-    : wanted.expired ? "expired" : wanted.notStarted ? "not_started" : wanted.stale ? "stale" : "";
+    : wanted.expired ? "expired" : wanted.notStarted ? "not_started" : wanted.stale ? "stale"
+      : wanted.retired ? "retired" : "";
 }
 
 function listQuery(wanted, limit, cursor) {
@@ -282,12 +283,13 @@ function rowNamed(name) {
 
 // The filters the list on screen was loaded with: a failed load puts the controls back to them,
 // so a ticked filter never sits above a list it did not filter.
-let shownFilters = { fresh: false, conflict: false, related: false, expired: false, notStarted: false, stale: false,
+let shownFilters = { fresh: false, conflict: false, related: false, expired: false, notStarted: false, stale: false, retired: false,
   type: "", q: "", sort: sortKey, desc: sortDescending };
 
 function filters() {
   return { fresh: $("filter-new").checked, conflict: $("filter-conflict").checked, related: $("filter-related").checked,
     expired: $("filter-expired").checked, notStarted: $("filter-not-started").checked, stale: $("filter-stale").checked,
+    retired: $("filter-retired").checked,
     type: $("filter-type").value, q: $("filter-q").value, sort: sortKey, desc: sortDescending };
 }
 
@@ -298,6 +300,7 @@ function setFilters(wanted) {
   $("filter-expired").checked = wanted.expired;
   $("filter-not-started").checked = wanted.notStarted;
   $("filter-stale").checked = wanted.stale;
+  $("filter-retired").checked = wanted.retired;
   $("filter-type").value = wanted.type;
   $("filter-q").value = wanted.q;
   sortKey = wanted.sort;

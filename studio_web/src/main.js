@@ -51,7 +51,7 @@ async function start() {
     return;
   }
   const statuses = { new: "filter-new", conflict: "filter-conflict", related: "filter-related",
-    expired: "filter-expired", not_started: "filter-not-started", stale: "filter-stale" };
+    expired: "filter-expired", not_started: "filter-not-started", stale: "filter-stale", retired: "filter-retired" };
   // One status at a time: new since I last looked, conflicts, related claims waiting, or out of recall.
   for (const [status, id] of Object.entries(statuses)) {
     $(id).addEventListener("change", () => {

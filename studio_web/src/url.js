@@ -46,6 +46,7 @@ export function filtersInUrl() {
   return {
     fresh: status === "new", conflict: status === "conflict", related: status === "related",
     expired: status === "expired", notStarted: status === "not_started", stale: status === "stale",
+    retired: status === "retired",
     type: TYPES.includes(here.get("type")) ? here.get("type") : "",
     q: (here.get("q") || "").slice(0, 200), sort, desc: here.get("order") !== "asc",
   };

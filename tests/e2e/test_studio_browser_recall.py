@@ -1,5 +1,5 @@
 """The studio page in a real headless Chromium shows what retrieval leaves out: a badge saying
-why (expired, not started, stale) and a filter for each, kept in the URL."""
+why (expired, not started, stale, retired by a policy) and a filter for each, kept in the URL."""
 
 from __future__ import annotations
 
@@ -54,3 +54,18 @@ def test_the_expired_not_started_and_stale_filters_list_only_those_rows_with_the
         assert rows(page) == ["entrega-manaus"]
         page.uncheck("#filter-stale")
         expect(page.locator("#concepts tbody tr")).to_have_count(10)
+
+
+def test_a_concept_a_policy_retired_is_listed_under_its_filter_with_its_badge(browser, studio, store, request):
+    store.create(T, A, make_concept("troca-em-7-dias", retired_by="troca-em-30-dias"), actor="engine")
+    with signed_in(browser, studio, request) as page:
+        retired = page.locator("#concepts tbody tr", has_text="troca-em-7-dias")
+        expect(retired.locator(".badge.out-of-recall")).to_have_text("retired")
+        page.check("#filter-retired")
+        expect(page.locator("#concepts tbody tr").first).to_have_attribute("data-name", "troca-em-7-dias")
+        expect(page.locator("#concepts tbody tr")).to_have_count(1)
+        assert rows(page) == ["troca-em-7-dias"] and "status=retired" in page.url
+        assert axe_violations(page) == []
+        page.reload()
+        page.wait_for_selector("#concepts tbody tr")
+        expect(page.locator("#filter-retired")).to_be_checked()

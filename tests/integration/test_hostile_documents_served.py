@@ -117,8 +117,11 @@ def timed(call):
 
 def test_the_studio_lists_good_concepts_and_shows_each_unreadable_one_with_its_reason(api, hostile_agent):
     for _ in ("cold", "warm"):
-        status, body, _ = timed(lambda: api("GET", f"{BASE}/concepts"))
-        assert status == 200
+        for _ in range(20):  # on a busy machine a first answer may not have read every concept: it says so
+            status, body, _ = timed(lambda: api("GET", f"{BASE}/concepts"))
+            assert status == 200
+            if body["catching_up"] == 0:
+                break
         listed = {c["name"]: c for c in body["concepts"]}
         assert set(listed) == set(GOOD_NAMES) | set(hostile_agent)
         assert all(listed[name]["problem"] is None and listed[name]["type"] for name in GOOD_NAMES)

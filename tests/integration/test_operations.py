@@ -205,7 +205,7 @@ def test_every_queue_has_an_age_alarm_and_every_dead_letter_queue_a_messages_ala
     for alarm in alarms().values():
         by_metric.setdefault(alarm.get("MetricName"), set()).update(dimension_refs(alarm))
     assert by_metric["ApproximateAgeOfOldestMessage"] == queues
-    assert by_metric["ApproximateNumberOfMessagesVisible"] == dead_letter == {"TurnCompleteDLQ", "CandidatesDLQ"}
+    assert by_metric["ApproximateNumberOfMessagesVisible"] == dead_letter == {"TurnCompleteDLQ", "CandidatesDLQ", "PolicyReviewDLQ"}
 
 
 def test_every_alarm_notifies_the_topic_and_says_when_it_clears():

@@ -123,7 +123,8 @@ class Concept(_Answer):
     conflict: bool
     valid_from: Optional[str]
     valid_until: Optional[str]
-    recall: Optional[Literal["expired", "not_started", "stale"]]
+    retired_by: Optional[str] = None
+    recall: Optional[Literal["expired", "not_started", "stale", "retired"]]
 
 
 class LoadAnswer(_Answer):
@@ -149,7 +150,7 @@ class SearchHit(_Answer):
     confidence: float
     score: float
     injected: bool
-    recall: Optional[Literal["expired", "not_started", "stale"]]
+    recall: Optional[Literal["expired", "not_started", "stale", "retired"]]
 
 
 class SearchAnswer(_Answer):

@@ -17,6 +17,12 @@ class InvalidSighting(KnowledgeError, ValueError):
     code = "invalid_sighting"
 
 
+class InvalidPolicyReview(KnowledgeError, ValueError):
+    """A PolicyReviewQueue message that is not one the studio sends: it can never succeed."""
+
+    code = "invalid_policy_review"
+
+
 class DailyCapReached(KnowledgeError):
     """The tenant has spent its extraction calls for the day: the turn is retried later, never dropped."""
 

@@ -12,6 +12,7 @@ from shared.coldstart import Deferred  # noqa: F401 - the handlers build their s
 
 if TYPE_CHECKING:  # pragma: no cover
     from knowledge.curation.export import Exporter
+    from knowledge.curation.imports import ConceptImport, Importer
     from knowledge.curation.reviews import ReviewQueue
     from knowledge.curation.studio import Studio
     from knowledge.format.sighting import Sighting
@@ -20,6 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from knowledge.learning.extract import Extractor, SessionRecorder
     from knowledge.learning.save import Saver
     from knowledge.learning.tools import AgentTools
+    from knowledge.learning.policy_review import PolicyReviewer, PolicyReviewQueue, PolicySaved
     from knowledge.operation.backfill import Backfiller
     from knowledge.operation.purge import CustomerShare, TenantPart, TenantPurge
     from knowledge.operation.snapshots import SnapshotPass
@@ -103,6 +105,36 @@ def consolidator(settings: Settings) -> "Consolidator":
         models=model_cache(settings),
         utility_model=settings.utility_model,
     )
+
+
+def policy_reviewer(settings: Settings) -> "PolicyReviewer":
+    """PolicyReviewFunction's service: the agent's index (as retrieval holds it) and the judge."""
+    from knowledge.learning.policy_review import PolicyReviewer
+    from knowledge.recall.warm import WarmIndexes
+    from knowledge.store.concepts import ConceptStore
+    from knowledge.store.config_cache import ConfigCache
+    from shared.aws import client
+    from shared.events import EventBridgeEvents
+
+    store = ConceptStore(client("s3"), settings.knowledge_bucket, max_workers=32)
+    return PolicyReviewer(store, WarmIndexes(store, lambda config: True), ConfigCache(store), model_cache(settings),
+                          settings.utility_model, EventBridgeEvents(lambda: client("events"), settings.event_bus_name))
+
+
+def policy_review_queue(settings: Settings) -> Optional["PolicyReviewQueue"]:
+    """The studio's sender of saved policies to review; None where no queue is configured."""
+    from knowledge.learning.policy_review import PolicyReviewQueue
+    from shared.aws import client
+
+    if not settings.policy_review_queue_url:
+        return None
+    return PolicyReviewQueue(client("sqs"), settings.policy_review_queue_url)
+
+
+def parse_policy_saved(body: str) -> "PolicySaved":
+    from knowledge.learning.policy_review import parse_policy_saved as parse
+
+    return parse(body)
 
 
 def retriever(settings: Settings) -> "Retriever":
@@ -222,6 +254,25 @@ def exporter(settings: Settings) -> "Exporter":
 
     s3 = client("s3")
     return Exporter(ConceptStore(s3, settings.knowledge_bucket), s3, settings.sessions_bucket)
+
+
+def concept_import(settings: Settings) -> "ConceptImport":
+    """Import into an agent through the studio's create and save (the CLI's `knowledge import`)."""
+    from knowledge.curation.imports import ConceptImport
+    from knowledge.curation.studio import Studio
+    from knowledge.store.concepts import ConceptStore
+    from shared.aws import client
+
+    store = ConceptStore(client("s3"), settings.knowledge_bucket)
+    return ConceptImport(Studio(store), store)
+
+
+def importer(settings: Settings) -> "Importer":
+    """ImportFunction's service: the files under an imports/ prefix of SESSIONS_BUCKET, imported."""
+    from knowledge.curation.imports import Importer, S3Files
+    from shared.aws import client
+
+    return Importer(concept_import(settings), S3Files(client("s3"), settings.sessions_bucket))
 
 
 def reviews(settings: Settings, studio: "Studio") -> "ReviewQueue":

@@ -40,6 +40,8 @@ class Settings(BaseModel):
     candidates_queue_url: Optional[str] = Field(default=None, alias="CANDIDATES_QUEUE_URL")
     turn_dlq_url: Optional[str] = Field(default=None, alias="TURN_DLQ_URL")
     candidates_dlq_url: Optional[str] = Field(default=None, alias="CANDIDATES_DLQ_URL")
+    # Where the studio queues a saved policy concept's review (PolicyReviewFunction).
+    policy_review_queue_url: Optional[str] = Field(default=None, alias="POLICY_REVIEW_QUEUE_URL")
     event_bus_name: Optional[str] = Field(default=None, alias="EVENT_BUS_NAME")
     utility_model: Optional[str] = Field(default=None, alias="UTILITY_MODEL")
     openai_base_url: Optional[str] = Field(default=None, alias="OPENAI_BASE_URL")
@@ -57,7 +59,8 @@ class Settings(BaseModel):
             raise ValueError("is not a valid S3 bucket name")
         return value
 
-    @field_validator("turn_queue_url", "candidates_queue_url", "turn_dlq_url", "candidates_dlq_url")
+    @field_validator("turn_queue_url", "candidates_queue_url", "turn_dlq_url", "candidates_dlq_url",
+                     "policy_review_queue_url")
     @classmethod
     def _queue(cls, value: Optional[str]) -> Optional[str]:
         if value is not None and not _QUEUE_URL.fullmatch(value):

@@ -252,3 +252,21 @@ def test_conflict_is_exactly_a_contradiction_heading():
 @pytest.mark.parametrize("sources, expected", [(1, 0.6), (2, 0.7), (3, 0.8), (4, 0.9), (5, 0.95), (50, 0.95)])
 def test_confidence_climbs_with_distinct_sources_and_never_reaches_certainty(sources, expected):
     assert confidence_for_sources(sources) == expected
+
+
+def test_retired_by_names_the_policy_reads_back_and_refuses_anything_else_clearly():
+    from knowledge.format.concept import out_of_recall, parse, render
+    from shared.errors import InvalidConcept
+
+    retired = make_concept("troca-em-7-dias", retired_by="prazo-de-troca")
+    text = render(retired)
+    assert text.split("---")[1].rstrip().endswith("retired_by: prazo-de-troca")  # the last field, only when set
+    assert parse(text) == retired and "retired_by" not in render(retired.replace(retired_by=None))
+    now = datetime(2026, 12, 1, tzinfo=timezone.utc)
+    assert out_of_recall(valid_from=None, valid_until=None, provenance="observed", updated_at=now, now=now,
+                         retired_by="prazo-de-troca") == "retired"
+    for bad, message in (("../x", "must name the policy concept that retired it"),
+                         ("troca-em-7-dias", "must name another concept")):
+        with pytest.raises(InvalidConcept, match=message) as caught:
+            parse(text.replace("retired_by: prazo-de-troca", f"retired_by: {bad}"))
+        assert caught.value.errors[0].field == "retired_by"

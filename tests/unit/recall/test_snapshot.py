@@ -31,7 +31,7 @@ def test_a_cold_container_reads_the_snapshot_and_the_journal_and_answers_as_a_fu
     calls.clear()
     cold = Retriever(store, Events(), refresh_seconds=60)
     assert answers(cold) == answers(first)
-    assert calls["s3"] == 2  # the snapshot, one listing of the journal: no concept read, no config read
+    assert calls["s3"] == 3  # the snapshot, one listing of the journal, knowledge.yaml If-None-Match: no concept read
     assert cold.counters.get("SnapshotLoaded") == 1
 
 
@@ -45,11 +45,11 @@ def test_load_knowledge_of_a_concept_restored_from_the_snapshot_is_the_stored_ma
                                    name="cep-sudeste-cd-campinas"))
     assert answer["markdown"] == (DEMO / "cep-sudeste-cd-campinas.md").read_text()
     assert answer["concept"]["confidence"] == 0.7
-    assert calls["s3"] == 2 + 1  # the snapshot, the journal, then that one concept
+    assert calls["s3"] == 3 + 1  # the snapshot, the journal, knowledge.yaml If-None-Match, then that one concept
     assert [detail["name"] for _, detail in events.published] == ["cep-sudeste-cd-campinas"]
 
 
-def test_a_quiet_refresh_is_one_request_and_a_change_costs_the_changed_concept_only(counted):
+def test_a_quiet_refresh_is_the_journal_and_a_conditional_config_read_and_a_change_costs_the_changed_concept_only(counted):
     store, calls = counted
     warmed(store)
     clock = Clock()
@@ -58,14 +58,14 @@ def test_a_quiet_refresh_is_one_request_and_a_change_costs_the_changed_concept_o
     calls.clear()
     clock.now += 5
     ask(cold)
-    assert calls["s3"] == 1  # the journal, empty since the last look: config included
+    assert calls["s3"] == 2  # the journal, empty since the last look, and knowledge.yaml If-None-Match
     current = store.get(T, A, "cep-sudeste-cd-campinas")
     store.replace(T, A, current.concept.replace(description="Campinas DC now ships next day."),
                   if_match=current.etag, actor="operator:ana", reason="edit")
     calls.clear()
     clock.now += 5
     assert "Campinas DC now ships next day." in ask(cold)["block"]
-    assert calls["s3"] == 1 + 1
+    assert calls["s3"] == 2 + 1  # the journal, the config (not modified), the changed concept
 
 
 def test_a_deleted_concept_disappears_within_the_refresh_window_from_a_container_loaded_from_the_snapshot(counted):
@@ -254,7 +254,7 @@ def test_the_least_recently_used_agent_is_evicted_by_measured_size_and_comes_bac
     assert warm.held_bytes() <= int(one_agent * 2.5)
     calls.clear()
     again = warm.knowledge(T, "loja-b")
-    assert calls["s3"] == 2 and len(again.index) == 7  # its snapshot and the journal, not seven concepts
+    assert calls["s3"] == 3 and len(again.index) == 7  # its snapshot, the journal and the config, not seven concepts
 
 
 def test_the_measured_size_follows_what_the_index_really_holds():

@@ -35,7 +35,7 @@ def test_between_refreshes_a_warm_call_makes_no_s3_request(counted):
     assert calls["s3"] == cold
     clock.now += 5
     ask(retriever)
-    assert calls["s3"] == cold + 1  # one listing of the change journal, config included; nothing changed
+    assert calls["s3"] == cold + 2  # one listing of the change journal and knowledge.yaml If-None-Match; nothing changed
 
 
 def test_new_changed_and_deleted_concepts_are_seen_after_the_window(counted):
@@ -55,7 +55,7 @@ def test_new_changed_and_deleted_concepts_are_seen_after_the_window(counted):
     block = ask(retriever)["block"]
     assert "Campinas DC now ships next day." in block and "frete-campinas-sabado" in block
     assert "objecao-frete-caro" not in block
-    assert calls["s3"] - before == 1 + 3  # the journal, then only the three changed objects (one gone)
+    assert calls["s3"] - before == 2 + 3  # the journal and the config, then only the three changed objects (one gone)
 
 
 def test_retrieval_off_or_no_config_gives_an_empty_answer(counted):
@@ -91,10 +91,11 @@ def test_an_unreadable_concept_is_left_out_and_not_fetched_again(counted, s3, bu
     clock.now += 5
     before = calls["s3"]
     ask(retriever)
-    assert calls["s3"] - before == 1  # the journal only
+    assert calls["s3"] - before == 2  # the journal and the config (If-None-Match) only
     assert "broken" not in retriever.knowledge(T, A).index.docs
     assert Retriever(store, Events()).knowledge(T, A).unreadable == {"broken": retriever.knowledge(T, A).unreadable["broken"]}
-    assert calls["s3"] - before == 1 + 2  # a cold container knows from the snapshot: not fetched again
+    # Then a cold container: its snapshot, the journal and the config; it knows from the snapshot: not fetched again.
+    assert calls["s3"] - before == 2 + 3
 
 
 class SlowStore:

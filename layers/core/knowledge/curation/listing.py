@@ -52,7 +52,8 @@ class HeldList:
             if summary.updated_at else None
         return out_of_recall(valid_from=_day(summary.valid_from), valid_until=_day(summary.valid_until),
                              provenance=doc.provenance, updated_at=updated, now=now,
-                             stale_after_days=config.stale_after_days, utc_offset=config.offset)
+                             stale_after_days=config.stale_after_days, utc_offset=config.offset,
+                             retired_by=summary.retired_by)
     # Concepts known to have changed (by the listing or the journal) and not read yet, newest
     # first: their rows are the snapshot's until read, a new one has none (knowledge.curation.studio).
     backlog: list[str] = field(default_factory=list)
@@ -97,7 +98,8 @@ class HeldList:
                 "updated_at": summary.updated_at, "conflict": summary.conflict, "related": summary.related,
                 "etag": summary.etag, "problem": summary.problem, "description": doc.description if doc else None,
                 "written_at": summary.written_at, "written_by": summary.actor, "reason": summary.reason,
-                "valid_from": summary.valid_from, "valid_until": summary.valid_until}
+                "valid_from": summary.valid_from, "valid_until": summary.valid_until,
+                "retired_by": summary.retired_by}
 
 
 def _day(text: Optional[str]) -> Optional[date]:

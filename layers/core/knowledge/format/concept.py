@@ -36,9 +36,12 @@ FIELDS = (
     "updated_at",
     "valid_from",
     "valid_until",
+    "retired_by",
 )
 # Fields a document may leave out: when the concept's claim is true (inclusive local dates).
 OPTIONAL_FIELDS = ("valid_from", "valid_until")
+# The policy concept whose text retired this observed one from recall (docs/contract.md), kept.
+RETIRED_BY = "retired_by"
 DATE_PATTERN = re.compile(r"\d{4}-\d{2}-\d{2}")
 EARLIEST_DATE, LATEST_DATE = date(2000, 1, 1), date(2199, 12, 31)
 DESCRIPTION_MAX = 300
@@ -126,17 +129,20 @@ def first_sighting(*, name: str, description: str, type: str, body: str, session
 
 
 # What keeps a concept out of recall while it is kept (docs/retrieval.md).
-EXPIRED, NOT_STARTED, STALE = "expired", "not_started", "stale"
-OUT_OF_RECALL = (EXPIRED, NOT_STARTED, STALE)
+EXPIRED, NOT_STARTED, STALE, RETIRED = "expired", "not_started", "stale", "retired"
+OUT_OF_RECALL = (EXPIRED, NOT_STARTED, STALE, RETIRED)
 DEFAULT_STALE_AFTER_DAYS = 180
 
 
 def out_of_recall(*, valid_from: Optional[date], valid_until: Optional[date], provenance: Optional[str],
                   updated_at: Optional[datetime], now: datetime, stale_after_days: int = DEFAULT_STALE_AFTER_DAYS,
-                  utc_offset: timedelta = timedelta(0)) -> Optional[str]:
-    """Why a concept is not recalled at `now`, or None: expired (past its valid_until, a local date
-    at `utc_offset`), not_started (before its valid_from), stale (observed, and nothing has seen or
-    saved it for `stale_after_days`; 0: never). A policy concept is never stale."""
+                  utc_offset: timedelta = timedelta(0), retired_by: Optional[str] = None) -> Optional[str]:
+    """Why a concept is not recalled at `now`, or None: retired (a policy's text contradicts it),
+    expired (past its valid_until, a local date at `utc_offset`), not_started (before its
+    valid_from), stale (observed, and nothing has seen or saved it for `stale_after_days`; 0:
+    never). A policy concept is never stale."""
+    if retired_by:
+        return RETIRED
     today = (now.astimezone(timezone.utc) + utc_offset).date()
     if valid_until is not None and today > valid_until:
         return EXPIRED
@@ -178,6 +184,7 @@ class Concept:
     body: str
     valid_from: Optional[date] = None
     valid_until: Optional[date] = None
+    retired_by: Optional[str] = None
 
     def __post_init__(self) -> None:
         if isinstance(self.sources, list):
@@ -295,6 +302,12 @@ def _validate(c: Concept) -> list[FieldError]:
             and not isinstance(c.valid_from, datetime) and not isinstance(c.valid_until, datetime)
             and c.valid_from > c.valid_until):
         bad("valid_until", "must not be earlier than valid_from")
+    if c.retired_by is not None:
+        problem = slug_problem(c.retired_by)
+        if problem:
+            bad(RETIRED_BY, f"must name the policy concept that retired it: {problem}")
+        elif c.retired_by == c.name:
+            bad(RETIRED_BY, "must name another concept")
 
     if not isinstance(c.body, str):
         bad("body", "must be text")
@@ -363,6 +376,7 @@ def render(concept: Concept) -> str:
         f"updated_at: {format_timestamp(concept.updated_at)}",
         *(f"{field}: {getattr(concept, field).isoformat()}" for field in OPTIONAL_FIELDS
           if getattr(concept, field) is not None),
+        *([f"{RETIRED_BY}: {concept.retired_by}"] if concept.retired_by else []),
         "---",
         "",
         concept.body,
@@ -464,7 +478,7 @@ def parse(
         if key not in FIELDS:
             errors.append(FieldError(_shown(key), "is not a concept field", key_lines.get(key)))
     for field in FIELDS:
-        if field not in data and field not in OPTIONAL_FIELDS:
+        if field not in data and field not in OPTIONAL_FIELDS and field != RETIRED_BY:
             errors.append(FieldError(field, "is missing"))
 
     values = {field: data.get(field) for field in FIELDS}

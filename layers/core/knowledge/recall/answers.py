@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 Provenance = Literal["observed", "policy"]
 ConceptType = Literal["fact", "entity", "procedure", "policy", "objection"]
-Recall = Literal["expired", "not_started", "stale"]
+Recall = Literal["expired", "not_started", "stale", "retired"]
 
 
 class _Answer(BaseModel):
@@ -56,6 +56,8 @@ class Concept(_Answer):
     conflict: bool
     valid_from: Optional[str]
     valid_until: Optional[str]
+    retired_by: Optional[str] = Field(default=None, description="the policy concept whose text retired it from "
+                                                                "recall, or null")
     recall: Optional[Recall] = Field(description="why the concept is out of the block now, or null")
 
 

@@ -17,7 +17,14 @@ from xml.sax.saxutils import escape, quoteattr
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from knowledge.format.concept import STALE, format_timestamp, out_of_recall, parse_stored, recall_changes_at
+from knowledge.format.concept import (
+    RETIRED,
+    STALE,
+    format_timestamp,
+    out_of_recall,
+    parse_stored,
+    recall_changes_at,
+)
 from knowledge.format.config import KnowledgeConfig
 from knowledge.format.events import RETRIEVED, SEARCHED, detail, search_detail
 from knowledge.recall.answers import (
@@ -224,6 +231,9 @@ def lapsed_now(knowledge: AgentKnowledge, config: KnowledgeConfig, now: datetime
         summary = knowledge.summaries.get(name)
         if summary is None:
             continue
+        if summary.retired_by:  # a policy's text retired it: out until a human restores it
+            names[name] = RETIRED
+            continue
         if summary.valid_from is None and summary.valid_until is None:
             if cutoff is not None and doc.provenance == "observed" and summary.updated_at:
                 if summary.updated_at < cutoff:
@@ -319,7 +329,8 @@ class Retriever:
         # Answered all the same, marked: the engine may be asking for a name from an older block.
         recall = out_of_recall(valid_from=concept.valid_from, valid_until=concept.valid_until,
                                provenance=concept.provenance, updated_at=concept.updated_at, now=self._now(),
-                               stale_after_days=knowledge.config.stale_after_days, utc_offset=knowledge.config.offset)
+                               stale_after_days=knowledge.config.stale_after_days, utc_offset=knowledge.config.offset,
+                               retired_by=concept.retired_by)
         return LoadAnswer(name=concept.name, markdown=data.decode("utf-8"), concept=Concept(
             name=concept.name, description=concept.description, type=concept.type,
             provenance=concept.provenance, confidence=concept.confidence, sources=list(concept.sources),
@@ -328,7 +339,7 @@ class Retriever:
             conflict=concept.in_conflict,
             valid_from=concept.valid_from.isoformat() if concept.valid_from else None,
             valid_until=concept.valid_until.isoformat() if concept.valid_until else None,
-            recall=recall)).model_dump(mode="json")
+            retired_by=concept.retired_by, recall=recall)).model_dump(mode="json")
 
     def search(self, request: SearchRequest, budget: Optional[float] = None) -> dict[str, Any]:
         """The index's ranking for the query without the block's relevance floor, each hit marked

@@ -27,6 +27,7 @@ from knowledge.format.concept import DATE_PATTERN, format_timestamp, related_wai
 from knowledge.recall.index import Index
 from knowledge.store.concepts import REASONS, check_actor
 from shared.errors import InvalidConcept, InvalidName, KnowledgeError
+from shared.names import is_slug
 
 if TYPE_CHECKING:  # pragma: no cover
     from knowledge.store.concepts import StoredConcept
@@ -60,6 +61,7 @@ class Summary(NamedTuple):
     valid_from: Optional[str] = None  # YYYY-MM-DD, as the concept states it
     valid_until: Optional[str] = None
     reason: Optional[str] = None  # why its current version was written (ConceptStore's REASONS)
+    retired_by: Optional[str] = None  # the policy concept whose text retired it from recall
 
     @classmethod
     def of(cls, stored: "StoredConcept") -> "Summary":
@@ -78,7 +80,8 @@ class Summary(NamedTuple):
         return cls(stored.etag, c.occurrences, format_timestamp(c.updated_at), c.in_conflict,
                    related_waiting(c.body), None, actor, written,
                    c.valid_from.isoformat() if c.valid_from else None,
-                   c.valid_until.isoformat() if c.valid_until else None, reason)
+                   c.valid_until.isoformat() if c.valid_until else None, reason,
+                   sys.intern(c.retired_by) if c.retired_by else None)
 
     def memory_bytes(self) -> int:
         return (sys.getsizeof(self) + sys.getsizeof(self.etag) + sum(
@@ -162,17 +165,22 @@ def _optional(value: object, kind: type) -> object:
 
 
 def _summary(row: list) -> Summary:
-    # A row written before summaries kept the version's reason has none: its reason is unknown
-    # (null) until the concept is written again, rather than the whole snapshot rebuilt for it.
+    # A row written before summaries kept the version's reason (or who retired it) has none: its
+    # reason is unknown (null) until the concept is written again, rather than the whole snapshot
+    # rebuilt for it; a retired concept is always written with its retired_by, so a row without
+    # one is of a concept nobody had retired.
     etag, occurrences, updated_at, conflict, related, problem, actor, written_at, valid_from, valid_until, \
         *rest = row
-    if type(etag) is not str or type(conflict) is not bool or type(related) is not int or len(rest) > 1:
+    if type(etag) is not str or type(conflict) is not bool or type(related) is not int or len(rest) > 2:
         raise TypeError("a summary field of the wrong type")
     reason = rest[0] if rest else None
+    retired_by = _optional(rest[1], str) if len(rest) > 1 else None
+    if retired_by is not None and not is_slug(retired_by):
+        raise TypeError("a summary's retired_by is no concept name")
     return Summary(etag, _optional(occurrences, int), _optional(updated_at, str), conflict, related,
                    _optional(problem, str), sys.intern(actor) if _optional(actor, str) else None,
                    _optional(written_at, str), _day(valid_from), _day(valid_until),
-                   sys.intern(reason) if reason in REASONS else None)
+                   sys.intern(reason) if reason in REASONS else None, retired_by)
 
 
 def _day(value: object) -> Optional[str]:

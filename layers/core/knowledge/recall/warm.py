@@ -4,8 +4,10 @@ A cold container reads the agent's snapshot (knowledge.recall.snapshot: the buil
 markdown) in one request, then corrects it with the change journal (knowledge.store.concepts: every
 concept or knowledge.yaml write adds an empty entry naming what it wrote and its ETag) in one
 listing; only concepts whose entry disagrees with the index are fetched. At most once per
-refresh window it lists the journal again from its last look (less the journal's grace):
-one request when nothing changed, the config included. Entries are compared, not trusted:
+refresh window it lists the journal again from its last look (less the journal's grace) and
+asks for knowledge.yaml If-None-Match the ETag it holds: two requests when nothing changed,
+so a configuration written by any writer (one `aws s3 cp` leaves no journal entry) is in force
+within the window, and a cold container's first call never answers from its snapshot's copy. Entries are compared, not trusted:
 a concept is fetched whenever its newest entry disagrees, so a delete is seen within the
 window. Every `sweep_seconds` it lists every concept instead, which also finds what a
 writer killed before its journal entry left out: a lost entry leaves the index stale for
@@ -212,11 +214,10 @@ class WarmIndexes:
             knowledge.snapshot_etag = stored.etag  # overwritten, conditionally, once rebuilt
         if snapshot is None:
             return  # the sweep that follows builds it (swept_at is -inf)
-        if read_config:
-            if snapshot.config_etag is not None:
-                self._set_config(knowledge, snapshot.config_text, snapshot.config_etag)
-            else:  # written by a reader that was handed its config (extraction): read it
-                self._read_config(tenant, agent, knowledge)
+        if read_config and snapshot.config_etag is not None:
+            # What the snapshot was written with: the refresh that follows asks S3, If-None-Match
+            # its ETag, before this call answers, so a stale one never wins (any writer, `aws s3 cp` too).
+            self._set_config(knowledge, snapshot.config_text, snapshot.config_etag)
         knowledge.index, knowledge.unreadable = snapshot.index, snapshot.unreadable
         knowledge.summaries = snapshot.summaries
         knowledge.generation += 1
@@ -232,8 +233,10 @@ class WarmIndexes:
         newest: dict[str, Optional[str]] = {}
         for change in self._store.changes_since(tenant, agent, knowledge.position - JOURNAL_GRACE_SECONDS):
             newest[change.name] = change.etag  # oldest first: the last one wins
-        config_etag = newest.pop(CONFIG_CHANGE, False)
-        if read_config and config_etag is not False and config_etag != _token(knowledge.config_etag):
+        newest.pop(CONFIG_CHANGE, None)
+        if read_config:
+            # One conditional GET per refresh, journaled or not: a knowledge.yaml written by any
+            # writer is in force within the window (docs/retrieval.md, "Switches").
             self._read_config(tenant, agent, knowledge)
         knowledge.position = started
         if not self._keep_wanted(knowledge):
@@ -289,9 +292,15 @@ class WarmIndexes:
         return False
 
     def _read_config(self, tenant: str, agent: str, knowledge: AgentKnowledge) -> None:
+        """The agent's knowledge.yaml if it changed; one that does not parse turns the agent off
+        (a kill switch fails safe), counted ConfigInvalid at every refresh until it is fixed."""
         try:
             stored = self._store.get_config(tenant, agent, unless_etag=knowledge.config_etag)
         except NotModified:
+            return
+        except InvalidConfig:
+            knowledge.config = knowledge.config_etag = knowledge.config_text = None
+            self.counters.count("ConfigInvalid", tenant=tenant, agent=agent)
             return
         if stored is None:
             knowledge.config = knowledge.config_etag = knowledge.config_text = None
@@ -299,7 +308,11 @@ class WarmIndexes:
             knowledge.config, knowledge.config_etag, knowledge.config_text = stored.config, stored.etag, stored.text
 
     def _set_config(self, knowledge: AgentKnowledge, text: Optional[str], etag: str) -> None:
-        knowledge.config = parse_agent_config(text or "").knowledge
+        try:
+            knowledge.config = parse_agent_config(text or "").knowledge
+        except InvalidConfig:  # read again from S3 by the refresh that follows
+            knowledge.config = knowledge.config_etag = knowledge.config_text = None
+            return
         knowledge.config_text, knowledge.config_etag = text, etag
 
     def _catch_up(self, tenant: str, agent: str, knowledge: AgentKnowledge, fetch_until: float) -> None:

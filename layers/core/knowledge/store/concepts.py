@@ -38,7 +38,7 @@ from shared import awscall, deadline
 from shared.errors import Conflict, InvalidConcept, InvalidName, KnowledgeError, NotFound, NotModified  # noqa: F401 - NotModified re-exported
 from shared.names import check_slug
 
-REASONS = ("created", "confirmed", "merged", "kept_beside", "contradiction", "edit", "restore", "delete",
+REASONS = ("created", "confirmed", "merged", "kept_beside", "contradiction", "retired", "edit", "restore", "delete",
            "purged")
 _ACTOR = re.compile(r"engine|operator:[A-Za-z0-9._@+:-]{1,128}")
 _SIGHTING_ID = re.compile(r"[0-9a-f]{16}")

@@ -1,0 +1,54 @@
+"""PolicyReviewFunction: PolicyReviewQueue -> the observed concepts a saved policy contradicts, retired.
+
+Each message names a policy concept an operator saved (never its text). The agent's observed
+concepts its text ranks closest to (at most 5) are judged against it, one model call each
+(knowledge.learning.policy_review). A model that gives no answer fails the message, and the
+queue brings it back; a message that is not one the studio sends goes to the dead-letter queue.
+"""
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+
+from knowledge import wiring
+from knowledge.errors import InvalidPolicyReview
+from shared import deadline
+from shared.errors import KnowledgeError
+from shared.settings import Settings
+
+logger = Logger()
+settings = Settings.from_env(require=("EVENT_BUS_NAME",))
+reviewer = wiring.policy_reviewer(settings)
+processor = BatchProcessor(event_type=EventType.SQS)
+processor.raise_on_entire_batch_failure = False
+
+
+def record_handler(record: SQSRecord) -> None:
+    try:
+        saved = wiring.parse_policy_saved(record.body)
+    except InvalidPolicyReview:
+        # Never one the studio sends: counted, and let the queue's redrive move it aside.
+        reviewer.counters.count("PolicyReviewRejected", reason="invalid_message")
+        logger.warning("policy review message rejected", extra={"message_id": record.message_id})
+        raise
+    logger.append_keys(tenant=saved.tenant, agent=saved.agent, name=saved.name)
+    try:
+        review = reviewer.review(saved)
+        logger.info("policy reviewed", extra={"outcomes": dict(review.outcomes), "skipped": review.skipped})
+    except KnowledgeError as exc:
+        reviewer.counters.count("PolicyReviewFailed", reason=exc.code)
+        logger.warning("policy review failed; the queue will retry it", extra={"message_id": record.message_id,
+                                                                              "error_code": exc.code})
+        raise
+    finally:
+        logger.remove_keys(["tenant", "agent", "name"])
+
+
+@logger.inject_lambda_context
+def lambda_handler(event, context):
+    try:
+        with deadline.until(deadline.at_the_latest(context)):
+            return process_partial_response(event=event, record_handler=record_handler, processor=processor,
+                                            context=context)
+    finally:
+        reviewer.counters.flush(service="knowledge-policy-review")

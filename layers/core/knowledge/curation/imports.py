@@ -1,0 +1,385 @@
+"""Import: concept files (an export of this or another agent, or one file) and FAQs (CSV, YAML) into an
+agent, each concept through the studio's own create and save (validation, compare-and-swap, the change
+journal, the version history), with the importing operator as the actor.
+
+A file is read by its name: `.md` one concept, `.csv`, `.yaml` or `.yml` an FAQ (knowledge.curation.faq),
+anything else ignored. Each concept comes out created, changed (`replace`: a new, restorable version),
+unchanged (what is stored says the same, stamps aside: nothing is written), skipped (the name is taken
+and `replace` is off) or refused (with its file, its line and why); one refused never stops the rest.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from knowledge.curation.documents import concept_by_hand
+from knowledge.curation.faq import FaqUnreadable, RowProblem, read_faq
+from knowledge.curation.studio import Studio, UnknownAgent
+from knowledge.errors import NameTaken
+from knowledge.format.concept import PROVENANCES, TYPES, Concept, utc_now
+from knowledge.store.concepts import ConceptStore, StoredConcept
+from shared import awscall
+from shared.errors import Conflict, InvalidConcept, KnowledgeError
+from shared.httpapi import OPERATOR_ID, Operator
+from shared.names import Slug
+from shared.validation import validate_object
+
+CREATED, CHANGED, UNCHANGED, SKIPPED, REFUSED = "created", "changed", "unchanged", "skipped", "refused"
+OUTCOMES = (CREATED, CHANGED, UNCHANGED, SKIPPED, REFUSED)
+CONCEPT_SUFFIXES, FAQ_SUFFIXES = (".md",), {".csv": "csv", ".yaml": "yaml", ".yml": "yaml"}
+FILE_MAX_BYTES = 32 * 1024 * 1024  # an FAQ of 10,000 long answers fits
+CONCEPTS_MAX = 10_000  # concepts one import may hold
+KEEP = "file"  # provenance as each .md says (FAQ rows: policy)
+WORKERS = 8  # writes in flight (each is a conditional PUT and its journal entry)
+Progress = Callable[[int, int], None]
+# A file as read: its bytes, or its size when that is over FILE_MAX_BYTES (never read).
+File = tuple[str, "bytes | int"]
+
+
+class InvalidImport(KnowledgeError):
+    code = "invalid_import"
+
+
+class OutsideImportPrefix(KnowledgeError):
+    code = "outside_import_prefix"
+
+
+@dataclass(frozen=True)
+class Item:
+    """One concept to import: its document, or why none could be read; `source` is its file's name and
+    `line` where its row starts (FAQ) or where its problem is (.md)."""
+
+    source: str
+    line: int | None = None
+    markdown: str | None = None
+    problem: str | None = None
+    row: bool = False  # an FAQ row: a problem is reported at the row's line, not the document's
+
+    @property
+    def where(self) -> str:
+        return f"{self.source}:{self.line}" if self.line else self.source
+
+
+@dataclass(frozen=True)
+class Outcome:
+    source: str
+    line: int | None
+    name: str | None
+    outcome: str
+    reason: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "line": self.line, "name": self.name, "outcome": self.outcome,
+                "reason": self.reason}
+
+
+@dataclass
+class ImportReport:
+    dry_run: bool
+    outcomes: list[Outcome] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)  # files neither .md nor an FAQ
+
+    def count(self, outcome: str) -> int:
+        return sum(1 for item in self.outcomes if item.outcome == outcome)
+
+    @property
+    def refused(self) -> int:
+        return self.count(REFUSED)
+
+    def summary(self) -> str:
+        verbs = ({CREATED: "would create", CHANGED: "would change", UNCHANGED: "unchanged",
+                  SKIPPED: "would skip", REFUSED: "refused"} if self.dry_run else
+                 {CREATED: "created", CHANGED: "changed", UNCHANGED: "unchanged", SKIPPED: "skipped",
+                  REFUSED: "refused"})
+        parts = [f"{verbs[outcome]} {self.count(outcome)}" for outcome in OUTCOMES]
+        ignored = f"; ignored {len(self.ignored)} file(s) neither .md, .csv, .yaml nor .yml" if self.ignored else ""
+        return ("dry run: " if self.dry_run else "import: ") + ", ".join(parts) + ignored
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"dry_run": self.dry_run, **{outcome: self.count(outcome) for outcome in OUTCOMES},
+                "ignored": self.ignored, "items": [item.as_dict() for item in self.outcomes]}
+
+
+# ------------------------------------------------------------ reading files
+
+def items_of(files: list[File], *, default_type: str = "fact") -> tuple[list[Item], list[str]]:
+    """The concepts in (file name, bytes) pairs, in order, and the names of the files ignored."""
+    items: list[Item] = []
+    ignored: list[str] = []
+    for label, data in files:
+        suffix = os.path.splitext(label)[1].lower()
+        if isinstance(data, int):
+            items.append(Item(label, problem=f"is {data} bytes; a file may hold at most {FILE_MAX_BYTES}"))
+        elif suffix in CONCEPT_SUFFIXES:
+            try:
+                items.append(Item(label, markdown=data.decode("utf-8")))
+            except UnicodeDecodeError as exc:
+                items.append(Item(label, problem=f"document: is not UTF-8 text (byte {exc.start})"))
+        elif suffix in FAQ_SUFFIXES:
+            try:
+                rows = read_faq(data, FAQ_SUFFIXES[suffix], default_type)
+            except FaqUnreadable as exc:
+                items.append(Item(label, problem=str(exc)))
+                continue
+            for row in rows:
+                if isinstance(row, RowProblem):
+                    items.append(Item(label, row.line, problem=row.reason, row=True))
+                else:
+                    items.append(Item(label, row.line, markdown=row.markdown, row=True))
+        else:
+            ignored.append(label)
+    if len(items) > CONCEPTS_MAX:
+        raise InvalidImport(f"the import holds {len(items)} concepts; one import takes at most {CONCEPTS_MAX}")
+    return items, ignored
+
+
+def local_files(path: str | os.PathLike[str]) -> list[File]:
+    """A file, or the files directly in a folder (by name; hidden ones left out), as (name, bytes)."""
+    root = Path(path)
+    try:
+        if root.is_dir():
+            paths = sorted(p for p in root.iterdir() if p.is_file() and not p.name.startswith("."))
+        elif root.is_file():
+            paths = [root]
+        else:
+            raise InvalidImport(f"{root} is neither a file nor a folder")
+        out = []
+        for item in paths:
+            size = item.stat().st_size
+            out.append((item.name, size if size > FILE_MAX_BYTES else item.read_bytes()))
+        return out
+    except OSError as exc:
+        raise InvalidImport(f"cannot read {root}: {exc.strerror or exc}") from None
+
+
+# ------------------------------------------------------------ importing
+
+@dataclass
+class _Planned:
+    item: Item
+    concept: Concept | None = None
+    current: StoredConcept | None = None
+    outcome: Outcome | None = None
+
+
+def _problem(item: Item, exc: InvalidConcept) -> tuple[int | None, str]:
+    """Where an invalid document is wrong: a row's own line (its document is ours), a file's first error's."""
+    if item.row:
+        return item.line, "; ".join(f"{e.field}: {e.message}" for e in exc.errors)
+    return next((e.line for e in exc.errors if e.line), None), str(exc)
+
+
+def _same(current: StoredConcept, concept: Concept) -> bool:
+    """What is stored says what the import says (when it was written aside)."""
+    try:
+        stored = current.concept
+    except InvalidConcept:
+        return False
+    return stored.replace(created_at=concept.created_at, updated_at=concept.updated_at) == concept
+
+
+class ConceptImport:
+    """Imports items into one agent through the studio's create and save."""
+
+    def __init__(self, studio: Studio, store: ConceptStore, *, workers: int = WORKERS):
+        self._studio, self._store, self._workers = studio, store, max(1, workers)
+
+    def run(self, op: Operator, tenant: str, agent: str, items: list[Item], *, dry_run: bool = False,
+            replace: bool = False, provenance: str = "policy", progress: Progress | None = None,
+            ignored: list[str] | None = None) -> ImportReport:
+        if provenance not in (*PROVENANCES, KEEP):
+            raise InvalidImport(f"provenance must be one of {', '.join((*PROVENANCES, KEEP))}")
+        self.check_agent(op, tenant, agent)
+        planned = self._prepare(items, provenance)
+        self._compare(tenant, agent, planned, replace)
+        total, done = len(planned), sum(1 for p in planned if p.outcome is not None)
+        if progress:
+            progress(done, total)
+        pending = [p for p in planned if p.outcome is None]
+        if dry_run:
+            for p in pending:
+                p.outcome = self._outcome(p, CREATED if p.current is None else CHANGED)
+        else:
+            with ThreadPoolExecutor(max_workers=self._workers) as pool:
+                for p, outcome in zip(pending, pool.map(lambda p: self._write(op, tenant, agent, p), pending)):
+                    p.outcome = outcome
+                    done += 1
+                    if progress:
+                        progress(done, total)
+        return ImportReport(dry_run, [p.outcome for p in planned if p.outcome is not None], list(ignored or []))
+
+    def check_agent(self, op: Operator, tenant: str, agent: str) -> None:
+        """Forbidden for a tenant the operator is not in; UnknownAgent for an agent with neither a
+        knowledge.yaml nor any concept (as the studio's create refuses it)."""
+        op.check(tenant)
+        if not self._store.agent_exists(tenant, agent):
+            raise UnknownAgent(f"there is no agent {agent!r} in tenant {tenant!r}: it has neither a knowledge.yaml "
+                               "nor any concept (save its knowledge.yaml first)")
+
+    def _prepare(self, items: list[Item], provenance: str) -> list[_Planned]:
+        now, seen = utc_now(), {}
+        planned = []
+        for item in items:
+            p = _Planned(item)
+            planned.append(p)
+            if item.markdown is None:
+                p.outcome = Outcome(item.source, item.line, None, REFUSED, item.problem)
+                continue
+            try:
+                concept = concept_by_hand(item.markdown, now)
+            except InvalidConcept as exc:
+                line, reason = _problem(item, exc)
+                p.outcome = Outcome(item.source, line, None, REFUSED, reason)
+                continue
+            if provenance != KEEP:
+                concept = concept.replace(provenance=provenance)
+            if concept.name in seen:
+                p.outcome = Outcome(item.source, item.line, concept.name, REFUSED,
+                                    f"name: {concept.name!r} is also {seen[concept.name]}'s (the first one is imported)")
+                continue
+            seen[concept.name] = item.where
+            p.concept = concept
+        return planned
+
+    def _compare(self, tenant: str, agent: str, planned: list[_Planned], replace: bool) -> None:
+        """Read what is stored under the names already taken (one listing, then those only)."""
+        taken = {entry.name for entry in self._store.list(tenant, agent)}
+        ready = [p for p in planned if p.outcome is None and p.concept is not None and p.concept.name in taken]
+        for p, current in zip(ready, self._store.fetch_many(tenant, agent, [p.concept.name for p in ready])):
+            p.current = current
+            if current is None:
+                continue  # deleted since the listing: created
+            if _same(current, p.concept):
+                p.outcome = self._outcome(p, UNCHANGED)
+            elif not replace:
+                p.outcome = self._outcome(p, SKIPPED, "a concept of this name exists and says otherwise "
+                                                      "(--replace writes a new, restorable version)")
+
+    @staticmethod
+    def _outcome(p: _Planned, outcome: str, reason: str | None = None) -> Outcome:
+        return Outcome(p.item.source, p.item.line, p.concept.name if p.concept else None, outcome, reason)
+
+    def _write(self, op: Operator, tenant: str, agent: str, p: _Planned) -> Outcome:
+        concept = p.concept
+        assert concept is not None
+        try:
+            if p.current is None:
+                self._studio.create(op, tenant, agent, concept.render())
+                return self._outcome(p, CREATED)
+            try:
+                created = p.current.concept.created_at
+            except InvalidConcept:
+                created = concept.created_at
+            edit = concept.replace(created_at=min(created, concept.created_at))
+            self._studio.save(op, tenant, agent, concept.name, edit.render(), p.current.etag)
+            return self._outcome(p, CHANGED)
+        except NameTaken:
+            return self._outcome(p, SKIPPED, "another writer created this name while the import ran")
+        except Conflict:
+            return self._outcome(p, REFUSED, "the concept changed while the import ran: import again")
+        except InvalidConcept as exc:
+            return self._outcome(p, REFUSED, _problem(p.item, exc)[1])
+        except KnowledgeError as exc:  # the store failed this one write: the rest goes on
+            return self._outcome(p, REFUSED, f"{exc.code}: {exc}")
+
+
+# ------------------------------------------------------------ the Lambda request
+
+IMPORTS = "imports"  # the folder under {tenant}/{agent}/ of SESSIONS_BUCKET an import reads from
+_FOLDER = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}")
+
+
+class ImportRequest(BaseModel):
+    """The ImportFunction event: the agent, the operator importing, and the files under one prefix of
+    SESSIONS_BUCKET that lies within {tenant}/{agent}/imports/."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tenant: Slug = "default"
+    agent: Slug
+    operator: str = Field(description="the importing operator's id: the versions' actor is operator:<id>")
+    prefix: str = Field(description="{tenant}/{agent}/imports/{label}/: the files to import (not below)")
+    bucket: str | None = Field(default=None, description="SESSIONS_BUCKET, the only bucket an import reads")
+    dry_run: bool = False
+    replace: bool = False
+    provenance: Literal["policy", "observed", "file"] = "policy"
+    type: Literal[TYPES] = "fact"  # type: ignore[valid-type]
+
+    @field_validator("operator")
+    @classmethod
+    def _operator(cls, value: str) -> str:
+        if not OPERATOR_ID.fullmatch(value):
+            raise ValueError("must be an operator id (ASCII letters, digits, ._@+:-; at most 128)")
+        return value
+
+    @field_validator("prefix")
+    @classmethod
+    def _prefix(cls, value: str) -> str:
+        folders = value.rstrip("/").split("/")
+        if len(value) > 512 or not all(_FOLDER.fullmatch(part) for part in folders) or ".." in folders:
+            raise ValueError("must be folder names of letters, digits, '.', '_', '-' joined by '/' (no '..')")
+        return "/".join(folders) + "/"
+
+    def check_within(self, bucket: str) -> None:
+        """OutsideImportPrefix unless the prefix is this agent's imports folder (or one below it) of `bucket`."""
+        if self.bucket is not None and self.bucket != bucket:
+            raise OutsideImportPrefix(f"an import reads only the sessions bucket ({bucket}), not {self.bucket!r}")
+        allowed = f"{self.tenant}/{self.agent}/{IMPORTS}/"
+        if not self.prefix.startswith(allowed) or self.prefix == allowed:
+            raise OutsideImportPrefix(f"the prefix must be a folder under {allowed} (e.g. {allowed}faq/)")
+
+
+def parse_import_request(event: Any) -> ImportRequest:
+    return validate_object(ImportRequest, event, InvalidImport, "the import event")
+
+
+class S3Files:
+    """The files directly under a prefix of a bucket, as (name, bytes), by key."""
+
+    def __init__(self, s3: Any, bucket: str):
+        self._s3, self.bucket = s3, bucket
+
+    def read(self, prefix: str) -> list[File]:
+        listed = []
+        for page in awscall.pages(self._s3, "list_objects_v2", Bucket=self.bucket, Prefix=prefix, Delimiter="/"):
+            listed.extend(page.get("Contents", []))
+        out = []
+        for item in sorted(listed, key=lambda entry: entry["Key"]):
+            name = item["Key"][len(prefix):]
+            if not name or name.startswith("."):
+                continue
+            if item["Size"] > FILE_MAX_BYTES:
+                out.append((name, int(item["Size"])))
+                continue
+            out.append((name, awscall.call(self._s3, "get_object", Bucket=self.bucket, Key=item["Key"],
+                                           read_body=True)["Body"]))
+        return out
+
+
+class Importer:
+    """ImportFunction's service: one request, its files read from SESSIONS_BUCKET, imported into its agent."""
+
+    def __init__(self, concepts: ConceptImport, files: S3Files):
+        self._concepts, self._files = concepts, files
+
+    def run(self, event: Any, progress: Progress | None = None) -> tuple[ImportRequest, ImportReport]:
+        request = parse_import_request(event)
+        request.check_within(self._files.bucket)
+        op = Operator(request.operator, frozenset({request.tenant}))
+        self._concepts.check_agent(op, request.tenant, request.agent)
+        items, ignored = items_of(self._files.read(request.prefix), default_type=request.type)
+        if not items:
+            raise InvalidImport(f"there is nothing to import under {request.prefix} (.md, .csv, .yaml or .yml files)")
+        report = self._concepts.run(op, request.tenant, request.agent, items, dry_run=request.dry_run,
+                                    replace=request.replace, provenance=request.provenance, progress=progress,
+                                    ignored=ignored)
+        return request, report
+

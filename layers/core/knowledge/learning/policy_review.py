@@ -1,0 +1,187 @@
+"""A human's policy retires the observed concepts it contradicts (docs/contract.md, "Policy review").
+
+When an operator saves a policy concept (create, edit or restore in the studio), the studio
+queues its name on PolicyReviewQueue. Off the request path, PolicyReviewFunction ranks the
+agent's observed concepts against the policy's text with the recall index (the best
+REVIEWED_MAX, no relevance floor) and asks the judge, one call each, whether the observed claim
+and the policy say the same:
+
+- contradicting: the observed concept is retired (`retired_by: <the policy>`): out of recall,
+  kept, and listed under the studio's Retired filter; restoring its version before (one action
+  in its history) brings it back;
+- no model, or a complete answer that is no verdict: nothing is retired; the policy's claim
+  waits under the observed concept's `## Related claims` for a human;
+- same or related: nothing changes.
+
+Never the other way round: a policy concept, or a body an operator wrote, is never retired
+(it is flagged beside instead when the judge finds them contradicting).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from knowledge.errors import InvalidPolicyReview
+from knowledge.format.concept import RELATED_HEADING, RELATED_SECTION, Concept, parse, utc_now
+from knowledge.format.events import LEARNED, detail
+from knowledge.learning import claims
+from knowledge.learning.usage import record_model_call
+from knowledge.recall.warm import WarmIndexes
+from knowledge.store.concepts import ConceptStore
+from knowledge.store.config_cache import ConfigCache
+from shared.errors import Conflict, InvalidConcept
+from shared.events import Events
+from shared.model import ModelCache, metered
+from shared.names import Slug
+from shared.telemetry import Counters
+
+REVIEWED_MAX = 5
+ENGINE = "engine"
+# What the index is asked for: more than REVIEWED_MAX, since the policy itself and other policies rank too.
+_ASKED = 4 * REVIEWED_MAX
+
+
+class PolicySaved(BaseModel):
+    """The PolicyReviewQueue message: which policy concept an operator saved, never its text."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    v: Literal[1] = 1
+    tenant: Slug
+    agent: Slug
+    name: Slug
+
+
+def parse_policy_saved(body: str) -> PolicySaved:
+    try:
+        return PolicySaved.model_validate(json.loads(body))
+    except (ValueError, ValidationError) as exc:
+        raise InvalidPolicyReview(f"not a policy review message: {type(exc).__name__}") from None
+
+
+class PolicyReviewQueue:
+    """The studio's side: a policy concept saved is queued for review (its name only)."""
+
+    def __init__(self, sqs, queue_url: str, counters: Optional[Counters] = None):
+        self._sqs, self._url = sqs, queue_url
+        self.counters = counters or Counters()
+
+    def saved(self, tenant: str, agent: str, markdown: str) -> bool:
+        """Queue the review when the saved document is a policy concept; whether it was queued."""
+        try:
+            concept = parse(markdown)
+        except InvalidConcept:
+            return False
+        if concept.provenance != "policy":
+            return False
+        message = PolicySaved(tenant=tenant, agent=agent, name=concept.name)
+        self._sqs.send_message(QueueUrl=self._url, MessageBody=message.model_dump_json())
+        self.counters.count("PolicyReviewQueued")
+        return True
+
+
+@dataclass
+class Review:
+    """What one policy's review did, by outcome (retired, flagged, kept), for the log and metrics."""
+
+    policy: str
+    outcomes: Counter = field(default_factory=Counter)
+    skipped: Optional[str] = None
+
+
+class PolicyReviewer:
+    def __init__(self, store: ConceptStore, warm: WarmIndexes, configs: ConfigCache, models: ModelCache,
+                 utility_model: Optional[str], events: Events, counters: Optional[Counters] = None):
+        self._store, self._warm, self._configs = store, warm, configs
+        self._models, self._utility_model, self._events = models, utility_model, events
+        self.counters = counters or Counters()
+
+    def review(self, saved: PolicySaved) -> Review:
+        tenant, agent = saved.tenant, saved.agent
+        review = Review(saved.name)
+        current = self._store.find(tenant, agent, saved.name)
+        if current is None:
+            return self._skip(review, "gone")
+        policy = current.concept  # an unreadable concept raises InvalidConcept: the message fails
+        if policy.provenance != "policy":
+            return self._skip(review, "not_policy")
+        config = self._configs.get(tenant, agent)
+        knowledge = self._warm.knowledge(tenant, agent, config=config)
+        text = f"{policy.description}\n{claims.primary_claim(policy.body)}"
+        names = [hit.name for hit in knowledge.index.search(text, _ASKED)
+                 if hit.name != policy.name and hit.doc.provenance == "observed"][:REVIEWED_MAX]
+        ref = (config.model if config else None) or self._utility_model
+        for name in names:
+            outcome = self._review_one(tenant, agent, name, policy, ref)
+            review.outcomes[outcome] += 1
+            self.counters.count("PolicyReviewOutcome", outcome=outcome)
+        self.counters.count("PolicyReviewed")
+        return review
+
+    def _skip(self, review: Review, why: str) -> Review:
+        review.skipped = why
+        self.counters.count("PolicyReviewSkipped", reason=why)
+        return review
+
+    def _review_one(self, tenant: str, agent: str, name: str, policy: Concept, ref: Optional[str]) -> str:
+        verdicts: dict[str, claims.Verdict] = {}
+        for _ in range(3):  # a concept written meanwhile is read and judged again (the verdict is kept)
+            stored = self._store.find(tenant, agent, name)
+            if stored is None:
+                return "gone"
+            observed = stored.concept
+            if observed.provenance != "observed" or observed.retired_by:
+                return "kept"
+            key = claims.primary_claim(observed.body)
+            if key not in verdicts:
+                verdicts[key] = self._judge(tenant, observed, policy, ref)
+            verdict = verdicts[key]
+            human = (stored.actor or "").startswith("operator:")  # an operator wrote this body last
+            if verdict.why == "contradicting" and not human:
+                updated, outcome, reason = observed.replace(retired_by=policy.name), "retired", "retired"
+            elif verdict.why in claims.UNJUDGED or verdict.why == "contradicting":
+                # Nobody judged it, or it is a human's text: a human decides, from beside it.
+                updated, outcome, reason = flag_beside(observed, policy), "flagged", "kept_beside"
+                if updated.body == observed.body:
+                    return "flagged"
+            else:
+                return "kept"
+            try:
+                self._store.replace(tenant, agent, updated, if_match=stored.etag, actor=ENGINE, reason=reason)
+            except Conflict:
+                self.counters.count("PolicyReviewRetry")
+                continue
+            self._events.publish(LEARNED, detail(tenant, agent, name, observed.type, outcome=outcome))
+            return outcome
+        return "contended"
+
+    def _judge(self, tenant: str, observed: Concept, policy: Concept, ref: Optional[str]) -> claims.Verdict:
+        if not ref:
+            return claims.unusable("no_model")
+        system, user = claims.judge_prompt(observed, policy)
+        with metered() as meter:
+            answer = self._models.get(ref).complete(system, user)  # no answer (ModelError) fails the message
+        record_model_call(self.counters, tenant, meter.usage, len(system) + len(user), len(answer))
+        return claims.parse_verdict(answer)
+
+
+def flag_beside(observed: Concept, policy: Concept) -> Concept:
+    """The policy's claim under the observed concept's `## Related claims`, for a human to judge;
+    nothing else moves. Once there, it is not repeated."""
+    entry = f"Policy [[{policy.name}]] ({utc_now().strftime('%Y-%m-%d')}), not judged: {policy.description}"
+    if f"Policy [[{policy.name}]]" in observed.body:
+        return observed
+    body = observed.body
+    head, sep, tail = body.partition("\n\n## Contradiction")
+    related = RELATED_SECTION.search(head)
+    head = head + ("\n\n" if related else f"\n\n{RELATED_HEADING}\n\n") + entry
+    new_body = head + (sep + tail if sep else "")
+    try:
+        return observed.replace(body=new_body)
+    except InvalidConcept:  # no room left in the body: the flag is the review's count alone
+        return observed

@@ -1,0 +1,130 @@
+"""A human's policy retires the observed concepts it contradicts: the studio queues a saved policy,
+PolicyReviewFunction judges the closest observed concepts (moto's S3 and SQS, the scripted judge
+server) and retires a contradicted one from recall, kept and restorable; with no model nothing is
+retired and the policy waits beside the observed concept for a human."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers.aws import drain, new_queue
+from helpers.concepts import make_concept
+from helpers.handlers import LambdaContext, load_handler
+from helpers.studio import BASE, demo_studio
+
+T, A = "default", "store-support"
+POLICY = ("---\nname: prazo-de-troca\ndescription: Trocas e devoluções em até 30 dias corridos após a entrega.\n"
+          "type: policy\n---\n\nA loja aceita trocas e devoluções em até 30 dias corridos após a entrega, "
+          "com o produto na embalagem original.\n")
+WRONG = make_concept("troca-em-7-dias", description="Trocas e devoluções só em até 7 dias após a entrega.",
+                     body="O cliente tem até 7 dias após a entrega para pedir troca ou devolução.", confidence=0.8,
+                     sources=("sess_1", "sess_2", "sess_3"), occurrences=3)
+UNRELATED = make_concept("frete-campinas", description="Pedidos saem do CD de Campinas em 1 dia útil.",
+                         body="O CD de Campinas despacha os pedidos em 1 dia útil.")
+
+
+def sqs_event(*bodies: str) -> dict:
+    return {"Records": [{"messageId": f"m{i}", "receiptHandle": f"r{i}", "body": body, "attributes": {
+        "ApproximateReceiveCount": "1", "SentTimestamp": "0", "SenderId": "x",
+        "ApproximateFirstReceiveTimestamp": "0"}, "messageAttributes": {}, "md5OfBody": "0",
+        "eventSource": "aws:sqs", "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:policy-review",
+        "awsRegion": "us-east-1"} for i, body in enumerate(bodies)]}
+
+
+@pytest.fixture
+def world(monkeypatch, store, bucket, sessions_bucket, sqs, bus, model):
+    queue = new_queue(sqs)
+    api = demo_studio(monkeypatch, store, bucket, sessions_bucket, POLICY_REVIEW_QUEUE_URL=queue)
+    store.create(T, A, WRONG, actor="engine")
+    store.create(T, A, UNRELATED, actor="engine")
+    env = dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, EVENT_BUS_NAME=bus["name"],
+               UTILITY_MODEL="openai:judge", OPENAI_BASE_URL=model.base_url)
+    return {"api": api, "queue": queue, "env": env}
+
+
+def saved_policy(world, sqs) -> list[str]:
+    status, body, _ = world["api"]("POST", f"{BASE}/concepts", body={"markdown": POLICY})
+    assert status == 201, body
+    return [m["Body"] for m in drain(sqs, world["queue"])]
+
+
+def judge_contradicting_for(model, names):
+    def respond(request):
+        user = request["messages"][-1]["content"]
+        recorded = json.loads(user.split("\n", 1)[1])["recorded"]["description"]
+        return json.dumps({"verdict": "contradicting" if any(n in recorded for n in names) else "same"})
+    model.responder = respond
+
+
+def test_a_saved_policy_retires_the_observed_concept_it_contradicts_kept_and_restorable(
+        monkeypatch, world, store, sqs, bus, model):
+    # A warm container that looks at the journal on every call (the deployed one looks every 5 s).
+    retrieve = load_handler("retrieve", monkeypatch, **world["env"], KNOWLEDGE_REFRESH_SECONDS="0")
+    turn = {"tenant": T, "agent": A, "session_id": "sess_9", "message": "posso devolver em 7 dias após a entrega?"}
+    assert "troca-em-7-dias" in [c["name"] for c in retrieve.lambda_handler(turn, LambdaContext())["concepts"]]
+    messages = saved_policy(world, sqs)
+    assert [json.loads(m) for m in messages] == [{"v": 1, "tenant": T, "agent": A, "name": "prazo-de-troca"}]
+    judge_contradicting_for(model, ["7 dias"])
+    review = load_handler("policy_review", monkeypatch, **world["env"])
+    assert review.lambda_handler(sqs_event(*messages), LambdaContext()) == {"batchItemFailures": []}
+    assert 1 <= len(model.requests) <= 5  # one call per observed concept ranked close, at most five
+    retired = store.get(T, A, "troca-em-7-dias")
+    assert retired.concept.retired_by == "prazo-de-troca" and retired.reason == "retired"
+    assert retired.concept.body == WRONG.body and retired.concept.confidence == 0.8  # kept as it was
+    assert store.get(T, A, "frete-campinas").concept.retired_by is None
+    events = [json.loads(m["Body"])["detail"] for m in drain(sqs, bus["queue"])]
+    assert {"tenant": T, "agent": A, "name": "troca-em-7-dias", "type": "fact", "outcome": "retired"} in events
+
+    # The studio lists it under Retired, and retrieval no longer injects it.
+    status, page, _ = world["api"]("GET", f"{BASE}/concepts", query={"status": "retired"})
+    assert status == 200 and [(c["name"], c["recall"], c["retired_by"]) for c in page["concepts"]] == [
+        ("troca-em-7-dias", "retired", "prazo-de-troca")]
+    assert "troca-em-7-dias" not in [c["name"] for c in retrieve.lambda_handler(turn, LambdaContext())["concepts"]]
+
+    # One action brings it back: its version before the retirement, restored.
+    [_, before] = store.versions(T, A, "troca-em-7-dias")[:2]
+    status, _, _ = world["api"]("POST", f"{BASE}/concepts/troca-em-7-dias/versions/{before.version_id}/restore",
+                                headers={"if-match": retired.etag})
+    assert status == 200 and store.get(T, A, "troca-em-7-dias").concept.retired_by is None
+
+
+def test_with_no_model_nothing_is_retired_and_the_policy_waits_beside_for_a_human(
+        monkeypatch, world, store, sqs):
+    messages = saved_policy(world, sqs)
+    env = {k: v for k, v in world["env"].items() if k != "UTILITY_MODEL"}
+    review = load_handler("policy_review", monkeypatch, **env)
+    assert review.lambda_handler(sqs_event(*messages), LambdaContext()) == {"batchItemFailures": []}
+    flagged = store.get(T, A, "troca-em-7-dias").concept
+    assert flagged.retired_by is None and flagged.confidence == 0.8 and not flagged.in_conflict
+    assert "## Related claims" in flagged.body and "Policy [[prazo-de-troca]]" in flagged.body
+    # Reviewed again (the policy saved once more): the flag is not repeated.
+    review.lambda_handler(sqs_event(*messages), LambdaContext())
+    assert store.get(T, A, "troca-em-7-dias").concept.body.count("Policy [[prazo-de-troca]]") == 1
+
+
+def test_a_human_text_is_never_retired_and_an_observed_one_never_retires_anything(
+        monkeypatch, world, store, sqs, model):
+    current = store.get(T, A, "troca-em-7-dias")
+    store.replace(T, A, current.concept.replace(description="Trocas só em até 7 dias após a entrega."),
+                  if_match=current.etag, actor="operator:bia", reason="edit")
+    messages = saved_policy(world, sqs)
+    judge_contradicting_for(model, ["7 dias"])
+    review = load_handler("policy_review", monkeypatch, **world["env"])
+    review.lambda_handler(sqs_event(*messages), LambdaContext())
+    edited = store.get(T, A, "troca-em-7-dias").concept
+    assert edited.retired_by is None and "Policy [[prazo-de-troca]]" in edited.body  # flagged for bia instead
+    # Saving an observed concept queues nothing.
+    status, body, _ = world["api"]("POST", f"{BASE}/concepts", body={
+        "markdown": POLICY.replace("prazo-de-troca", "outra-troca").replace("type: policy", "type: fact")
+        .replace("---\n\nA loja", "provenance: observed\n---\n\nA loja")})
+    assert status == 201, body
+    assert drain(sqs, world["queue"]) == []
+
+
+def test_a_message_the_studio_never_sends_fails_and_a_gone_policy_is_skipped(monkeypatch, world, store):
+    review = load_handler("policy_review", monkeypatch, **world["env"])
+    answer = review.lambda_handler(sqs_event('{"v": 1, "tenant": "default", "agent": "../x", "name": "a"}',
+                                             json.dumps({"v": 1, "tenant": T, "agent": A, "name": "nao-existe"})),
+                                   LambdaContext())
+    assert answer == {"batchItemFailures": [{"itemIdentifier": "m0"}]}
