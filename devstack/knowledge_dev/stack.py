@@ -39,6 +39,8 @@ from .template import (
 
 DEFAULT_PORT = 4599
 DEFAULT_STUDIO_PORT = 8080
+# Lambda's Invoke API for RetrieveFunction and MemoryFunction (lambda_endpoint.py): moto's port - 1 by default.
+DEFAULT_LAMBDA_PORT = DEFAULT_PORT - 1
 SCRIPTED_MODEL = "openai:scripted-demo"
 DEFAULT_DATA = ROOT / ".local" / "data"
 STATE_FILE = Path(os.environ.get("KNOWLEDGE_LOCAL_STATE", ROOT / ".local" / "stack.json"))
@@ -93,6 +95,7 @@ class LocalStack:
     data: Path = DEFAULT_DATA
     model_port: int = 0
     studio_port: int = DEFAULT_STUDIO_PORT
+    lambda_port: int = DEFAULT_LAMBDA_PORT
     demo: bool = True
     idle_minutes: Optional[float] = None  # the idle shortcut (None: each agent's distill.idle_hours)
     distill_every: float = DEFAULT_DISTILL_EVERY
@@ -103,7 +106,8 @@ class LocalStack:
     def start(self) -> "LocalStack":
         for port, option in ((self.port, "--port / KNOWLEDGE_LOCAL_PORT"),
                              (self.model_port, "--model-port / KNOWLEDGE_LOCAL_MODEL_PORT"),
-                             (self.studio_port, "--studio-port / KNOWLEDGE_LOCAL_STUDIO_PORT")):
+                             (self.studio_port, "--studio-port / KNOWLEDGE_LOCAL_STUDIO_PORT"),
+                             (self.lambda_port, "--lambda-port / KNOWLEDGE_LOCAL_LAMBDA_PORT")):
             if port and not port_free(port):
                 raise StackError(f"port {port} on 127.0.0.1 is in use: stop what runs there, "
                                  f"or choose another with {option}")
@@ -156,7 +160,15 @@ class LocalStack:
         self._start_distill_schedule()
         self._start_snapshot_schedule()
         self._start_studio()
+        self._start_lambda_endpoint()
         return self
+
+    def _start_lambda_endpoint(self) -> None:
+        from .lambda_endpoint import direct_endpoint
+
+        self.lambda_endpoint = direct_endpoint(self.lambda_port).start()
+        # Not an AWS setting: where an engine's Lambda client points (endpoint_url) to reach this stack.
+        self.env["KNOWLEDGE_LAMBDA_ENDPOINT"] = self.lambda_endpoint.url
 
     def _facts_key(self) -> str:
         """FACTS_KEY when the user sets one, else a random key made once per data folder: latches
@@ -241,6 +253,8 @@ class LocalStack:
     def stop(self) -> None:
         if getattr(self, "studio", None):
             self.studio.stop()
+        if getattr(self, "lambda_endpoint", None):
+            self.lambda_endpoint.stop()
         threads = [*getattr(self, "_pollers", []), *filter(None, [getattr(self, "distill_schedule", None),
                                                                   getattr(self, "snapshot_schedule", None)])]
         for thread in threads:
@@ -286,6 +300,10 @@ Facts (distilled customer memory; nothing reaches a customer's memory without an
   ./run knowledge facts approve --agent {DEMO_AGENT} ID     # or: reject ID [--reason ...], dismiss ID
   ./run knowledge memory --customer {DEMO_CUSTOMER}               # the engine's read (MemoryFunction)
 
+The engine's direct calls (Lambda's Invoke API, the real RetrieveFunction and MemoryFunction handlers):
+  endpoint_url={stack.env.get('KNOWLEDGE_LAMBDA_ENDPOINT')} for boto3's Lambda client or knowledge_client
+  (README, "An engine's integration in ten lines"); the TurnCompleteQueue is {stack.env.get('TURN_QUEUE_URL')}
+
 Studio (the pages, and the real StudioApiFunction and FactsApiFunction behind a local JWT authorizer):
   {stack.studio_url}/studio/knowledge?agent={DEMO_AGENT}     (then "Sign in": a local stand-in for Cognito)
   {stack.studio_url}/studio/facts?agent={DEMO_AGENT}         (the proposals to approve, reject or dismiss)
@@ -313,6 +331,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                         help="port of the scripted model (default: the --port value + 1)")
     parser.add_argument("--studio-port", type=int,
                         default=int(os.environ.get("KNOWLEDGE_LOCAL_STUDIO_PORT", DEFAULT_STUDIO_PORT)))
+    parser.add_argument("--lambda-port", type=int,
+                        default=int(os.environ.get("KNOWLEDGE_LOCAL_LAMBDA_PORT", 0)) or None,
+                        help="port of Lambda's Invoke API for RetrieveFunction and MemoryFunction "
+                             "(default: the --port value - 1)")
     parser.add_argument("--data", type=Path, default=Path(os.environ.get("KNOWLEDGE_LOCAL_DATA", DEFAULT_DATA)))
     parser.add_argument("--reset", action="store_true", help="wipe the data folder and start from the demo")
     parser.add_argument("--idle-minutes", type=float,
@@ -332,7 +354,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         shutil.rmtree(args.data)
     try:
         stack = LocalStack(port=args.port, data=args.data, model_port=args.model_port or args.port + 1,
-                           studio_port=args.studio_port, idle_minutes=args.idle_minutes,
+                           studio_port=args.studio_port, lambda_port=args.lambda_port or args.port - 1,
+                           idle_minutes=args.idle_minutes,
                            distill_every=args.distill_every).start()
     except StackError as exc:
         print(f"knowledge-local: {exc}", file=sys.stderr)

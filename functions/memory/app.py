@@ -9,7 +9,7 @@ from aws_lambda_powertools import Logger
 
 from facts import wiring
 from shared import deadline
-from shared.errors import KnowledgeError
+from shared.errors import KnowledgeError, refusal
 
 logger = Logger()
 service = wiring.Deferred(wiring.memory_from_env).build_now_if_init_is_ahead()
@@ -23,6 +23,6 @@ def lambda_handler(event, context):
             return memory.handle(event)
     except KnowledgeError as exc:
         logger.info("memory refused", extra={"error_code": exc.code})
-        return {"error": {"code": exc.code, "message": str(exc)}}
+        return refusal(exc)
     finally:
         memory.counters.flush(service="facts-memory")

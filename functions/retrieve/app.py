@@ -2,6 +2,9 @@
 
 {tenant, agent, message, session_id} -> {block, concepts, priority, tool}
 {action: "load_knowledge", tenant, agent, name, session_id} -> the concept, and an event.
+{action: "search_knowledge", tenant, agent, session_id, query[, limit]} -> the ranked hits, and an event.
+{action: "save_knowledge", tenant, agent, session_id, name, description, type, body, evidence[, turn_id]}
+  -> the insight gated and queued for consolidation, as extraction's are, and an event.
 
 The module imports only the Logger and the wiring: on an on-demand cold start the service
 (settings, boto3, the index) is built by the first call; under provisioned concurrency or
@@ -11,9 +14,11 @@ SnapStart it is built here, during init, off the request path.
 from aws_lambda_powertools import Logger
 
 from knowledge import wiring
-from shared.errors import KnowledgeError
+from shared.errors import KnowledgeError, refusal
 
 logger = Logger()
+# The tools whose answer names one concept, and what their log line says.
+LOGGED = {"load_knowledge": "knowledge loaded", "save_knowledge": "knowledge saved"}
 service = wiring.Deferred(wiring.retriever_from_env).build_now_if_init_is_ahead()
 
 
@@ -23,12 +28,13 @@ def lambda_handler(event, context):
     retriever = service.get()
     try:
         answer = retriever.handle(event, remaining_seconds=context.get_remaining_time_in_millis() / 1000)
-        if event.get("action") == "load_knowledge":  # validated by handle(): identifiers only, for the dashboard
-            logger.info("knowledge loaded", extra={"tenant": event.get("tenant", "default"), "agent": event["agent"],
-                                                   "session_id": event["session_id"], "concept": answer["name"]})
+        said = LOGGED.get(event.get("action"))
+        if said:  # validated by handle(): identifiers only, for the dashboard
+            logger.info(said, extra={"tenant": event.get("tenant", "default"), "agent": event["agent"],
+                                     "session_id": event["session_id"], "concept": answer["name"]})
         return answer
     except KnowledgeError as exc:
         logger.info("retrieve refused", extra={"error_code": exc.code})
-        return {"error": {"code": exc.code, "message": str(exc)}}
+        return refusal(exc)
     finally:
         retriever.counters.flush(service="knowledge-retrieve")

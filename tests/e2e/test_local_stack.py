@@ -24,6 +24,7 @@ READY = "Ctrl-C stops the stack"
 class Stack:
     def __init__(self, tmp_path: Path):
         self.port, self.model_port, self.studio_port = free_port(), free_port(), free_port()
+        self.lambda_port = free_port()
         self.data = tmp_path / "data"
         self.env = {**os.environ, "KNOWLEDGE_LOCAL_STATE": str(tmp_path / "stack.json"),
                     "PYTHONUNBUFFERED": "1"}
@@ -36,7 +37,7 @@ class Stack:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "knowledge_dev.stack", "--port", str(self.port), "--data", str(self.data),
              "--model-port", str(self.model_port), "--studio-port", str(self.studio_port),
-             "--save-every", "0.2", *extra],
+             "--lambda-port", str(self.lambda_port), "--save-every", "0.2", *extra],
             cwd=ROOT, env=self.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         deadline = time.monotonic() + 60
         self.output = ""

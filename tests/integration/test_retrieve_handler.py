@@ -66,7 +66,7 @@ def test_an_unknown_or_malformed_name_is_a_clear_no_such_concept(retrieve, name,
     ({"agent": "Store Support", "session_id": "s1", "message": "oi"}, "agent: must be lowercase"),
     ({"agent": A, "session_id": "s1", "message": "x" * 8001}, "message: String should have at most 8000"),
     ({"agent": A, "session_id": "s 1", "message": "oi"}, "session_id"),
-    ({"action": "delete_everything", "agent": A, "session_id": "s1", "name": "x"}, "the only action is load_knowledge"),
+    ({"action": "delete_everything", "agent": A, "session_id": "s1", "name": "x"}, "action: must be load_knowledge, search_knowledge or save_knowledge"),
     ({"agent": A, "session_id": "s1", "message": "oi", "extra": 1}, "extra: unknown key"),
     ([1, 2], "must be a JSON object"),
 ])

@@ -35,13 +35,41 @@ class _Request(BaseModel):
 
 
 class ReadRequest(_Request):
+    """The customer's memory cell, for the <memory> block."""
+
     action: Literal["read"]
 
 
 class RememberRequest(_Request):
+    """The engine's own `remember` tool: one fact written to the customer's cell (origin engine)."""
+
     action: Literal["remember"]
     name: str = Field(min_length=1, max_length=NAME_MAX)
     value: str = Field(min_length=1, max_length=VALUE_MAX)
+
+
+class _Answer(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ServedFact(_Answer):
+    name: str
+    value: str
+    origin: str = Field(description="who wrote it: engine, operator, legacy or distilled:<proposal id>")
+    at: str = Field(description="when it was written, UTC")
+    revision: int
+
+
+class ReadAnswer(_Answer):
+    customer_id: str
+    priority: int
+    block: str = Field(description="the <memory> block for the prompt; empty when the customer has no facts")
+    facts: list[ServedFact]
+
+
+class RememberAnswer(_Answer):
+    customer_id: str
+    fact: ServedFact
 
 
 MemoryRequest = Annotated[Union[ReadRequest, RememberRequest], Field(discriminator="action")]
@@ -82,10 +110,12 @@ class Memory:
             self.counters.count("MemoryRead", tenant=request.tenant)
             if cell.over_full:  # written outside the engine: the Facts page says so and can trim it
                 self.counters.count("MemoryOverFull", tenant=request.tenant)
-            return {"customer_id": request.customer_id, "priority": PRIORITY, "block": render_block(cell),
-                    "facts": [{"name": name, **fact.as_json()} for name, fact in sorted(cell.served().items())]}
+            return ReadAnswer(customer_id=request.customer_id, priority=PRIORITY, block=render_block(cell),
+                              facts=[ServedFact(name=name, **fact.as_json())
+                                     for name, fact in sorted(cell.served().items())]).model_dump(mode="json")
         name, value = check_fact(request.name, request.value)
         fact = self._cells.write_fact(request.tenant, request.customer_id, name, value, "engine")
         self.counters.count("FactRemembered", tenant=request.tenant)
-        return {"customer_id": request.customer_id, "fact": {"name": name, **fact.as_json()}}
+        return RememberAnswer(customer_id=request.customer_id,
+                              fact=ServedFact(name=name, **fact.as_json())).model_dump(mode="json")
 

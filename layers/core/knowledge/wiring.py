@@ -19,6 +19,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from knowledge.format.turn import Turn
     from knowledge.learning.consolidate import Consolidator
     from knowledge.learning.extract import Extractor, SessionRecorder
+    from knowledge.learning.save import Saver
+    from knowledge.learning.tools import AgentTools
     from knowledge.learning.policy_review import PolicyReviewer, PolicyReviewQueue, PolicySaved
     from knowledge.operation.backfill import Backfiller
     from knowledge.operation.purge import CustomerShare, TenantPart, TenantPurge
@@ -184,11 +186,36 @@ def parse_snapshot_request(event: object) -> "Optional[str]":
     return parse_snapshot_request(event)
 
 
-def retriever_from_env() -> "Retriever":
+def agent_tools(settings: Settings) -> "AgentTools":
+    """RetrieveFunction's service: retrieval (retrieve, load_knowledge, search_knowledge) and
+    save_knowledge, which needs SESSIONS_BUCKET and CANDIDATES_QUEUE_URL (without them a save says so)."""
+    from knowledge.learning.tools import AgentTools
+
+    tools = retriever(settings)
+    return AgentTools(tools, lambda: saver(settings, tools.counters))
+
+
+def saver(settings: Settings, counters: "Optional[Counters]" = None) -> "Saver":
+    from knowledge.learning.save import Saver
+    from knowledge.store.archive import TurnArchive
+    from knowledge.store.concepts import ConceptStore
+    from knowledge.store.config_cache import ConfigCache
+    from knowledge.store.queues import SqsCandidates
+    from shared.aws import client
+    from shared.events import EventBridgeEvents
+
+    s3 = client("s3")
+    archive = TurnArchive(s3, settings.sessions_bucket) if settings.sessions_bucket else None
+    candidates = SqsCandidates(client("sqs"), settings.candidates_queue_url) if settings.candidates_queue_url else None
+    return Saver(ConfigCache(ConceptStore(s3, settings.knowledge_bucket)), archive, candidates,
+                 EventBridgeEvents(lambda: client("events"), settings.event_bus_name), counters=counters)
+
+
+def retriever_from_env() -> "AgentTools":
     """RetrieveFunction's service, from its environment (a bad environment raises SettingsError)."""
     from shared.settings import Settings
 
-    return retriever(Settings.from_env(require=("EVENT_BUS_NAME",)))
+    return agent_tools(Settings.from_env(require=("EVENT_BUS_NAME",)))
 
 
 # ------------------------------------------------------------------ what each handler takes from here

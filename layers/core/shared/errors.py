@@ -97,3 +97,11 @@ class InvalidPurge(KnowledgeError, ValueError):
 def field_errors(exc: InvalidConcept) -> list[dict[str, Any]]:
     """An InvalidConcept's problems as an answer lists them: field, message, line."""
     return [{"field": e.field, "message": e.message, "line": e.line} for e in exc.errors]
+
+
+def refusal(exc: KnowledgeError) -> dict[str, Any]:
+    """The answer a directly invoked function gives for a typed error: {"error": {code, message}},
+    as shared.refusal's model publishes it (imported here, late: a handler's import stays free of pydantic)."""
+    from shared.refusal import Refusal, Refused
+
+    return Refusal(error=Refused(code=exc.code, message=str(exc))).model_dump(mode="json")

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Optional
 
 LEARNED, CONFLICT, RETRIEVED = "knowledge_learned", "knowledge_conflict", "knowledge_retrieved"
+# The agent's tools (search_knowledge, save_knowledge): identifiers only, never the query or the insight.
+SEARCHED, SAVED = "knowledge_searched", "knowledge_saved"
 
 
 def detail(tenant: str, agent: str, name: str, type: str, *, outcome: Optional[str] = None,
@@ -16,3 +18,8 @@ def detail(tenant: str, agent: str, name: str, type: str, *, outcome: Optional[s
     if session_id:
         out["session_id"] = session_id
     return out
+
+
+def search_detail(tenant: str, agent: str, session_id: str, names: list[str]) -> dict[str, object]:
+    """A search's event: who searched and which concepts it answered (never the query)."""
+    return {"tenant": tenant, "agent": agent, "session_id": session_id, "names": list(names)}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Literal, Optional
 from xml.sax.saxutils import escape, quoteattr
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -26,7 +26,17 @@ from knowledge.format.concept import (
     recall_changes_at,
 )
 from knowledge.format.config import KnowledgeConfig
-from knowledge.format.events import RETRIEVED, detail
+from knowledge.format.events import RETRIEVED, SEARCHED, detail, search_detail
+from knowledge.recall.answers import (
+    Concept,
+    LoadAnswer,
+    RetrieveAnswer,
+    SearchAnswer,
+    SearchHit,
+    Shown,
+    Tool,
+    tool_input,
+)
 from knowledge.recall.index import Hit, Index
 from knowledge.recall.warm import FETCH_BUDGET_SECONDS, AgentKnowledge, WarmIndexes, memory_budget_bytes
 from knowledge.store.concepts import ConceptStore
@@ -57,7 +67,7 @@ NOT_THE_STORE = (
     'A `said-by="customers"` concept is what customers have said, not what the store says:\n'
     "never repeat it to a customer as true, and answer it with what the store says."
 )
-TOOL = {
+TOOL = Tool.model_validate({
     "name": "load_knowledge",
     "description": ("Load the full text of one concept listed in the <knowledge> block. Call it FIRST, "
                     "before any other lookup, when the customer's question needs more than the summary."),
@@ -68,7 +78,10 @@ TOOL = {
         "required": ["name"],
         "additionalProperties": False,
     },
-}
+})
+
+
+SEARCH_MAX_HITS = 50
 
 
 class InvalidRequest(KnowledgeError, ValueError):
@@ -85,20 +98,46 @@ class _Base(BaseModel):
 
 
 class RetrieveRequest(_Base):
+    """The per-turn retrieve: the customer's message, for the <knowledge> block."""
+
     message: str = Field(max_length=MESSAGE_MAX_CHARS)
 
 
 class LoadRequest(_Base):
-    action: str = Field(pattern="^load_knowledge$")
+    """load_knowledge: one concept's full text, by the name the block showed."""
+
+    action: Literal["load_knowledge"]
     name: str = Field(max_length=200)
 
 
-def parse_request(event: Any) -> RetrieveRequest | LoadRequest:
+class SearchRequest(_Base):
+    """search_knowledge: the agent's concepts ranked for a query, past the block's relevance floor."""
+
+    action: Literal["search_knowledge"]
+    query: str = Field(min_length=1, max_length=MESSAGE_MAX_CHARS)
+    limit: int = Field(default=10, ge=1, le=SEARCH_MAX_HITS)
+
+
+# The actions RetrieveFunction answers here (save_knowledge is learning's: knowledge.learning.save).
+ACTIONS: dict[str, type[_Base]] = {"load_knowledge": LoadRequest, "search_knowledge": SearchRequest}
+
+
+def parse_request(event: Any) -> RetrieveRequest | LoadRequest | SearchRequest:
     if isinstance(event, dict) and "action" in event:
-        if event["action"] != "load_knowledge":
-            raise InvalidRequest("action: the only action is load_knowledge")
-        return validate_object(LoadRequest, event, InvalidRequest, "the event")
+        model = ACTIONS.get(event["action"]) if isinstance(event["action"], str) else None
+        if model is None:
+            raise InvalidRequest("action: must be load_knowledge, search_knowledge or save_knowledge")
+        return validate_object(model, event, InvalidRequest, "the event")  # type: ignore[return-value]
     return validate_object(RetrieveRequest, event, InvalidRequest, "the event")
+
+
+SEARCH_TOOL = Tool(
+    name="search_knowledge",
+    description=("Search what this store has learned, when the customer's question changed or the <knowledge> "
+                 "block does not cover it. Answers the best matches' summaries; call load_knowledge for one's "
+                 "full text."),
+    input_schema=tool_input(SearchRequest, {"query": "what to look for, in the customer's words",
+                                            "limit": f"how many matches at most (1 to {SEARCH_MAX_HITS}; 10)"}))
 
 
 @dataclass(frozen=True)
@@ -106,10 +145,10 @@ class Injected:
     hit: Hit
     linked: bool
 
-    def as_dict(self) -> dict[str, Any]:
+    def shown(self) -> Shown:
         doc = self.hit.doc
-        return {"name": self.hit.name, "score": self.hit.score, "confidence": doc.confidence,
-                "provenance": doc.provenance, "linked": self.linked}
+        return Shown(name=self.hit.name, score=self.hit.score, confidence=doc.confidence,
+                     provenance=doc.provenance, linked=self.linked)
 
 
 def render_block(injected: list[Injected]) -> str:
@@ -245,18 +284,20 @@ class Retriever:
         with deadline.until(ends):  # S3 retries stop in time for the answer
             if isinstance(request, LoadRequest):
                 return self.load(request, budget)
+            if isinstance(request, SearchRequest):
+                return self.search(request, budget)
             return self.retrieve(request, budget)
 
     def retrieve(self, request: RetrieveRequest, budget: Optional[float] = None) -> dict[str, Any]:
         knowledge = self.knowledge(request.tenant, request.agent, budget)
         config = knowledge.config
         if config is None or not config.retrieve:
-            return {"block": "", "concepts": [], "priority": PRIORITY, "tool": None}
+            return RetrieveAnswer(block="", concepts=[], priority=PRIORITY, tool=None).model_dump(mode="json")
         lapsed = self.lapsed(request.tenant, request.agent, knowledge)
         injected = select(knowledge.index, request.message, config, lapsed.names)
         self.counters.count("BlockInjected" if injected else "BlockEmpty")
-        return {"block": render_block(injected), "concepts": [i.as_dict() for i in injected],
-                "priority": PRIORITY, "tool": TOOL}
+        return RetrieveAnswer(block=render_block(injected), concepts=[i.shown() for i in injected],
+                              priority=PRIORITY, tool=TOOL).model_dump(mode="json")
 
     def load(self, request: LoadRequest, budget: Optional[float] = None) -> dict[str, Any]:
         if not is_slug(request.name):
@@ -290,15 +331,36 @@ class Retriever:
                                provenance=concept.provenance, updated_at=concept.updated_at, now=self._now(),
                                stale_after_days=knowledge.config.stale_after_days, utc_offset=knowledge.config.offset,
                                retired_by=concept.retired_by)
-        return {"name": concept.name, "markdown": data.decode("utf-8"), "concept": {
-            "name": concept.name, "description": concept.description, "type": concept.type,
-            "provenance": concept.provenance, "confidence": concept.confidence, "sources": list(concept.sources),
-            "occurrences": concept.occurrences, "created_at": concept.created_at.isoformat().replace("+00:00", "Z"),
-            "updated_at": concept.updated_at.isoformat().replace("+00:00", "Z"), "body": concept.body,
-            "conflict": concept.in_conflict,
-            "valid_from": concept.valid_from.isoformat() if concept.valid_from else None,
-            "valid_until": concept.valid_until.isoformat() if concept.valid_until else None,
-            "retired_by": concept.retired_by, "recall": recall}}
+        return LoadAnswer(name=concept.name, markdown=data.decode("utf-8"), concept=Concept(
+            name=concept.name, description=concept.description, type=concept.type,
+            provenance=concept.provenance, confidence=concept.confidence, sources=list(concept.sources),
+            occurrences=concept.occurrences, created_at=concept.created_at.isoformat().replace("+00:00", "Z"),
+            updated_at=concept.updated_at.isoformat().replace("+00:00", "Z"), body=concept.body,
+            conflict=concept.in_conflict,
+            valid_from=concept.valid_from.isoformat() if concept.valid_from else None,
+            valid_until=concept.valid_until.isoformat() if concept.valid_until else None,
+            retired_by=concept.retired_by, recall=recall)).model_dump(mode="json")
+
+    def search(self, request: SearchRequest, budget: Optional[float] = None) -> dict[str, Any]:
+        """The index's ranking for the query without the block's relevance floor, each hit marked
+        with whether the block would carry it; nothing when retrieval is off for the agent."""
+        knowledge = self.knowledge(request.tenant, request.agent, budget)
+        config = knowledge.config
+        if config is None or not config.retrieve:
+            return SearchAnswer(hits=[]).model_dump(mode="json")
+        lapsed = self.lapsed(request.tenant, request.agent, knowledge)
+        injected = {item.hit.name for item in select(knowledge.index, request.query, config, lapsed.names)}
+        hits = [SearchHit(name=hit.name, description=hit.doc.description, type=hit.doc.type,
+                          provenance=hit.doc.provenance, confidence=hit.doc.confidence, score=hit.score,
+                          injected=hit.name in injected, recall=lapsed.names.get(hit.name))
+                for hit in knowledge.index.search(request.query, request.limit) if hit.score > 0]
+        try:
+            self._events.publish(SEARCHED, search_detail(request.tenant, request.agent, request.session_id,
+                                                         [hit.name for hit in hits]))
+        except EventPublishError:
+            self.counters.count("EventPublishFailed")
+        self.counters.count("KnowledgeSearched", tenant=request.tenant, agent=request.agent)
+        return SearchAnswer(hits=hits).model_dump(mode="json")
 
     # ------------------------------------------------------------ the warm index
     def _now(self) -> datetime:

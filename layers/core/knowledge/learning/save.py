@@ -1,0 +1,202 @@
+"""save_knowledge: an insight an agent saves mid-session, learned exactly as extraction learns one.
+
+The insight ({name, description, type, body, evidence}) is what a model's candidate is, and goes
+through the same gates (schema, allowed types, the evidence quoted verbatim from one of the
+session's archived turns and from the right side of it, negation, sizes, PII redaction), is
+stamped as a first sighting of that turn (observed, never policy; its validity read from the
+quote), flagged when it echoes what the session was shown, and sent to the CandidatesQueue, where
+consolidation applies it as any sighting: compare-and-swap, the ledger, the events. Its identity is
+extraction's (tenant, agent, name, session, turn), so saving it again, or extraction finding it in
+the same turn, is one sighting. Refused when the agent does not learn (`extract: false`).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
+from typing import Any, Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from knowledge.format.concept import DESCRIPTION_MAX
+from knowledge.format.config import ConceptType
+from knowledge.format.events import SAVED, detail
+from knowledge.format.sighting import Sighting
+from knowledge.format.turn import Turn
+from knowledge.learning.extract import evidence_ref, stamp
+from knowledge.learning.gates import EVIDENCE_MAX, EVIDENCE_NOT_FOUND, NAME_RAW_MAX, SCHEMA, gate
+from knowledge.recall.answers import Tool, tool_input
+from knowledge.store.archive import TurnArchive
+from knowledge.store.config_cache import ConfigCache
+from knowledge.store.queues import CandidateSink
+from shared import deadline
+from shared.errors import InvalidConcept, KnowledgeError, NotFound
+from shared.events import EventPublishError, Events
+from shared.names import SessionId, Slug
+from shared.settings import SettingsError
+from shared.telemetry import Counters
+from shared.validation import validate_object
+
+# The session's turns a save may quote: those archived in the last day, the most recent first.
+LOOKBACK = timedelta(hours=24)
+TURNS_READ = 20
+SAVE_RESERVE = 1.5  # seconds kept for the answer
+BODY_MAX_CHARS = 16 * 1024  # the gates also hold the body to 16 KiB of UTF-8
+
+
+class InvalidSave(KnowledgeError, ValueError):
+    code = "invalid_request"
+
+
+class LearningOff(KnowledgeError):
+    """The agent does not learn: no knowledge.yaml, or `extract: false`."""
+
+    code = "disabled"
+
+
+class Gated(KnowledgeError):
+    """A gate refused the insight; `reason` is the gate's, as CandidateRejected counts it."""
+
+    code = "gated"
+
+    def __init__(self, reason: str):
+        super().__init__(f"refused by the {reason} gate: {GATE_HELP.get(reason, 'see docs/contract.md, the gates')}")
+        self.reason = reason
+
+
+GATE_HELP = {
+    "evidence_not_found": "the evidence is not quoted verbatim from an archived turn of this session",
+    "evidence_not_from_store": "a claim about the store must quote the store's side (assistant or tool), "
+                               "only an objection may quote the customer",
+    "evidence_negated": "the quote is cut just after a negation, so it supports the opposite claim",
+    "evidence_missing": "the evidence quote is too short",
+    "type_not_allowed": "the agent's knowledge.yaml does not learn this type",
+    "bad_name": "the name is not a slug",
+    "pii_in_name": "the name carries personal data",
+    "too_large": "the description, body or quote is too long",
+    "schema": "a field is empty or the description is not one line",
+}
+
+
+class SaveRequest(BaseModel):
+    """save_knowledge: one insight, grounded on a quote from the session's archived turns."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tenant: Slug = "default"
+    agent: Slug
+    session_id: SessionId
+    action: Literal["save_knowledge"]
+    name: str = Field(min_length=1, max_length=NAME_RAW_MAX)
+    description: str = Field(min_length=1, max_length=DESCRIPTION_MAX)
+    type: ConceptType
+    body: str = Field(min_length=1, max_length=BODY_MAX_CHARS)
+    evidence: str = Field(min_length=1, max_length=EVIDENCE_MAX)
+    turn_id: Optional[SessionId] = Field(default=None, description="the archived turn that quotes the evidence "
+                                                                   "(default: the session's recent turns)")
+
+
+class SaveAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(description="the concept's name, as it will be kept")
+    type: str
+    turn_id: str = Field(description="the archived turn whose quote grounds it")
+    status: Literal["queued"] = Field(description="sent to consolidation, which writes it as any sighting")
+    echo: bool = Field(description="the quote restates what the session was shown: counted as use, writes nothing")
+    redacted: dict[str, int] = Field(description="personal data redacted from it, by kind")
+
+
+SAVE_TOOL = Tool(
+    name="save_knowledge",
+    description=("Save an insight this conversation showed, so future conversations know it. Quote the evidence "
+                 "verbatim from the conversation (what the store said; only an objection may quote the customer). "
+                 "It is learned as an observation, never as policy, and an operator can review it."),
+    input_schema=tool_input(SaveRequest, {
+        "name": "a short slug naming the insight (lowercase words and hyphens)",
+        "description": "one line saying what is true",
+        "type": "fact, entity, procedure, policy (what the store says it does) or objection (what customers say)",
+        "body": "the insight in a few sentences",
+        "evidence": "a verbatim quote from the conversation that shows it",
+    }))
+
+
+class Saver:
+    def __init__(self, configs: ConfigCache, archive: Optional[TurnArchive], candidates: Optional[CandidateSink],
+                 events: Events, counters: Optional[Counters] = None, wall: Callable[[], float] = time.time):
+        """`archive` and `candidates` None: this deployment cannot save (SESSIONS_BUCKET or
+        CANDIDATES_QUEUE_URL unset), and a save says so."""
+        self._configs, self._archive, self._candidates, self._events = configs, archive, candidates, events
+        self.counters = counters or Counters()
+        self._wall = wall
+
+    def handle(self, event: Any, remaining_seconds: Optional[float] = None) -> dict[str, Any]:
+        """One save_knowledge invocation, validated first; S3 retries stop in time for the answer."""
+        request = validate_object(SaveRequest, event, InvalidSave, "the event")
+        ends = None if remaining_seconds is None else time.monotonic() + max(0.0, remaining_seconds - SAVE_RESERVE)
+        with deadline.until(ends):
+            return self.save(request)
+
+    def save(self, request: SaveRequest) -> dict[str, Any]:
+        if self._archive is None or self._candidates is None:
+            raise SettingsError("save_knowledge needs SESSIONS_BUCKET and CANDIDATES_QUEUE_URL")
+        config = self._configs.get(request.tenant, request.agent)
+        if config is None or not config.extract:
+            raise LearningOff("this agent does not learn (no knowledge.yaml, or extract: false)")
+        turns = self.session_turns(request)
+        if not turns:
+            raise NotFound(f"no turn of session {request.session_id} archived in the last "
+                           f"{int(LOOKBACK.total_seconds() // 3600)} hours: send the turn first")
+        insight = json.dumps([{"name": request.name, "description": request.description, "type": request.type,
+                               "body": request.body, "evidence": request.evidence}])
+        refused: Optional[str] = None
+        for turn in turns:
+            report = gate(insight, turn.messages, config.types, config.published_contacts, config.language)
+            if report.candidates:
+                break
+            # The most telling refusal: one that found the quote says more than "not found".
+            reason = next(iter(report.rejected), EVIDENCE_NOT_FOUND)
+            refused = reason if refused in (None, EVIDENCE_NOT_FOUND) else refused
+        else:
+            self.counters.count("CandidateRejected", reason=refused or EVIDENCE_NOT_FOUND)
+            raise Gated(refused or EVIDENCE_NOT_FOUND)
+        candidate = report.candidates[0]
+        echo = turn.echoes(candidate.name, candidate.evidence_at.message)
+        try:
+            sighting = Sighting.of(turn.tenant, turn.agent, turn.session_id, turn.turn_id, stamp(candidate, turn),
+                                   evidence_ref(candidate, turn), echo=echo)
+        except InvalidConcept:
+            self.counters.count("CandidateRejected", reason=SCHEMA)
+            raise Gated(SCHEMA) from None
+        self._candidates.send([sighting])
+        self.counters.count("CandidateAccepted")
+        self.counters.count("CandidateEchoed", 1 if echo else 0)
+        if report.other_language:  # kept, and counted as extraction counts it
+            self.counters.count("CandidateOtherLanguage", report.other_language)
+        for kind, n in report.redacted.items():
+            self.counters.count("PiiRedacted", n, kind=kind)
+        self.counters.count("KnowledgeSaved", tenant=request.tenant, agent=request.agent)
+        try:
+            self._events.publish(SAVED, {**detail(request.tenant, request.agent, candidate.name, candidate.type,
+                                                  session_id=request.session_id), "turn_id": turn.turn_id})
+        except EventPublishError:
+            self.counters.count("EventPublishFailed")
+        return SaveAnswer(name=candidate.name, type=candidate.type, turn_id=turn.turn_id, status="queued",
+                          echo=echo, redacted=dict(report.redacted)).model_dump(mode="json")
+
+    def session_turns(self, request: SaveRequest) -> list[Turn]:
+        """The session's turns archived within LOOKBACK, the most recent first (TURNS_READ at most);
+        only `turn_id` when the request names one."""
+        archive: TurnArchive = self._archive  # type: ignore[assignment]
+        since = datetime.fromtimestamp(self._wall(), timezone.utc) - LOOKBACK
+        prefix = archive.prefix(request.tenant, request.agent)
+        keys = []
+        for key in archive.keys(request.tenant, request.agent, since):
+            _, session_id, turn_file = key[len(prefix):].split("/", 2)  # {stamp}/{session_id}/{turn_id}.json
+            if session_id == request.session_id and (request.turn_id is None
+                                                     or turn_file == f"{request.turn_id}.json"):
+                keys.append(key)
+        return [archive.get(key) for key in reversed(keys[-TURNS_READ:])]
+

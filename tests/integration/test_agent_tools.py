@@ -1,0 +1,235 @@
+"""search_knowledge and save_knowledge through the real RetrieveFunction handler: the ranked hits
+past the block's floor, and an insight saved mid-session learned exactly as extraction learns one
+(the gates on the session's archived turns, PII, consolidation by the real ConsolidateFunction)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from helpers.aws import drain
+from helpers.handlers import LambdaContext, load_handler
+from helpers.paths import DEMO
+
+from knowledge.format.concept import parse
+from knowledge.format.turn import Turn
+from knowledge.store.archive import TurnArchive
+from knowledge_dev.poller import sqs_event
+
+T, A, SESSION = "default", "store-support", "sess_tools_1"
+SAID = "Despachamos todo pedido pago até as 14h no mesmo dia útil, de segunda a sexta."
+SAVE = {"action": "save_knowledge", "tenant": T, "agent": A, "session_id": SESSION, "name": "despacho-mesmo-dia",
+        "description": "Orders paid by 14h ship the same business day.", "type": "fact",
+        "body": "Orders paid by 14h (Mon-Fri) are dispatched the same business day.",
+        "evidence": "pedido pago até as 14h no mesmo dia útil"}
+
+
+@pytest.fixture
+def env(store, bucket, sessions_bucket, candidates_queue, bus):
+    store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
+    for path in sorted(DEMO.glob("*.md")):
+        store.create(T, A, parse(path.read_text()), actor="engine")
+    return dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, CANDIDATES_QUEUE_URL=candidates_queue,
+                EVENT_BUS_NAME=bus["name"])
+
+
+@pytest.fixture
+def retrieve(monkeypatch, env):
+    return load_handler("retrieve", monkeypatch, **env,
+                        POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}")
+
+
+def call(handler, event: dict) -> dict:
+    return handler.lambda_handler(event, LambdaContext())
+
+
+def archive(s3, sessions_bucket, *, session=SESSION, tenant=T, agent=A, turn_id="turn_0001", said=SAID,
+            customer="Até que horas posso pagar para sair hoje?", shown=None) -> Turn:
+    moment = (datetime.now(timezone.utc) - timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    turn = Turn.model_validate({"tenant": tenant, "agent": agent, "session_id": session, "turn_id": turn_id,
+                                "completed_at": moment, "shown": shown,
+                                "messages": [{"role": "user", "content": customer},
+                                             {"role": "assistant", "content": said}]})
+    TurnArchive(s3, sessions_bucket).put(turn)
+    return turn
+
+
+def events(sqs, bus) -> list[dict]:
+    return [json.loads(m["Body"]) for m in drain(sqs, bus["queue"])]
+
+
+# ------------------------------------------------------------------ search_knowledge
+
+def test_search_ranks_past_the_floor_and_marks_what_the_block_would_carry(retrieve, sqs, bus):
+    query = "Moro em Campinas, o frete é grátis?"
+    block = call(retrieve, {"tenant": T, "agent": A, "session_id": "s1", "message": query})
+    answer = call(retrieve, {"action": "search_knowledge", "tenant": T, "agent": A, "session_id": "s1",
+                             "query": query, "limit": 50})
+    hits = answer["hits"]
+    assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
+    in_block = {c["name"] for c in block["concepts"] if not c["linked"]}
+    assert in_block and in_block <= {h["name"] for h in hits if h["injected"]}
+    assert any(not h["injected"] for h in hits), "a match below the floor is listed, marked not injected"
+    assert hits[0]["description"] and hits[0]["type"] in ("fact", "policy", "procedure", "entity", "objection")
+    [event] = events(sqs, bus)
+    assert event["detail-type"] == "knowledge_searched"
+    assert event["detail"] == {"tenant": T, "agent": A, "session_id": "s1", "names": [h["name"] for h in hits]}
+    assert "Campinas" not in json.dumps(event)
+
+
+def test_search_honours_the_limit(retrieve):
+    answer = call(retrieve, {"action": "search_knowledge", "agent": A, "session_id": "s1",
+                             "query": "frete entrega prazo troca", "limit": 1})
+    assert len(answer["hits"]) == 1
+
+
+def test_search_finds_nothing_where_retrieval_is_off_or_in_another_tenant(retrieve, store):
+    store.put_config(T, "quiet-agent", "knowledge:\n  retrieve: false\n", actor="operator:t")
+    for tenant, agent in ((T, "quiet-agent"), ("other-store", A)):
+        answer = call(retrieve, {"action": "search_knowledge", "tenant": tenant, "agent": agent,
+                                 "session_id": "s1", "query": "frete grátis Campinas"})
+        assert answer == {"hits": []}
+
+
+@pytest.mark.parametrize("change, field", [({"query": ""}, "query"), ({"limit": 0}, "limit"),
+                                           ({"limit": 51}, "limit"), ({"q": "x"}, "q")])
+def test_a_bad_search_is_refused_naming_the_field(retrieve, change, field):
+    event = {"action": "search_knowledge", "agent": A, "session_id": "s1", "query": "frete", **change}
+    answer = call(retrieve, event)
+    assert answer["error"]["code"] == "invalid_request" and answer["error"]["message"].startswith(f"{field}:")
+
+
+def test_an_unknown_action_is_refused(retrieve):
+    answer = call(retrieve, {"action": "delete_knowledge", "agent": A, "session_id": "s1"})
+    assert answer["error"]["code"] == "invalid_request" and "save_knowledge" in answer["error"]["message"]
+
+
+# ------------------------------------------------------------------ save_knowledge
+
+def consolidate_all(monkeypatch, env, sqs, candidates_queue) -> list[dict]:
+    messages = drain(sqs, candidates_queue)
+    consolidate = load_handler("consolidate", monkeypatch, **env)
+    assert consolidate.lambda_handler(sqs_event(messages, "arn:aws:sqs:us-east-1:123456789012:c.fifo"),
+                                      LambdaContext()) == {"batchItemFailures": []}
+    return messages
+
+
+def test_a_saved_insight_is_consolidated_as_an_observed_sighting_with_its_evidence(
+        retrieve, monkeypatch, env, s3, sessions_bucket, store, sqs, candidates_queue, bus):
+    turn = archive(s3, sessions_bucket)
+    answer = call(retrieve, {**SAVE, "type": "policy"})
+    assert answer == {"name": "despacho-mesmo-dia", "type": "policy", "turn_id": "turn_0001", "status": "queued",
+                      "echo": False, "redacted": {}}
+    [saved] = events(sqs, bus)
+    assert saved["detail-type"] == "knowledge_saved"
+    assert saved["detail"] == {"tenant": T, "agent": A, "name": "despacho-mesmo-dia", "type": "policy",
+                               "session_id": SESSION, "turn_id": "turn_0001"}
+    [message] = consolidate_all(monkeypatch, env, sqs, candidates_queue)
+    stored = store.get(T, A, "despacho-mesmo-dia")
+    concept = parse(stored.data.decode())
+    # Never policy, whatever type it was saved as: provenance and confidence are the engine's.
+    assert (concept.provenance, concept.confidence, list(concept.sources), concept.occurrences) == (
+        "observed", 0.6, [SESSION], 1)
+    evidence = json.loads(message["Body"])["evidence"]
+    quote = turn.messages[evidence["message"]].content[evidence["start"]:evidence["end"]]
+    assert quote == "pedido pago até as 14h no mesmo dia útil"
+    metadata = s3.head_object(Bucket=env["KNOWLEDGE_BUCKET"], Key=f"agents/{T}/{A}/concepts/despacho-mesmo-dia.md")
+    assert metadata["Metadata"].get("evidence"), "the version says where its evidence is, as extraction's do"
+    learned = [e for e in events(sqs, bus) if e["detail-type"] == "knowledge_learned"]
+    assert [e["detail"]["name"] for e in learned] == ["despacho-mesmo-dia"]
+
+
+def test_saving_the_same_insight_again_is_the_same_sighting(
+        retrieve, monkeypatch, env, s3, sessions_bucket, store, sqs, candidates_queue):
+    archive(s3, sessions_bucket)
+    call(retrieve, SAVE)
+    consolidate_all(monkeypatch, env, sqs, candidates_queue)
+    call(retrieve, SAVE)
+    consolidate_all(monkeypatch, env, sqs, candidates_queue)
+    assert parse(store.get(T, A, "despacho-mesmo-dia").data.decode()).occurrences == 1
+
+
+@pytest.mark.parametrize("change, reason", [
+    ({"evidence": "entregamos aos domingos em todo o Brasil"}, "evidence_not_found"),
+    ({"evidence": "Até que horas posso pagar para sair hoje"}, "evidence_not_from_store"),
+    ({"name": "ana-souza@example.com"}, "bad_name"),
+    ({"description": "two\nlines"}, "schema"),
+])
+def test_an_insight_a_gate_refuses_is_not_queued(retrieve, s3, sessions_bucket, sqs, candidates_queue,
+                                                 change, reason):
+    archive(s3, sessions_bucket)
+    answer = call(retrieve, {**SAVE, **change})
+    assert answer["error"]["code"] == "gated" and f"the {reason} gate" in answer["error"]["message"]
+    assert drain(sqs, candidates_queue) == []
+
+
+def test_a_type_the_agent_does_not_learn_is_refused(retrieve, store, s3, sessions_bucket, sqs, candidates_queue):
+    store.put_config(T, "facts-only", "knowledge:\n  types: [fact]\n", actor="operator:t")
+    archive(s3, sessions_bucket, agent="facts-only")
+    answer = call(retrieve, {**SAVE, "agent": "facts-only", "type": "procedure"})
+    assert answer["error"]["code"] == "gated" and "type_not_allowed" in answer["error"]["message"]
+
+
+def test_personal_data_in_an_insight_is_redacted_before_it_is_queued(retrieve, s3, sessions_bucket, sqs,
+                                                                     candidates_queue):
+    archive(s3, sessions_bucket)
+    answer = call(retrieve, {**SAVE, "body": "Same-day dispatch; ask ana.souza@example.com for exceptions."})
+    assert answer["redacted"] == {"email": 1}
+    [message] = drain(sqs, candidates_queue)
+    assert "ana.souza@example.com" not in message["Body"]
+
+
+def test_an_insight_restating_what_the_session_was_shown_is_an_echo(retrieve, monkeypatch, env, s3,
+                                                                    sessions_bucket, store, sqs, candidates_queue):
+    archive(s3, sessions_bucket, shown={"retrieved": ["despacho-mesmo-dia"]})
+    assert call(retrieve, SAVE)["echo"] is True
+    consolidate_all(monkeypatch, env, sqs, candidates_queue)
+    assert "despacho-mesmo-dia" not in {c.name for c in store.list(T, A)}
+
+
+def test_a_save_is_refused_where_the_agent_does_not_learn(retrieve, store, s3, sessions_bucket):
+    store.put_config(T, "not-learning", "knowledge:\n  extract: false\n", actor="operator:t")
+    archive(s3, sessions_bucket, agent="not-learning")
+    answer = call(retrieve, {**SAVE, "agent": "not-learning"})
+    assert answer["error"]["code"] == "disabled"
+
+
+def test_a_save_grounds_only_on_this_tenants_session(retrieve, s3, sessions_bucket, sqs, candidates_queue):
+    archive(s3, sessions_bucket, tenant="other-store")
+    archive(s3, sessions_bucket, session="sess_someone_else")
+    answer = call(retrieve, SAVE)
+    assert answer["error"]["code"] == "not_found" and "send the turn first" in answer["error"]["message"]
+    assert drain(sqs, candidates_queue) == []
+
+
+def test_a_save_names_the_turn_when_it_wants_one(retrieve, s3, sessions_bucket):
+    archive(s3, sessions_bucket, turn_id="turn_0001")
+    archive(s3, sessions_bucket, turn_id="turn_0002", said="Hoje não temos retirada na loja.")
+    assert call(retrieve, {**SAVE, "turn_id": "turn_0001"})["turn_id"] == "turn_0001"
+    answer = call(retrieve, {**SAVE, "turn_id": "turn_0002"})
+    assert answer["error"]["code"] == "gated"
+
+
+def test_a_save_logs_identifiers_only(retrieve, s3, sessions_bucket, caplog):
+    archive(s3, sessions_bucket)
+    with caplog.at_level("INFO"):
+        call(retrieve, SAVE)
+    logged = [record for record in caplog.records if record.getMessage() == "knowledge saved"]
+    assert [(record.concept, record.session_id, record.agent) for record in logged] == [
+        ("despacho-mesmo-dia", SESSION, A)]
+    assert not any("14h" in record.getMessage() or "14h" in str(vars(record)) for record in caplog.records)
+
+
+def test_an_insight_in_another_language_than_the_agents_is_kept_and_counted(retrieve, store, s3, sessions_bucket,
+                                                                             capsys):
+    store.put_config(T, "english-agent", "knowledge:\n  language: en\n", actor="operator:t")
+    archive(s3, sessions_bucket, agent="english-agent")
+    answer = call(retrieve, {**SAVE, "agent": "english-agent",
+                             "description": "Pedidos pagos até as 14h saem no mesmo dia útil, de segunda a sexta.",
+                             "body": ("Todo pedido pago até as 14h é despachado no mesmo dia útil; você não paga mais "
+                                      "por isso, e também vale quando o pedido tem mais de um item.")})
+    assert answer["status"] == "queued"
+    metrics = [json.loads(line) for line in capsys.readouterr().out.splitlines() if "CandidateOtherLanguage" in line]
+    assert [m["CandidateOtherLanguage"] for m in metrics] == [[1.0]]

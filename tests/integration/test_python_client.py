@@ -1,0 +1,171 @@
+"""The Python client (clients/python) through the local stack's Lambda Invoke endpoint and the real
+RetrieveFunction and MemoryFunction handlers, and moto's SQS for the turn."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import datetime, timezone
+
+import pytest
+from helpers.aws import drain, new_queue
+from helpers.handlers import load_handler
+from helpers.paths import DEMO
+from knowledge_client import Disabled, FunctionFailed, Gated, KnowledgeClient, NotFound, RequestInvalid, Unreachable
+from knowledge_client.models import LoadAnswer, RetrieveAnswer
+
+from knowledge.format.concept import parse
+from knowledge.format.turn import parse_turn
+from knowledge.store.archive import TurnArchive
+from knowledge_dev.lambda_endpoint import LambdaEndpoint
+from knowledge_dev.local_aws import free_port
+
+T, A, CUSTOMER = "default", "store-support", "cus-4410"
+
+
+class Counted:
+    def __init__(self, handler):
+        self.handler, self.calls = handler, 0
+
+    def __call__(self, event, context):
+        self.calls += 1
+        return self.handler(event, context)
+
+
+@pytest.fixture
+def endpoint(monkeypatch, store, bucket, bus, sessions_bucket, candidates_queue):
+    store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
+    for path in sorted(DEMO.glob("*.md")):
+        store.create(T, A, parse(path.read_text()), actor="engine")
+    retrieve = load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"],
+                            SESSIONS_BUCKET=sessions_bucket, CANDIDATES_QUEUE_URL=candidates_queue,
+                            POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}")
+    memory = load_handler("memory", monkeypatch, KNOWLEDGE_BUCKET=bucket)
+    handlers = {"retrieve": Counted(retrieve.lambda_handler), "memory": Counted(memory.lambda_handler)}
+    server = LambdaEndpoint({name: (handler, 10_000) for name, handler in handlers.items()}).start()
+    server.counted = handlers
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def client(endpoint, moto_endpoint, sqs):
+    return KnowledgeClient(A, T, endpoint_url=endpoint.url, sqs_endpoint_url=moto_endpoint,
+                           turn_queue_url=new_queue(sqs), region_name="us-east-1")
+
+
+def test_retrieve_answers_the_typed_block_and_load_answers_the_concept(client, sqs, bus):
+    answer = client.retrieve("sess_demo_02", "Moro em Campinas, o frete é grátis?")
+    assert isinstance(answer, RetrieveAnswer)
+    assert answer.block.startswith('<knowledge>\n  <concept name="cep-sudeste-cd-campinas"')
+    assert answer.tool is not None and answer.tool.name == "load_knowledge"
+    loaded = client.load_knowledge("sess_demo_02", answer.concepts[0].name)
+    assert isinstance(loaded, LoadAnswer)
+    assert loaded.markdown == (DEMO / "cep-sudeste-cd-campinas.md").read_text()
+    assert loaded.concept.type == "fact" and loaded.concept.recall is None
+    [event] = [json.loads(m["Body"]) for m in drain(sqs, bus["queue"])]
+    assert event["detail-type"] == "knowledge_retrieved" and event["detail"]["session_id"] == "sess_demo_02"
+
+
+def test_an_unknown_concept_is_a_typed_not_found(client):
+    with pytest.raises(NotFound) as caught:
+        client.load_knowledge("sess_demo_02", "nao-existe")
+    assert caught.value.code == "not_found" and "no such concept" in caught.value.message
+
+
+@pytest.mark.parametrize("call, args, field", [
+    ("retrieve", ("sess 1", "oi"), "session_id"),
+    ("retrieve", ("s1", "x" * 8001), "message"),
+    ("load_knowledge", ("s1", "x" * 201), "name"),
+    ("remember", ("../etc", "cidade", "Natal"), "customer_id"),
+    ("remember", (CUSTOMER, "cidade", ""), "value"),
+])
+def test_a_request_outside_its_schema_is_refused_before_anything_is_sent(client, endpoint, call, args, field):
+    with pytest.raises(RequestInvalid) as caught:
+        getattr(client, call)(*args)
+    assert str(caught.value).startswith(f"{field}:")
+    assert "Natal" not in str(caught.value) and "etc" not in str(caught.value)
+    assert sum(handler.calls for handler in endpoint.counted.values()) == 0
+
+
+def test_a_client_for_an_agent_that_could_never_exist_is_refused_at_once():
+    with pytest.raises(RequestInvalid, match="^agent:"):
+        KnowledgeClient("Store Support", endpoint_url="http://127.0.0.1:1")
+
+
+def test_remember_then_read_memory_through_the_real_handler(client):
+    written = client.remember(CUSTOMER, "cidade", "Natal", session_id="sess_9")
+    assert (written.fact.name, written.fact.value, written.fact.origin, written.fact.revision) == (
+        "cidade", "Natal", "engine", 1)
+    memory = client.read_memory(CUSTOMER)
+    assert memory.block == '<memory>\n  <fact name="cidade">Natal</fact>\n</memory>'
+    assert [fact.name for fact in memory.facts] == ["cidade"] and memory.priority == 75
+
+
+def test_send_turn_puts_a_message_the_service_reads_with_its_record_of_what_was_shown(client, sqs):
+    client.send_turn("sess_77", "turn_0001", [("user", "Vocês entregam em Campinas?"),
+                                              {"role": "assistant", "content": "Sim, em 1-2 dias úteis."}],
+                     customer_id=CUSTOMER, retrieved=["cep-sudeste-cd-campinas", "cep-sudeste-cd-campinas"],
+                     loaded=["cep-sudeste-cd-campinas"])
+    [message] = drain(sqs, client.turn_queue_url)
+    turn = parse_turn(message["Body"])
+    assert (turn.tenant, turn.agent, turn.session_id, turn.turn_id, turn.customer_id) == (
+        T, A, "sess_77", "turn_0001", CUSTOMER)
+    assert turn.shown.retrieved == ("cep-sudeste-cd-campinas",) and turn.shown.loaded == ("cep-sudeste-cd-campinas",)
+    assert [m.role for m in turn.messages] == ["user", "assistant"]
+
+
+def test_a_turn_with_a_broken_message_is_never_sent(client, sqs):
+    with pytest.raises(RequestInvalid, match=r"^messages\.0\.role:"):
+        client.send_turn("sess_77", "turn_0002", [("customer", "oi")])
+    assert drain(sqs, client.turn_queue_url) == []
+
+
+def test_a_read_is_retried_when_the_service_cannot_be_reached_and_a_write_is_sent_once():
+    waits: list[float] = []
+    nowhere = KnowledgeClient(A, endpoint_url=f"http://127.0.0.1:{free_port()}", region_name="us-east-1",
+                              attempts=3, timeout_seconds=1, sleep=waits.append)
+    with pytest.raises(Unreachable):
+        nowhere.retrieve("s1", "frete")
+    assert len(waits) == 2
+    waits.clear()
+    with pytest.raises(Unreachable):
+        nowhere.remember(CUSTOMER, "cidade", "Natal")
+    assert waits == []
+
+
+def test_an_unknown_function_and_a_misconfigured_one_are_function_failures(endpoint, monkeypatch):
+    wrong = KnowledgeClient(A, endpoint_url=endpoint.url, region_name="us-east-1", retrieve_function="Nope")
+    with pytest.raises(FunctionFailed, match="ResourceNotFoundException"):
+        wrong.retrieve("s1", "frete")
+    monkeypatch.delenv("EVENT_BUS_NAME", raising=False)
+    broken = load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET="b")
+    server = LambdaEndpoint({"retrieve": (broken.lambda_handler, 10_000)}).start()
+    try:
+        client = KnowledgeClient(A, endpoint_url=server.url, region_name="us-east-1")
+        with pytest.raises(FunctionFailed, match="Unhandled"):
+            client.retrieve("s1", "frete")
+    finally:
+        server.stop()
+
+
+def test_search_then_save_through_the_client(client, endpoint, s3, sessions_bucket, sqs, candidates_queue, store):
+    hits = client.search_knowledge("sess_77", "frete grátis Campinas", limit=5).hits
+    assert hits and len(hits) <= 5 and any(hit.injected for hit in hits)
+    turn = parse_turn(json.dumps({
+        "tenant": T, "agent": A, "session_id": "sess_77", "turn_id": "turn_0001",
+        "completed_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "messages": [{"role": "user", "content": "Tem retirada na loja?"},
+                     {"role": "assistant", "content": "Sim, a retirada na loja de Natal fica pronta em 2 horas."}]}))
+    TurnArchive(s3, sessions_bucket).put(turn)
+    saved = client.save_knowledge("sess_77", "retirada-natal-2h", "Store pickup in Natal is ready in 2 hours.",
+                                  "fact", "Pickup orders at the Natal store are ready within 2 hours.",
+                                  "retirada na loja de Natal fica pronta em 2 horas")
+    assert (saved.name, saved.turn_id, saved.status) == ("retirada-natal-2h", "turn_0001", "queued")
+    assert len(drain(sqs, candidates_queue)) == 1
+    with pytest.raises(Gated, match="evidence_not_found"):
+        client.save_knowledge("sess_77", "retirada-natal-2h", "x", "fact", "x", "entregamos em todo o Brasil")
+    store.put_config(T, "quiet", "knowledge:\n  extract: false\n", actor="operator:t")
+    quiet = KnowledgeClient("quiet", T, endpoint_url=endpoint.url, region_name="us-east-1")
+    with pytest.raises(Disabled):
+        quiet.save_knowledge("sess_77", "x", "x", "fact", "x", "retirada na loja de Natal")
