@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from helpers.browser import CHROMIUM, axe_violations, expect
 from helpers.concepts import make_concept
-from helpers.paths import ROOT
+from helpers.paths import ARTIFACTS, ROOT
 from helpers.skips import skip_unless_present
 from helpers.studio_page import open_concept, rows, signed_in
 
@@ -219,3 +219,23 @@ def test_edit_both_over_the_body_limit_says_so_and_changes_nothing(page, store):
     expect(page.locator("#editor .cm-line", has_text="## Contradiction")).to_have_count(1)
     expect(page.locator("#editor .cm-line", has_text="Session sess_bb20 (2026-09-20)")).to_have_count(1)
     assert store.get(T, A, CONFLICTED).concept.in_conflict
+
+
+def test_at_390_px_the_explanation_and_the_review_do_not_scroll_sideways(browser, studio, store, request):
+    add_contradiction(store)
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    page.goto(f"{studio.url}/studio/knowledge?agent={A}&concept={CONFLICTED}")
+    page.click("#signin-link")
+    wide = "() => document.documentElement.scrollWidth - document.documentElement.clientWidth"
+    try:
+        expect(region(page)).to_be_visible()
+        assert page.evaluate(wide) <= 0
+        page.get_by_role("button", name="Edit both").click()
+        expect(review(page)).to_be_visible()
+        assert page.evaluate(wide) <= 0
+        assert axe_violations(page) == []
+    finally:
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
+        context.close()
