@@ -10,6 +10,7 @@ import {
 let editing = null; // { text(), replace(markdown), save(), diff(parent, label, before, after) } from the editor
 let before = null; // the text as it was before the resolution under review
 let reviewView = null;
+let shown = ""; // what the explanation shows, to redraw it only when the section's reading changes
 
 export function initResolution(editor) {
   editing = editor;
@@ -39,6 +40,7 @@ const takeable = (conflict) => conflict.entries.map((entry, index) => ({ entry, 
 export function showConflict(markdown) {
   closeReview();
   const conflict = readConflict(markdown);
+  shown = JSON.stringify(conflict);
   $("conflict").hidden = !conflict;
   $("conflict-refused").textContent = "";
   if (!conflict) return;
@@ -150,10 +152,15 @@ function undo() {
 }
 
 // The editor's text changed: back at the text before the resolution (undone in the editor), the
-// guidance comes back.
+// guidance comes back; edited by hand outside a review, it follows the section (gone with it).
 export function noticeChange(text) {
-  if (before !== null && text === before) {
+  if (before !== null) {
+    if (text === before) showConflict(text);
+  } else if (JSON.stringify(readConflict(text)) !== shown) {
+    const picked = document.querySelector("input[name=conflict-entry]:checked");
     showConflict(text);
+    const again = picked && document.querySelector(`input[name=conflict-entry][value="${picked.value}"]`);
+    if (again) again.checked = true;
   }
 }
 

@@ -75,6 +75,12 @@ def test_a_concept_in_conflict_explains_the_contradiction_and_one_without_shows_
     expect(page.locator("#conflict-choice")).to_be_hidden()  # one claim: nothing to choose
     expect(explained.get_by_role("heading", name="This concept is in conflict")).to_be_visible()
     assert axe_violations(page) == []
+    page.locator("#editor .cm-line", has_text="## Contradiction").click()  # the section deleted by hand
+    page.keyboard.press("Home")
+    page.keyboard.press("Control+Shift+End")
+    page.keyboard.press("Delete")
+    expect(page.locator("#conflict")).to_be_hidden()  # the explanation follows the text
+    page.once("dialog", lambda dialog: dialog.accept())
     page.click("#back-from-editor")
     open_concept(page, "troca-em-30-dias")
     expect(page.locator("#conflict")).to_be_hidden()
