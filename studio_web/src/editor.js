@@ -8,6 +8,8 @@ import { yamlFrontmatter } from "@codemirror/lang-yaml";
 import { lintGutter, setDiagnostics } from "@codemirror/lint";
 import { $, show } from "./dom.js";
 import { api } from "./session.js";
+import { readConflict } from "./conflict.mjs";
+import { hideConflict, initResolution, noticeChange, showConflict } from "./resolution.js";
 import { fail, say } from "./status.js";
 import { NEW, scope, urlFor, visit } from "./url.js";
 
@@ -122,10 +124,20 @@ function ensureEditor() {
       EditorView.lineWrapping,
       keymap.of([{ key: "Mod-s", preventDefault: true, run: () => { save(); return true; } }]),
       EditorView.contentAttributes.of({ "aria-label": "Concept markdown" }),
-      EditorView.updateListener.of((update) => { if (update.docChanged) markDirty(); }),
+      EditorView.updateListener.of((update) => {
+        if (update.docChanged) { markDirty(); noticeChange(update.state.doc.toString()); }
+      }),
     ],
   });
+  initResolution({ text: () => editor.state.doc.toString(), replace: replaceText, save: () => save(), diff: diffEditor });
   return editor;
+}
+
+// One change the operator can undo (Ctrl/Cmd-Z) as a step of its own: a user event the history
+// never joins to the change before it, however soon after.
+function replaceText(text) {
+  editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: text }, userEvent: "resolve.conflict" });
+  markDirty();
 }
 
 function setText(text) {
@@ -159,6 +171,7 @@ function resetPanels() {
   $("history-panel").hidden = true;
   $("version-preview").hidden = true;
   $("diff-panel").hidden = true;
+  hideConflict();
 }
 
 // Loads a concept into the editor; true when it is shown.
@@ -175,6 +188,7 @@ export async function openConcept(name) {
     savedText = concept.markdown;
     setText(concept.markdown);
     showRelatedNote(concept.related);
+    showConflict(concept.markdown);
     say("");
     editor.focus();
     return true;
@@ -208,6 +222,7 @@ export async function restoreDraft(draft) {
   }
   history.replaceState(null, "", urlFor(draft.name || NEW));
   setText(draft.text);
+  showConflict(draft.text);
   markDirty();
   say("Signed in again. Your unsaved changes are back in the editor: save them when ready.");
 }
@@ -227,6 +242,7 @@ export async function save(etagOverride) {
       ? await api("PUT", `/concepts/${encodeURIComponent(current.name)}`, { body: { markdown: text }, etag: etagOverride || current.etag })
       : await api("POST", "/concepts", { body: { markdown: text } });
     const unchanged = current.name && saved.etag === current.etag;
+    const resolved = readConflict(savedText || "") && !readConflict(saved.markdown);
     current = { name: saved.name, etag: saved.etag };
     $("editor-title").textContent = saved.name;
     $("editor-meta").textContent = STORED_HINT;  // created: nothing is filled in any more
@@ -236,7 +252,9 @@ export async function save(etagOverride) {
     setText(saved.markdown);
     history.replaceState(null, "", urlFor(saved.name));
     showRelatedNote(saved.related);
-    say(unchanged ? "No changes to save: nothing was written." : "Saved.");
+    showConflict(saved.markdown);
+    say(unchanged ? "No changes to save: nothing was written."
+      : resolved ? "Saved. The concept is no longer in conflict." : "Saved.");
   } catch (error) {
     if (error.status === 422) {
       showErrors(error.body.errors || [{ field: "document", message: error.message }]);
