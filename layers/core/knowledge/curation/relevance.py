@@ -77,12 +77,13 @@ def search(held: HeldList, q: str, names: list[str]) -> list[str]:
 
 def _marks(text: str, query: Query) -> list[list[int]]:
     """Ranges [start, end) of `text`'s words that a query word matches (its stem, or the word
-    begins with or holds the query word), accents and case aside."""
+    holds the query word; a stopword of three letters or more only as itself), accents and case aside."""
     marks = []
     terms = {t for w in query.told if (t := query.term(w))}
+    plain = {w for w in query.words if len(w) > 2 and w not in query.told}
     for match in _WORD.finditer(text):
         word = fold_for_search(match.group())
-        if any(w in word for w in query.told) or (terms and query.term(word) in terms):
+        if any(w in word for w in query.told) or word in plain or (terms and query.term(word) in terms):
             marks.append([match.start(), match.end()])
     return marks
 
