@@ -47,17 +47,26 @@ def search(held: HeldList, q: str, names: list[str]) -> list[str]:
     """`names` that match `q`, most relevant first."""
     query = Query.of(q)
     everyone = max(1, len(held.index))
+    searched: dict[str, list] = {}
+
+    def ranked_by_index(text: str) -> list:
+        if text not in searched:
+            searched[text] = held.index.search(text, top_k=everyone)
+        return searched[text]
+
     if not query.told:
         needle = fold_for_search(query.text)
         found = {n for n in names if needle and needle in held.folded.get(n, n)}
     else:
         found = set(names)
         for word in query.told:
-            hits = {hit.name for hit in held.index.search(word, top_k=everyone)}
+            hits = {hit.name for hit in ranked_by_index(word)}
             found &= hits | {n for n in found if word in held.folded.get(n, n)}
             if not found:
                 break
-    ranked = {hit.name: rank for rank, hit in enumerate(held.index.search(query.text, top_k=everyone))}
+    # A one-word query ranks as its word did (the index folds case and accents itself).
+    whole = query.told[0] if len(query.words) == 1 and query.words == query.told else query.text
+    ranked = {hit.name: rank for rank, hit in enumerate(ranked_by_index(whole))}
     unranked = len(ranked)
 
     def key(name: str) -> tuple[int, int, str]:
@@ -80,10 +89,12 @@ def _marks(text: str, query: Query) -> list[list[int]]:
     holds the query word; a stopword of three letters or more only as itself), accents and case aside."""
     marks = []
     terms = {t for w in query.told if (t := query.term(w))}
+    starts = {w[:3] for w in query.told}  # a word is stemmed (the slow part) only when it begins as one of them
     plain = {w for w in query.words if len(w) > 2 and w not in query.told}
     for match in _WORD.finditer(text):
         word = fold_for_search(match.group())
-        if any(w in word for w in query.told) or word in plain or (terms and query.term(word) in terms):
+        if any(w in word for w in query.told) or word in plain or (
+                terms and word[:3] in starts and query.term(word) in terms):
             marks.append([match.start(), match.end()])
     return marks
 
