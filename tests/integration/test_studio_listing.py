@@ -73,6 +73,7 @@ def test_the_list_pages_on_the_server_and_the_pages_add_up(api):
     ("REEMBOLSO", {"prazo-reembolso-pix"}),
     ("original packaging", {"troca-em-30-dias"}),          # words only in the body
     ("nada-parecido", set()),
+    ("13083-970", {"cep-sudeste-cd-campinas"}),            # a CEP read whole, inside the range the concept states
 ])
 def test_search_covers_name_description_and_body(api, q, expected):
     status, body, _ = api("GET", f"{BASE}/concepts", query={"q": q})

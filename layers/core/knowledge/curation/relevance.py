@@ -20,6 +20,7 @@ MAX_WORDS = 8  # a query's words looked up one by one: the work per request stay
 SNIPPET = 160  # characters of description or body shown under a row
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _SPACE = re.compile(r"\s+")
+_NUMBER = re.compile(r"\d+(?:[-./]\d+)+")
 _LINK = re.compile(r"\[\[([^\]]+)\]\]")
 
 
@@ -34,7 +35,9 @@ class Query:
 
     @classmethod
     def of(cls, q: str) -> "Query":
-        words = tuple(dict.fromkeys(fold_for_search(w) for w in _WORD.findall(q)))[:MAX_WORDS]
+        # A number with its hyphens or dots (a CEP, 13083-970) is one word: the index reads it whole.
+        parts = (w for token in q.split() for w in ([token] if _NUMBER.fullmatch(token) else _WORD.findall(token)))
+        words = tuple(dict.fromkeys(fold_for_search(w) for w in parts))[:MAX_WORDS]
         told = tuple(w for w in words if len(w) > 1 and read_word(w) is not None) or words
         return cls(q.strip(), words, told, "-".join(words))
 
