@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers.browser import CHROMIUM, expect
+from helpers.browser import CHROMIUM, axe_violations, expect
 from helpers.paths import ROOT
 from helpers.skips import skip_unless_present
 from helpers.studio_page import A, T, rows, signed_in
@@ -46,6 +46,7 @@ def test_an_operator_typing_a_name_sees_that_concept_first_with_its_words_highli
         expect(second.locator("td.description")).to_contain_text("<b>útil</b>")  # untrusted text stays text
         assert second.locator("td.description b").count() == 0
         assert page.evaluate("() => new URL(location.href).searchParams.get('sort')") is None
+        assert axe_violations(page) == []  # the highlight keeps the text readable
         # A column the operator picks orders the search instead.
         page.get_by_role("button", name="Name").click()
         expect(page.locator("#concepts tbody tr").first).to_have_attribute("data-name", "despacho-no-mesmo-dia")
