@@ -327,9 +327,10 @@ class Studio:
              since: Optional[datetime] = None, unseen: Optional[Unseen] = None) -> dict[str, Any]:
         """One page of the agent's concepts, filtered and sorted here (not in the browser).
 
-        `q` searches name, description and body with retrieval's index, and name and
-        description for any text holding `q` (accents and case aside), so a prefix such as
-        "reemb" finds too; a body is not searched for substrings (the snapshot holds no text).
+        `q` keeps the concepts holding every word of it, by retrieval's index or as text in name
+        or description (knowledge.curation.relevance), ordered by relevance unless `sort` is a
+        column, each row with what matched (`match`); a body is not searched for substrings
+        (the snapshot holds no text).
         With `since`, each row says whether it is `new` (the engine wrote its current version
         after then), the answer counts the agent's new rows (`new`, before any filter), and
         `status="new"` keeps only those; `unseen` says what is new to one operator instead
