@@ -71,6 +71,15 @@ class ConfigText(BaseModel):
     yaml: str = Field(max_length=32 * 1024, description="knowledge.yaml, with its `knowledge:` key.")
 
 
+class SearchMatch(BaseModel):
+    source: Literal["description", "body"] = Field(description="Where the snippet comes from: the description, "
+                                                              "or the body when only the body holds the words "
+                                                              "and the API holds its text.")
+    snippet: str = Field(description="At most 160 characters around the first matched word.")
+    marks: list[list[int]] = Field(description="[start, end) character ranges of the matched words in snippet.")
+    name_marks: list[list[int]] = Field(description="[start, end) ranges of the name's words the query begins.")
+
+
 class ConceptSummary(BaseModel):
     name: str
     type: Optional[str]
@@ -103,11 +112,12 @@ class ConceptSummary(BaseModel):
     recall: Optional[Literal["expired", "not_started", "stale", "retired"]] = Field(
         default=None, description="Why retrieval leaves it out now, kept: past valid_until, before valid_from, "
                                   "observed and unseen for stale_after_days, or retired by a policy; null: recalled.")
+    match: Optional[SearchMatch] = Field(default=None, description="With `q`: what matched in this row.")
 
 
 class ConceptList(BaseModel):
     concepts: list[ConceptSummary]
-    total: int = Field(description="Rows matching the filters, over all pages.")
+    total: int = Field(description="Rows matching the filters (and `q`: every word of it), over all pages.")
     next: Optional[str] = Field(description="The cursor of the next page; null on the last.")
     new: int = Field(description="Concepts of the whole agent (not only this page or filter) new to this operator: "
                                  "written since the operator last looked by the engine or another operator.")
@@ -328,7 +338,10 @@ def list_concepts(tenant: Slug, agent: Slug,
                   type: Annotated[Optional[str], Query(pattern="^(fact|entity|procedure|policy|objection)$")] = None,
                   q: Annotated[Optional[str], Query(max_length=200, description="Words or a prefix, searched in name, "
                                                                                "description and body.")] = None,
-                  sort: Annotated[str, Query(pattern=f"^({'|'.join(LIMITS.sorts)})$")] = "written_at",
+                  sort: Annotated[Optional[str], Query(
+                      pattern=f"^({'|'.join((*LIMITS.sorts, 'relevance'))})$",
+                      description="The column to sort by; absent: relevance with `q` (the exact name, names it "
+                                  "starts, the index's ranking, text matches), else written_at.")] = None,
                   order: Annotated[str, Query(pattern="^(asc|desc)$")] = "desc",
                   limit: Annotated[Optional[int], Query(ge=1, le=500, description="Rows per page; all when absent.")] = None,
                   cursor: Annotated[Optional[str], Query(pattern="^[0-9]{1,9}$",

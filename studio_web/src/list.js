@@ -15,13 +15,19 @@ let nextCursor = null;
 let total = 0;
 let listScroll = 0;  // where the list was scrolled when a concept was opened from it
 let sortDescending = true;
+// With a query, relevance orders the list (the server's default) until the operator picks a column.
+let sortChosen = false;
+
+function searching() {
+  return !sortChosen && $("filter-q").value.trim() !== "";
+}
 
 // The sorted column says so to assistive technology (aria-sort) and to the eye (an arrow).
 function markSort() {
   for (const button of document.querySelectorAll("th button[data-sort]")) {
     const th = button.closest("th");
     const arrow = button.querySelector(".arrow");
-    if (button.dataset.sort === sortKey) {
+    if (button.dataset.sort === sortKey && !searching()) {
       th.setAttribute("aria-sort", sortDescending ? "descending" : "ascending");
       arrow.textContent = sortDescending ? "▼" : "▲";
     } else {
@@ -34,8 +40,9 @@ function markSort() {
 // A column's sort button: the same column again turns the order round; a new one starts
 // descending (names ascending).
 export function sortBy(key) {
-  sortDescending = sortKey === key ? !sortDescending : key !== "name";
+  sortDescending = sortKey === key && !searching() ? !sortDescending : key !== "name";
   sortKey = key;
+  sortChosen = true;
   loadList();
 }
 
@@ -127,13 +134,22 @@ function renderList(rows, more = false) {
       if (await openConcept(concept.name)) visit(concept.name);
     });
     open.dataset.name = concept.name;
+    if (concept.match) open.replaceChildren(marked(concept.name, concept.match.name_marks));
     const name = cell(row, open);
     if (concept.new) name.append(newMark(concept));
     if (concept.conflict) name.append(badge("conflict", "conflict"));
     if (concept.related) name.append(badge(`${concept.related} related claim${concept.related === 1 ? "" : "s"}`, "related"));
     if (concept.problem) name.append(badge("unreadable", "conflict"));
     if (concept.recall) name.append(badge(RECALL[concept.recall] || concept.recall, "out-of-recall"));
-    cell(row, concept.description || "").className = "description";
+    const described = cell(row, concept.match && concept.match.source === "description"
+      ? marked(concept.match.snippet, concept.match.marks) : concept.description || "");
+    described.className = "description";
+    if (concept.match && concept.match.source === "body") {  // found in the text only: where, below
+      const snippet = document.createElement("span");
+      snippet.className = "snippet";
+      snippet.append(marked(concept.match.snippet, concept.match.marks));
+      described.append(snippet);
+    }
     cell(row, concept.type || "");
     cell(row, badge(concept.provenance || "?", concept.provenance || "conflict"));
     cell(row, concept.confidence == null ? "" : concept.confidence.toFixed(2));
@@ -150,7 +166,28 @@ function renderList(rows, more = false) {
   $("more").textContent = `Show ${Math.min(PAGE, total - concepts.length)} more (${concepts.length} of ${total} shown)`;
 }
 
+// Text with the ranges the server marked as matched in <mark>, every piece as text (never as HTML).
+function marked(text, ranges) {
+  const out = document.createDocumentFragment();
+  let at = 0;
+  for (const [start, end] of ranges) {
+    if (start < at || end <= start || end > text.length) continue;
+    out.append(text.slice(at, start));
+    const mark = document.createElement("mark");
+    mark.textContent = text.slice(start, end);
+    out.append(mark);
+    at = end;
+  }
+  out.append(text.slice(at));
+  return out;
+}
+
 export function counted() {
+  const q = shownFilters.q.trim();
+  if (q) {
+    const shown = concepts.length < total ? ` (${concepts.length} shown)` : "";
+    return `${total} concept${total === 1 ? " matches" : "s match"} “${q}”${shown}`;
+  }
   return concepts.length < total ? `${concepts.length} of ${total} concepts` : `${total} concept${total === 1 ? "" : "s"}`;
 }
 
@@ -290,7 +327,8 @@ function filters() {
   return { fresh: $("filter-new").checked, conflict: $("filter-conflict").checked, related: $("filter-related").checked,
     expired: $("filter-expired").checked, notStarted: $("filter-not-started").checked, stale: $("filter-stale").checked,
     retired: $("filter-retired").checked,
-    type: $("filter-type").value, q: $("filter-q").value, sort: sortKey, desc: sortDescending };
+    type: $("filter-type").value, q: $("filter-q").value, sort: searching() ? "relevance" : sortKey,
+    desc: searching() ? true : sortDescending };
 }
 
 function setFilters(wanted) {
@@ -303,8 +341,9 @@ function setFilters(wanted) {
   $("filter-retired").checked = wanted.retired;
   $("filter-type").value = wanted.type;
   $("filter-q").value = wanted.q;
-  sortKey = wanted.sort;
-  sortDescending = wanted.desc;
+  sortKey = wanted.sort === "relevance" ? "written_at" : wanted.sort;
+  sortDescending = wanted.sort === "relevance" ? true : wanted.desc;
+  sortChosen = wanted.q.trim() ? wanted.sort !== "relevance" : wanted.sort !== "written_at" || !wanted.desc;
   markSort();
 }
 

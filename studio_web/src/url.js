@@ -42,13 +42,15 @@ const LIST_KEYS = ["status", "type", "q", "sort", "order"];
 export function filtersInUrl() {
   const here = new URLSearchParams(location.search);
   const status = here.get("status");
-  const sort = SORTS.includes(here.get("sort")) ? here.get("sort") : "written_at";
+  const q = (here.get("q") || "").slice(0, 200);
+  // Relevance is the order of a search the operator did not sort (list.js), written_at of any other list.
+  const sort = SORTS.includes(here.get("sort")) ? here.get("sort") : q.trim() ? "relevance" : "written_at";
   return {
     fresh: status === "new", conflict: status === "conflict", related: status === "related",
     expired: status === "expired", notStarted: status === "not_started", stale: status === "stale",
     retired: status === "retired",
     type: TYPES.includes(here.get("type")) ? here.get("type") : "",
-    q: (here.get("q") || "").slice(0, 200), sort, desc: here.get("order") !== "asc",
+    q, sort, desc: sort === "relevance" || here.get("order") !== "asc",
   };
 }
 
@@ -59,7 +61,7 @@ export function listUrl(wanted, status) {
   if (status) next.set("status", status);
   if (wanted.type) next.set("type", wanted.type);
   if (wanted.q.trim()) next.set("q", wanted.q.trim());
-  if (wanted.sort !== "written_at" || !wanted.desc) {
+  if (wanted.sort !== (wanted.q.trim() ? "relevance" : "written_at") || !wanted.desc) {
     next.set("sort", wanted.sort);
     next.set("order", wanted.desc ? "desc" : "asc");
   }

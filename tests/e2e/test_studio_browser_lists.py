@@ -78,8 +78,11 @@ def test_search_finds_words_and_prefixes_in_name_description_and_body(page):
     expect(page.locator("#concepts tbody tr").first).to_have_attribute("data-name", "troca-em-30-dias")
     expect(page.locator("#concepts tbody tr")).to_have_count(1)
     assert rows(page) == ["troca-em-30-dias"]
-    expect(page.locator("#concepts tbody tr td.description")).to_have_text(
-        "Exchanges and returns are accepted within 30 days of delivery.")
+    description = page.locator("#concepts tbody tr td.description")
+    expect(description).to_contain_text("Exchanges and returns are accepted within 30 days of delivery.")
+    # Found in the body only: a snippet of the body under the description, the words marked.
+    expect(description.locator(".snippet")).to_contain_text("in its original packaging")
+    expect(description.locator(".snippet mark")).to_have_text(["original", "packaging"])
 
 
 def test_what_was_written_last_is_on_top_whatever_time_it_states(browser, studio, store, request):

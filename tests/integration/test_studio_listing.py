@@ -73,6 +73,7 @@ def test_the_list_pages_on_the_server_and_the_pages_add_up(api):
     ("REEMBOLSO", {"prazo-reembolso-pix"}),
     ("original packaging", {"troca-em-30-dias"}),          # words only in the body
     ("nada-parecido", set()),
+    ("13083-970", {"cep-sudeste-cd-campinas"}),            # a CEP read whole, inside the range the concept states
 ])
 def test_search_covers_name_description_and_body(api, q, expected):
     status, body, _ = api("GET", f"{BASE}/concepts", query={"q": q})
@@ -222,3 +223,107 @@ def test_a_fresh_api_process_lists_from_the_snapshot_without_reading_a_concept(a
     assert [c["name"] for c in json.loads(answer["body"])["concepts"]] == [c["name"] for c in first["concepts"]]
     reads = [url for method, url in sent if method == "GET" and "/concepts/" in url]
     assert reads == [] and sum("snapshot" in url for _, url in sent) == 1
+
+
+# ------------------------------------------------------------------ search: relevance, snippet, count
+
+SEARCHED = "busca"
+SEARCH_CONCEPTS = {
+    "despacho-no-mesmo-dia": ("Pedidos pagos até 12h saem no mesmo dia.", "O despacho acontece no mesmo dia útil."),
+    "despacho-expresso": ("Despacho expresso no mesmo dia para capitais.", "Só capitais."),
+    "cep-sudeste-cd-campinas": ("CEPs do Sudeste atendidos pelo centro de distribuição.", "Faixa 13000-13999."),
+    "frete-interior-sp": ("Frete para Campinas e Sorocaba em 2 dias.", "Campinas, Sorocaba, Jundiaí."),
+    "frete-gratis-acima-de-199": ("Frete grátis nas compras acima de R$199.", "Vale para todo o Brasil."),
+    "frete-gratis-sul": ("Frete grátis para o Sul acima de R$299.", "Só Sul."),
+    "cupom-frete": ("Cupom de frete com desconto.", "Um cupom por pedido."),
+    "montagem-moveis": ("Montagem gratuita de móveis grandes.", "Agende pelo site. " * 30
+                        + "O montador chega no mesmo dia da entrega quando o despacho é feito pela loja."),
+}
+
+
+@pytest.fixture
+def searched(store):
+    """An agent where many concepts share the query's words, the intended one written first (so the
+    last-written order puts it last)."""
+    import time
+    from helpers.concepts import make_concept
+
+    for name, (description, body) in SEARCH_CONCEPTS.items():
+        store.create(T, SEARCHED, make_concept(name, description=description, body=body), actor="engine")
+    time.sleep(1.1)  # S3 stamps a write to the second: the fillers are written after
+    for i in range(12):
+        store.create(T, SEARCHED, make_concept(
+            f"pedido-comum-{i}", description="Um pedido comum, pago no cartão.",
+            body="O despacho do pedido ocorre no mesmo dia em que o pagamento é aprovado; campinas tem CD."),
+            actor="engine")
+    return f"/tenants/{T}/agents/{SEARCHED}"
+
+
+def names_of(body):
+    return [c["name"] for c in body["concepts"]]
+
+
+def test_with_a_query_the_exact_name_comes_first_then_the_names_it_starts_then_the_index_s_ranking(api, searched):
+    status, body, _ = api("GET", f"{searched}/concepts", query={"q": "despacho-no-mesmo-dia"})
+    assert status == 200
+    found = names_of(body)
+    assert found[0] == "despacho-no-mesmo-dia"
+    # Every word must be held: the concepts without "despacho" anywhere are not answered.
+    assert "cupom-frete" not in found and body["total"] == len(found)
+    assert {"despacho-expresso", "pedido-comum-0", "montagem-moveis"} <= set(found)
+    status, body, _ = api("GET", f"{searched}/concepts", query={"q": "despacho no mesmo dia"})  # spaces: the same name
+    assert names_of(body)[0] == "despacho-no-mesmo-dia"
+
+
+def test_a_word_of_a_name_puts_that_concept_before_those_that_only_mention_it(api, searched):
+    _, body, _ = api("GET", f"{searched}/concepts", query={"q": "campinas"})
+    found = names_of(body)
+    assert found[0] == "cep-sudeste-cd-campinas"
+    assert found.index("frete-interior-sp") < found.index("pedido-comum-0")  # description and body before body only
+    _, body, _ = api("GET", f"{searched}/concepts", query={"q": "camp"})  # being typed: a name word it begins
+    assert names_of(body)[0] == "cep-sudeste-cd-campinas"
+
+
+def test_a_query_of_several_words_finds_the_concepts_holding_all_of_them(api, searched):
+    _, body, _ = api("GET", f"{searched}/concepts", query={"q": "frete grátis 199"})
+    assert names_of(body) == ["frete-gratis-acima-de-199"] and body["total"] == 1
+    _, body, _ = api("GET", f"{searched}/concepts", query={"q": "frete gratis"})  # accents aside
+    assert set(names_of(body)) == {"frete-gratis-acima-de-199", "frete-gratis-sul"}
+
+
+def test_each_row_found_carries_a_short_snippet_with_the_matched_words_marked(api, searched):
+    _, body, _ = api("GET", f"{searched}/concepts", query={"q": "frete grátis 199"})
+    match = body["concepts"][0]["match"]
+    assert match["source"] == "description"
+    assert match["snippet"] == "Frete grátis nas compras acima de R$199."
+    assert [match["snippet"][a:b] for a, b in match["marks"]] == ["Frete", "grátis", "199"]
+    assert [("frete-gratis-acima-de-199")[a:b] for a, b in match["name_marks"]] == ["frete", "gratis", "199"]
+    # Found in a long body only: the snippet is the body's, cut around the words, at most 160 characters.
+    _, body, _ = api("GET", f"{searched}/concepts", query={"q": "montador"})
+    match = body["concepts"][0]["match"]
+    assert body["concepts"][0]["name"] == "montagem-moveis" and match["source"] == "body"
+    assert len(match["snippet"]) <= 160 and match["snippet"].startswith("…")
+    assert [match["snippet"][a:b] for a, b in match["marks"]] == ["montador"]
+    _, body, _ = api("GET", f"{searched}/concepts")  # no query: no match field
+    assert all(c.get("match") is None for c in body["concepts"])
+
+
+def test_paging_a_search_with_the_cursor_keeps_the_relevance_order(api, searched):
+    _, whole, _ = api("GET", f"{searched}/concepts", query={"q": "despacho mesmo dia"})
+    names, cursor = [], None
+    while True:
+        status, page, _ = api("GET", f"{searched}/concepts",
+                              query={"q": "despacho mesmo dia", "limit": "4"} | ({"cursor": cursor} if cursor else {}))
+        assert status == 200 and page["total"] == whole["total"]
+        names += names_of(page)
+        cursor = page["next"]
+        if cursor is None:
+            break
+    assert names == names_of(whole) and names[0] == "despacho-no-mesmo-dia" and len(names) > 4
+
+
+def test_a_sort_the_operator_chose_orders_the_search_instead_of_relevance(api, searched):
+    _, body, _ = api("GET", f"{searched}/concepts", query={"q": "despacho-no-mesmo-dia", "sort": "name", "order": "asc"})
+    assert names_of(body) == sorted(names_of(body)) and names_of(body)[0] != "despacho-no-mesmo-dia"
+    _, chosen, _ = api("GET", f"{searched}/concepts", query={"q": "despacho-no-mesmo-dia", "sort": "relevance"})
+    assert names_of(chosen)[0] == "despacho-no-mesmo-dia"

@@ -14,6 +14,7 @@ from knowledge.recall.index import Index
 from knowledge.recall.snapshot import Summary
 from knowledge.store.concepts import StoredConcept
 
+RELEVANCE = "relevance"  # with a query, the default order (knowledge.curation.relevance); else written_at
 SORTS = ("written_at", "updated_at", "name", "type", "provenance", "confidence", "occurrences")
 ENGINE = "engine"  # the actor of what the engine learned (consolidation's writes)
 
@@ -57,12 +58,6 @@ class HeldList:
     # Concepts known to have changed (by the listing or the journal) and not read yet, newest
     # first: their rows are the snapshot's until read, a new one has none (knowledge.curation.studio).
     backlog: list[str] = field(default_factory=list)
-
-    def matching(self, q: str) -> set[str]:
-        found = {hit.name for hit in self.index.search(q, top_k=max(1, len(self.index)))}
-        needle = fold_for_search(q.strip())
-        found.update(name for name, text in self.folded.items() if needle in text)
-        return found
 
     def drop(self, name: str) -> None:
         self.index.remove(name)

@@ -23,7 +23,8 @@ from knowledge.curation.documents import (
     servable,
     stored_answer,
 )
-from knowledge.curation.listing import SORTS, HeldList, Unseen, fold_for_search, since_stamp, sorted_names
+from knowledge.curation import relevance
+from knowledge.curation.listing import RELEVANCE, SORTS, HeldList, Unseen, fold_for_search, since_stamp, sorted_names
 from knowledge.errors import ArchiveNotConfigured, InvalidCursor, InvalidTurn, NameTaken, PreconditionRequired
 from knowledge.format.concept import OUT_OF_RECALL, Concept, parse, utc_now
 from knowledge.format.config import parse_agent_config
@@ -321,14 +322,15 @@ class Studio:
         return len(self._rows(tenant, agent, self._clock() + max(0.0, seconds), rewrite_after=1).backlog)
 
     def list(self, op: Operator, tenant: str, agent: str, *, status: Optional[str] = None,
-             type: Optional[str] = None, q: Optional[str] = None, sort: str = "written_at", order: str = "desc",
+             type: Optional[str] = None, q: Optional[str] = None, sort: Optional[str] = None, order: str = "desc",
              limit: Optional[int] = None, cursor: Optional[str] = None,
              since: Optional[datetime] = None, unseen: Optional[Unseen] = None) -> dict[str, Any]:
         """One page of the agent's concepts, filtered and sorted here (not in the browser).
 
-        `q` searches name, description and body with retrieval's index, and name and
-        description for any text holding `q` (accents and case aside), so a prefix such as
-        "reemb" finds too; a body is not searched for substrings (the snapshot holds no text).
+        `q` keeps the concepts holding every word of it, by retrieval's index or as text in name
+        or description (knowledge.curation.relevance), ordered by relevance unless `sort` is a
+        column, each row with what matched (`match`); a body is not searched for substrings
+        (the snapshot holds no text).
         With `since`, each row says whether it is `new` (the engine wrote its current version
         after then), the answer counts the agent's new rows (`new`, before any filter), and
         `status="new"` keeps only those; `unseen` says what is new to one operator instead
@@ -354,14 +356,21 @@ class Studio:
             names = [n for n in names if held.recall(n, now) == status]
         if type:
             names = [n for n in names if (doc := held.index.docs.get(n)) is not None and doc.type == type]
-        if q and q.strip():
-            found = held.matching(q)
-            names = [n for n in names if n in found]
-        names = sorted_names(names, sort if sort in SORTS else "written_at", order == "desc", held)
+        searching = bool(q and q.strip())
+        if searching and sort in (None, RELEVANCE):
+            names = relevance.search(held, q, names)
+        else:
+            if searching:
+                found = set(relevance.search(held, q, names))
+                names = [n for n in names if n in found]
+            names = sorted_names(names, sort if sort in SORTS else "written_at", order == "desc", held)
         start = _offset(cursor)
         page = names[start:] if limit is None else names[start:start + limit]
         end = start + len(page)
         rows = [{**held.row(name), "recall": held.recall(name, now)} for name in page]
+        if searching:
+            for row in rows:
+                row["match"] = relevance.matched(held, row["name"], q)
         answer: dict[str, Any] = {"concepts": rows, "total": len(names),
                                   "next": str(end) if end < len(names) else None,
                                   "catching_up": len(held.backlog)}
