@@ -2,6 +2,9 @@
 
 Routes are wiring: the operator comes from the verified token's claims, the work is done by
 knowledge.curation.studio, and every domain error is mapped to HTTP once, below.
+
+Over 500 lines because every route's parameters and answer models are declared here, next to the
+route, and the published OpenAPI document (studio_web/openapi.json) is generated from them.
 """
 
 import json
