@@ -200,6 +200,22 @@ def test_an_unjudged_sighting_waits_beside_an_operators_body_but_contradicts_the
     assert engine.in_conflict and engine.confidence == 0.4  # the engine's own guess still goes to a human
 
 
+def test_an_operators_body_confirmed_by_the_engine_is_still_never_rewritten_by_a_merge(consolidate, store, script):
+    created = store.create(T, A, make_concept("frete-gratis", confidence=0.7, sources=("sess_0", "sess_1"), **FRETE),
+                           actor="engine")
+    edited = store.replace(T, A, created.concept.replace(body="Pedidos acima de R$199 têm frete grátis no Sul e no "
+                                                            "Sudeste, conferido pelo time."),
+                           if_match=created.etag, actor="operator:ana", reason="edit")
+    run(consolidate, sighting("sess_2", description=FRETE["description"], body=edited.concept.body))  # a repeat
+    assert store.get(T, A, "frete-gratis").actor == "engine"  # the engine wrote the current version since
+    script.replies.append(json.dumps({"verdict": "related", "description": "Rewritten.", "body": "Rewritten."}))
+    run(consolidate, sighting("sess_3", description="Shipping costs nothing over R$199 after discounts.",
+                              body="After discounts, R$199 or more ships at no cost."))
+    stored = store.get(T, A, "frete-gratis")
+    assert stored.reason == "kept_beside" and stored.concept.body.startswith(edited.concept.body)  # ana's text kept
+    assert "Rewritten." not in stored.concept.body
+
+
 def test_the_same_sighting_twice_counts_once(consolidate, store, sqs, bus):
     run(consolidate, sighting("sess_1"))
     run(consolidate, sighting("sess_2"))

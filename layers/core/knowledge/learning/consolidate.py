@@ -46,6 +46,8 @@ from shared.telemetry import Counters
 ENGINE = "engine"
 OUTCOMES = ("created", "confirmed", "merged", "kept_beside", "contradiction")
 MAX_ATTEMPTS = 8
+# The versions a related or unjudged sighting reads for an operator's (the lifecycle keeps 20).
+HISTORY_LOOKED = 20
 
 
 class ConsolidationGaveUp(KnowledgeError):
@@ -136,7 +138,8 @@ class Consolidator:
                 verdicts[key] = self._judge(tenant, agent, existing, new)
             decision = verdicts[key]
             verdict = decision.why
-            human = claims.human_text(existing, current.actor or "")
+            human = ((decision.related or decision.why in claims.UNJUDGED)
+                     and self._human_body(tenant, agent, existing, current.actor))
             if decision.same:
                 kind, updated = "confirmed", claims.confirm(existing, sighting.session_id, now)
             elif not decision.related and decision.why in claims.UNJUDGED and human and not existing.in_conflict:
@@ -161,6 +164,15 @@ class Consolidator:
         self._store.replace(tenant, agent, updated, if_match=current.etag, actor=ENGINE, reason=kind,
                             sightings=(me,), evidence=evidence)
         return Outcome(kind, new.name, existing.type, attempt, verdict), updated
+
+    def _human_body(self, tenant: str, agent: str, existing: Concept, actor: Optional[str]) -> bool:
+        """A human's text: a policy, one an operator wrote last or kept sightings beside, or one an
+        operator wrote in any of its last HISTORY_LOOKED versions (the engine's confirmations since
+        left the operator's body as it was). Read only where it decides: a related or unjudged claim."""
+        if claims.human_text(existing, actor or ""):
+            return True
+        versions, _ = self._store.version_page(tenant, agent, existing.name, limit=HISTORY_LOOKED, marker=None)
+        return any((v.actor or "").startswith("operator:") for v in versions)
 
     def _judge(self, tenant: str, agent: str, existing: Concept, new: Concept) -> claims.Verdict:
         config = self._configs.get(tenant, agent)
