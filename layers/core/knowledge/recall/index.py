@@ -34,7 +34,7 @@ import numpy as np
 
 from knowledge.format.concept import Concept
 from knowledge.recall.analysis import analyze
-from knowledge.recall.lexicon import Reading, lexicon
+from knowledge.recall.lexicon import Lexicon, Reading, lexicon
 from knowledge.recall.postings import (
     BY_FORM_BYTES,
     DOC_OVERHEAD,
@@ -479,11 +479,12 @@ class Index:
                 sys.getsizeof(forms) + sum(sys.getsizeof(form) for form in forms))
         return size
 
-    def _match(self, query: str, read: bool = True) -> Optional[tuple]:
+    def _match(self, query: str, read: bool = True, readings: Optional[Lexicon] = None) -> Optional[tuple]:
         """Per slot, the BM25 score and what the concept shares with the message as `relevant`
         weighs it; what the message tells; each matched term's slots; which concepts share more
         than places (None when the message names none). None when nothing matches. `read`: add
-        what the lexicon reads into the message and read typos (retrieval), or not (search)."""
+        what the lexicon reads into the message and read typos (retrieval), or not (search);
+        `readings`: the agent's lexicon (knowledge.recall.lexicon.lexicon_for), else the places'."""
         n_docs = len(self.docs)
         if not n_docs:
             return None
@@ -501,8 +502,9 @@ class Index:
         ratios: list = []  # per entry, what the floor counts per unit of score (a number, or one per slot)
         placed: list[bool] = []  # per entry, whether its term names a place
         told = 0.0  # what the message's own words tell, in the same units (see `relevant`)
-        reading = lexicon().read(query, self._known) if read else _NOTHING_READ
-        place_terms = lexicon().place_terms
+        readings = readings or lexicon()
+        reading = readings.read(query, self._known) if read else _NOTHING_READ
+        place_terms = readings.place_terms
         names = _proper_names(query) if read and not query.islower() else ()
 
         def ratio_of(postings: Postings) -> float:
@@ -650,10 +652,12 @@ class Index:
         matched = self._match(query, read=False)
         return self._hits(matched, top_k, min_score) if matched is not None else []
 
-    def relevant(self, query: str, top_k: int, min_score: float = 0.0) -> list[Hit]:
+    def relevant(self, query: str, top_k: int, min_score: float = 0.0,
+                 readings: Optional[Lexicon] = None) -> list[Hit]:
         """What retrieval injects: `search`, once some concept passes the floor (MIN_SHARED with
-        two shared words or more; with one, SINGLE and COVER of the message, or a question cue)."""
-        matched = self._match(query)
+        two shared words or more; with one, SINGLE and COVER of the message, or a question cue);
+        the message read through `readings`, the agent's lexicon (None: the places' only)."""
+        matched = self._match(query, readings=readings)
         if matched is None:
             return []
         scores, shared, told, term_slots, grounded, terms = matched

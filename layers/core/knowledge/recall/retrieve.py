@@ -38,6 +38,7 @@ from knowledge.recall.answers import (
     tool_input,
 )
 from knowledge.recall.index import Hit, Index
+from knowledge.recall.lexicon import Lexicon
 from knowledge.recall.warm import FETCH_BUDGET_SECONDS, AgentKnowledge, WarmIndexes, memory_budget_bytes
 from knowledge.store.concepts import ConceptStore
 from shared import deadline
@@ -170,13 +171,14 @@ def render_block(injected: list[Injected]) -> str:
 
 
 def select(index: Index, message: str, config: KnowledgeConfig,
-           lapsed: Optional[dict[str, str]] = None) -> list[Injected]:
+           lapsed: Optional[dict[str, str]] = None, readings: Optional[Lexicon] = None) -> list[Injected]:
     """The top_k matches past the relevance floor, then one hop of their [[links]] (capped at
-    top_k again), no duplicates; a concept `lapsed` names (expired, not started, stale) is neither."""
+    top_k again), no duplicates; a concept `lapsed` names (expired, not started, stale) is neither.
+    `readings`: the agent's lexicon (its vocabulary.yaml and the places; None: the places only)."""
     lapsed = lapsed or {}
     ask = config.top_k + min(len(lapsed), 4 * config.top_k)
     while True:
-        found = index.relevant(message, ask, config.min_score)
+        found = index.relevant(message, ask, config.min_score, readings)
         matches = [hit for hit in found if hit.name not in lapsed][:config.top_k]
         if len(matches) >= config.top_k or len(found) < ask or ask >= config.top_k + len(lapsed):
             break
@@ -294,7 +296,7 @@ class Retriever:
         if config is None or not config.retrieve:
             return RetrieveAnswer(block="", concepts=[], priority=PRIORITY, tool=None).model_dump(mode="json")
         lapsed = self.lapsed(request.tenant, request.agent, knowledge)
-        injected = select(knowledge.index, request.message, config, lapsed.names)
+        injected = select(knowledge.index, request.message, config, lapsed.names, knowledge.lexicon)
         self.counters.count("BlockInjected" if injected else "BlockEmpty")
         return RetrieveAnswer(block=render_block(injected), concepts=[i.shown() for i in injected],
                               priority=PRIORITY, tool=TOOL).model_dump(mode="json")
@@ -349,7 +351,8 @@ class Retriever:
         if config is None or not config.retrieve:
             return SearchAnswer(hits=[]).model_dump(mode="json")
         lapsed = self.lapsed(request.tenant, request.agent, knowledge)
-        injected = {item.hit.name for item in select(knowledge.index, request.query, config, lapsed.names)}
+        injected = {item.hit.name for item in select(knowledge.index, request.query, config, lapsed.names,
+                                                     knowledge.lexicon)}
         hits = [SearchHit(name=hit.name, description=hit.doc.description, type=hit.doc.type,
                           provenance=hit.doc.provenance, confidence=hit.doc.confidence, score=hit.score,
                           injected=hit.name in injected, recall=lapsed.names.get(hit.name))
