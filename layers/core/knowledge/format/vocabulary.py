@@ -116,7 +116,7 @@ def parse_vocabulary(text: Union[str, bytes]) -> Vocabulary:
     if len(text.encode("utf-8", "surrogatepass")) > VOCABULARY_MAX_BYTES:
         raise InvalidVocabulary(f"{FILE} must be at most {VOCABULARY_MAX_BYTES} bytes")
     try:
-        document = read_yaml(text, max_depth=4, max_items=max(READINGS_MAX, PHRASES_PER_READING), max_keys=8)
+        document = read_yaml(text, max_depth=4, max_items=max(READINGS_MAX, PHRASES_PER_READING) + 1, max_keys=8)
     except YamlProblem as exc:
         line = exc.line + 1 if exc.line is not None else None
         where = f" line {line}" if line is not None else ""
@@ -125,7 +125,7 @@ def parse_vocabulary(text: Union[str, bytes]) -> Vocabulary:
     if data is None:
         return EMPTY
     if not isinstance(data, dict):
-        raise InvalidVocabulary(f"{FILE} must be a mapping with the key `readings`", 1)
+        raise InvalidVocabulary(f"{FILE} line 1: must be a mapping with the key `readings`", 1)
     for key in data:
         if key != "readings":
             line = document.key_lines.get(key, 0) + 1
@@ -139,7 +139,7 @@ def parse_vocabulary(text: Union[str, bytes]) -> Vocabulary:
         raise InvalidVocabulary(f"{FILE} line {readings_line}: `readings` must be a list of readings "
                                 "(`- customers: [...]` and `store: ...`)", readings_line)
     if len(items) > READINGS_MAX:
-        raise InvalidVocabulary(f"{FILE}: at most {READINGS_MAX} readings", readings_line)
+        raise InvalidVocabulary(f"{FILE} line {readings_line}: at most {READINGS_MAX} readings", readings_line)
     lines = _item_lines(text)
     seen: dict[str, int] = {}
     total = 0
