@@ -45,7 +45,7 @@ def test_load_knowledge_of_a_concept_restored_from_the_snapshot_is_the_stored_ma
                                    name="cep-sudeste-cd-campinas"))
     assert answer["markdown"] == (DEMO / "cep-sudeste-cd-campinas.md").read_text()
     assert answer["concept"]["confidence"] == 0.7
-    assert calls["s3"] == 4 + 1  # (and vocabulary.yaml) the snapshot, the journal, knowledge.yaml If-None-Match, then that one concept
+    assert calls["s3"] == 4 + 1  # + vocabulary.yaml; the snapshot, the journal, knowledge.yaml If-None-Match, then that one concept
     assert [detail["name"] for _, detail in events.published] == ["cep-sudeste-cd-campinas"]
 
 
@@ -254,7 +254,7 @@ def test_the_least_recently_used_agent_is_evicted_by_measured_size_and_comes_bac
     assert warm.held_bytes() <= int(one_agent * 2.5)
     calls.clear()
     again = warm.knowledge(T, "loja-b")
-    assert calls["s3"] == 4 and len(again.index) == 7  # and vocabulary.yaml; its snapshot, the journal and the config, not seven concepts
+    assert calls["s3"] == 3 and len(again.index) == 7  # its snapshot, the journal and the config, not seven concepts
 
 
 def test_the_measured_size_follows_what_the_index_really_holds():

@@ -269,8 +269,8 @@ class Retriever:
         self._wall = wall
         self._lapsed: dict[tuple[str, str], Lapsed] = {}
         self._warm = WarmIndexes(store, lambda config: config.retrieve, refresh_seconds=refresh_seconds,
-                                 fetch_budget_seconds=fetch_budget_seconds, counters=self.counters, clock=clock,
-                                 wall=wall, memory_budget=memory_budget if memory_budget is not None
+                                 vocabulary=True, fetch_budget_seconds=fetch_budget_seconds, counters=self.counters,
+                                 clock=clock, wall=wall, memory_budget=memory_budget if memory_budget is not None
                                  else memory_budget_bytes())
 
     # ------------------------------------------------------------ the two calls

@@ -122,14 +122,16 @@ class AgentKnowledge:
 
 
 class WarmIndexes:
-    """One AgentKnowledge per (tenant, agent), indexed only while `wanted(config)` holds."""
+    """One AgentKnowledge per (tenant, agent), indexed only while `wanted(config)` holds; with
+    `vocabulary`, each agent's vocabulary.yaml read into its Lexicon too (retrieval's)."""
 
     def __init__(self, store: ConceptStore, wanted: Callable[[KnowledgeConfig], bool], *,
                  refresh_seconds: float = 5.0, fetch_budget_seconds: float = FETCH_BUDGET_SECONDS,
                  sweep_seconds: float = SWEEP_SECONDS, memory_budget: Optional[int] = None,
                  counters: Optional[Counters] = None, clock: Callable[[], float] = time.monotonic,
-                 wall: Callable[[], float] = time.time):
+                 wall: Callable[[], float] = time.time, vocabulary: bool = False):
         self._store, self._wanted = store, wanted
+        self.vocabulary = vocabulary
         self.refresh_seconds = refresh_seconds
         self.fetch_budget_seconds = fetch_budget_seconds
         self.sweep_seconds = sweep_seconds
@@ -258,7 +260,8 @@ class WarmIndexes:
         if not knowledge.indexed:  # wanted again after a while without: list it whole
             self._sweep(tenant, agent, knowledge, read_config=False)
             return
-        if not knowledge.vocabulary_read or (vocabulary is not False and vocabulary != _token(knowledge.vocabulary_etag)):
+        if self.vocabulary and (not knowledge.vocabulary_read
+                                or (vocabulary is not False and vocabulary != _token(knowledge.vocabulary_etag))):
             self._read_vocabulary(tenant, agent, knowledge)
         index, queued = knowledge.index, set(knowledge.backlog)
         changed = [name for name, etag in newest.items()
@@ -276,7 +279,8 @@ class WarmIndexes:
         if not self._keep_wanted(knowledge):
             knowledge.position, knowledge.swept_at, knowledge.loaded = started, self._clock(), True
             return
-        self._read_vocabulary(tenant, agent, knowledge)
+        if self.vocabulary:
+            self._read_vocabulary(tenant, agent, knowledge)
         index = knowledge.index
         listing = self._store.list(tenant, agent)
         listed = {item.name for item in listing}

@@ -6,8 +6,8 @@ Layout in KNOWLEDGE_BUCKET (names are validated slugs before they reach a key):
     agents/{tenant}/{agent}/concepts/{name}.md                   one concept
     agents/{tenant}/{agent}/deletions/{name}/{marker-version}    who deleted it (JSON)
     agents/{tenant}/{agent}/concepts-index/snapshot              the built warm index (knowledge.recall.snapshot)
-    journal/{tenant}/{agent}/{stamp}_{etag}_{what}               empty: `what` (a concept's name, knowledge.yaml or vocabulary.yaml)
-                                                                 was written at `stamp` as `etag` (`deleted`);
+    journal/{tenant}/{agent}/{stamp}_{etag}_{what}               empty: `what` (a concept's name, knowledge.yaml,
+                                                                 vocabulary.yaml) was written at `stamp` as `etag`;
                                                                  expired by a lifecycle rule after JOURNAL_RETENTION_DAYS
 Every write records its actor and reason as object metadata, so S3's own version list
 is the history. Every concept or knowledge.yaml write then adds a change to the journal, so

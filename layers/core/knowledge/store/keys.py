@@ -1,4 +1,4 @@
-"""The concept store's key layout: where an agent's concepts, config, vocabulary, snapshot and journal live in the bucket,
+"""The concept store's key layout: where an agent's concepts, config, vocabulary, snapshot and journal live,
 and the tenant, agent and concept names read back out of keys."""
 
 from __future__ import annotations
