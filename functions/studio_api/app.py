@@ -19,12 +19,12 @@ from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Que
 from pydantic import BaseModel, Field
 
 from knowledge import wiring
-from knowledge.format.vocabulary import VOCABULARY_MAX_BYTES, InvalidVocabulary
 from knowledge.errors import (
     ArchiveNotConfigured,
     InvalidCursor,
     InvalidReviewed,
     InvalidSeenAt,
+    InvalidVocabulary,
     NameTaken,
     NothingToUndo,
     PreconditionRequired,
@@ -225,7 +225,7 @@ class ConfigFile(BaseModel):
 
 
 class VocabularyText(BaseModel):
-    yaml: str = Field(max_length=VOCABULARY_MAX_BYTES, description="vocabulary.yaml: `readings:`, each with "
+    yaml: str = Field(max_length=LIMITS.vocabulary_max_bytes, description="vocabulary.yaml: `readings:`, each with "
                                                                    "`customers` (phrases) and `store` (words).")
 
 

@@ -300,6 +300,7 @@ class StudioLimits(NamedTuple):
     """What the studio API's request schema declares."""
 
     markdown_max_bytes: int
+    vocabulary_max_bytes: int
     sorts: tuple[str, ...]
     slug_pattern: str  # a tenant's or an agent's name in a path
     slug_max: int
@@ -307,10 +308,11 @@ class StudioLimits(NamedTuple):
 
 def studio_limits() -> StudioLimits:
     from knowledge.curation.documents import MARKDOWN_MAX_BYTES
+    from knowledge.format.vocabulary import VOCABULARY_MAX_BYTES
     from knowledge.curation.listing import SORTS
     from shared.names import SLUG_MAX, SLUG_SCHEMA
 
-    return StudioLimits(MARKDOWN_MAX_BYTES, SORTS, SLUG_SCHEMA["pattern"], SLUG_MAX)
+    return StudioLimits(MARKDOWN_MAX_BYTES, VOCABULARY_MAX_BYTES, SORTS, SLUG_SCHEMA["pattern"], SLUG_MAX)
 
 
 def tenant_purge(settings: Settings, parts: Sequence["TenantPart"] = ()) -> "TenantPurge":

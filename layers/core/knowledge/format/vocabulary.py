@@ -33,11 +33,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Union
 
 import yaml
 
-from shared.errors import KnowledgeError
+from knowledge.errors import InvalidVocabulary
 from shared.validation import YamlProblem, read_yaml
 
 VOCABULARY_MAX_BYTES = 64 * 1024
@@ -52,16 +52,6 @@ QUOTE_MAX = 40
 FILE = "vocabulary.yaml"
 _KEYS = ("customers", "store")
 WORD = re.compile(r"[^\W_]+", re.UNICODE)  # as knowledge.recall.words splits a text
-
-
-class InvalidVocabulary(KnowledgeError, ValueError):
-    """A vocabulary.yaml outside the format; `line` counts from 1 (None: the whole file)."""
-
-    code = "invalid_vocabulary"
-
-    def __init__(self, message: str, line: Optional[int] = None):
-        super().__init__(message)
-        self.line = line
 
 
 @dataclass(frozen=True)
