@@ -10,8 +10,8 @@ from typing import Optional, Sequence, TextIO
 from botocore.exceptions import BotoCoreError
 
 from knowledge.curation.export import FORMATS, DirectorySink, export_agent
-from knowledge_cli import vocabulary
 from knowledge.format.concept import TYPES
+from knowledge_cli import vocabulary
 from shared.errors import KnowledgeError
 from shared.httpapi import OPERATOR_ID
 from shared.names import check_slug, is_session_id

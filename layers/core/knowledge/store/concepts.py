@@ -34,8 +34,8 @@ from knowledge.format.config import DistillConfig, KnowledgeConfig, parse_agent_
 from knowledge.format.evidence import EvidenceLink
 from knowledge.store.history import VERSION_ID, ConceptHistory, precise
 from knowledge.store.journal import CONFIG_CHANGE, ChangeJournal
-from knowledge.store.vocabulary_file import VocabularyFile
 from knowledge.store.keys import agent_of, agent_prefix, concept_key, config_key, is_agent, name_from_key, snapshot_key
+from knowledge.store.vocabulary_file import VocabularyFile
 from shared import awscall, deadline
 from shared.errors import Conflict, InvalidConcept, InvalidName, KnowledgeError, NotFound, NotModified  # noqa: F401 - NotModified re-exported
 from shared.names import check_slug
