@@ -149,6 +149,9 @@ class _Word(NamedTuple):
     bucket: str  # where readings starting with it are kept: its first four letters, folded, singular
 
 
+_WORDS: dict[str, _Word] = {}
+
+
 class Lexicon:
     """The readings, kept by the first letters of their first word; a reading's words are stemmed
     only when a message first has a word in its bucket (stemming all of them costs a cold
@@ -165,7 +168,7 @@ class Lexicon:
             ats.sort(key=lambda at: -len(self._entries[at].words))  # the longest phrase first
         self._ready: dict[str, dict[str, list[tuple[tuple[str, ...], list[tuple[str, str]], Entry]]]] = {}
         self._adds: dict[str, list[tuple[str, str]]] = {}
-        self._words: dict[str, _Word] = {}
+        self._words = _WORDS  # how a word reads depends on no agent's readings: one memo per container
         # Index terms that are places wherever they are written (a region, "capital", "rua"); a
         # city's or state's own words ("grande", "santo") are places only where the whole name is.
         self.place_terms: set[str] = {term for word in PLACE_WORDS.split() + list(_REGIONS)
