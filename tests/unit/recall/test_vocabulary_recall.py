@@ -49,7 +49,7 @@ def test_a_saved_reading_is_in_force_at_the_next_refresh_with_no_request_added_t
     names(retriever)
     assert calls["s3"] == 2  # a quiet refresh: the journal and knowledge.yaml If-None-Match, as without one
     held = retriever.knowledge(T, A)
-    assert held.lexicon is not lexicon()  # the agent's own, not the places' alone
+    assert held.lexicon is not None and held.lexicon is not lexicon()  # the agent's own, not the places' alone
     assert held.vocabulary_etag == stored.etag
 
 

@@ -79,9 +79,9 @@ def _quote(text: str) -> str:
 
 def _item_lines(text: str) -> list[int]:
     """The line (from 1) where each reading starts: read from the node tree, never constructed
-    (read_yaml has refused anchors, aliases and tags already)."""
+    (read_yaml has refused anchors, aliases and tags already); only for a refusal's message."""
     try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        root = yaml.compose(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError:  # pragma: no cover - read_yaml read it first
         return []
     if not isinstance(root, yaml.MappingNode):
@@ -90,6 +90,11 @@ def _item_lines(text: str) -> list[int]:
         if key.value == "readings" and isinstance(value, yaml.SequenceNode):
             return [item.start_mark.line + 1 for item in value.value]
     return []
+
+
+def _line_of(text: str, number: int, default: int) -> int:
+    lines = _item_lines(text)
+    return lines[number - 1] if number - 1 < len(lines) else default
 
 
 def parse_vocabulary(text: Union[str, bytes]) -> Vocabulary:
@@ -130,22 +135,25 @@ def parse_vocabulary(text: Union[str, bytes]) -> Vocabulary:
                                 "(`- customers: [...]` and `store: ...`)", readings_line)
     if len(items) > READINGS_MAX:
         raise InvalidVocabulary(f"{FILE} line {readings_line}: at most {READINGS_MAX} readings", readings_line)
-    lines = _item_lines(text)
     seen: dict[str, int] = {}
     total = 0
     readings = []
     for number, item in enumerate(items, 1):
-        line = lines[number - 1] if number - 1 < len(lines) else readings_line
-        readings.append(_reading(item, number, line, seen))
+        try:
+            readings.append(_reading(item, number, seen))
+        except InvalidVocabulary as exc:
+            line = _line_of(text, number, readings_line)  # worked out only for a refusal
+            raise InvalidVocabulary(f"{FILE} line {line} (reading {number}): {exc}", line) from None
         total += len(readings[-1].customers)
         if total > PHRASES_MAX:
+            line = _line_of(text, number, readings_line)
             raise InvalidVocabulary(f"{FILE} line {line}: at most {PHRASES_MAX} phrases in the file", line)
     return Vocabulary(tuple(readings))
 
 
-def _reading(item: Any, number: int, line: int, seen: dict[str, int]) -> Reading:
+def _reading(item: Any, number: int, seen: dict[str, int]) -> Reading:
     def refuse(rule: str) -> InvalidVocabulary:
-        return InvalidVocabulary(f"{FILE} line {line} (reading {number}): {rule}", line)
+        return InvalidVocabulary(rule)  # the caller says where
 
     if not isinstance(item, dict):
         raise refuse("a reading must be a mapping of `customers` and `store`")

@@ -47,7 +47,7 @@ from typing import Callable, Optional
 from knowledge.format.config import KnowledgeConfig, parse_agent_config
 from knowledge.format.vocabulary import InvalidVocabulary, parse_vocabulary
 from knowledge.recall.index import Index
-from knowledge.recall.lexicon import Lexicon, lexicon, lexicon_for
+from knowledge.recall.lexicon import Lexicon, lexicon_for
 from knowledge.recall.snapshot import Snapshot, SnapshotUnreadable, Summary, decode, encode
 from knowledge.store.concepts import ConceptStore, NotModified
 from knowledge.store.journal import CONFIG_CHANGE, JOURNAL_GRACE_SECONDS, JOURNAL_RETENTION_DAYS, VOCABULARY_CHANGE
@@ -114,8 +114,9 @@ class AgentKnowledge:
     # Moves whenever a concept is indexed, dropped or replaced (what is out of recall is worked out
     # again); each AgentKnowledge starts far from every other, so an evicted one's never matches.
     generation: int = field(default_factory=lambda: next(_GENERATIONS) << 40)
-    # The agent's readings (its vocabulary.yaml) and the places: the places only until it is read.
-    lexicon: Lexicon = field(default_factory=lexicon)
+    # The agent's readings (its vocabulary.yaml) and the places; None: the places only (no file, or
+    # not read yet, or one that does not parse).
+    lexicon: Optional[Lexicon] = None
     vocabulary_read: bool = False
     vocabulary_etag: Optional[str] = None  # the file read (in force, or invalid); None: there is none
     vocabulary_error: Optional[str] = None  # why the file read is not in force
@@ -344,16 +345,16 @@ class WarmIndexes:
             knowledge.vocabulary_error = None
         knowledge.vocabulary_read = True
         if stored is None:
-            knowledge.lexicon, knowledge.vocabulary_etag = lexicon(), None
+            knowledge.lexicon, knowledge.vocabulary_etag = None, None
             return
         knowledge.vocabulary_etag = stored.etag
         try:
             readings = parse_vocabulary(stored.data).pairs()
         except InvalidVocabulary as exc:
-            knowledge.lexicon, knowledge.vocabulary_error = lexicon(), str(exc)
+            knowledge.lexicon, knowledge.vocabulary_error = None, str(exc)
             self.counters.count("VocabularyInvalid", tenant=tenant, agent=agent)
             return
-        knowledge.lexicon = lexicon_for(readings, _token(stored.etag))
+        knowledge.lexicon = lexicon_for(readings, _token(stored.etag)) if readings else None
 
     def _set_config(self, knowledge: AgentKnowledge, text: Optional[str], etag: str) -> None:
         try:
