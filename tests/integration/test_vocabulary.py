@@ -11,6 +11,7 @@ import uuid
 import pytest
 from helpers.concepts import make_concept
 from helpers.handlers import LambdaContext, load_handler
+from helpers.operations import alarms_watching, the
 from helpers.studio import BASE, demo_studio
 
 from knowledge.store.keys import vocabulary_key
@@ -88,3 +89,15 @@ def test_the_studio_refuses_an_invalid_file_at_its_line_and_shows_a_hand_written
     status, starter, _ = studio("GET", "/vocabulary-starters/varejo-br")
     assert status == 200 and starter["yaml"].startswith("# A starter vocabulary for Brazilian retail")
     assert studio("GET", "/vocabulary-starters/moveis")[0] == 404
+
+
+def test_a_hand_written_file_that_does_not_parse_is_counted_where_an_alarm_looks(studio, monkeypatch, s3, bucket,
+                                                                                 bus, capsys):
+    monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
+    s3.put_object(Bucket=bucket, Key=vocabulary_key(T, A), Body=b"readings:\n  - customers: [alelo]\n")
+    capsys.readouterr()
+    handler = retrieve(monkeypatch, bucket, bus)  # a cold container reads it once
+    assert "vale-alimentacao" not in names(handler)  # recalls without it
+    invalid = the("VocabularyInvalid", capsys.readouterr().out)
+    assert invalid.dimensions == {"service": "knowledge-retrieve", "tenant": T, "agent": A}
+    assert alarms_watching(invalid) == ["VocabularyInvalidAlarm"]
