@@ -2,6 +2,7 @@
 """The retrieval index, measured (seed 000's table and more).
 
     .venv/bin/python scripts/bench_knowledge_index.py [--quick] [--json]
+    .venv/bin/python scripts/bench_knowledge_index.py --speed [--quick]   # issue 24's speed table only
 
 - warm search p50/p95 at 50, 200, 1000, 5000 and 20000 synthetic concepts (a Zipf-distributed
   vocabulary of store words), with plain term overlap (seed 000's scan) in the same run;
@@ -9,6 +10,10 @@
   time: the first container ever (every concept fetched, then the snapshot written), a cold
   container (the snapshot and the change journal), a quiet refresh, and one after a change;
 - a warm RetrieveFunction handler call at 1000 concepts;
+- `--speed` (issue 24, item 4): through RetrieveFunction's handler at 1,000 and 5,000 concepts
+  (moto's server), p50 beside plain term overlap's p50 on the same messages in the same run,
+  without and with the retail starter vocabulary; the index's warm p50 at 1,000 concepts as
+  the minimum of 5 rounds; and what numpy costs (import time and RSS in a fresh process);
 - RSS of a process holding the index at 5000 and 20000 concepts;
 - the handler module's import time, in a fresh process;
 - 1000 agents of 200 concepts in one container with Zipf traffic: hit rate and peak RSS under
@@ -17,7 +22,7 @@
   service built by the first call) against provisioned concurrency (built during init),
   and with pydantic's plugin scan on, to show what the import target moves and what it saves.
 Targets: warm p50 <= 0.1 ms at 1000 and <= 0.3 ms at 5000; >= 10x faster than overlap at
-5000; warm handler call <= 1 ms at 1000; import <= 150 ms; RSS < 150 MB at 20000; a cold start
+5000, through the handler too; warm handler call <= 1 ms at 1000; import <= 150 ms; RSS < 150 MB at 20000; a cold start
 at 5000 in <= 5 S3 requests and <= 1 s; a quiet refresh in 1 request; 1000 agents under 512 MB.
 
 Over 500 lines on purpose: every table comes from one run, so its ratios compare one machine
@@ -299,6 +304,110 @@ def bench_handler(agent: str, qs: list[str]) -> dict:
     return {"concepts": int(agent.split("-")[1]), "p50_ms": statistics.median(calls), "p95_ms": percentile(calls, 0.95)}
 
 
+def bench_speed(sizes: list[int], n_queries: int, rounds: int = 5, vocabularies: bool = True) -> dict:
+    """Issue 24's speed table: the handler against plain overlap in one run, the warm p50 at
+    1,000 as the minimum of `rounds`, and numpy's cost."""
+    with moto_server("bench-speed"):
+        import boto3
+
+        from knowledge.recall.index import OverlapScan
+        from knowledge.store.concepts import ConceptStore
+
+        s3 = boto3.client("s3")
+        s3.create_bucket(Bucket="bench-index")
+        store = ConceptStore(s3, "bench-index")
+        handler_rows = []
+        for size in sizes:
+            concepts, zipf = corpus(size)
+            qs = queries(zipf, n_queries)
+            scan = OverlapScan(concepts)
+            agents = [(f"plain-{size}", None)]
+            if vocabularies:  # (an older checkout, for a before/after table, has none)
+                from knowledge.format.vocabulary import starter_text
+
+                agents.append((f"starter-{size}", starter_text("varejo-br")))
+            for agent, vocabulary in agents:
+                store.put_config("default", agent, "knowledge: {}\n", actor="engine")
+                if vocabulary:
+                    store.put_vocabulary("default", agent, vocabulary, actor="engine")
+                with ThreadPoolExecutor(max_workers=16) as pool:
+                    list(pool.map(lambda c: store.create("default", agent, c, actor="engine"), concepts))
+                call = _warm_handler(agent, qs)
+                calls = [timed(call, qs) for _ in range(rounds)]
+                overlap = [timed(lambda q: scan.search(q, 5), qs) for _ in range(rounds)]
+                p50 = min(statistics.median(c) for c in calls)
+                overlap_p50 = min(statistics.median(o) for o in overlap)
+                handler_rows.append({"concepts": size, "vocabulary": "retail starter" if vocabulary else "none",
+                                     "handler_p50_ms": p50, "overlap_p50_ms": overlap_p50,
+                                     "ratio": overlap_p50 / p50})
+    concepts, zipf = corpus(1000)
+    index = build_index(concepts)
+    qs = queries(zipf, n_queries)
+    for q in qs:
+        index.relevant(q, 5, 1.0)
+    warm = [statistics.median(timed(lambda q: index.relevant(q, 5, 1.0), qs)) for _ in range(rounds)]
+    return {"handler": handler_rows, "warm_1000_p50_ms": min(warm), "warm_1000_rounds_ms": warm,
+            "numpy": _numpy_cost(rounds)}
+
+
+def _warm_handler(agent: str, qs: list[str]):
+    """RetrieveFunction's handler, imported as a cold start does, warmed on `agent`: a call per message."""
+    import importlib.util
+
+    os.environ.update({"KNOWLEDGE_BUCKET": "bench-index", "EVENT_BUS_NAME": "bench", "KNOWLEDGE_REFRESH_SECONDS": "600",
+                       "KNOWLEDGE_FETCH_BUDGET_SECONDS": "900", "POWERTOOLS_METRICS_DISABLED": "true",
+                       "POWERTOOLS_SERVICE_NAME": "bench-retrieve", "POWERTOOLS_LOG_LEVEL": "WARNING"})
+    spec = importlib.util.spec_from_file_location(f"bench_retrieve_{agent}", ROOT / "functions" / "retrieve" / "app.py")
+    app = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(app)
+
+    class Context:
+        function_name, memory_limit_in_mb, aws_request_id = "bench", 512, "r"
+        invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:bench"
+
+        def get_remaining_time_in_millis(self):
+            return 3_600_000
+
+    context = Context()
+
+    def call(message: str) -> None:
+        app.lambda_handler({"agent": agent, "session_id": "s", "message": message}, context)
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        for q in qs:  # the whole agent fetched, the stemmer's memo warm, as a warm container has them
+            call(q)
+    return call
+
+
+def _numpy_cost(runs: int) -> dict:
+    """numpy's import time and the RSS it adds, each in a fresh process (the minimum of `runs`)."""
+    code = ("import time\n"
+            "def rss():\n"
+            "    return int(next(l for l in open('/proc/self/status') if l.startswith('VmRSS')).split()[1]) / 1024\n"
+            "before = rss(); start = time.perf_counter()\n"
+            "import numpy\n"
+            "print((time.perf_counter() - start) * 1000, rss() - before)\n")
+    runs_out = [tuple(map(float, subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                                check=True).stdout.split())) for _ in range(runs)]
+    return {"import_ms_min": min(r[0] for r in runs_out), "import_ms_p50": statistics.median(r[0] for r in runs_out),
+            "rss_mb": statistics.median(r[1] for r in runs_out)}
+
+
+def print_speed(speed: dict) -> None:
+    print("through RetrieveFunction's handler (moto's server, warm), against plain term overlap on the same\n"
+          "messages in the same run; each p50 the minimum of 5 rounds")
+    print(f"  {'concepts':>8} {'vocabulary':<15} {'handler p50':>12} {'overlap p50':>12} {'ratio':>7}")
+    for r in speed["handler"]:
+        print(f"  {r['concepts']:>8} {r['vocabulary']:<15} {r['handler_p50_ms']:>9.3f} ms {r['overlap_p50_ms']:>9.3f} ms "
+              f"{r['ratio']:>6.1f}x")
+    rounds = ", ".join(f"{v:.4f}" for v in speed["warm_1000_rounds_ms"])
+    print(f"\nwarm index p50 at 1,000 concepts (Index.relevant): min of 5 rounds {speed['warm_1000_p50_ms']:.4f} ms "
+          f"(rounds: {rounds})")
+    n = speed["numpy"]
+    print(f"numpy in a fresh process: import {n['import_ms_min']:.0f} ms (min; p50 {n['import_ms_p50']:.0f} ms), "
+          f"RSS +{n['rss_mb']:.0f} MB")
+
+
 def _status_mb(field: str) -> float:
     for line in Path("/proc/self/status").read_text().splitlines():
         if line.startswith(field + ":"):
@@ -477,7 +586,14 @@ def main() -> int:
     parser.add_argument("--agents-build", nargs=3, help=argparse.SUPPRESS)
     parser.add_argument("--agents-traffic", nargs=4, help=argparse.SUPPRESS)
     parser.add_argument("--agents-only", action="store_true", help="only the many-agents memory budget run")
+    parser.add_argument("--speed", action="store_true", help="only issue 24's speed table (the handler at 5,000)")
+    parser.add_argument("--no-vocabulary", action="store_true", help="--speed without the starter's rows")
     args = parser.parse_args()
+    if args.speed:
+        speed = bench_speed([1000] if args.quick else [1000, 5000], 50 if args.quick else 200,
+                            vocabularies=not args.no_vocabulary)
+        print_speed(speed) if not args.json else print(json.dumps(speed, indent=1))
+        return 0
     if args.rss_child:
         rss_child(args.rss_child, args.trace)
         return 0
@@ -500,6 +616,7 @@ def main() -> int:
         "rss": bench_rss([1000] if args.quick else [5000, 20000]),
         "import": bench_import(3 if args.quick else 7),
         "agents": bench_agents(100 if args.quick else 1000, 200, 5000 if args.quick else 30000),
+        "speed": bench_speed([1000] if args.quick else [1000, 5000], 50 if args.quick else 200),
     }
     targets = {
         "warm p50 <= 0.1 ms at 1000": next((r["p50_ms"] <= 0.1 for r in report["search"] if r["concepts"] == 1000), None),
@@ -517,6 +634,9 @@ def main() -> int:
         "peak RSS < 512 MB, 1000 agents x 200 concepts, 512 MB budget": (
             report["agents"]["runs"][0]["peak_rss_mb"] < 512 if report["agents"]["agents"] == 1000 else None),
         "RSS < 150 MB at 20000": next((r["rss_mb"] < 150 for r in report["rss"] if r["concepts"] == 20000), None),
+        "through the handler at 5000, >= 10x plain overlap": next((r["ratio"] >= 10 for r in report["speed"]["handler"]
+                                                                 if r["concepts"] == 5000), None),
+        "warm p50 <= 0.1 ms at 1000, min of 5 rounds": report["speed"]["warm_1000_p50_ms"] <= 0.1,
     }
     report["targets"] = targets
     if args.json:
@@ -553,6 +673,8 @@ def main() -> int:
         print(f"  {r['mode']:<50} {r['import_p50_ms']:>8.1f} ms {r['first_call_p50_ms']:>12.1f} ms "
               f"{r['total_p50_ms']:>7.1f} ms {r['total_vs_first']:>5.2f}x")
     print_agents(report["agents"])
+    print()
+    print_speed(report["speed"])
     print("\ntargets:")
     for name, met in targets.items():
         print(f"  {name:<40} {'n/a' if met is None else ('met' if met else 'NOT met')}")

@@ -7,9 +7,12 @@ retrieval_heldout2.json, retrieval_heldout3.json: each written before a round of
 once after it, and its misses then informed the next round); and heldout-4, the held-out set
 (retrieval_heldout4.json: written blind, by someone who saw neither the ranking code nor the
 other sets' messages, before the fourth round of tuning, and read only after it). All sets use
-the tuning file's concepts.
+the tuning file's concepts. The store's readings of its customers' words are its own data, the
+demo agent's vocabulary (devstack/knowledge_dev/demo/vocabulary.yaml), loaded as retrieval loads
+an agent's vocabulary.yaml; `--vocabulary FILE` reads another, `--vocabulary none` none.
 
-    .venv/bin/python scripts/retrieval_report.py [--set tuning|heldout-1|…|heldout-4] [--min-score X] [--json]
+    .venv/bin/python scripts/retrieval_report.py [--set tuning|heldout-1|…|heldout-4] [--min-score X]
+        [--vocabulary FILE|none] [--json]
 """
 
 from __future__ import annotations
@@ -23,10 +26,13 @@ from typing import Callable
 
 from knowledge.format.concept import Concept
 from knowledge.format.config import DEFAULT_MIN_SCORE
+from knowledge.format.vocabulary import parse_vocabulary
 from knowledge.recall.index import Index, OverlapScan
+from knowledge.recall.lexicon import lexicon_for
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 LABELLED = DATA / "retrieval_labelled.json"
+DEMO_VOCABULARY = Path(__file__).resolve().parents[1] / "devstack" / "knowledge_dev" / "demo" / "vocabulary.yaml"
 SETS = {"tuning": DATA / "retrieval_labelled.json", "heldout-1, seen": DATA / "retrieval_heldout.json",
         "heldout-2, seen": DATA / "retrieval_heldout2.json", "heldout-3, seen": DATA / "retrieval_heldout3.json",
         "heldout-4": DATA / "retrieval_heldout4.json"}
@@ -48,16 +54,18 @@ def messages_of(path: Path) -> tuple[list[dict], list[dict]]:
     return data["queries"], data["off_topic"]
 
 
-def rankers(concepts: list[Concept], min_score: float) -> dict[str, Callable[[str], list[str]]]:
-    """This index behind the floor retrieval applies (what select() injects before links),
-    and plain term overlap."""
+def rankers(concepts: list[Concept], min_score: float,
+            vocabulary: Path | None = DEMO_VOCABULARY) -> dict[str, Callable[[str], list[str]]]:
+    """This index behind the floor retrieval applies (what select() injects before links), the
+    message read through the `vocabulary` file's readings, and plain term overlap."""
+    readings = lexicon_for(parse_vocabulary(vocabulary.read_bytes()).pairs(), None) if vocabulary else None
     index = Index()
     for concept in concepts:
         index.upsert(concept.name, "etag", concept, concept.render().encode())
     index.settle()
     scan = OverlapScan(concepts)
     return {
-        "index": lambda message: [hit.name for hit in index.relevant(message, TOP_K, min_score)],
+        "index": lambda message: [hit.name for hit in index.relevant(message, TOP_K, min_score, readings)],
         "overlap": lambda message: [name for name, _ in scan.search(message, TOP_K)],
     }
 
@@ -93,9 +101,10 @@ def evaluate_set(rank: Callable[[str], list[str]], queries: list[dict], off_topi
     }
 
 
-def evaluate(min_score: float = DEFAULT_MIN_SCORE, only: tuple[str, ...] = tuple(SETS)) -> dict:
+def evaluate(min_score: float = DEFAULT_MIN_SCORE, only: tuple[str, ...] = tuple(SETS),
+             vocabulary: Path | None = DEMO_VOCABULARY) -> dict:
     concepts = concepts_of()
-    ranked = rankers(concepts, min_score)
+    ranked = rankers(concepts, min_score, vocabulary)
     sets = {}
     every: tuple[list[dict], list[dict]] = ([], [])
     for label, path in SETS.items():
@@ -109,7 +118,8 @@ def evaluate(min_score: float = DEFAULT_MIN_SCORE, only: tuple[str, ...] = tuple
     if len(sets) > 1:  # the whole labelled set: every message of the sets reported, once
         sets["all sets"] = {"queries": len(every[0]), "off_topic": len(every[1]),
                             "rankers": {name: evaluate_set(rank, *every) for name, rank in ranked.items()}}
-    return {"concepts": len(concepts), "top_k": TOP_K, "min_score": min_score, "sets": sets}
+    return {"concepts": len(concepts), "top_k": TOP_K, "min_score": min_score,
+            "vocabulary": vocabulary.name if vocabulary else None, "sets": sets}
 
 
 def _cell(row: dict, key: str) -> str:
@@ -121,13 +131,17 @@ def main() -> int:
     parser.add_argument("--min-score", type=float, default=DEFAULT_MIN_SCORE)
     parser.add_argument("--set", action="append", choices=[label.split(",")[0] for label in SETS],
                         help="report only this set (repeatable); all five by default")
+    parser.add_argument("--vocabulary", default=str(DEMO_VOCABULARY),
+                        help="the agent's vocabulary.yaml (default: the demo agent's); `none` for none")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    report = evaluate(args.min_score, tuple(args.set or [label.split(",")[0] for label in SETS]))
+    vocabulary = None if args.vocabulary == "none" else Path(args.vocabulary)
+    report = evaluate(args.min_score, tuple(args.set or [label.split(",")[0] for label in SETS]), vocabulary)
     if args.json:
         print(json.dumps(report, indent=1, ensure_ascii=False))
         return 0
-    print(f"{report['concepts']} concepts; top {TOP_K}; min_score {report['min_score']}")
+    print(f"{report['concepts']} concepts; top {TOP_K}; min_score {report['min_score']}; "
+          f"vocabulary {report['vocabulary'] or 'none'}")
     for label, result in report["sets"].items():
         print(f"\n{label}: {result['queries']} store questions, {result['off_topic']} off-topic messages")
         print(f"  {'slice':<10} {'ranker':<8} {'n':>4} {'hit@5':>7} {'MRR':>7} {'n':>5} {'off-topic injecting':>20}")

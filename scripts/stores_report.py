@@ -3,7 +3,13 @@
 each store run through the real RetrieveFunction handler, side by side with plain term overlap
 (seed 000's scan) on the same messages in the same run.
 
-    .venv/bin/python scripts/stores_report.py [--store NAME ...] [--heldout] [--misses] [--json]
+    .venv/bin/python scripts/stores_report.py [--store NAME ...] [--heldout] [--misses]
+        [--vocabulary FILE | --starter NAME] [--json]
+
+`--vocabulary FILE` writes that vocabulary.yaml to every store's agent (through ConceptStore, as
+the studio saves one); `--starter varejo-br` the starter for Brazilian retail that ships with the
+engine (knowledge/format/vocabularies/). Without either, no agent has a vocabulary: the engine
+knows only what holds for every store (issue 24).
 
 How a store is run, as the engine and the deployed function would see it:
 
@@ -154,10 +160,13 @@ def local_retrieve(endpoint: str | None = None) -> Iterator[LocalRetrieve]:
             yield LocalRetrieve(handler, ConceptStore(s3, bucket), bucket, function_timeout_ms("retrieve"))
 
 
-def write_store(local: LocalRetrieve, name: str, store: dict) -> list[Concept]:
-    """The store's knowledge.yaml and concepts, written to its own tenant's agent."""
+def write_store(local: LocalRetrieve, name: str, store: dict, vocabulary: str | None = None) -> list[Concept]:
+    """The store's knowledge.yaml, its `vocabulary` (a vocabulary.yaml's text) and concepts,
+    written to its own tenant's agent."""
     tenant = tenant_of(name)
     local.store.put_config(tenant, AGENT, CONFIG, actor="operator:stores-report")
+    if vocabulary is not None:
+        local.store.put_vocabulary(tenant, AGENT, vocabulary, actor="operator:stores-report")
     concepts = concepts_of(store)
     for concept in concepts:
         local.store.create(tenant, AGENT, concept, actor="operator:stores-report")
@@ -236,15 +245,15 @@ def by_slice(rows: list[dict]) -> dict:
     return result
 
 
-def evaluate(stores: dict[str, dict], endpoint: str | None = None) -> dict:
+def evaluate(stores: dict[str, dict], endpoint: str | None = None, vocabulary: str | None = None) -> dict:
     """Each store through the handler and through plain overlap, per slice; `stores` maps a
     store's name to its data (a file of tests/data/stores/ as loaded). With more than one store,
-    an "all stores" entry pools every message."""
+    an "all stores" entry pools every message. `vocabulary`: every agent's vocabulary.yaml text."""
     started = time.monotonic()
     tests = {name: store["tests"] for name, store in stores.items()}
     phases: dict[str, dict] = {}
     with local_retrieve(endpoint) as local:
-        concepts = {name: write_store(local, name, store) for name, store in stores.items()}
+        concepts = {name: write_store(local, name, store, vocabulary) for name, store in stores.items()}
         written = time.monotonic()
         rankers = {"index": handler_ranker(local), "overlap": overlap_ranker(concepts)}
         phases["day one"] = _phase(rankers, tests)
@@ -317,15 +326,25 @@ def main() -> int:
     parser.add_argument("--heldout", action="store_true",
                         help="include the held-out store (heldout/beleza.json): read once, at the end of the recall work")
     parser.add_argument("--misses", action="store_true", help="print the index's misses and off-topic injections")
+    given = parser.add_mutually_exclusive_group()
+    given.add_argument("--vocabulary", metavar="FILE", help="a vocabulary.yaml every store's agent is given")
+    given.add_argument("--starter", metavar="NAME", help="a shipped starter vocabulary every store's agent copies")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    vocabulary = None
+    if args.vocabulary:
+        vocabulary = Path(args.vocabulary).read_text(encoding="utf-8")
+    elif args.starter:
+        from knowledge.format.vocabulary import starter_text
+
+        vocabulary = starter_text(args.starter)
     paths = store_paths(args.heldout)
     unknown = [name for name in args.store or [] if name not in paths]
     if unknown:
         held = " (held out: add --heldout)" if set(unknown) & set(HELDOUT) else ""
         parser.error(f"unknown store {', '.join(unknown)}{held}; stores: {', '.join(paths)}")
     chosen = {name: load_store(paths[name]) for name in (args.store or paths)}
-    report = evaluate(chosen)
+    report = evaluate(chosen, vocabulary=vocabulary)
     if args.json:
         print(json.dumps(report, indent=1, ensure_ascii=False))
     else:

@@ -1,4 +1,5 @@
-"""The `knowledge` command: export, import, backfill, history, show, redrive, send-turn and the LGPD purges."""
+"""The `knowledge` command: export, import, backfill, history, show, redrive, send-turn, vocabulary and the LGPD
+purges."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from botocore.exceptions import BotoCoreError
 
 from knowledge.curation.export import FORMATS, DirectorySink, export_agent
 from knowledge.format.concept import TYPES
+from knowledge_cli import vocabulary
 from shared.errors import KnowledgeError
 from shared.httpapi import OPERATOR_ID
 from shared.names import check_slug, is_session_id
@@ -155,6 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
     send = commands.add_parser("send-turn", help="send a turn-complete message (JSON file) to the TurnCompleteQueue")
     send.add_argument("file", help="a JSON file in the turn-complete format (see schemas/)")
     send.set_defaults(run=_send_turn)
+    vocabulary.add_commands(commands, _slug, _operator, _store)
     return parser
 
 
@@ -188,7 +191,10 @@ def _import(args: argparse.Namespace) -> int:
     operator = args.operator or os.environ.get("KNOWLEDGE_OPERATOR") or getpass.getuser()
     if not OPERATOR_ID.fullmatch(operator):
         raise KnowledgeError("say who imports with --operator (letters, digits, '.', '_', '@', '+', ':', '-')")
-    items, ignored = items_of(local_files(args.path), default_type=args.type)
+    files, vocabulary_done = vocabulary.import_file(local_files(args.path), args.tenant, args.agent, _store(),
+                                                    actor=f"operator:{operator}", replace=args.replace,
+                                                    dry_run=args.dry_run)
+    items, ignored = items_of(files, default_type=args.type)
     report = wiring.concept_import(Settings.from_env()).run(
         Operator(operator, frozenset({args.tenant})), args.tenant, args.agent, items, dry_run=args.dry_run,
         replace=args.replace, provenance=args.provenance, progress=ProgressBar("importing", every=500), ignored=ignored)
@@ -198,6 +204,8 @@ def _import(args: argparse.Namespace) -> int:
         line = f"{verbs.get(item.outcome, item.outcome):<12} {item.name or '-':<40} {where}"
         print(line + (f"  {item.reason}" if item.reason else ""),
               file=sys.stderr if item.outcome == "refused" else sys.stdout)
+    if vocabulary_done:
+        print(vocabulary_done)
     print(f"{report.summary()} ({args.tenant}/{args.agent})")
     return 1 if report.refused else 0
 

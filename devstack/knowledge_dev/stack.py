@@ -73,12 +73,14 @@ def port_free(port: int, host: str = "127.0.0.1") -> bool:
 
 
 def seed_demo(store) -> int:  # noqa: ANN001 - a knowledge.store.concepts.ConceptStore
-    """Write the demo agent's knowledge.yaml and concepts; returns the number of concepts."""
+    """Write the demo agent's knowledge.yaml, vocabulary.yaml and concepts; returns the number of concepts."""
     from knowledge.format.concept import parse
 
     demo = resources.files(__package__) / "demo"
     store.put_config(DEMO_TENANT, DEMO_AGENT, (demo / "knowledge.yaml").read_text(encoding="utf-8"),
                      actor="operator:demo")
+    store.put_vocabulary(DEMO_TENANT, DEMO_AGENT, (demo / "vocabulary.yaml").read_text(encoding="utf-8"),
+                         actor="operator:demo")
     count = 0
     for item in sorted(demo.iterdir(), key=lambda p: p.name):
         if item.name.endswith(".md"):

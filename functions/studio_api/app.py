@@ -24,6 +24,7 @@ from knowledge.errors import (
     InvalidCursor,
     InvalidReviewed,
     InvalidSeenAt,
+    InvalidVocabulary,
     NameTaken,
     NothingToUndo,
     PreconditionRequired,
@@ -46,6 +47,7 @@ settings = Settings.from_env()
 studio = wiring.studio(settings)
 reviews = wiring.reviews(settings, studio)
 policy_reviews = wiring.policy_review_queue(settings)
+vocabularies = wiring.vocabulary_editor(settings)
 LIMITS = wiring.studio_limits()
 # Only the studio's own origin may call the API from a browser.
 app = APIGatewayHttpResolver(enable_validation=True,
@@ -220,6 +222,32 @@ class ConfigFile(BaseModel):
     yaml: Optional[str] = Field(description="knowledge.yaml as stored; null when the agent has none yet.")
     etag: Optional[str]
     config: Optional[dict[str, Any]] = Field(description="The `knowledge:` block as read, with defaults; null when off.")
+
+
+class VocabularyText(BaseModel):
+    yaml: str = Field(max_length=LIMITS.vocabulary_max_bytes, description="vocabulary.yaml: `readings:`, each with "
+                                                                   "`customers` (phrases) and `store` (words).")
+
+
+class VocabularyProblem(BaseModel):
+    message: str = Field(description="The rule broken, naming the line and the reading.")
+    line: Optional[int] = Field(description="The line (from 1), when the problem has one.")
+
+
+class VocabularyFile(BaseModel):
+    yaml: Optional[str] = Field(description="vocabulary.yaml as stored; null when the agent has none (no readings).")
+    etag: Optional[str]
+    readings: int = Field(description="Readings recall holds in force (0 when the file does not parse).")
+    phrases: int
+    in_force: bool = Field(description="Whether retrieval reads the agent's messages through it.")
+    problem: Optional[VocabularyProblem] = Field(description="Why a stored file is not in force (written by hand "
+                                                             "and not valid): recall runs without it.")
+    starters: list[str] = Field(description="The starter vocabularies an operator may copy from.")
+
+
+class VocabularyStarter(BaseModel):
+    name: str
+    yaml: str
 
 
 SEEN_AT_PATTERN = r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,6})?Z$"
@@ -506,6 +534,31 @@ def openapi_document() -> str:
         for name in unused:
             del schemas[name]
     return json.dumps(document)
+
+
+# ------------------------------------------------------------------ the vocabulary (vocabulary.yaml)
+@app.get(f"{BASE}/vocabulary", summary="The agent's vocabulary.yaml: its customers' words read as the store's",
+         responses=answers(200, VocabularyFile))
+def get_vocabulary(tenant: Slug, agent: Slug) -> VocabularyFile:
+    return vocabularies.get(operator(), tenant, agent)
+
+
+@app.put(f"{BASE}/vocabulary", summary="Save vocabulary.yaml (validated; If-Match unless creating)",
+         responses=answers(200, VocabularyFile, 412))
+def save_vocabulary(tenant: Slug, agent: Slug, body: VocabularyText,
+                    if_match: Annotated[Optional[str], Header(alias="if-match")] = None) -> VocabularyFile:
+    return vocabularies.save(operator(), tenant, agent, body.yaml, if_match)
+
+
+@app.get("/vocabulary-starters/<name>", summary="A starter vocabulary, to copy into an agent's and edit",
+         responses=answers(200, VocabularyStarter))
+def get_vocabulary_starter(name: Slug) -> VocabularyStarter:
+    return vocabularies.starter(operator(), name)
+
+
+@app.exception_handler(InvalidVocabulary)
+def invalid_vocabulary(exc: InvalidVocabulary) -> Response:
+    return _error(422, exc, line=exc.line)
 
 
 # ------------------------------------------------------------------ errors, mapped once

@@ -3,7 +3,9 @@
 export const $ = (id) => document.getElementById(id);
 
 export function show(view) {
-  for (const id of ["signin", "agents-view", "list-view", "deleted-view", "editor-view"]) $(id).hidden = id !== view;
+  for (const id of ["signin", "agents-view", "list-view", "deleted-view", "editor-view", "vocabulary-view"]) {
+    $(id).hidden = id !== view;
+  }
 }
 
 export function badge(text, kind) {

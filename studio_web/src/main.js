@@ -14,6 +14,7 @@ import { beginSignIn, config, finishSignIn, leavingOnPurpose, loadConfig, signIn
 import { problemShown, say, showProblem, tryAgain } from "./status.js";
 import { NEW, agentUrl, scope, urlFor, visit, wantedInUrl } from "./url.js";
 import { olderVersions, showHistory } from "./versions.js";
+import { wireVocabulary } from "./vocabulary.js";
 
 // Shows what the URL names: a concept, a new one, or the list.
 async function follow() {
@@ -84,6 +85,7 @@ async function start() {
   });
   $("back-from-deleted").addEventListener("click", async () => { if (await loadList()) $("show-deleted").focus(); });
   $("show-deleted").addEventListener("click", showDeleted);
+  wireVocabulary();
   $("more").addEventListener("click", showMore);
   watchForChanges();
   $("new-concept").addEventListener("click", () => { newConcept(); visit(NEW); });

@@ -4,6 +4,8 @@ a retry, an HTTP status), each with its code. The rooms raise them; handlers cat
 
 from __future__ import annotations
 
+from typing import Optional
+
 from shared.errors import KnowledgeError
 
 
@@ -68,3 +70,14 @@ class InvalidCursor(KnowledgeError):
     """A page cursor this code did not hand out (or for another concept)."""
 
     code = "invalid_cursor"
+
+
+class InvalidVocabulary(KnowledgeError, ValueError):
+    """A vocabulary.yaml outside its format (knowledge.format.vocabulary); `line` counts from 1
+    (None: the whole file)."""
+
+    code = "invalid_vocabulary"
+
+    def __init__(self, message: str, line: Optional[int] = None):
+        super().__init__(message)
+        self.line = line

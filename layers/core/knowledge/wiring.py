@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from knowledge.curation.imports import ConceptImport, Importer
     from knowledge.curation.reviews import ReviewQueue
     from knowledge.curation.studio import Studio
+    from knowledge.curation.vocabulary import VocabularyEditor
     from knowledge.format.sighting import Sighting
     from knowledge.format.turn import Turn
     from knowledge.learning.consolidate import Consolidator
@@ -151,6 +152,7 @@ def retriever(settings: Settings) -> "Retriever":
 
 def studio(settings: Settings) -> "Studio":
     from knowledge.curation.studio import Studio
+    from knowledge.curation.vocabulary import VocabularyEditor
     from knowledge.store.archive import TurnArchive
     from knowledge.store.concepts import ConceptStore
     from shared.aws import client
@@ -161,9 +163,19 @@ def studio(settings: Settings) -> "Studio":
     return Studio(ConceptStore(s3, settings.knowledge_bucket), archive)
 
 
+def vocabulary_editor(settings: Settings) -> "VocabularyEditor":
+    """The studio's editor of an agent's vocabulary.yaml."""
+    from knowledge.curation.vocabulary import VocabularyEditor
+    from knowledge.store.concepts import ConceptStore
+    from shared.aws import client
+
+    return VocabularyEditor(ConceptStore(client("s3"), settings.knowledge_bucket))
+
+
 def snapshot_pass(settings: Settings) -> "SnapshotPass":
     """SnapshotFunction's service: the studio's catch-up over every agent, writing each snapshot."""
     from knowledge.curation.studio import Studio
+    from knowledge.curation.vocabulary import VocabularyEditor
     from knowledge.operation.snapshots import SnapshotPass
     from knowledge.store.concepts import ConceptStore
     from shared.aws import client
@@ -260,6 +272,7 @@ def concept_import(settings: Settings) -> "ConceptImport":
     """Import into an agent through the studio's create and save (the CLI's `knowledge import`)."""
     from knowledge.curation.imports import ConceptImport
     from knowledge.curation.studio import Studio
+    from knowledge.curation.vocabulary import VocabularyEditor
     from knowledge.store.concepts import ConceptStore
     from shared.aws import client
 
@@ -287,6 +300,7 @@ class StudioLimits(NamedTuple):
     """What the studio API's request schema declares."""
 
     markdown_max_bytes: int
+    vocabulary_max_bytes: int
     sorts: tuple[str, ...]
     slug_pattern: str  # a tenant's or an agent's name in a path
     slug_max: int
@@ -294,10 +308,11 @@ class StudioLimits(NamedTuple):
 
 def studio_limits() -> StudioLimits:
     from knowledge.curation.documents import MARKDOWN_MAX_BYTES
+    from knowledge.format.vocabulary import VOCABULARY_MAX_BYTES
     from knowledge.curation.listing import SORTS
     from shared.names import SLUG_MAX, SLUG_SCHEMA
 
-    return StudioLimits(MARKDOWN_MAX_BYTES, SORTS, SLUG_SCHEMA["pattern"], SLUG_MAX)
+    return StudioLimits(MARKDOWN_MAX_BYTES, VOCABULARY_MAX_BYTES, SORTS, SLUG_SCHEMA["pattern"], SLUG_MAX)
 
 
 def tenant_purge(settings: Settings, parts: Sequence["TenantPart"] = ()) -> "TenantPurge":

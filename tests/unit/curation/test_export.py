@@ -138,3 +138,12 @@ def test_progress_bar_draws_only_on_a_terminal(cli_env, demo_store, tmp_path):
     total = len(list(DEMO.glob("*.md")))
     assert f"] {total}/{total}\n" in tty.text and "#" * 30 in tty.text
     assert pipe.text == ""
+
+
+def test_md_export_carries_the_agents_vocabulary_beside_the_concepts(demo_store, tmp_path):
+    demo_store.put_vocabulary(T, A, (DEMO / "vocabulary.yaml").read_text(encoding="utf-8"), actor="operator:ana")
+    result = export_agent(demo_store, T, A, DirectorySink(tmp_path), fmt="md")
+    assert (tmp_path / "vocabulary.yaml").read_bytes() == (DEMO / "vocabulary.yaml").read_bytes()
+    assert result.vocabulary and "vocabulary.yaml" in result.files
+    assert result.concepts == len(list(DEMO.glob("*.md")))
+    assert result.summary().endswith("and its vocabulary.yaml")

@@ -64,3 +64,28 @@ def test_the_set_of_lapsed_concepts_agrees_with_the_rule_concept_by_concept():
             now=now.replace(microsecond=0), stale_after_days=180)
     assert {"expired", "stale"} <= set(lapsed.names.values())
     assert lapsed.until is not None and lapsed.until > now
+
+
+def test_lapsed_concepts_masked_in_the_search_answer_as_asking_for_more_and_dropping_them_did():
+    """The search leaves the lapsed out itself (no Hit built for them): the same answer as asking
+    for top_k plus every lapsed concept and dropping them, whenever that answer fills top_k."""
+    import random
+
+    words = "frete prazo entrega troca pix boleto cartão juros campinas recife garantia sofá mesa".split()
+    rng = random.Random(5)
+    built = Index()
+    for i in range(300):
+        concept = make_concept(f"c-{i}", description=" ".join(rng.sample(words, 3)),
+                               body=" ".join(rng.choice(words) for _ in range(rng.randint(3, 30))))
+        built.upsert(concept.name, "e", concept, b"")
+    built.settle()
+    for trial in range(60):
+        lapsed = {f"c-{i}": "stale" for i in rng.sample(range(300), rng.choice([0, 5, 50, 250]))}
+        message = " ".join(rng.sample(words, rng.randint(1, 4))) + "?"
+        top_k = rng.choice([1, 5])
+        before = [h.name for h in built.relevant(message, top_k + len(lapsed), 1.0) if h.name not in lapsed][:top_k]
+        now = [h.name for h in built.relevant(message, top_k, 1.0, excluded=built.slots_of(lapsed))]
+        if len(before) == top_k:
+            assert now == before, (trial, message)
+        else:
+            assert now[:len(before)] == before

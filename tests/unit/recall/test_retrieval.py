@@ -10,6 +10,7 @@ import sys
 import pytest
 from helpers.concepts import make_concept
 from helpers.paths import DEMO, ROOT
+from helpers.vocabulary import demo_lexicon
 
 from knowledge.format.concept import parse
 from knowledge.format.config import parse_config
@@ -33,10 +34,11 @@ def demo_index():
 
 
 CONFIG = parse_config((DEMO / "knowledge.yaml").read_text())
+FURNITURE = demo_lexicon()  # the demo store's own readings (its vocabulary.yaml)
 
 
 def test_the_block_has_the_seeds_exact_shape():
-    injected = select(demo_index(), "Moro em Campinas, o frete é grátis?", CONFIG)
+    injected = select(demo_index(), "Moro em Campinas, o frete é grátis?", CONFIG, readings=FURNITURE)
     assert render_block(injected) == (
         "<knowledge>\n"
         '  <concept name="cep-sudeste-cd-campinas" confidence="0.70" provenance="observed">'
@@ -56,7 +58,7 @@ def test_the_block_has_the_seeds_exact_shape():
 
 
 def test_the_warning_appears_only_with_an_observed_concept():
-    policy_only = select(demo_index(), "posso trocar o produto em 30 dias?", CONFIG)
+    policy_only = select(demo_index(), "posso trocar o produto em 30 dias?", CONFIG, readings=FURNITURE)
     assert [i.hit.name for i in policy_only] == ["troca-em-30-dias", "rastreio-pedido"]
     block = render_block([i for i in policy_only if not i.linked])
     assert "not official policy" not in block and block.endswith("before any other lookup for that topic.")
@@ -65,7 +67,7 @@ def test_the_warning_appears_only_with_an_observed_concept():
 
 def test_hostile_text_is_escaped():
     hostile = make_concept("evil", description='"><script>alert(1)</script> & \'x\'', body="frete evil script")
-    block = render_block(select(index_of(hostile), "frete evil script", CONFIG))
+    block = render_block(select(index_of(hostile), "frete evil script", CONFIG, readings=FURNITURE))
     assert '<concept name="evil" confidence="0.60" provenance="observed">' in block
     assert "&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt; &amp; 'x'</concept>" in block
     assert "<script>" not in block
@@ -74,14 +76,14 @@ def test_hostile_text_is_escaped():
 @pytest.mark.parametrize("message", ["oi, tudo bem?", "qual é a capital da França?", "bom dia!", "ok",
                                      "valeu, até mais", "quanto é 3 mais 3?"])
 def test_small_talk_injects_nothing(message):
-    assert select(demo_index(), message, CONFIG) == []
+    assert select(demo_index(), message, CONFIG, readings=FURNITURE) == []
 
 
 @pytest.mark.parametrize("message", ["valeu, até mais", "quanto é 3 mais 3?", "obrigada, era só isso",
                                      "oi, tudo bem?", "bom dia, tudo bem com vc?", "kkkkk"])
 def test_small_talk_injects_nothing_in_a_store_of_44_concepts(message):
     # "vale-presente" (valeu), "3 a 5 dias" and "boleto em 3 dias" (3) are all in this store.
-    assert select(labelled_index(), message, CONFIG) == []
+    assert select(labelled_index(), message, CONFIG, readings=FURNITURE) == []
 
 
 _LABELLED = []
@@ -97,7 +99,7 @@ def labelled_index():
 
 
 def injected(message):
-    return [i.hit.name for i in select(labelled_index(), message, CONFIG) if not i.linked]
+    return [i.hit.name for i in select(labelled_index(), message, CONFIG, readings=FURNITURE) if not i.linked]
 
 
 @pytest.mark.parametrize("message", ["obrigado, vou agradecer ao atendente", "agradecemos a atenção de vocês",
@@ -253,7 +255,8 @@ def test_a_typo_is_read_only_in_long_words_and_never_over_a_word_the_store_has()
     ("Qual o prazo de entrega para o CEP 13083-970?", "cep-sudeste-cd-campinas"),
 ])
 def test_a_long_message_with_one_clear_question_reaches_its_concept_first(message, expected):
-    assert [i.hit.name for i in select(labelled_index(), message, CONFIG) if not i.linked][0] == expected
+    chosen = select(labelled_index(), message, CONFIG, readings=FURNITURE)
+    assert [i.hit.name for i in chosen if not i.linked][0] == expected
 
 
 @pytest.mark.parametrize("stated", ["CEPs 13000-13999 saem de Campinas.", "CEPs 13xxx saem de Campinas.",
@@ -265,13 +268,13 @@ def test_a_cep_inside_a_stated_range_matches_that_concept(stated, asked):
     other = make_concept("cd-recife", description="CEPs 50000-56999 saem de Recife.", body="Despacho pelo CD.")
     filler = [make_concept(f"outro-{i}", description=f"Assunto {i} sem relação.", body="Texto.") for i in range(8)]
     index = index_of(campinas, other, *filler)
-    assert index.relevant(asked, 5, 0)[0].name == "cd-campinas"
+    assert index.relevant(asked, 5, 0, readings=FURNITURE)[0].name == "cd-campinas"
     assert index.relevant(asked.replace("13083", "52083"), 5, 0)[0].name == "cd-recife"
 
 
 def test_numbers_match_whole_or_in_a_range_with_their_unit_never_as_a_lone_digit():
     index = labelled_index()
-    assert index.relevant("quanto é 3 mais 3?", 5, 1.0) == []
+    assert index.relevant("quanto é 3 mais 3?", 5, 1.0, readings=FURNITURE) == []
     assert index.search("3", 5) == []  # a lone digit matches nothing, not "3 dias" nor "13000-13999"
     # An order number is no CEP, however CEP-shaped: it reaches no CEP range.
     assert "cep-sudeste-cd-campinas" not in [h.name for h in index.search("pedido 13083970", 5)]
@@ -286,10 +289,10 @@ def test_a_stem_shared_by_accident_carries_no_match_alone_but_singular_and_plura
     furniture = make_concept("garantia-moveis", description="Móveis têm garantia.", body="Defeitos de fabricação.")
     filler = [make_concept(f"outro-{i}", description=f"Assunto {i} sem relação.", body="Texto.") for i in range(8)]
     index = index_of(voucher, furniture, *filler)
-    assert index.relevant("isso valeria a pena?", 5, 0) == []  # valeria shares only a stem with vale
+    assert index.relevant("isso valeria a pena?", 5, 0, readings=FURNITURE) == []  # valeria: only a stem of vale
     assert "vale-presente" in [h.name for h in index.search("isso valeria a pena?", 5)]  # the raw search still sees it
-    assert [h.name for h in index.relevant("o móvel tem garantia?", 5, 0)] == ["garantia-moveis"]
-    assert [h.name for h in index.relevant("moveis", 5, 0)] == ["garantia-moveis"]
+    assert [h.name for h in index.relevant("o móvel tem garantia?", 5, 0, readings=FURNITURE)] == ["garantia-moveis"]
+    assert [h.name for h in index.relevant("moveis", 5, 0, readings=FURNITURE)] == ["garantia-moveis"]
 
 
 def test_a_verb_and_a_noun_of_the_same_long_stem_are_the_same_word():
@@ -311,9 +314,10 @@ def test_links_are_one_hop_capped_and_never_duplicated():
     c = make_concept("c-link", description="unrelated c", body="c")
     d = make_concept("d-far", description="unrelated d", body="d")
     config = parse_config("knowledge:\n  top_k: 1\n  min_score: 0\n")
-    injected = select(index_of(a, b, c, d), "frete campinas", config)
+    injected = select(index_of(a, b, c, d), "frete campinas", config, readings=FURNITURE)
     assert [(i.hit.name, i.linked) for i in injected] == [("a-frete", False), ("b-link", True)]
-    wide = select(index_of(a, b, c, d), "frete campinas", parse_config("knowledge:\n  top_k: 5\n  min_score: 0\n"))
+    wide = select(index_of(a, b, c, d), "frete campinas", parse_config("knowledge:\n  top_k: 5\n  min_score: 0\n"),
+                  readings=FURNITURE)
     assert [i.hit.name for i in wide] == ["a-frete", "b-link", "c-link"]  # no d-far: one hop only
 
 

@@ -31,7 +31,7 @@ def test_a_cold_container_reads_the_snapshot_and_the_journal_and_answers_as_a_fu
     calls.clear()
     cold = Retriever(store, Events(), refresh_seconds=60)
     assert answers(cold) == answers(first)
-    assert calls["s3"] == 3  # the snapshot, one listing of the journal, knowledge.yaml If-None-Match: no concept read
+    assert calls["s3"] == 4  # the snapshot, the journal, knowledge.yaml If-None-Match, vocabulary.yaml: no concept
     assert cold.counters.get("SnapshotLoaded") == 1
 
 
@@ -45,7 +45,7 @@ def test_load_knowledge_of_a_concept_restored_from_the_snapshot_is_the_stored_ma
                                    name="cep-sudeste-cd-campinas"))
     assert answer["markdown"] == (DEMO / "cep-sudeste-cd-campinas.md").read_text()
     assert answer["concept"]["confidence"] == 0.7
-    assert calls["s3"] == 3 + 1  # the snapshot, the journal, knowledge.yaml If-None-Match, then that one concept
+    assert calls["s3"] == 4 + 1  # + vocabulary.yaml; the snapshot, the journal, knowledge.yaml If-None-Match, then that one concept
     assert [detail["name"] for _, detail in events.published] == ["cep-sudeste-cd-campinas"]
 
 

@@ -28,7 +28,7 @@ def test_between_refreshes_a_warm_call_makes_no_s3_request(counted):
     cold = calls["s3"]
     # No snapshot yet: the snapshot's 404, config, one listing, the seven concepts, then the
     # snapshot written for the next cold container.
-    assert cold == 1 + 2 + 7 + 1
+    assert cold == 1 + 2 + 1 + 7 + 1  # + vocabulary.yaml (404), read by the first listing
     for _ in range(20):
         clock.now += 0.2
         ask(retriever)
@@ -95,7 +95,7 @@ def test_an_unreadable_concept_is_left_out_and_not_fetched_again(counted, s3, bu
     assert "broken" not in retriever.knowledge(T, A).index.docs
     assert Retriever(store, Events()).knowledge(T, A).unreadable == {"broken": retriever.knowledge(T, A).unreadable["broken"]}
     # Then a cold container: its snapshot, the journal and the config; it knows from the snapshot: not fetched again.
-    assert calls["s3"] - before == 2 + 3
+    assert calls["s3"] - before == 2 + 3 + 1  # + vocabulary.yaml, once per cold container
 
 
 class SlowStore:
@@ -133,15 +133,17 @@ def test_an_agent_too_large_for_one_call_is_answered_from_its_newest_concepts_th
     store, clock, calls = large_agent
     retriever = Retriever(store, Events(), refresh_seconds=60, fetch_budget_seconds=1.5, clock=clock)
     first = ask(retriever, "Frete para Campinas no sábado?")
-    assert calls["s3"] == 1 + 2 + 4  # no snapshot, config, listing, and two chunks of two: the budget is spent
+    # no snapshot, config, listing, vocabulary.yaml, and two chunks of two: the budget is spent
+    assert calls["s3"] == 1 + 2 + 1 + 4
     assert retriever.counters.get("IndexIncomplete") == 1
     assert first["concepts"][0]["name"] == "frete-campinas-sabado"  # the newest came first
     assert "cep-sudeste-cd-campinas" not in first["block"]  # the oldest is not indexed yet
     second = ask(retriever)
-    assert calls["s3"] == 7 + 4 + 1  # the rest of the backlog, without listing again; then the snapshot
+    # the rest of the backlog, without listing again; then the snapshot
+    assert calls["s3"] == 8 + 4 + 1
     assert "cep-sudeste-cd-campinas" in second["block"]
     ask(retriever)
-    assert calls["s3"] == 12 and retriever.counters.get("IndexIncomplete") == 1
+    assert calls["s3"] == 13 and retriever.counters.get("IndexIncomplete") == 1
 
 
 def test_the_time_lambda_has_left_caps_the_fetch_budget(large_agent):
@@ -149,9 +151,10 @@ def test_the_time_lambda_has_left_caps_the_fetch_budget(large_agent):
     retriever = Retriever(store, Events(), refresh_seconds=60, fetch_budget_seconds=100, clock=clock)
     event = {"agent": A, "session_id": "s1", "message": "frete"}
     retriever.handle(event, remaining_seconds=2.0)  # 0.5 s once the answer's reserve is kept
-    assert calls["s3"] == 1 + 2 + 2  # one chunk: at least one is always fetched, so a warm-up ends
+    # vocabulary.yaml too; one chunk: at least one is always fetched, so a warm-up ends
+    assert calls["s3"] == 1 + 2 + 1 + 2
     retriever.handle(event, remaining_seconds=60.0)
-    assert calls["s3"] == 5 + 6 + 1
+    assert calls["s3"] == 6 + 6 + 1
 
 
 def test_load_knowledge_of_a_concept_the_warm_up_has_not_reached_fetches_it(large_agent):
@@ -162,4 +165,5 @@ def test_load_knowledge_of_a_concept_the_warm_up_has_not_reached_fetches_it(larg
                                         name="cep-sudeste-cd-campinas"))
     assert answer["markdown"] == (DEMO / "cep-sudeste-cd-campinas.md").read_text()
     assert [name for _, detail in events.published for name in [detail["name"]]] == ["cep-sudeste-cd-campinas"]
-    assert calls["s3"] == 1 + 2 + 2 + 1  # no snapshot, config, listing, one chunk, then that one concept
+    # no snapshot, config, listing, vocabulary.yaml, one chunk, then that one concept
+    assert calls["s3"] == 1 + 2 + 1 + 2 + 1

@@ -1,4 +1,5 @@
-"""Export: the storage format is the export format (md), or one GraphML file of the links."""
+"""Export: the storage format is the export format (md: each concept's file, and the agent's
+vocabulary.yaml beside them when it has one), or one GraphML file of the links."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from typing import Any, Callable, Literal, Optional, Protocol
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from knowledge.format.concept import format_timestamp, utc_now
+from knowledge.format.vocabulary import FILE as VOCABULARY_FILE
 from knowledge.store.concepts import ConceptStore, StoredConcept
 from shared.errors import InvalidConcept, KnowledgeError, NotFound
 from shared.names import Slug
@@ -73,7 +75,8 @@ class S3Sink:
         self._s3, self.bucket, self.prefix = s3, bucket, prefix.rstrip("/") + "/"
 
     def write(self, name: str, data: bytes) -> None:
-        content_type = "application/xml" if name.endswith(".graphml") else "text/markdown; charset=utf-8"
+        content_type = ("application/xml" if name.endswith(".graphml") else "application/yaml; charset=utf-8"
+                        if name.endswith(".yaml") else "text/markdown; charset=utf-8")
         self._s3.put_object(Bucket=self.bucket, Key=self.prefix + name, Body=data, ContentType=content_type)
 
 
@@ -84,26 +87,29 @@ class ExportResult:
     files: list[str] = field(default_factory=list)
     edges: int = 0
     skipped: dict[str, str] = field(default_factory=dict)
+    vocabulary: bool = False  # the agent's vocabulary.yaml was written beside the concepts
 
     def summary(self) -> str:
         what = f"{self.concepts} concept{'s' if self.concepts != 1 else ''}"
         if self.format == "graphml":
             what += f" and {self.edges} link{'s' if self.edges != 1 else ''} to {GRAPHML_FILE}"
         else:
-            what += f" as {len(self.files)} .md file{'s' if len(self.files) != 1 else ''}"
+            count = len(self.files) - self.vocabulary
+            what += f" as {count} .md file{'s' if count != 1 else ''}"
+            what += f" and its {VOCABULARY_FILE}" if self.vocabulary else ""
         skipped = f"; skipped {len(self.skipped)} unreadable" if self.skipped else ""
         return f"exported {what}{skipped}"
 
     def as_dict(self) -> dict[str, Any]:
         return {"format": self.format, "concepts": self.concepts, "files": self.files,
-                "edges": self.edges, "skipped": self.skipped}
+                "edges": self.edges, "skipped": self.skipped, "vocabulary": self.vocabulary}
 
 
 def export_agent(
     store: ConceptStore, tenant: str, agent: str, sink: Sink, *, fmt: str = "md",
     progress: Optional[Progress] = None,
 ) -> ExportResult:
-    """Export every current concept of an agent to `sink`."""
+    """Export every current concept of an agent to `sink` (md: and its vocabulary.yaml, as stored)."""
     if fmt not in FORMATS:
         raise KnowledgeError(f"format must be one of {', '.join(FORMATS)}")
     names = [entry.name for entry in store.list(tenant, agent)]
@@ -124,6 +130,11 @@ def export_agent(
             if progress:
                 progress(done, len(stored))
         result.concepts = len(result.files)
+        vocabulary = store.get_vocabulary(tenant, agent)
+        if vocabulary is not None:
+            sink.write(VOCABULARY_FILE, vocabulary.data)
+            result.files.append(VOCABULARY_FILE)
+            result.vocabulary = True
         return result
     document, result.edges, result.skipped = graphml(stored, progress=progress)
     sink.write(GRAPHML_FILE, document)

@@ -116,7 +116,9 @@ def items_of(files: list[File], *, default_type: str = "fact") -> tuple[list[Ite
     ignored: list[str] = []
     for label, data in files:
         suffix = os.path.splitext(label)[1].lower()
-        if isinstance(data, int):
+        if os.path.basename(label) == "vocabulary.yaml":  # an export's vocabulary (`knowledge import` saves it)
+            ignored.append(label)
+        elif isinstance(data, int):
             items.append(Item(label, problem=f"is {data} bytes; a file may hold at most {FILE_MAX_BYTES}"))
         elif suffix in CONCEPT_SUFFIXES:
             try:

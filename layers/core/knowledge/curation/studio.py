@@ -33,7 +33,7 @@ from knowledge.recall.snapshot import Snapshot, SnapshotUnreadable, decode, enco
 from knowledge.store.archive import TurnArchive
 from knowledge.store.concepts import ConceptStore, NotModified, StoredConcept
 from knowledge.store.history import VersionInfo
-from knowledge.store.journal import CONFIG_CHANGE, JOURNAL_GRACE_SECONDS
+from knowledge.store.journal import CONFIG_CHANGE, JOURNAL_GRACE_SECONDS, VOCABULARY_CHANGE
 from knowledge.store.keys import etag_token
 from shared.errors import AccessDenied, Conflict, FieldError, InvalidConcept, InvalidConfig, KnowledgeError, NotFound
 from shared.httpapi import Operator, page_offset
@@ -208,6 +208,7 @@ class Studio:
         for change in self._store.changes_since(tenant, agent, held.position - JOURNAL_GRACE_SECONDS):
             newest[change.name] = change.etag  # oldest first: the last one wins
         config_etag = newest.pop(CONFIG_CHANGE, False)
+        newest.pop(VOCABULARY_CHANGE, None)  # not a concept: the list shows none of it
         if config_etag is not False and (config_etag is None or held.config_etag is None
                                          or config_etag != etag_token(held.config_etag)):
             self._read_config(tenant, agent, held)

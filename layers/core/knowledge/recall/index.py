@@ -34,7 +34,7 @@ import numpy as np
 
 from knowledge.format.concept import Concept
 from knowledge.recall.analysis import analyze
-from knowledge.recall.lexicon import Reading, lexicon
+from knowledge.recall.lexicon import Lexicon, Reading, lexicon
 from knowledge.recall.postings import (
     BY_FORM_BYTES,
     DOC_OVERHEAD,
@@ -449,6 +449,11 @@ class Index:
         index._weighted_avg = float(header["weighted_avg"])
         return index
 
+    def slots_of(self, names: Iterable[str]) -> np.ndarray:
+        """The slots of the named concepts this index holds (a mask for `relevant`'s `excluded`)."""
+        docs = self.docs
+        return np.fromiter((docs[name].slot for name in names if name in docs), dtype=np.int64)
+
     def shape(self) -> tuple[int, int, int, int]:
         """Counts that move whenever the index changes: a cheap test before measuring it again."""
         return len(self.docs), self._live_postings, self._dead_postings, len(self._postings)
@@ -479,11 +484,12 @@ class Index:
                 sys.getsizeof(forms) + sum(sys.getsizeof(form) for form in forms))
         return size
 
-    def _match(self, query: str, read: bool = True) -> Optional[tuple]:
+    def _match(self, query: str, read: bool = True, readings: Optional[Lexicon] = None) -> Optional[tuple]:
         """Per slot, the BM25 score and what the concept shares with the message as `relevant`
         weighs it; what the message tells; each matched term's slots; which concepts share more
         than places (None when the message names none). None when nothing matches. `read`: add
-        what the lexicon reads into the message and read typos (retrieval), or not (search)."""
+        what the lexicon reads into the message and read typos (retrieval), or not (search);
+        `readings`: the agent's lexicon (knowledge.recall.lexicon.lexicon_for), else the places'."""
         n_docs = len(self.docs)
         if not n_docs:
             return None
@@ -501,8 +507,9 @@ class Index:
         ratios: list = []  # per entry, what the floor counts per unit of score (a number, or one per slot)
         placed: list[bool] = []  # per entry, whether its term names a place
         told = 0.0  # what the message's own words tell, in the same units (see `relevant`)
-        reading = lexicon().read(query, self._known) if read else _NOTHING_READ
-        place_terms = lexicon().place_terms
+        readings = readings or lexicon()
+        reading = readings.read(query, self._known) if read else _NOTHING_READ
+        place_terms = readings.place_terms
         names = _proper_names(query) if read and not query.islower() else ()
 
         def ratio_of(postings: Postings) -> float:
@@ -650,10 +657,14 @@ class Index:
         matched = self._match(query, read=False)
         return self._hits(matched, top_k, min_score) if matched is not None else []
 
-    def relevant(self, query: str, top_k: int, min_score: float = 0.0) -> list[Hit]:
+    def relevant(self, query: str, top_k: int, min_score: float = 0.0,
+                 readings: Optional[Lexicon] = None, excluded: Optional[np.ndarray] = None) -> list[Hit]:
         """What retrieval injects: `search`, once some concept passes the floor (MIN_SHARED with
-        two shared words or more; with one, SINGLE and COVER of the message, or a question cue)."""
-        matched = self._match(query)
+        two shared words or more; with one, SINGLE and COVER of the message, or a question cue);
+        the message read through `readings`, the agent's lexicon (None: the places' only). The
+        `excluded` slots (concepts out of recall) weigh in the floor but are never answered: the
+        next concepts take their places."""
+        matched = self._match(query, readings=readings)
         if matched is None:
             return []
         scores, shared, told, term_slots, grounded, terms = matched
@@ -673,7 +684,8 @@ class Index:
                 passes = several | (alone & (their >= SINGLE))
         if passes.any():
             # Below the best answer, a concept that shares a small part of what it shares is noise.
-            return self._hits(matched, top_k, min_score, TAIL * float(their[passes].max()), grounded)
+            return self._hits(matched, top_k, min_score, TAIL * float(their[passes].max()), grounded,
+                              excluded=excluded)
         # A concept the message calls by its own name ("como funciona o clube de vantagens?" and
         # clube-de-vantagens) is what it asks about, however common the name's words are.
         if len(terms) < NAMED_MIN:
@@ -687,22 +699,36 @@ class Index:
                  and len(words := name_terms(self._by_slot[slot].name)) >= NAMED_MIN and words <= terms}
         if not named:
             return []
-        return self._hits(matched, top_k, min_score, TAIL * max(shared.item(slot) for slot in named), grounded, named)
+        return self._hits(matched, top_k, min_score, TAIL * max(shared.item(slot) for slot in named), grounded, named,
+                          excluded)
 
     def _hits(self, matched: tuple, top_k: int, min_score: float, least_shared: float = 0.0,
-              grounded: Optional[np.ndarray] = None, named: frozenset | set = frozenset()) -> list[Hit]:
+              grounded: Optional[np.ndarray] = None, named: frozenset | set = frozenset(),
+              excluded: Optional[np.ndarray] = None) -> list[Hit]:
         scores, shared = matched[:2]
         if grounded is not None:  # a concept sharing only places with the message is never injected
             scores = np.where(grounded, scores, 0.0)
-        hits = []
-        for score, _, slot in self._ranked(scores, top_k):
-            if score <= 0 or score < min_score:
-                break
-            if shared.item(slot) < least_shared and slot not in named:
-                continue
-            doc = self._by_slot[slot]
-            hits.append(Hit(doc.name, round(score, 4), doc, round(shared.item(slot), 3)))
-        return hits
+        window = top_k
+        if excluded is not None and len(excluded):
+            scores = scores.copy() if grounded is None else scores
+            scores[excluded] = 0.0
+            # The best top_k that pass, past the ones skipped below: a wider look only when needed.
+            window = top_k * 2
+        while True:
+            hits, looked = [], 0
+            for score, _, slot in self._ranked(scores, window):
+                looked += 1
+                if score <= 0 or score < min_score:
+                    return hits  # nothing further down scores
+                if shared.item(slot) < least_shared and slot not in named:
+                    continue
+                doc = self._by_slot[slot]
+                hits.append(Hit(doc.name, round(score, 4), doc, round(shared.item(slot), 3)))
+                if len(hits) == top_k:
+                    break
+            if excluded is None or len(hits) >= top_k or looked < window or window >= len(scores):
+                return hits
+            window *= 4
 
 
 _NOTHING_READ = Reading([], set(), set())

@@ -1,140 +1,32 @@
-"""What customers write, read in the words stores write: the support vocabulary and the map of
+"""What customers write, read in the words stores write: the agent's own vocabulary and the map of
 Brazil that retrieval adds to a message before it searches (never to a concept, so the index and
-its snapshots do not depend on this table).
+its snapshots do not depend on either).
 
-A customer asks "cadê minha encomenda?", "vcs montam?", "quando o dinheiro volta?", "moro em
-Fortaleza"; a store writes "atraso", "montagem", "reembolso", "Nordeste". Each entry below is
-one such reading: what a customer may write (words or phrases, compared by stem when the stem
-is long, else folded and in the singular: see `key`) and what a store would have written
-instead; chat shorthand (q, hj, qto) is read first. The added words weigh EXPANDED of what the
-customer's own word would, so a concept that says the customer's words still ranks first.
+A customer asks "cadê minha encomenda?", "quando o dinheiro volta?", "moro em Fortaleza"; a store
+writes "atraso", "reembolso", "Nordeste". The engine knows only what holds for every Brazilian
+store: its places (below). What one store's customers call its products and services is that
+store's data: the agent's vocabulary.yaml (knowledge.format.vocabulary), whose readings — what a
+customer may write (words or phrases, compared by stem when the stem is long, else folded and in
+the singular: see `key`) and what the store writes instead — a Lexicon is built from, once per
+ETag of the file (`lexicon_for`). Chat shorthand (q, hj, qto) is read first. The added words
+weigh EXPANDED of what the customer's own word would, so a concept that says the customer's
+words still ranks first.
 
 Places are read apart: a city or state adds its state and region, and a concept that shares
 only places with a message (a city, "capitais", a street) is no answer to it ("qual a população
 de Recife?"); retrieval's floor asks for one word that is not a place (see search.Index.relevant).
 
-Written from general knowledge of Brazilian e-commerce support, not from any labelled message
-set's held-out part.
+The places were written from general knowledge of Brazil, not from any labelled message set.
 """
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple, Optional
+import functools
+from collections import OrderedDict
+from typing import Callable, NamedTuple, Optional, Sequence
 
 from knowledge.recall.analysis import analyze
 from knowledge.recall.words import SHORTHAND, WORD, fold, raw_forms, singular, term_and_form
-
-# What a customer writes | what a store writes. "|" separates alternatives; words of a phrase
-# must follow each other in the message (stopwords included: "não chegou" is not "chegou").
-RELATED: tuple[tuple[str, str], ...] = (
-    # Where is my order, it is late.
-    ("não chegou|nao chegou|não chegaram|nada de chegar|não recebi o pedido|não recebi meu pedido|"
-     "não recebi a encomenda|não recebi minha encomenda|não recebi o produto|não recebi minha compra|"
-     "não recebi nada|nao recebi o pedido|nao recebi meu pedido|nao recebi nada|ainda não veio|não veio|nao veio|"
-     "pedido atrasou|entrega atrasou|encomenda atrasou|atrasada|atrasadas|atrasados|pedido sumiu|"
-     "encomenda sumiu|extraviado|extraviada|extraviou|pedido perdido|encomenda perdida|perderam meu pedido|"
-     "perderam minha encomenda|nunca chegou|order is late|is running late|late delivery|late order|delayed|"
-     "never arrived|not arrived|still waiting|not received", "atraso pedido atrasado"),
-    ("cadê|cade|onde está|onde esta|onde tá|onde ta|onde anda|por onde anda|where is my|status do pedido|"
-     "status da entrega|status do meu pedido|localizar|acompanhar|rastrear|tracking|track my", "rastreio pedido"),
-    ("hasn't moved|has not moved|not moving|no update|no updates|supposed to arrive|should have arrived|"
-     "era pra ter chegado|era para ter chegado|deveria ter chegado|já era pra chegar", "atraso rastreio atualiza"),
-    ("parado|parada|não atualiza|nao atualiza|não anda|nao anda|não se mexe|sem atualização|sem atualizacao|"
-     "sem movimentação|sem movimentacao|travado|travada|stuck", "rastreio atualiza atraso"),
-    ("encomenda|encomendas|compra que fiz|minha compra|package", "pedido"),
-    ("prazo|prazos", "entrega"),
-    ("quanto tempo|quantos dias|demora|demorar|demoram|leva quanto|quando chega|quando vai chegar|"
-     "how long|how many days|when will", "prazo entrega"),
-    ("mais rápido|mais rapido|rapidinho|expressa|sedex|amanhã mesmo|chegar amanhã|faster|"
-     "fastest|quickly|rush", "envio expresso"),
-    ("sai hoje|sair hoje|envia hoje|enviam hoje|mandam hoje|despachar|despacham|postam o pedido|"
-     "ship today|same day|dispatch", "despacho mesmo dia"),
-    ("agendar|agendo|marcar dia|marcar a entrega|combinar a entrega|combinar o dia|combinar a data|"
-     "escolher o dia|dia certo|horário da entrega|schedule", "agendamento entrega agendada"),
-    # Money back, cancel, return.
-    ("cai o dinheiro|cai meu dinheiro|dinheiro cai|cair o dinheiro|dinheiro de volta|dinheiro volta|"
-     "dinheiro voltar|devolver o dinheiro|devolvem o dinheiro|devolução do valor|"
-     "ressarcimento|ressarcir|reembolsar|estornar|estornam|money back|refunded", "reembolso estorno"),
-    ("desistir|desisti|desistência|desistencia|não quero mais|nao quero mais|cancela|cancelo|"
-     "cancel|cancelled|canceled", "cancelamento cancelar pedido"),
-    ("devolver|devolvo|devolvi|devolvido|devolvida|mandei de volta|enviei de volta|mandar de volta|"
-     "send back|send it back|give back|give it back|return it", "devolução"),
-    ("me arrependi|arrependimento|não gostei|nao gostei|não serviu|nao serviu|não ficou bom|tamanho errado|"
-     "cor errada|changed my mind", "troca devolução"),
-    ("quebrado|quebrada|quebrou|amassado|amassada|riscado|riscada|rasgado|rasgada|trincado|trincada|"
-     "danificado|danificada|estragado|estragada|veio com defeito|chegou com defeito|arranhado|arranhada|"
-     "damaged|broken|dented|scratched", "avariado danificado defeito"),
-    ("parou de funcionar|descolou|descolando|soltou|soltando|bambo|bamba|rachou|com defeito|stopped working",
-     "defeito garantia"),
-    # Paying.
-    ("negado|negada|negou|não passa|nao passa|não passou|nao passou|não aprova|não aprovou|nao aprovou|"
-     "não autoriza|declined|denied|rejected", "recusado recusa cartão"),
-    ("dividir em|dividir no cartão|dividir no cartao|dividir a compra|dividir o valor|parcelado|parcelada|"
-     "parcelar|parcelo|vezes sem juros|split the payment", "parcelamento parcela"),
-    ("à vista|a vista|avista|upfront", "pagamento à vista pix desconto"),
-    ("mais barato|mais barata|barato|abatimento|cheaper", "desconto"),
-    ("prestação|prestações|prestacao|prestacoes|parcelas", "parcelamento parcela"),
-    ("código de desconto|codigo de desconto|cupom de desconto|promo code|discount code|voucher code", "cupom"),
-    ("dois cartões|2 cartões|dois cartoes|2 cartoes|outro cartão|two cards", "dois cartões"),
-    ("boas vindas|boas-vindas|primeiro pedido|primeira compra|primeira vez que compro|"
-     "comprando pela primeira vez|compra pela primeira vez|first order|first purchase", "primeira compra cupom"),
-    ("cupons juntos|usar juntos|acumular|acumula|acumulam|acumulativo|dois cupons|2 cupons|"
-     "mais de um cupom|combinar cupons|juntar cupons|somar cupons|stack coupons", "cumulativo cupons"),
-    ("cupom fiscal|nf|nfe|nf-e|danfe|recibo|receipt", "nota fiscal"),
-    ("minha empresa|pessoa jurídica|pessoa juridica|pj", "cnpj empresa"),
-    ("rastreamento|código de rastreio|codigo de rastreio|código de rastreamento|codigo de rastreamento",
-     "rastreio"),
-    ("muito tempo|demora muito|demorado|demorada|muito demorado|prazo longo|muito longo|too long|takes forever",
-     "prazo longo"),
-    ("avisam antes|ligam antes|vão ligar|vao ligar|combinar horário|horário de entrega|horario de entrega|"
-     "dia da entrega|data da entrega|data de entrega", "agendamento entrega agendada"),
-    # Shipping costs.
-    ("de graça|de graca|gratuito|gratuita|isenção|isencao|isento|sem pagar|não pagar|nao pagar|não pago|nao pago|"
-     "não pagaria|nao pagaria", "grátis"),
-    ("pagar a entrega|pago a entrega|pagar pela entrega|pagar o frete|pago o frete|pagar frete|pagar o envio|"
-     "pagar pelo envio|pagar envio|receber em casa|entregar em casa", "frete entrega"),
-    ("ficar pronto|fica pronto|ficar pronta|fica pronta|fabricar|fabricação|fabricacao|fabricado|fabricada|"
-     "produzir|produzido|produzida|feito sob encomenda|made to order", "produção produzidos"),
-    ("vale até|vale ate|válido até|valido ate|validade|expira|expirar|vence quando|vence em|venceu|vencido|"
-     "vencida|expire|expires", "vence vencimento validade"),
-    ("absurdo|salgado|caríssimo|carissimo|pricey|expensive", "caro"),
-    ("taxa de entrega|valor da entrega|custo da entrega|custo do envio|preço do envio|entrega grátis|"
-     "entrega gratis|sem custo de entrega|shipping cost", "frete"),
-    # Services.
-    ("montar o|montar a|montar os|montar as|montam|monta o|monta a|montado|montada|montador|montadores|"
-     "instalação do|instalação da|assemble|assembled", "montagem"),
-    ("buscar na loja|buscar aí|buscar ai|buscar pessoalmente|buscar minha compra|buscar meu pedido|"
-     "buscar o pedido|buscar o produto|busco na loja|retirar|retiro|pegar na loja|pego na loja|pegar aí|"
-     "pegar ai|pick up|collect", "retirada loja"),
-    ("endereço da loja|endereco da loja|onde fica a loja|onde fica loja|pessoalmente|ver de perto|where is the store",
-     "loja física"),
-    ("showroom|loja física|loja fisica|ponto físico|loja de rua|lojas físicas|loja pra visitar|physical|"
-     "in person|visit", "loja física"),
-    ("vocês abrem|voces abrem|vcs abrem|loja abre|loja fecha|abre domingo|abre sábado|abre sabado|abre feriado|"
-     "expediente|horário de funcionamento|horario de funcionamento|até que horas vocês|até que horas voces|"
-     "que horas vocês|que horas voces|que horas abre|que horas a loja|what time do you|are you open|do you open",
-     "horário aberto atendimento"),
-    ("esgotado|esgotou|esgotada|indisponível|indisponivel|sem estoque|fora de estoque|reposição|"
-     "reposicao|voltar ao estoque|volta ao estoque|out of stock|sold out|back in stock|restock",
-     "esgotado estoque avise"),
-    ("login|logar|entrar na conta|entrar no site|acessar minha conta|acessar a conta|não consigo entrar|"
-     "nao consigo entrar|log in|sign in", "senha recuperar conta"),
-    ("trocar o endereço|trocar o endereco|trocar endereço|mudar o endereço|mudar o endereco|mudar endereço|"
-     "corrigir o endereço|corrigir o endereco|endereço errado|endereco errado|número da casa|numero da casa|"
-     "número do prédio|número do apartamento|numero do apartamento|complemento errado|errei o complemento|"
-     "rua errada|cep errado|"
-     "me mudei|mudei de casa|mudança de endereço|wrong address|change the address|change my address|"
-     "change the delivery address", "endereço alterar"),
-    ("fora do brasil|fora do país|fora do pais|pro exterior|para o exterior|pra fora do|no exterior|outro país|"
-     "outro pais|abroad|overseas|internacional|another country", "internacional international outside"),
-    ("embrulhar|embrulho|papel de presente|embalagem de presente|pra presentear|para presentear|presentear|"
-     "gift", "presente embrulho wrapping"),
-    ("cartão presente|cartão-presente|gift card|giftcard|vale compra|vale-compra|vale compras", "vale-presente"),
-    ("lavar|lavo|como limpar|como limpo|limpeza do|limpeza da|mancha|manchou|máquina de lavar|wash|stain",
-     "lavagem lavada"),
-    ("personalizado|personalizada|tamanho especial|medida especial|sob encomenda|custom|custom-made|made to measure",
-     "sob medida"),
-)
 
 # Cities and states, each with what it adds: its state (for a city) and its region. Names that
 # are also common words are read as places only after a preposition (WORDLIKE, AMBIGUOUS).
@@ -199,15 +91,25 @@ class Entry(NamedTuple):
     after: Optional[frozenset]  # the words one of which must come right before it (a name that is also a word)
 
 
-def entries() -> list[Entry]:
-    """Every reading, the support vocabulary first, then the places."""
-    def words(text: str) -> tuple[str, ...]:
-        return tuple(WORD.findall(text.lower()))
+# A vocabulary's readings: (what customers write: phrases, what the store writes).
+Readings = Sequence[tuple[Sequence[str], str]]
 
+
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(WORD.findall(text.lower()))
+
+
+def entries(readings: Readings = ()) -> list[Entry]:
+    """Every reading, the agent's vocabulary first, then the places."""
+    found = [Entry(_words(phrase), adds, False, None) for phrases, adds in readings for phrase in phrases]
+    return [entry for entry in found if entry.words] + _place_entries()
+
+
+@functools.lru_cache(maxsize=1)
+def _place_entries() -> list[Entry]:
+    """The places' readings: the same for every agent, worked out once per container."""
+    words = _words
     found = []
-    for said, adds in RELATED:
-        for alternative in said.split("|"):
-            found.append(Entry(words(alternative), adds, False, None))
     for region, states in _REGIONS.items():
         for group in states.split(";"):
             names = [name.strip() for name in group.split("|")]
@@ -247,15 +149,18 @@ class _Word(NamedTuple):
     bucket: str  # where readings starting with it are kept: its first four letters, folded, singular
 
 
+_WORDS: dict[str, _Word] = {}
+
+
 class Lexicon:
     """The readings, kept by the first letters of their first word; a reading's words are stemmed
     only when a message first has a word in its bucket (stemming all of them costs a cold
     container a quarter of a second)."""
 
-    def __init__(self) -> None:
+    def __init__(self, readings: Readings = ()) -> None:
         self._fold, self._singular, self._forms, self._analyze = fold, singular, term_and_form, analyze
         self._split = WORD.findall
-        self._entries = entries()
+        self._entries = entries(readings)
         self._buckets: dict[str, list[int]] = {}
         for at, entry in enumerate(self._entries):
             self._buckets.setdefault(self._bucket(entry.words[0]), []).append(at)
@@ -263,7 +168,7 @@ class Lexicon:
             ats.sort(key=lambda at: -len(self._entries[at].words))  # the longest phrase first
         self._ready: dict[str, dict[str, list[tuple[tuple[str, ...], list[tuple[str, str]], Entry]]]] = {}
         self._adds: dict[str, list[tuple[str, str]]] = {}
-        self._words: dict[str, _Word] = {}
+        self._words = _WORDS  # how a word reads depends on no agent's readings: one memo per container
         # Index terms that are places wherever they are written (a region, "capital", "rua"); a
         # city's or state's own words ("grande", "santo") are places only where the whole name is.
         self.place_terms: set[str] = {term for word in PLACE_WORDS.split() + list(_REGIONS)
@@ -341,11 +246,30 @@ class Lexicon:
 
 
 _LEXICON: Optional[Lexicon] = None
+_BY_ETAG: "OrderedDict[str, Lexicon]" = OrderedDict()
+BY_ETAG_KEPT = 64  # lexicons kept per container, the least recently asked for dropped first
 
 
 def lexicon() -> Lexicon:
-    """The lexicon, built on first use (kept off import)."""
+    """The lexicon of an agent without a vocabulary (the places only), built on first use."""
     global _LEXICON
     if _LEXICON is None:
         _LEXICON = Lexicon()
     return _LEXICON
+
+
+def lexicon_for(readings: Readings, etag: Optional[str]) -> Lexicon:
+    """The lexicon of a vocabulary: built once per ETag of its file (agents whose files hold the
+    same text share one), never per turn; no readings is the places' lexicon."""
+    if not readings:
+        return lexicon()
+    if etag is None:
+        return Lexicon(readings)
+    found = _BY_ETAG.get(etag)
+    if found is None:
+        found = _BY_ETAG[etag] = Lexicon(readings)
+        while len(_BY_ETAG) > BY_ETAG_KEPT:
+            _BY_ETAG.popitem(last=False)
+    else:
+        _BY_ETAG.move_to_end(etag)
+    return found

@@ -15,6 +15,7 @@ from datetime import date, datetime, timedelta, timezone
 from typing import Any, Callable, Literal, Optional
 from xml.sax.saxutils import escape, quoteattr
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from knowledge.format.concept import (
@@ -38,6 +39,7 @@ from knowledge.recall.answers import (
     tool_input,
 )
 from knowledge.recall.index import Hit, Index
+from knowledge.recall.lexicon import Lexicon
 from knowledge.recall.warm import FETCH_BUDGET_SECONDS, AgentKnowledge, WarmIndexes, memory_budget_bytes
 from knowledge.store.concepts import ConceptStore
 from shared import deadline
@@ -170,17 +172,16 @@ def render_block(injected: list[Injected]) -> str:
 
 
 def select(index: Index, message: str, config: KnowledgeConfig,
-           lapsed: Optional[dict[str, str]] = None) -> list[Injected]:
+           lapsed: Optional[dict[str, str]] = None, readings: Optional[Lexicon] = None,
+           excluded: Optional[np.ndarray] = None) -> list[Injected]:
     """The top_k matches past the relevance floor, then one hop of their [[links]] (capped at
-    top_k again), no duplicates; a concept `lapsed` names (expired, not started, stale) is neither."""
+    top_k again), no duplicates; a concept `lapsed` names (expired, not started, stale) is neither.
+    `readings`: the agent's lexicon (its vocabulary.yaml and the places; None: the places only);
+    `excluded`: the lapsed concepts' slots, when the caller keeps them (else worked out here)."""
     lapsed = lapsed or {}
-    ask = config.top_k + min(len(lapsed), 4 * config.top_k)
-    while True:
-        found = index.relevant(message, ask, config.min_score)
-        matches = [hit for hit in found if hit.name not in lapsed][:config.top_k]
-        if len(matches) >= config.top_k or len(found) < ask or ask >= config.top_k + len(lapsed):
-            break
-        ask = config.top_k + len(lapsed)
+    if excluded is None and lapsed:
+        excluded = index.slots_of(lapsed)
+    matches = index.relevant(message, config.top_k, config.min_score, readings, excluded)
     chosen = {hit.name for hit in matches}
     injected = [Injected(hit, False) for hit in matches]
     linked: list[Injected] = []
@@ -210,6 +211,7 @@ class Lapsed:
     key: tuple
     names: dict[str, str]  # name -> expired | not_started | stale
     until: Optional[datetime]
+    slots: Optional[np.ndarray] = None  # their slots in the index the key names (a mask for each search)
 
 
 def lapsed_now(knowledge: AgentKnowledge, config: KnowledgeConfig, now: datetime,
@@ -252,7 +254,7 @@ def lapsed_now(knowledge: AgentKnowledge, config: KnowledgeConfig, now: datetime
             moments.append(changes)
     if oldest_fresh is not None:
         moments.append(_moment(oldest_fresh) + timedelta(days=stale_days, seconds=1))  # type: ignore[operator]
-    return Lapsed(key, names, min(moments) if moments else None)
+    return Lapsed(key, names, min(moments) if moments else None, knowledge.index.slots_of(names))
 
 
 class Retriever:
@@ -267,8 +269,8 @@ class Retriever:
         self._wall = wall
         self._lapsed: dict[tuple[str, str], Lapsed] = {}
         self._warm = WarmIndexes(store, lambda config: config.retrieve, refresh_seconds=refresh_seconds,
-                                 fetch_budget_seconds=fetch_budget_seconds, counters=self.counters, clock=clock,
-                                 wall=wall, memory_budget=memory_budget if memory_budget is not None
+                                 vocabulary=True, fetch_budget_seconds=fetch_budget_seconds, counters=self.counters,
+                                 clock=clock, wall=wall, memory_budget=memory_budget if memory_budget is not None
                                  else memory_budget_bytes())
 
     # ------------------------------------------------------------ the two calls
@@ -294,7 +296,7 @@ class Retriever:
         if config is None or not config.retrieve:
             return RetrieveAnswer(block="", concepts=[], priority=PRIORITY, tool=None).model_dump(mode="json")
         lapsed = self.lapsed(request.tenant, request.agent, knowledge)
-        injected = select(knowledge.index, request.message, config, lapsed.names)
+        injected = select(knowledge.index, request.message, config, lapsed.names, knowledge.lexicon, lapsed.slots)
         self.counters.count("BlockInjected" if injected else "BlockEmpty")
         return RetrieveAnswer(block=render_block(injected), concepts=[i.shown() for i in injected],
                               priority=PRIORITY, tool=TOOL).model_dump(mode="json")
@@ -349,7 +351,8 @@ class Retriever:
         if config is None or not config.retrieve:
             return SearchAnswer(hits=[]).model_dump(mode="json")
         lapsed = self.lapsed(request.tenant, request.agent, knowledge)
-        injected = {item.hit.name for item in select(knowledge.index, request.query, config, lapsed.names)}
+        injected = {item.hit.name for item in select(knowledge.index, request.query, config, lapsed.names,
+                                                     knowledge.lexicon, lapsed.slots)}
         hits = [SearchHit(name=hit.name, description=hit.doc.description, type=hit.doc.type,
                           provenance=hit.doc.provenance, confidence=hit.doc.confidence, score=hit.score,
                           injected=hit.name in injected, recall=lapsed.names.get(hit.name))

@@ -7,7 +7,13 @@ listing; only concepts whose entry disagrees with the index are fetched. At most
 refresh window it lists the journal again from its last look (less the journal's grace) and
 asks for knowledge.yaml If-None-Match the ETag it holds: two requests when nothing changed,
 so a configuration written by any writer (one `aws s3 cp` leaves no journal entry) is in force
-within the window, and a cold container's first call never answers from its snapshot's copy. Entries are compared, not trusted:
+within the window, and a cold container's first call never answers from its snapshot's copy.
+The agent's vocabulary.yaml (its customers' words, knowledge.format.vocabulary) adds no request
+to a quiet refresh: it is read once by a cold container, again when the journal names a newer
+ETag of it (a studio or CLI save), and If-None-Match at every sweep (a file written by `aws s3 cp`
+is in force within `sweep_seconds`); its Lexicon is built once per ETag. One that does not parse
+leaves the agent recalling without its vocabulary, counted VocabularyInvalid at every sweep until
+it is fixed (the studio shows why). Entries are compared, not trusted:
 a concept is fetched whenever its newest entry disagrees, so a delete is seen within the
 window. Every `sweep_seconds` it lists every concept instead, which also finds what a
 writer killed before its journal entry left out: a lost entry leaves the index stale for
@@ -39,10 +45,12 @@ from dataclasses import dataclass, field
 from typing import Callable, Optional
 
 from knowledge.format.config import KnowledgeConfig, parse_agent_config
+from knowledge.format.vocabulary import InvalidVocabulary, parse_vocabulary
 from knowledge.recall.index import Index
+from knowledge.recall.lexicon import Lexicon, lexicon_for
 from knowledge.recall.snapshot import Snapshot, SnapshotUnreadable, Summary, decode, encode
 from knowledge.store.concepts import ConceptStore, NotModified
-from knowledge.store.journal import CONFIG_CHANGE, JOURNAL_GRACE_SECONDS, JOURNAL_RETENTION_DAYS
+from knowledge.store.journal import CONFIG_CHANGE, JOURNAL_GRACE_SECONDS, JOURNAL_RETENTION_DAYS, VOCABULARY_CHANGE
 from knowledge.store.keys import etag_token
 from shared import deadline
 from shared.errors import AccessDenied, Conflict, InvalidConcept, InvalidConfig, KnowledgeError, StoreUnavailable
@@ -106,17 +114,25 @@ class AgentKnowledge:
     # Moves whenever a concept is indexed, dropped or replaced (what is out of recall is worked out
     # again); each AgentKnowledge starts far from every other, so an evicted one's never matches.
     generation: int = field(default_factory=lambda: next(_GENERATIONS) << 40)
+    # The agent's readings (its vocabulary.yaml) and the places; None: the places only (no file, or
+    # not read yet, or one that does not parse).
+    lexicon: Optional[Lexicon] = None
+    vocabulary_read: bool = False
+    vocabulary_etag: Optional[str] = None  # the file read (in force, or invalid); None: there is none
+    vocabulary_error: Optional[str] = None  # why the file read is not in force
 
 
 class WarmIndexes:
-    """One AgentKnowledge per (tenant, agent), indexed only while `wanted(config)` holds."""
+    """One AgentKnowledge per (tenant, agent), indexed only while `wanted(config)` holds; with
+    `vocabulary`, each agent's vocabulary.yaml read into its Lexicon too (retrieval's)."""
 
     def __init__(self, store: ConceptStore, wanted: Callable[[KnowledgeConfig], bool], *,
                  refresh_seconds: float = 5.0, fetch_budget_seconds: float = FETCH_BUDGET_SECONDS,
                  sweep_seconds: float = SWEEP_SECONDS, memory_budget: Optional[int] = None,
                  counters: Optional[Counters] = None, clock: Callable[[], float] = time.monotonic,
-                 wall: Callable[[], float] = time.time):
+                 wall: Callable[[], float] = time.time, vocabulary: bool = False):
         self._store, self._wanted = store, wanted
+        self.vocabulary = vocabulary
         self.refresh_seconds = refresh_seconds
         self.fetch_budget_seconds = fetch_budget_seconds
         self.sweep_seconds = sweep_seconds
@@ -234,6 +250,7 @@ class WarmIndexes:
         for change in self._store.changes_since(tenant, agent, knowledge.position - JOURNAL_GRACE_SECONDS):
             newest[change.name] = change.etag  # oldest first: the last one wins
         newest.pop(CONFIG_CHANGE, None)
+        vocabulary = newest.pop(VOCABULARY_CHANGE, False)
         if read_config:
             # One conditional GET per refresh, journaled or not: a knowledge.yaml written by any
             # writer is in force within the window (docs/retrieval.md, "Switches").
@@ -244,6 +261,9 @@ class WarmIndexes:
         if not knowledge.indexed:  # wanted again after a while without: list it whole
             self._sweep(tenant, agent, knowledge, read_config=False)
             return
+        if self.vocabulary and (not knowledge.vocabulary_read
+                                or (vocabulary is not False and vocabulary != _token(knowledge.vocabulary_etag))):
+            self._read_vocabulary(tenant, agent, knowledge)
         index, queued = knowledge.index, set(knowledge.backlog)
         changed = [name for name, etag in newest.items()
                    if name not in queued and (
@@ -260,6 +280,8 @@ class WarmIndexes:
         if not self._keep_wanted(knowledge):
             knowledge.position, knowledge.swept_at, knowledge.loaded = started, self._clock(), True
             return
+        if self.vocabulary:
+            self._read_vocabulary(tenant, agent, knowledge)
         index = knowledge.index
         listing = self._store.list(tenant, agent)
         listed = {item.name for item in listing}
@@ -306,6 +328,33 @@ class WarmIndexes:
             knowledge.config = knowledge.config_etag = knowledge.config_text = None
         else:
             knowledge.config, knowledge.config_etag, knowledge.config_text = stored.config, stored.etag, stored.text
+
+    def _read_vocabulary(self, tenant: str, agent: str, knowledge: AgentKnowledge) -> None:
+        """The agent's vocabulary.yaml if it changed (If-None-Match the one read): its Lexicon, or
+        the places' only when there is none or it does not parse (counted VocabularyInvalid)."""
+        try:
+            stored = self._store.get_vocabulary(tenant, agent, unless_etag=knowledge.vocabulary_etag)
+        except NotModified:
+            if knowledge.vocabulary_error is not None:
+                self.counters.count("VocabularyInvalid", tenant=tenant, agent=agent)
+            return
+        except AccessDenied:  # a policy without the key: recall goes on without it, counted
+            stored, knowledge.vocabulary_error = None, AccessDenied.code
+            self.counters.count("VocabularyInvalid", tenant=tenant, agent=agent)
+        else:
+            knowledge.vocabulary_error = None
+        knowledge.vocabulary_read = True
+        if stored is None:
+            knowledge.lexicon, knowledge.vocabulary_etag = None, None
+            return
+        knowledge.vocabulary_etag = stored.etag
+        try:
+            readings = parse_vocabulary(stored.data).pairs()
+        except InvalidVocabulary as exc:
+            knowledge.lexicon, knowledge.vocabulary_error = None, str(exc)
+            self.counters.count("VocabularyInvalid", tenant=tenant, agent=agent)
+            return
+        knowledge.lexicon = lexicon_for(readings, _token(stored.etag)) if readings else None
 
     def _set_config(self, knowledge: AgentKnowledge, text: Optional[str], etag: str) -> None:
         try:

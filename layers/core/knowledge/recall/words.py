@@ -50,24 +50,21 @@ obg obgd obgda brigadão brigadao tks ty appreciate appreciated grateful
 """.split())
 # Thanks as a verb, in any of its forms (agradeço, agradecer, agradecemos, agradecimento): by stem.
 FILLER_STEMS = frozenset({"agradec"})
-# English store words, read as the Portuguese word concepts use, so "installments" meets
-# "parcela" and "hours" meets "horário" (applied to concepts and messages alike).
+# English support words every store uses, read as the Portuguese word concepts use, so
+# "installments" meets "parcela" and "hours" meets "horário" (applied to concepts and messages
+# alike). What one kind of store sells (furniture, sofa, mattress…) is its own vocabulary's.
 GLOSSARY = {
     "installment": "parcela", "installments": "parcela", "interest": "juros", "card": "cartão",
     "credit": "crédito", "payment": "pagamento", "pay": "pagar", "paid": "pago", "discount": "desconto",
     "coupon": "cupom", "shipping": "frete", "freight": "frete", "delivery": "entrega", "deliver": "entregar",
     "arrive": "chegar", "arrives": "chegar", "order": "pedido", "orders": "pedido", "tracking": "rastreio",
-    "refund": "reembolso", "return": "devolução", "exchange": "troca",
-    "warranty": "garantia", "guarantee": "garantia", "furniture": "móveis", "mattress": "colchão",
-    "store": "loja", "shop": "loja", "pickup": "retirada", "password": "senha", "account": "conta",
-    "invoice": "nota", "cancel": "cancelar", "address": "endereço", "hours": "horário", "service": "atendimento",
-    "free": "grátis", "damaged": "avariado", "broken": "avariado", "assembly": "montagem", "gift": "presente",
-    "wrapping": "embrulho", "wrap": "embrulho", "days": "dias", "day": "dias", "express": "expresso",
-    "voucher": "vale-presente", "stock": "estoque", "fabric": "tecido", "linen": "linho", "sofa": "sofá",
-    "arrived": "chegar", "wrong": "errado", "product": "produto", "products": "produto",
-    "saturday": "sábado", "saturdays": "sábado", "sunday": "domingo", "sundays": "domingo", "weekend": "sábado",
-    "bed": "cama", "table": "mesa", "chair": "cadeira", "shelf": "estante", "wardrobe": "guarda-roupa",
-    "rug": "tapete", "carpet": "tapete", "wash": "lavar", "company": "empresa",
+    "refund": "reembolso", "return": "devolução", "exchange": "troca", "warranty": "garantia",
+    "guarantee": "garantia", "store": "loja", "shop": "loja", "pickup": "retirada", "password": "senha",
+    "account": "conta", "invoice": "nota", "cancel": "cancelar", "address": "endereço", "hours": "horário",
+    "service": "atendimento", "free": "grátis", "damaged": "avariado", "broken": "avariado", "gift": "presente",
+    "days": "dias", "day": "dias", "express": "expresso", "voucher": "vale-presente", "stock": "estoque",
+    "arrived": "chegar", "wrong": "errado", "product": "produto", "products": "produto", "saturday": "sábado",
+    "saturdays": "sábado", "sunday": "domingo", "sundays": "domingo", "weekend": "sábado", "company": "empresa",
     "receipt": "nota", "cards": "cartão", "nights": "noites", "deadline": "prazo", "available": "disponível",
     "north": "norte", "northeast": "nordeste", "south": "sul", "southeast": "sudeste", "brand": "marca",
     "cancellation": "cancelamento", "refunds": "reembolso", "returns": "devolução", "notify": "avise",

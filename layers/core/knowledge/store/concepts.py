@@ -2,11 +2,12 @@
 
 Layout in KNOWLEDGE_BUCKET (names are validated slugs before they reach a key):
     agents/{tenant}/{agent}/knowledge.yaml                       the `knowledge:` block
+    agents/{tenant}/{agent}/vocabulary.yaml                      its customers' words (knowledge.store.vocabulary_file)
     agents/{tenant}/{agent}/concepts/{name}.md                   one concept
     agents/{tenant}/{agent}/deletions/{name}/{marker-version}    who deleted it (JSON)
     agents/{tenant}/{agent}/concepts-index/snapshot              the built warm index (knowledge.recall.snapshot)
-    journal/{tenant}/{agent}/{stamp}_{etag}_{what}               empty: `what` (a concept's name or knowledge.yaml)
-                                                                 was written at `stamp` as `etag` (`deleted`);
+    journal/{tenant}/{agent}/{stamp}_{etag}_{what}               empty: `what` (a concept's name, knowledge.yaml,
+                                                                 vocabulary.yaml) was written at `stamp` as `etag`;
                                                                  expired by a lifecycle rule after JOURNAL_RETENTION_DAYS
 Every write records its actor and reason as object metadata, so S3's own version list
 is the history. Every concept or knowledge.yaml write then adds a change to the journal, so
@@ -34,6 +35,7 @@ from knowledge.format.evidence import EvidenceLink
 from knowledge.store.history import VERSION_ID, ConceptHistory, precise
 from knowledge.store.journal import CONFIG_CHANGE, ChangeJournal
 from knowledge.store.keys import agent_of, agent_prefix, concept_key, config_key, is_agent, name_from_key, snapshot_key
+from knowledge.store.vocabulary_file import VocabularyFile
 from shared import awscall, deadline
 from shared.errors import Conflict, InvalidConcept, InvalidName, KnowledgeError, NotFound, NotModified  # noqa: F401 - NotModified re-exported
 from shared.names import check_slug
@@ -139,7 +141,7 @@ class StoredSnapshot:
     etag: str
 
 
-class ConceptStore(ChangeJournal, ConceptHistory):
+class ConceptStore(ChangeJournal, ConceptHistory, VocabularyFile):
     """Reads and writes concepts; a lost race raises Conflict carrying what is stored now."""
 
     def __init__(self, s3: Any, bucket: str, *, max_workers: int = 16):

@@ -13,6 +13,7 @@ from shared import deadline
 from shared.errors import KnowledgeError
 
 CONFIG_CHANGE = "knowledge.yaml"  # the journal's name for a change to the agent's config
+VOCABULARY_CHANGE = "vocabulary.yaml"  # and to its vocabulary (knowledge.format.vocabulary)
 # A journal entry is stamped after its write and lands within JOURNAL_WRITE_SECONDS (or is
 # given up, see _journal): a reader that looks at the journal again from JOURNAL_GRACE_SECONDS
 # before its last look sees every entry that landed since (writer clocks are NTP-synced).
@@ -32,7 +33,7 @@ def _etag_part(etag: Optional[str]) -> str:
 
 @dataclass(frozen=True)
 class Change:
-    """One journal entry: `name` (a concept, or CONFIG_CHANGE) was written at about `stamp`."""
+    """One journal entry: `name` (a concept, CONFIG_CHANGE or VOCABULARY_CHANGE) was written at about `stamp`."""
 
     key: str
     stamp: str
@@ -51,7 +52,7 @@ class ChangeJournal:
         for item in self._paginate("list_objects_v2", "Contents", Prefix=prefix,
                                    StartAfter=prefix + journal_stamp(max(since, 0.0))):
             parts = item["Key"][len(prefix):].split("_")
-            if len(parts) == 3 and (parts[2] == CONFIG_CHANGE or is_name(parts[2])):
+            if len(parts) == 3 and (parts[2] in (CONFIG_CHANGE, VOCABULARY_CHANGE) or is_name(parts[2])):
                 out.append(Change(item["Key"], parts[0], parts[2], None if parts[1] == DELETED else parts[1]))
         return out
 

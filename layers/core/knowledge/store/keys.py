@@ -1,4 +1,4 @@
-"""The concept store's key layout: where an agent's concepts, config, snapshot and journal live in the bucket,
+"""The concept store's key layout: where an agent's concepts, config, vocabulary, snapshot and journal live,
 and the tenant, agent and concept names read back out of keys."""
 
 from __future__ import annotations
@@ -20,6 +20,10 @@ def concept_key(tenant: str, agent: str, name: str) -> str:
 
 def config_key(tenant: str, agent: str) -> str:
     return f"{agent_prefix(tenant, agent)}knowledge.yaml"
+
+
+def vocabulary_key(tenant: str, agent: str) -> str:
+    return f"{agent_prefix(tenant, agent)}vocabulary.yaml"
 
 
 def etag_token(etag: str) -> str:

@@ -1,0 +1,98 @@
+"""An agent's vocabulary.yaml in a warm retrieval container: a save (journaled) is in force at the
+next refresh, a file written by hand (`aws s3 cp`: no journal entry) at the next sweep, a file that
+does not parse leaves the agent recalling without it (counted), and a quiet refresh asks S3 for
+nothing more than before."""
+
+from __future__ import annotations
+
+import pytest
+from helpers.concepts import make_concept
+from helpers.fakes import Clock, Events
+
+from knowledge.recall.lexicon import lexicon, lexicon_for
+from knowledge.recall.retrieve import Retriever, RetrieveRequest
+from knowledge.recall.warm import SWEEP_SECONDS
+from knowledge.store.keys import vocabulary_key
+
+T, A = "default", "store-support"
+ASKED = "vocês aceitam alelo?"
+READING = "readings:\n  - customers: [alelo, sodexo, ticket restaurante]\n    store: vale-alimentação vale-refeição\n"
+
+
+@pytest.fixture
+def grocery(counted):
+    store, calls = counted
+    store.create(T, A, make_concept("vale-alimentacao", description="Aceitamos vale-alimentação e vale-refeição.",
+                                    body="Os cartões de vale-alimentação e vale-refeição valem no caixa e no site."),
+                 actor="operator:ana")
+    calls.clear()
+    return store, calls
+
+
+def names(retriever, message=ASKED):
+    answer = retriever.retrieve(RetrieveRequest(agent=A, session_id="s1", message=message))
+    return [c["name"] for c in answer["concepts"] if not c["linked"]]
+
+
+def test_a_saved_reading_is_in_force_at_the_next_refresh_with_no_request_added_to_a_quiet_one(grocery):
+    store, calls = grocery
+    clock = Clock()
+    retriever = Retriever(store, Events(), refresh_seconds=5, clock=clock)
+    assert names(retriever) == []  # the customer's word is no word of the store's
+    stored, _ = store.put_vocabulary(T, A, READING, actor="operator:ana")
+    assert names(retriever) == []  # within the window: nothing asked of S3
+    clock.now += 5
+    assert names(retriever) == ["vale-alimentacao"]
+    assert names(retriever, "aceitam ticket restaurante?") == ["vale-alimentacao"]
+    calls.clear()
+    clock.now += 5
+    names(retriever)
+    assert calls["s3"] == 2  # a quiet refresh: the journal and knowledge.yaml If-None-Match, as without one
+    held = retriever.knowledge(T, A)
+    assert held.lexicon is not None and held.lexicon is not lexicon()  # the agent's own, not the places' alone
+    assert held.vocabulary_etag == stored.etag
+
+
+def test_a_file_written_by_hand_is_found_by_the_sweep_and_one_that_does_not_parse_is_left_out_counted(grocery, s3,
+                                                                                                    bucket):
+    store, calls = grocery
+    clock = Clock()
+    retriever = Retriever(store, Events(), refresh_seconds=5, clock=clock)
+    assert names(retriever) == []
+    s3.put_object(Bucket=bucket, Key=vocabulary_key(T, A), Body=READING.encode())  # aws s3 cp: no journal entry
+    clock.now += 5
+    assert names(retriever) == []  # the journal says nothing of it
+    clock.now += SWEEP_SECONDS
+    assert names(retriever) == ["vale-alimentacao"]
+    s3.put_object(Bucket=bucket, Key=vocabulary_key(T, A), Body=READING.replace("store:", "stor:").encode())
+    clock.now += SWEEP_SECONDS
+    assert names(retriever) == []  # recalls without it: not the last good one, not half of it
+    assert retriever.counters.get("VocabularyInvalid", tenant=T, agent=A) == 1
+    held = retriever.knowledge(T, A)
+    assert "line 2 (reading 1)" in held.vocabulary_error and "stor" in held.vocabulary_error
+    clock.now += SWEEP_SECONDS
+    names(retriever)
+    assert retriever.counters.get("VocabularyInvalid", tenant=T, agent=A) == 2  # at every sweep until it is fixed
+    store.put_vocabulary(T, A, READING, actor="operator:ana", if_match=held.vocabulary_etag)
+    clock.now += 5
+    assert names(retriever) == ["vale-alimentacao"] and retriever.knowledge(T, A).vocabulary_error is None
+
+
+def test_another_tenants_vocabulary_never_applies(grocery):
+    store, _ = grocery
+    other = "outra-loja"
+    store.put_config(other, A, "knowledge:\n  retrieve: true\n", actor="operator:ana")
+    for stored in store.load_all(T, A):  # the same concepts
+        store.create(other, A, stored.concept, actor="operator:ana")
+    store.put_vocabulary(other, A, READING, actor="operator:ana")
+    retriever = Retriever(store, Events(), refresh_seconds=5, clock=Clock())
+    answer = retriever.retrieve(RetrieveRequest(tenant=other, agent=A, session_id="s1", message=ASKED))
+    assert [c["name"] for c in answer["concepts"]] == ["vale-alimentacao"]
+    assert names(retriever) == []  # the default tenant's agent has no vocabulary
+
+
+def test_agents_whose_files_are_the_same_text_share_one_lexicon_built_once():
+    readings = ((("alelo",), "vale-alimentação"),)
+    assert lexicon_for(readings, "etag-1") is lexicon_for(readings, "etag-1")
+    assert lexicon_for(readings, "etag-2") is not lexicon_for(readings, "etag-1")
+    assert lexicon_for((), "etag-3") is lexicon()
