@@ -448,8 +448,37 @@ def print_report(report: dict, misses: bool) -> None:
                           f"    expected {miss['expected']}\n    got      {miss['got']}")
                 for item in row.get("injected", []):
                     print(f"\n  [{phase}/{label}/index] {item['slice']} injected: {item['message']!r} -> {item['got']}")
+    print_learning(report)
     seconds = report["seconds"]
     print(f"\n{seconds['total']:.1f} s in all ({seconds['setup']:.1f} s starting moto and writing the stores)")
+
+
+def print_learning(report: dict) -> None:
+    """Day one beside each after-learning variant and plain overlap, per store and slice: hit@5 of the
+    on-topic slices (and how many of them inject nothing), the share injecting of the off-topic ones."""
+    phases = report["phases"]
+    variants = [p for p in phases if p.startswith("after learning")]
+    if not variants:
+        return
+    for variant, stores in report["learning"].items():
+        words = {name: sum(len(w) for w in info["learned"].values()) for name, info in stores.items()}
+        print(f"\n[learning: {variant}] learned words per store: "
+              + ", ".join(f"{name} {n} ({stores[name]['turns']} turns, {stores[name]['loads']} loads)"
+                          for name, n in words.items()))
+    columns = ["overlap", "day one", *(v[len("after learning ("):-1] for v in variants)]
+    print("\n[day one vs after learning] hit@5 (on-topic) or injecting (off-topic), through the handler; "
+          "plain overlap beside")
+    for label in phases["day one"]:
+        print(f"\n  {label}")
+        print(f"  {'slice':<14} {'n':>4} " + " ".join(f"{c:>9}" for c in columns))
+        rows = [(slice_, "hit_at_5") for slice_ in ON_TOPIC] + [("overall", "hit_at_5"), ("overall", "silent")] + [
+            (slice_, "off_topic_injecting") for slice_ in OFF_TOPIC]
+        for slice_, key in rows:
+            cells = [phases["day one"][label]["overlap"][slice_]]
+            cells += [phases[p][label]["index"][slice_] for p in ["day one", *variants]]
+            n = cells[0].get("n_off_topic" if key == "off_topic_injecting" else "n", "-")
+            shown = slice_ if key != "silent" else "silent"
+            print(f"  {shown:<14} {n:>4} " + " ".join(f"{_num(c, key, key != 'hit_at_5'):>9}" for c in cells))
 
 
 def main() -> int:
