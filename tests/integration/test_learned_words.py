@@ -246,3 +246,22 @@ def test_export_carries_the_learned_and_removed_words(agent, monkeypatch, bucket
     concept = parse(exported)
     assert [e.word for e in concept.learned_words] == ["telinha"] and concept.removed_words == ("visor",)
     assert exported == agent.get(T, A, TELA).data
+
+
+# ------------------------------------------------------------------ the studio: seen, removed, in the history
+def test_an_operator_sees_learned_words_in_the_editor_and_removing_one_there_records_it_as_removed(api, store):
+    from helpers.studio import BASE
+
+    name = "troca-em-30-dias"
+    with_learned(store, name, "destrocar", "devolver")
+    status, concept, _ = api("GET", f"{BASE}/concepts/{name}")
+    assert status == 200 and 'word: "destrocar"' in concept["markdown"]
+    status, history, _ = api("GET", f"{BASE}/concepts/{name}/versions")
+    assert (history["versions"][0]["actor"], history["versions"][0]["reason"]) == ("learning", "learned")
+    edited = "\n".join(line for line in concept["markdown"].split("\n") if '"destrocar"' not in line)
+    status, saved, _ = api("PUT", f"{BASE}/concepts/{name}", body={"markdown": edited},
+                           headers={"if-match": concept["etag"]})
+    assert status == 200
+    kept = store.get(T, A, name).concept
+    assert [e.word for e in kept.learned_words] == ["devolver"] and kept.removed_words == ("destrocar",)
+    assert 'removed_words: ["destrocar"]' in saved["markdown"]
