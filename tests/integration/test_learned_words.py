@@ -265,3 +265,26 @@ def test_an_operator_sees_learned_words_in_the_editor_and_removing_one_there_rec
     kept = store.get(T, A, name).concept
     assert [e.word for e in kept.learned_words] == ["devolver"] and kept.removed_words == ("destrocar",)
     assert 'removed_words: ["destrocar"]' in saved["markdown"]
+
+
+# ------------------------------------------------------------------ least privilege
+def test_extraction_may_write_concepts_and_their_journal_and_its_learning_ledger_and_nothing_more_of_them():
+    from helpers.operations import RESOURCES
+
+    statements = RESOURCES["ExtractFunction"]["Properties"]["Policies"][0]["Statement"]
+
+    def granting(action: str) -> list:
+        found = []
+        for st in statements:
+            if isinstance(st, dict) and action in st.get("Action", []):
+                found.extend(st["Resource"] if isinstance(st["Resource"], list) else [st["Resource"]])
+        return [r.get("Fn::Sub", r) if isinstance(r, dict) else r for r in found]
+
+    writes = granting("s3:PutObject")
+    knowledge = sorted(r for r in writes if isinstance(r, str) and r.startswith("${KnowledgeBucket.Arn}"))
+    assert knowledge == ["${KnowledgeBucket.Arn}/agents/*/*/concepts-index/snapshot",
+                         "${KnowledgeBucket.Arn}/agents/*/*/concepts/*", "${KnowledgeBucket.Arn}/journal/*"]
+    assert "${SessionsBucket.Arn}/*/*/learning/*" in writes
+    assert "${SessionsBucket.Arn}/*/*/learning/*" in granting("s3:GetObject")
+    for action in ("s3:DeleteObject", "s3:GetObjectVersion", "s3:ListBucketVersions"):
+        assert not any(isinstance(r, str) and r.startswith("${KnowledgeBucket") for r in granting(action))
