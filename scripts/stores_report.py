@@ -52,9 +52,28 @@ delivers the concepts.
 `tests/data/stores/heldout/beleza.json` is held out: `--heldout` adds it, and it is to be read
 once, at the end of the recall work of issue 24, never while tuning.
 
-Only day one is measured today. The "after learning" phase — each store's `traffic` sent through
-retrieve → load_knowledge → turn-complete → extraction → consolidation, then the tests again —
-plugs in at `learn_from_traffic()`, which does nothing yet.
+After day one, the "after learning" phases (`learn_from_traffic()`): each store is written again
+to a tenant of its own per learning variant — signal `loaded` alone, `sighting` alone, and both
+(the agent's `learn_from`; docs/contract.md, learned words) — and its `traffic` is sent through
+the real handlers, session by session, turn by turn, as an engine would:
+
+- each customer message is one retrieve call in the session;
+- when the session was `about` a concept the block did not rank first, the agent calls
+  load_knowledge for it (RetrieveFunction's `load_knowledge` action), as an engine's agent would;
+- the turn-complete message (the customer's message, the assistant's answer, and `shown`: the
+  names retrieve answered and the loads made in the session so far) goes through ExtractFunction's
+  handler (as an SQS record), and the sightings it sends to the CandidatesQueue through
+  ConsolidateFunction's handler;
+- the extraction model is the scripted local HTTP model (knowledge_dev.scripted_model, a real
+  server the product's client talks to): for every turn it answers a sighting of the concept the
+  labelled session is `about`, quoting the assistant's answer. It is a perfect extractor: the
+  `sighting` figures say what the signal gives when extraction is right, and are no evidence of a
+  real model's quality.
+
+Then the tests are asked again of each variant's agent (the figures of plain overlap do not move:
+it reads no learned word). `--learn none` skips the phase, `--learn both` runs only that variant.
+The extraction container refreshes its index at every turn (`KNOWLEDGE_REFRESH_SECONDS=0`), so a
+word learned in one session is known to the next.
 """
 
 from __future__ import annotations
@@ -83,6 +102,9 @@ ON_TOPIC = ("concept-words", "taught", "never-taught")
 OFF_TOPIC = ("off-topic", "wordshare")
 SLICES = (*ON_TOPIC, *OFF_TOPIC, "english", "overall")
 CONFIG = f"knowledge:\n  retrieve: true\n  top_k: {TOP_K}\n"
+# The learning variants: the agent's `learn_from` for each.
+VARIANTS = {"loaded": ("loaded",), "sighting": ("sighting",), "both": ("loaded", "sighting")}
+TRAFFIC_START = timedelta(days=3)  # the traffic's turns complete from this long before now, a second apart
 # A ranker answers a message with (the ranked names, whether anything was injected, what the block
 # reached through links only).
 Answer = tuple[list[str], bool, list[str]]
@@ -115,12 +137,20 @@ def tenant_of(name: str) -> str:
 # ------------------------------------------------------------------ the local AWS and the handler
 @dataclass
 class LocalRetrieve:
-    """RetrieveFunction's handler on the local AWS, with the stores' agents written."""
+    """RetrieveFunction's handler on the local AWS, with the stores' agents written (and, when the
+    traffic is to be learned from, ExtractFunction's and ConsolidateFunction's, the candidates
+    queue between them and the scripted model)."""
 
     handler: Any
     store: Any  # ConceptStore on the knowledge bucket
     bucket: str
     timeout_ms: int
+    extract: Any = None
+    consolidate: Any = None
+    sqs: Any = None
+    candidates_queue: str = ""
+    model: Any = None
+    vocabulary: str | None = None  # every agent's vocabulary.yaml text, if the run gives one
 
     def call(self, tenant: str, session_id: str, message: str) -> dict:
         from knowledge_dev.poller import LambdaContext
@@ -131,12 +161,56 @@ class LocalRetrieve:
             raise RuntimeError(f"retrieve refused {session_id}: {answer['error']}")
         return answer
 
+    def load(self, tenant: str, session_id: str, name: str) -> dict:
+        from knowledge_dev.poller import LambdaContext
+
+        event = {"action": "load_knowledge", "tenant": tenant, "agent": AGENT, "name": name, "session_id": session_id}
+        answer = self.handler.lambda_handler(event, LambdaContext("retrieve", timeout_ms=self.timeout_ms))
+        if "error" in answer:
+            raise RuntimeError(f"load_knowledge refused {name}: {answer['error']}")
+        return answer
+
+    def complete(self, turn: dict, reply: str) -> None:
+        """One turn-complete message through ExtractFunction, the model answering `reply`, and its
+        sightings through ConsolidateFunction."""
+        from knowledge_dev.poller import LambdaContext
+
+        self.model.responder = lambda request: reply
+        record = {"messageId": uuid.uuid4().hex, "receiptHandle": "r", "body": json.dumps(turn, ensure_ascii=False),
+                  "attributes": {"ApproximateReceiveCount": "1", "SentTimestamp": "0", "SenderId": "x",
+                                 "ApproximateFirstReceiveTimestamp": "0"},
+                  "messageAttributes": {}, "md5OfBody": "0", "eventSource": "aws:sqs",
+                  "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:turns", "awsRegion": "us-east-1"}
+        failed = self.extract.lambda_handler({"Records": [record]}, LambdaContext("extract", timeout_ms=60_000))
+        if failed["batchItemFailures"]:
+            raise RuntimeError(f"extraction failed turn {turn['session_id']}/{turn['turn_id']}")
+        records = []
+        while True:
+            got = self.sqs.receive_message(QueueUrl=self.candidates_queue, MaxNumberOfMessages=10,
+                                           WaitTimeSeconds=0, AttributeNames=["All"]).get("Messages", [])
+            if not got:
+                break
+            self.sqs.delete_message_batch(QueueUrl=self.candidates_queue, Entries=[
+                {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(got)])
+            for m in got:
+                records.append({"messageId": m["MessageId"], "receiptHandle": m["ReceiptHandle"], "body": m["Body"],
+                                "attributes": {**m["Attributes"], "ApproximateReceiveCount": "1"},
+                                "messageAttributes": {}, "md5OfBody": "0", "eventSource": "aws:sqs",
+                                "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:candidates.fifo",
+                                "awsRegion": "us-east-1"})
+        if records:
+            failed = self.consolidate.lambda_handler({"Records": records}, LambdaContext("consolidate",
+                                                                                         timeout_ms=60_000))
+            if failed["batchItemFailures"]:
+                raise RuntimeError(f"consolidation failed a sighting of {turn['session_id']}")
+
 
 @contextlib.contextmanager
-def local_retrieve(endpoint: str | None = None) -> Iterator[LocalRetrieve]:
+def local_retrieve(endpoint: str | None = None, learning: bool = False) -> Iterator[LocalRetrieve]:
     """moto's server (started here unless `endpoint` names one already running: the tests'), a
     versioned knowledge bucket and an event bus on it, and the handler imported as a cold start
-    would, with its settings; the environment is restored afterwards."""
+    would, with its settings; with `learning`, a sessions bucket, a candidates queue, the scripted
+    model and the extraction and consolidation handlers too. The environment is restored afterwards."""
     with contextlib.ExitStack() as stack:
         if endpoint is None:
             from knowledge_dev.local_aws import moto_server
@@ -154,38 +228,103 @@ def local_retrieve(endpoint: str | None = None) -> Iterator[LocalRetrieve]:
         s3.create_bucket(Bucket=bucket)
         s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
         events.create_event_bus(Name=bus)
-        with handler_environment(KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus, POWERTOOLS_METRICS_DISABLED="true",
-                                 POWERTOOLS_LOG_LEVEL="WARNING"):
+        settings = dict(KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus, POWERTOOLS_METRICS_DISABLED="true",
+                        POWERTOOLS_LOG_LEVEL="WARNING")
+        sqs, queue, model = None, "", None
+        if learning:
+            from knowledge_dev.scripted_model import ScriptedModel
+
+            sessions = f"stores-sessions-{run}"
+            s3.create_bucket(Bucket=sessions)
+            sqs = boto3.client("sqs", endpoint_url=endpoint, region_name="us-east-1")
+            queue = sqs.create_queue(QueueName=f"stores-candidates-{run}.fifo",
+                                     Attributes={"FifoQueue": "true"})["QueueUrl"]
+            model = stack.enter_context(ScriptedModel(lambda request: "[]"))
+            settings.update(SESSIONS_BUCKET=sessions, CANDIDATES_QUEUE_URL=queue, UTILITY_MODEL="openai:scripted",
+                            OPENAI_BASE_URL=model.base_url, OPENAI_API_KEY="scripted", KNOWLEDGE_REFRESH_SECONDS="0")
+        with handler_environment(**settings):
             handler = load_handler("retrieve", module_name=f"stores_report_retrieve_{run}")
-            yield LocalRetrieve(handler, ConceptStore(s3, bucket), bucket, function_timeout_ms("retrieve"))
+            local = LocalRetrieve(handler, ConceptStore(s3, bucket), bucket, function_timeout_ms("retrieve"))
+            if learning:
+                local.extract = load_handler("extract", module_name=f"stores_report_extract_{run}")
+                local.consolidate = load_handler("consolidate", module_name=f"stores_report_consolidate_{run}")
+                local.sqs, local.candidates_queue, local.model = sqs, queue, model
+            yield local
 
 
-def write_store(local: LocalRetrieve, name: str, store: dict, vocabulary: str | None = None) -> list[Concept]:
-    """The store's knowledge.yaml, its `vocabulary` (a vocabulary.yaml's text) and concepts,
-    written to its own tenant's agent."""
-    tenant = tenant_of(name)
-    local.store.put_config(tenant, AGENT, CONFIG, actor="operator:stores-report")
-    if vocabulary is not None:
-        local.store.put_vocabulary(tenant, AGENT, vocabulary, actor="operator:stores-report")
+def write_store(local: LocalRetrieve, name: str, store: dict, tenant: str | None = None,
+                config: str = CONFIG) -> list[Concept]:
+    """The store's knowledge.yaml, the run's vocabulary.yaml (`local.vocabulary`, if any) and its
+    concepts, written to its own tenant's agent."""
+    tenant = tenant or tenant_of(name)
+    local.store.put_config(tenant, AGENT, config, actor="operator:stores-report")
+    if local.vocabulary is not None:
+        local.store.put_vocabulary(tenant, AGENT, local.vocabulary, actor="operator:stores-report")
     concepts = concepts_of(store)
     for concept in concepts:
         local.store.create(tenant, AGENT, concept, actor="operator:stores-report")
     return concepts
 
 
-def learn_from_traffic(local: LocalRetrieve, name: str, store: dict) -> bool:
-    """The "after learning" phase's place, not built: it will send the store's `traffic` as the
-    engine would — each customer message a retrieve call, the `load_knowledge` calls the block
-    leads to, then the turn-complete message through extraction and consolidation (the scripted
-    model answering with the session's `about`) — so that the tests are asked again of what the
-    agent learned. Returns whether anything was learned; today nothing is, and the report has
-    its day-one phase only."""
-    return False
+def variant_tenant(name: str, variant: str) -> str:
+    return f"{tenant_of(name)}-{variant}"
 
 
-def handler_ranker(local: LocalRetrieve) -> Ranker:
+def sighting_reply(concepts: dict[str, dict], about: list[str], said: str) -> str:
+    """The perfect extractor's answer: a sighting of the session's first `about` concept, its
+    evidence the assistant's first sentence (quoted verbatim, as the gates require)."""
+    if not about or about[0] not in concepts:
+        return "[]"
+    concept = concepts[about[0]]
+    evidence = said.split(". ")[0].strip()[:300] or said[:300]
+    return json.dumps([{"name": concept["name"], "type": concept["type"], "description": concept["description"],
+                        "body": concept["body"], "evidence": evidence}], ensure_ascii=False)
+
+
+def learn_from_traffic(local: LocalRetrieve, name: str, store: dict, variant: str) -> dict:
+    """The store written to the variant's tenant, its `traffic` sent through retrieve ->
+    load_knowledge -> turn-complete -> extraction -> consolidation (see the module's doc); answers
+    what was learned: turns, loads, and the learned words per concept."""
+    tenant = variant_tenant(name, variant)
+    signals = ", ".join(VARIANTS[variant])
+    write_store(local, name, store, tenant, CONFIG + f"  learn_from: [{signals}]\n")
+    concepts = {c["name"]: c for c in store["concepts"]}
+    moment = datetime.now(UTC).replace(microsecond=0) - TRAFFIC_START
+    turns = loads = 0
+    for session in store["traffic"]:
+        session_id = f"traffic-{tenant}-{session['session']}"
+        about = [n for n in session.get("about", []) if n in concepts]
+        retrieved: dict[str, None] = {}
+        loaded: dict[str, None] = {}
+        for k, exchange in enumerate(session["turns"]):
+            answer = local.call(tenant, session_id, exchange["customer"])
+            ranked = [c["name"] for c in answer["concepts"]]
+            retrieved.update(dict.fromkeys(ranked))
+            for wanted in about:
+                if (not ranked or ranked[0] != wanted) and wanted not in loaded and wanted not in ranked[:1]:
+                    local.load(tenant, session_id, wanted)
+                    loaded[wanted] = None
+                    loads += 1
+            moment += timedelta(seconds=1)
+            turn = {"tenant": tenant, "agent": AGENT, "session_id": session_id, "turn_id": f"turn-{k + 1}",
+                    "completed_at": moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    "messages": [{"role": "user", "content": exchange["customer"]},
+                                 {"role": "assistant", "content": exchange["assistant"]}],
+                    "shown": {"retrieved": list(retrieved)[-50:], "loaded": list(loaded)[-50:]}}
+            local.complete(turn, sighting_reply(concepts, about, exchange["assistant"]))
+            turns += 1
+    learned = {}
+    for concept in local.store.load_all(tenant, AGENT):
+        words = [e.word for e in concept.concept.learned_words]
+        if words:
+            learned[concept.name] = words
+    return {"turns": turns, "loads": loads, "learned": learned}
+
+
+def handler_ranker(local: LocalRetrieve, variant: str | None = None) -> Ranker:
     def rank(store: str, test_id: str, message: str) -> Answer:
-        answer = local.call(tenant_of(store), f"eval-{tenant_of(store)}-{test_id}", message)
+        tenant = variant_tenant(store, variant) if variant else tenant_of(store)
+        answer = local.call(tenant, f"eval-{tenant}-{test_id}", message)
         ranked = [c["name"] for c in answer["concepts"] if not c["linked"]]
         linked = [c["name"] for c in answer["concepts"] if c["linked"]]
         return ranked, bool(answer["block"]), linked
@@ -245,24 +384,31 @@ def by_slice(rows: list[dict]) -> dict:
     return result
 
 
-def evaluate(stores: dict[str, dict], endpoint: str | None = None, vocabulary: str | None = None) -> dict:
+def evaluate(stores: dict[str, dict], endpoint: str | None = None, variants: tuple[str, ...] = (),
+             vocabulary: str | None = None) -> dict:
     """Each store through the handler and through plain overlap, per slice; `stores` maps a
     store's name to its data (a file of tests/data/stores/ as loaded). With more than one store,
-    an "all stores" entry pools every message. `vocabulary`: every agent's vocabulary.yaml text."""
+    an "all stores" entry pools every message. Each of `variants` (VARIANTS' names) adds an
+    "after learning" phase: the traffic learned from with those signals, then the tests again.
+    `vocabulary`: every agent's vocabulary.yaml text."""
     started = time.monotonic()
     tests = {name: store["tests"] for name, store in stores.items()}
     phases: dict[str, dict] = {}
-    with local_retrieve(endpoint) as local:
-        concepts = {name: write_store(local, name, store, vocabulary) for name, store in stores.items()}
+    learning: dict[str, dict] = {}
+    with local_retrieve(endpoint, learning=bool(variants)) as local:
+        local.vocabulary = vocabulary
+        concepts = {name: write_store(local, name, store) for name, store in stores.items()}
         written = time.monotonic()
-        rankers = {"index": handler_ranker(local), "overlap": overlap_ranker(concepts)}
-        phases["day one"] = _phase(rankers, tests)
-        learned = [learn_from_traffic(local, name, store) for name, store in stores.items()]  # every store
-        if any(learned):
-            phases["after learning"] = _phase(rankers, tests)
+        overlap = overlap_ranker(concepts)
+        phases["day one"] = _phase({"index": handler_ranker(local), "overlap": overlap}, tests)
+        for variant in variants:
+            learning[variant] = {name: learn_from_traffic(local, name, store, variant)
+                                 for name, store in stores.items()}
+            phases[f"after learning ({variant})"] = _phase(
+                {"index": handler_ranker(local, variant), "overlap": overlap}, tests)
     return {"top_k": TOP_K, "agent": AGENT,
             "stores": {name: {"concepts": len(concepts[name]), "tests": len(tests[name])} for name in stores},
-            "phases": phases,
+            "phases": phases, "learning": learning,
             "seconds": {"setup": written - started, "total": time.monotonic() - started}}
 
 
@@ -315,8 +461,37 @@ def print_report(report: dict, misses: bool) -> None:
                           f"    expected {miss['expected']}\n    got      {miss['got']}")
                 for item in row.get("injected", []):
                     print(f"\n  [{phase}/{label}/index] {item['slice']} injected: {item['message']!r} -> {item['got']}")
+    print_learning(report)
     seconds = report["seconds"]
     print(f"\n{seconds['total']:.1f} s in all ({seconds['setup']:.1f} s starting moto and writing the stores)")
+
+
+def print_learning(report: dict) -> None:
+    """Day one beside each after-learning variant and plain overlap, per store and slice: hit@5 of the
+    on-topic slices (and how many of them inject nothing), the share injecting of the off-topic ones."""
+    phases = report["phases"]
+    variants = [p for p in phases if p.startswith("after learning")]
+    if not variants:
+        return
+    for variant, stores in report["learning"].items():
+        words = {name: sum(len(w) for w in info["learned"].values()) for name, info in stores.items()}
+        print(f"\n[learning: {variant}] learned words per store: "
+              + ", ".join(f"{name} {n} ({stores[name]['turns']} turns, {stores[name]['loads']} loads)"
+                          for name, n in words.items()))
+    columns = ["overlap", "day one", *(v[len("after learning ("):-1] for v in variants)]
+    print("\n[day one vs after learning] hit@5 (on-topic) or injecting (off-topic), through the handler; "
+          "plain overlap beside")
+    for label in phases["day one"]:
+        print(f"\n  {label}")
+        print(f"  {'slice':<14} {'n':>4} " + " ".join(f"{c:>9}" for c in columns))
+        rows = [(slice_, "hit_at_5") for slice_ in ON_TOPIC] + [("overall", "hit_at_5"), ("overall", "silent")] + [
+            (slice_, "off_topic_injecting") for slice_ in OFF_TOPIC]
+        for slice_, key in rows:
+            cells = [phases["day one"][label]["overlap"][slice_]]
+            cells += [phases[p][label]["index"][slice_] for p in ["day one", *variants]]
+            n = cells[0].get("n_off_topic" if key == "off_topic_injecting" else "n", "-")
+            shown = slice_ if key != "silent" else "silent"
+            print(f"  {shown:<14} {n:>4} " + " ".join(f"{_num(c, key, key != 'hit_at_5'):>9}" for c in cells))
 
 
 def main() -> int:
@@ -330,6 +505,8 @@ def main() -> int:
     given.add_argument("--vocabulary", metavar="FILE", help="a vocabulary.yaml every store's agent is given")
     given.add_argument("--starter", metavar="NAME", help="a shipped starter vocabulary every store's agent copies")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--learn", choices=("all", "none", *VARIANTS), default="all",
+                        help="the after-learning phases: every signal alone and both (all), none, or one variant")
     args = parser.parse_args()
     vocabulary = None
     if args.vocabulary:
@@ -344,7 +521,8 @@ def main() -> int:
         held = " (held out: add --heldout)" if set(unknown) & set(HELDOUT) else ""
         parser.error(f"unknown store {', '.join(unknown)}{held}; stores: {', '.join(paths)}")
     chosen = {name: load_store(paths[name]) for name in (args.store or paths)}
-    report = evaluate(chosen, vocabulary=vocabulary)
+    variants = tuple(VARIANTS) if args.learn == "all" else () if args.learn == "none" else (args.learn,)
+    report = evaluate(chosen, variants=variants, vocabulary=vocabulary)
     if args.json:
         print(json.dumps(report, indent=1, ensure_ascii=False))
     else:

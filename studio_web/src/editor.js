@@ -11,6 +11,7 @@ import { api } from "./session.js";
 import { readConflict } from "./conflict.mjs";
 import { hideConflict, initResolution, noticeChange, showConflict } from "./resolution.js";
 import { fail, say } from "./status.js";
+import { showLearned } from "./learned.js";
 import { NEW, scope, urlFor, visit } from "./url.js";
 
 const DRAFT_KEY = "knowledge-studio-draft";
@@ -125,7 +126,9 @@ function ensureEditor() {
       keymap.of([{ key: "Mod-s", preventDefault: true, run: () => { save(); return true; } }]),
       EditorView.contentAttributes.of({ "aria-label": "Concept markdown" }),
       EditorView.updateListener.of((update) => {
-        if (update.docChanged) { markDirty(); noticeChange(update.state.doc.toString()); }
+        if (update.docChanged) {
+          markDirty(); noticeChange(update.state.doc.toString()); showLearned(update.state.doc.toString(), replaceText);
+        }
       }),
     ],
   });
@@ -188,6 +191,7 @@ export async function openConcept(name) {
     savedText = concept.markdown;
     setText(concept.markdown);
     showRelatedNote(concept.related);
+    showLearned(concept.markdown, replaceText);
     showConflict(concept.markdown);
     say("");
     editor.focus();

@@ -45,12 +45,14 @@ def extractor(settings: Settings, sessions: Optional["SessionRecorder"] = None) 
     """ExtractFunction's service; `sessions` is told of turns archived for agents that distil."""
     from knowledge.learning.extract import Extractor
     from knowledge.learning.known import KnownConcepts
+    from knowledge.learning.taught import Teacher
     from knowledge.learning.usage import daily_cap
     from knowledge.store.archive import TurnArchive
     from knowledge.store.concepts import ConceptStore
     from knowledge.store.config_cache import ConfigCache
     from knowledge.store.ledgers import ExtractionLedger
     from knowledge.store.queues import SqsCandidates
+    from knowledge.store.word_ledger import WordLedger
     from shared.aws import client
     from shared.telemetry import Counters
 
@@ -70,6 +72,7 @@ def extractor(settings: Settings, sessions: Optional["SessionRecorder"] = None) 
         extracted=ExtractionLedger(s3, settings.sessions_bucket),
         sessions=sessions,
         quota=daily_cap(s3, settings.sessions_bucket),  # KNOWLEDGE_TENANT_DAILY_MODEL_CALLS; None: no cap
+        teacher=Teacher(store, WordLedger(s3, settings.sessions_bucket), counters),
     )
 
 

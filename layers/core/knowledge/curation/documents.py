@@ -11,6 +11,7 @@ from datetime import datetime
 from typing import Any, Iterator, Optional
 
 from knowledge.format.concept import DOCUMENT_MAX_BYTES, FIELDS, Concept, format_timestamp, parse, related_waiting
+from knowledge.format.learned import REMOVED_MAX, fold_word, folded_words
 from knowledge.store.concepts import StoredConcept
 from shared import pii
 from shared.errors import Conflict, FieldError, InvalidConcept
@@ -31,6 +32,23 @@ def excerpt(content: str, start: int, end: int) -> str:
         at = min(finding.end, end)
     out.append(content[at:end])
     return pii.redact("".join(out)).text
+
+
+def removals_kept(previous: Optional[StoredConcept], edited: Concept) -> Concept:
+    """An operator's edit with each learned word they deleted from `learned_words` recorded in
+    `removed_words` (never learned again for the concept); a word they kept, or wrote back, stays
+    learned. The newest REMOVED_MAX removals are kept."""
+    if previous is None:
+        return edited
+    try:
+        before = previous.concept.learned_words
+    except (InvalidConcept, ValueError):
+        return edited
+    kept = folded_words(edited.learned_words) | {fold_word(w) for w in edited.removed_words}
+    gone = tuple(dict.fromkeys(e.word for e in before if fold_word(e.word) not in kept))
+    if not gone:
+        return edited
+    return edited.replace(removed_words=(*edited.removed_words, *gone)[-REMOVED_MAX:])
 
 
 def checked_size(markdown: str) -> str:

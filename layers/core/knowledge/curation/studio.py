@@ -20,6 +20,7 @@ from knowledge.curation.documents import (
     excerpt,
     located,
     name_line,
+    removals_kept,
     servable,
     stored_answer,
 )
@@ -485,7 +486,7 @@ class Studio:
                 raise Conflict(f"concept {name!r} changed since it was read", current)
             if current is not None and _same(current, concept):
                 return stored_answer(current)  # nothing changed: no new version, the same ETag back
-            concept = concept.replace(updated_at=max(utc_now(), concept.created_at))
+            concept = removals_kept(current, concept).replace(updated_at=max(utc_now(), concept.created_at))
             return stored_answer(self._store.replace(tenant, agent, concept, if_match=if_match, actor=op.actor,
                                                reason="edit", sightings=current.sightings if current else ()))
 

@@ -18,6 +18,15 @@ from typing import Any, Iterable, Mapping, Optional
 
 import yaml
 
+from knowledge.format.learned import (
+    LEARNED_FIELD,
+    REMOVED_FIELD,
+    LearnedWord,
+    parse_learned,
+    parse_removed,
+    render_lines,
+)
+from knowledge.format.learned import validate as validate_learned
 from shared.errors import FieldError, InvalidConcept
 from shared.names import is_session_id, slug_problem
 from shared.validation import YamlProblem, read_yaml
@@ -37,6 +46,8 @@ FIELDS = (
     "valid_from",
     "valid_until",
     "retired_by",
+    LEARNED_FIELD,
+    REMOVED_FIELD,
 )
 # Fields a document may leave out: when the concept's claim is true (inclusive local dates).
 OPTIONAL_FIELDS = ("valid_from", "valid_until")
@@ -185,10 +196,17 @@ class Concept:
     valid_from: Optional[date] = None
     valid_until: Optional[date] = None
     retired_by: Optional[str] = None
+    # What its store's customers call it, learned from traffic (knowledge.format.learned), and the
+    # words an operator removed from that list (never learned again).
+    learned_words: tuple[LearnedWord, ...] = ()
+    removed_words: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if isinstance(self.sources, list):
             object.__setattr__(self, "sources", tuple(self.sources))
+        for field in (LEARNED_FIELD, REMOVED_FIELD):
+            if isinstance(getattr(self, field), list):
+                object.__setattr__(self, field, tuple(getattr(self, field)))
         if isinstance(self.confidence, (int, float)) and not isinstance(self.confidence, bool):
             try:
                 object.__setattr__(self, "confidence", round(float(self.confidence), 4))
@@ -311,6 +329,9 @@ def _validate(c: Concept) -> list[FieldError]:
         elif c.provenance != "observed":
             bad(RETIRED_BY, "only an observed concept is retired by a policy (delete the line to keep this one)")
 
+    for field, message in validate_learned(c.learned_words, c.removed_words):
+        bad(field, message)
+
     if not isinstance(c.body, str):
         bad("body", "must be text")
     elif not c.body.strip():
@@ -379,6 +400,7 @@ def render(concept: Concept) -> str:
         *(f"{field}: {getattr(concept, field).isoformat()}" for field in OPTIONAL_FIELDS
           if getattr(concept, field) is not None),
         *([f"{RETIRED_BY}: {concept.retired_by}"] if concept.retired_by else []),
+        *render_lines(concept.learned_words, concept.removed_words),
         "---",
         "",
         concept.body,
@@ -389,8 +411,9 @@ def render(concept: Concept) -> str:
 # -------------------------------------------------------------------- parse
 
 _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-# A frontmatter is one mapping of fields; only `sources` holds a (flat) list.
-_FRONTMATTER_DEPTH = 2
+# A frontmatter is one mapping of fields; `sources` and `removed_words` hold flat lists, and
+# `learned_words` a list of flat mappings.
+_FRONTMATTER_DEPTH = 3
 _FRONTMATTER_KEYS = 32
 _SHOWN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
 
@@ -480,7 +503,8 @@ def parse(
         if key not in FIELDS:
             errors.append(FieldError(_shown(key), "is not a concept field", key_lines.get(key)))
     for field in FIELDS:
-        if field not in data and field not in OPTIONAL_FIELDS and field != RETIRED_BY:
+        if field not in data and field not in OPTIONAL_FIELDS and field not in (RETIRED_BY, LEARNED_FIELD,
+                                                                                 REMOVED_FIELD):
             errors.append(FieldError(field, "is missing"))
 
     values = {field: data.get(field) for field in FIELDS}
@@ -504,10 +528,21 @@ def parse(
     sources = values["sources"]
     if isinstance(sources, list) and all(isinstance(s, str) for s in sources):
         values["sources"] = tuple(sources)
+    elif isinstance(sources, list) and any(isinstance(s, (list, dict)) for s in sources):
+        errors.append(FieldError("sources", "must not be nested: a flat list of session ids", key_lines.get("sources")))
+        values["sources"] = ()
     elif "sources" in data:
         errors.append(FieldError("sources", "must be a list of session ids, each quoted text",
                                  key_lines.get("sources")))
         values["sources"] = ()
+    learned, problem = parse_learned(data.get(LEARNED_FIELD), _parse_date)
+    if problem:
+        errors.append(FieldError(LEARNED_FIELD, problem, key_lines.get(LEARNED_FIELD)))
+    values[LEARNED_FIELD] = learned or ()
+    removed, problem = parse_removed(data.get(REMOVED_FIELD))
+    if problem:
+        errors.append(FieldError(REMOVED_FIELD, problem, key_lines.get(REMOVED_FIELD)))
+    values[REMOVED_FIELD] = removed or ()
     confidence = values["confidence"]
     if isinstance(confidence, int) and not isinstance(confidence, bool):
         values["confidence"] = float(confidence)  # at most NUMBER_MAX_CHARS digits: never overflows

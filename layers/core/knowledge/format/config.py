@@ -77,6 +77,19 @@ class KnowledgeConfig(BaseModel):
     utc_offset: str = "+00:00"
     # The language concepts are written in ("pt", "pt-BR", "en"…); None: the conversation's.
     language: Optional[str] = None
+    # Learning the customers' words for a concept from traffic (docs/contract.md, learned words):
+    # the signals read ([]: none), and the distinct sessions a word needs to become a learned word.
+    learn_from: tuple[Literal["loaded", "sighting"], ...] = ("loaded", "sighting")
+    learn_min_sessions: int = Field(default=3, ge=2, le=1000)
+
+    @field_validator("learn_from", mode="before")
+    @classmethod
+    def _signals(cls, value: object) -> object:
+        if isinstance(value, list):
+            if all(isinstance(v, str) for v in value) and len(set(value)) != len(value):
+                raise ValueError("must not repeat a signal")
+            return tuple(value)
+        return value
 
     @field_validator("language")
     @classmethod

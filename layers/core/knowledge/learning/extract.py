@@ -28,13 +28,14 @@ from knowledge.format.turn import Turn
 from knowledge.learning.gates import SCHEMA, Candidate, GateReport, gate
 from knowledge.learning.known import KnownConcepts
 from knowledge.learning.prompt import extraction_prompt
+from knowledge.learning.taught import Teacher
 from knowledge.learning.usage import ModelQuota, record_model_call
 from knowledge.learning.validity import read_validity
 from knowledge.store.archive import TurnArchive
 from knowledge.store.config_cache import ConfigCache
 from knowledge.store.ledgers import ExtractionLedger
 from knowledge.store.queues import CandidateSink
-from shared.errors import InvalidConcept
+from shared.errors import InvalidConcept, KnowledgeError
 from shared.model import (
     ANSWER_ATTEMPTS,
     ModelAnswerUnusable,
@@ -90,17 +91,20 @@ class Extractor:
     def __init__(self, configs: ConfigCache, archive: Optional[TurnArchive], candidates: CandidateSink,
                  models: ModelCache, utility_model: Optional[str], counters: Optional[Counters] = None,
                  known: Optional[KnownConcepts] = None, extracted: Optional[ExtractionLedger] = None,
-                 sessions: Optional[SessionRecorder] = None, quota: Optional[ModelQuota] = None):
+                 sessions: Optional[SessionRecorder] = None, quota: Optional[ModelQuota] = None,
+                 teacher: Optional[Teacher] = None):
         """`known` (None: no list) finds the agent's concepts a turn is about for the prompt;
         `extracted` (None: none) remembers which live turns the model has already read;
         `sessions` (None: none) is told of each turn archived for an agent that distils;
-        `quota` (None: no cap) says whether the tenant may spend one more model call today."""
+        `quota` (None: no cap) says whether the tenant may spend one more model call today;
+        `teacher` (None: nothing learned) learns the customers' words for concepts from the turn."""
         self._configs, self._archive, self._candidates = configs, archive, candidates
         self._extracted, self._sessions = extracted, sessions
         self._models, self._utility_model = models, utility_model
         self.counters = counters or Counters()
         self._known = known
         self.quota = quota
+        self._teacher = teacher
 
     def process(self, turn: Turn, *, archive: bool = True, send: bool = True,
                 delivery: int | None = None) -> TurnOutcome:
@@ -162,6 +166,8 @@ class Extractor:
             self._candidates.send(outcome.sightings)
         if once and send:
             self._extracted.mark(turn)  # type: ignore[union-attr]
+        if send and self._teacher is not None and self._known is not None:
+            self._learn_words(turn, outcome, config)
         self.counters.count("TurnProcessed")
         self.counters.count("CandidateAccepted", len(outcome.sightings))
         if turn.shown is None:  # the engine sent no record: nothing from this turn is checked for echoes
@@ -174,6 +180,15 @@ class Extractor:
         for kind, n in outcome.redacted.items():
             self.counters.count("PiiRedacted", n, kind=kind)
         return outcome
+
+    def _learn_words(self, turn: Turn, outcome: TurnOutcome, config: Any) -> None:
+        """The customers' words the turn teaches (knowledge.learning.taught); never fails the turn,
+        whose sightings are sent: a fault is counted and the word waits for its next session."""
+        try:
+            index = self._known.index_of(turn.tenant, turn.agent)  # type: ignore[union-attr]
+            self._teacher.learn(turn, [s.name for s in outcome.sightings], index, config)  # type: ignore[union-attr]
+        except KnowledgeError as exc:
+            self.counters.count("LearningFailed", reason=exc.code)
 
     def _ask(self, turn: Turn, ref: str, system: str, user: str, config: Any) -> GateReport:
         """One model call for the turn, gated (each call spends one of the tenant's daily calls)."""

@@ -75,6 +75,10 @@ class KnownConcepts:
             return []
         return choose(knowledge.index, turn, self.limit)
 
+    def index_of(self, tenant: str, agent: str) -> Index:
+        """The agent's index as the container holds it now (what `about` last refreshed)."""
+        return self._warm.held(tenant, agent).index
+
     def _budget(self) -> Optional[float]:
         """Seconds of S3 the turn can spend on the list, or None when it cannot spend any."""
         budget = self._warm.fetch_budget_seconds

@@ -39,6 +39,7 @@ from knowledge.recall.postings import (
     BY_FORM_BYTES,
     DOC_OVERHEAD,
     K1,
+    LEARNED,
     NO_PENDING_COUNTS,
     NO_PENDING_SLOTS,
     POSTINGS_OVERHEAD,
@@ -84,6 +85,8 @@ NEAR_FACTOR = 2.0
 # A message holding every word of a concept's name (NAMED_MIN words or more) names that concept.
 NAMED_MIN = 2
 NAMED_TRIES = 8  # the best scored concepts whose names are compared with the message
+# A word learned by more than LEARNED_SPREAD concepts tells none of them apart: it counts for none.
+LEARNED_SPREAD = 3
 # Once a concept passes, the others in the top_k follow it only when they share at least TAIL of
 # what the best passing one shares.
 TAIL = 0.2
@@ -147,6 +150,13 @@ class Index:
     def etag(self, name: str) -> Optional[str]:
         doc = self.docs.get(name)
         return doc.etag if doc else None
+
+    def terms_of(self, name: str) -> set[str]:
+        """The terms a concept has, its own and its learned words' ({} for a concept not held)."""
+        doc = self.docs.get(name)
+        if doc is None:
+            return set()
+        return {term[1:] if term.startswith(LEARNED) else term for term in (self._terms[i] for i in doc.term_ids)}
 
     def _norm(self, length: float) -> float:
         return K1 * (1 - B + B * length / self._weighted_avg) if self._weighted_avg else K1
@@ -529,6 +539,15 @@ class Index:
         for term, form in [*dict(analysis.words).items(), *((number, None) for number in analysis.numbers)]:
             place = term in reading.places or term in place_terms
             postings, factor = postings_of(term), 1.0
+            learned = postings_of(LEARNED + term) if form is not None else None
+            if learned is not None and learned.live <= LEARNED_SPREAD:  # a concept's learned word
+                slot_arrays.append(learned.slots)
+                weight_arrays.append(learned.idf_weights(n_docs))
+                ratios.append(ratio_of(learned))
+                placed.append(place)
+                if postings is None:
+                    told += bm25_idf(floor_docs, learned.live) / rarest
+                    continue
             if term in reading.grouped:  # part of a place's name: it tells, but is matched with its reading below
                 told += bm25_idf(floor_docs, postings.live) / rarest if postings is not None else 1.0
                 continue

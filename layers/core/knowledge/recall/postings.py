@@ -21,6 +21,12 @@ K1, B = 1.2, 0.75
 _LINKS = re.compile(r"\[\[([^\[\]\n]*)\]\]")
 LINK_WEIGHT = 0.5
 FIELD_WEIGHTS = (("name", 3), ("description", 2), ("body", 1))
+# A concept's learned words (what its store's customers call it, knowledge.format.learned) are kept
+# as terms of their own, LEARNED + the word's term, each weighing LEARNED_WEIGHT of a body word and
+# adding nothing to the concept's length; the index reads one as a reading of the concept's own
+# words, unless too many concepts learned it (knowledge.recall.index.LEARNED_SPREAD).
+LEARNED = "\x1f"
+LEARNED_WEIGHT = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,6 +95,9 @@ def concept_terms(concept: Concept) -> tuple[dict[str, float], float, dict[Inter
         for interval in analysis.intervals:
             spans[interval] = spans.get(interval, 0.0) + weight
             length += counted
+    for entry in concept.learned_words:
+        for term in analyze(entry.word).terms():
+            tf[LEARNED + term] = LEARNED_WEIGHT
     return tf, length, spans, forms
 
 

@@ -41,8 +41,9 @@ from shared.errors import Conflict, InvalidConcept, InvalidName, KnowledgeError,
 from shared.names import check_slug
 
 REASONS = ("created", "confirmed", "merged", "kept_beside", "contradiction", "retired", "edit", "restore", "delete",
-           "purged")
-_ACTOR = re.compile(r"engine|operator:[A-Za-z0-9._@+:-]{1,128}")
+           "purged", "learned")
+# `learning`: the engine writing a word its traffic taught into a concept's learned_words.
+_ACTOR = re.compile(r"engine|learning|operator:[A-Za-z0-9._@+:-]{1,128}")
 _SIGHTING_ID = re.compile(r"[0-9a-f]{16}")
 SIGHTINGS_KEPT = 20  # 20 x 17 characters: well inside S3's 2 KB of user metadata
 CONTENT_TYPE = "text/markdown; charset=utf-8"
@@ -52,7 +53,7 @@ SNAPSHOT_CONTENT_TYPE = "application/octet-stream"
 
 def check_actor(actor: str) -> str:
     if not isinstance(actor, str) or not _ACTOR.fullmatch(actor):
-        raise InvalidName("actor", "must be 'engine' or 'operator:<id>' (ASCII letters, digits, ._@+:-)")
+        raise InvalidName("actor", "must be 'engine', 'learning' or 'operator:<id>' (ASCII letters, digits, ._@+:-)")
     return actor
 
 

@@ -1,0 +1,290 @@
+"""Learning a store's words from its own traffic, through the real ExtractFunction, ConsolidateFunction
+and RetrieveFunction on moto: a word three sessions teach becomes a learned word of the concept, in its
+document, written by `learning`; recall then reads it as a reading of that concept."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections import Counter
+from datetime import datetime, timezone
+
+import pytest
+from helpers.aws import drain
+from helpers.concepts import make_concept
+from helpers.handlers import LambdaContext, load_event, load_handler
+
+from knowledge.format.concept import parse
+from knowledge.format.learned import LearnedWord
+from knowledge.format.sighting import parse_sighting
+
+T, A = "default", "store-support"
+TELA = "troca-de-tela"
+TELA_DESCRIPTION = "Troca de tela de celular na loja em até 2 horas."
+TELA_BODY = "Trocamos a tela quebrada do seu celular em até 2 horas, com garantia de 90 dias."
+BATERIA = "bateria-original"
+BATERIA_DESCRIPTION = "Baterias originais com garantia de um ano."
+SEEDED = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
+CONFIG = "knowledge:\n  types: [fact, entity, procedure, policy, objection]\n"
+SAYS = "a telinha do meu smart rachou toda"
+SAID = "Trocamos a tela em até 2 horas, com garantia."
+
+
+def turn_event(session: str, customer: str, *, turn_id: str = "t1", loaded: tuple[str, ...] = (TELA,),
+               shown: bool = True) -> dict:
+    event = load_event("turn-complete.json")
+    body = {"tenant": T, "agent": A, "session_id": session, "turn_id": turn_id,
+            "completed_at": "2026-11-20T14:05:31Z",
+            "messages": [{"role": "user", "content": customer}, {"role": "assistant", "content": SAID}]}
+    if shown:
+        body["shown"] = {"retrieved": [BATERIA], "loaded": list(loaded)}
+    event["Records"][0]["body"] = json.dumps(body, ensure_ascii=False)
+    return event
+
+
+def candidates_event(bodies: list[str]) -> dict:
+    records = []
+    for index, body in enumerate(bodies):
+        s = parse_sighting(body)
+        records.append({
+            "messageId": f"m{index}", "receiptHandle": f"r{index}", "body": body,
+            "attributes": {"MessageGroupId": s.group_id(), "MessageDeduplicationId": s.dedup_id(),
+                           "ApproximateReceiveCount": "1", "SentTimestamp": "0", "SenderId": "x",
+                           "ApproximateFirstReceiveTimestamp": "0", "SequenceNumber": str(index)},
+            "messageAttributes": {}, "md5OfBody": "0", "eventSource": "aws:sqs",
+            "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:candidates.fifo", "awsRegion": "us-east-1"})
+    return {"Records": records}
+
+
+SIGHTING = json.dumps([{"name": TELA, "type": "procedure", "description": TELA_DESCRIPTION, "body": TELA_BODY,
+                        "evidence": SAID}], ensure_ascii=False)
+
+
+@pytest.fixture
+def agent(store):
+    store.put_config(T, A, CONFIG, actor="operator:demo")
+    store.create(T, A, make_concept(TELA, type="procedure", description=TELA_DESCRIPTION, body=TELA_BODY,
+                                    sources=("sess_0",), created_at=SEEDED, updated_at=SEEDED), actor="engine")
+    store.create(T, A, make_concept(BATERIA, description=BATERIA_DESCRIPTION, body="Troca de bateria na hora.",
+                                    sources=("sess_0",), created_at=SEEDED, updated_at=SEEDED), actor="engine")
+    return store
+
+
+@pytest.fixture
+def loop(monkeypatch, agent, bucket, sessions_bucket, candidates_queue, sqs, bus, model):
+    """extract -> CandidatesQueue -> consolidate; the model answers `[]` unless told otherwise."""
+    env = dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, UTILITY_MODEL="openai:test-model",
+               OPENAI_BASE_URL=model.base_url, EVENT_BUS_NAME=bus["name"])
+    extract = load_handler("extract", monkeypatch, CANDIDATES_QUEUE_URL=candidates_queue,
+                           POWERTOOLS_SERVICE_NAME=f"knowledge-learn-{uuid.uuid4().hex[:6]}", **env)
+    consolidate = load_handler("consolidate", monkeypatch, **env)
+
+    def run(event: dict, reply: str = "[]") -> None:
+        model.responder = lambda request: reply
+        assert extract.lambda_handler(event, LambdaContext()) == {"batchItemFailures": []}
+        bodies = [m["Body"] for m in drain(sqs, candidates_queue)]
+        if bodies:
+            assert consolidate.lambda_handler(candidates_event(bodies), LambdaContext()) == {"batchItemFailures": []}
+
+    return run
+
+
+def learned(store, name: str = TELA) -> list[str]:
+    return [entry.word for entry in store.get(T, A, name).concept.learned_words]
+
+
+def test_a_word_three_sessions_teach_becomes_a_learned_word_written_by_learning_and_two_do_not(loop, store):
+    loop(turn_event("sess_1", SAYS))
+    loop(turn_event("sess_2", "minha telinha quebrou, vcs trocam?"))
+    assert learned(store) == []
+    loop(turn_event("sess_3", "quanto fica pra trocar a telinha?"))
+    assert "telinha" in learned(store)
+    entry = next(e for e in store.get(T, A, TELA).concept.learned_words if e.word == "telinha")
+    assert (entry.origin, entry.sessions, entry.at.isoformat()) == ("loaded", 3, "2026-11-20")
+    versions = store.versions(T, A, TELA)
+    assert (versions[0].actor, versions[0].reason) == ("learning", "learned")
+    assert store.get(T, A, TELA).concept.body == TELA_BODY  # only the field changes
+    assert learned(store, BATERIA) == []  # retrieved is not loaded: the other concept learns nothing
+
+
+def test_a_turn_extraction_sees_a_known_concept_in_teaches_its_customers_words(loop, store):
+    for i in range(3):
+        loop(turn_event(f"sess_{i}", f"{SAYS} de novo", loaded=()), reply=SIGHTING)
+    entry = next(e for e in store.get(T, A, TELA).concept.learned_words if e.word == "telinha")
+    assert entry.origin == "sighting"
+
+
+def test_a_redelivered_turn_and_another_turn_of_the_same_session_count_that_session_once(loop, store):
+    for _ in range(3):
+        loop(turn_event("sess_1", SAYS))  # the queue delivering one turn three times
+    loop(turn_event("sess_1", SAYS, turn_id="t2"))
+    loop(turn_event("sess_1", SAYS, turn_id="t3", loaded=(), ), reply=SIGHTING)
+    loop(turn_event("sess_2", SAYS))
+    assert learned(store) == []
+    loop(turn_event("sess_3", SAYS))
+    assert "telinha" in learned(store)
+
+
+def test_a_word_an_operator_removed_is_never_learned_again_for_that_concept(loop, store):
+    current = store.get(T, A, TELA)
+    store.replace(T, A, current.concept.replace(removed_words=("telinha",)), if_match=current.etag,
+                  actor="operator:ana", reason="edit")
+    for i in range(4):
+        loop(turn_event(f"sess_{i}", SAYS))
+    words = learned(store)
+    assert "telinha" not in words and "rachou" in words
+    assert store.get(T, A, TELA).concept.removed_words == ("telinha",)
+
+
+def test_no_name_number_or_contact_is_ever_learned(loop, store):
+    said = ("oi, aqui é a Marcela Fontoura, cpf 123.456.789-09, meu zap 11 98765-4321, "
+            "pedido 2024-00931, marcela.fontoura@gmail.com, a telinha rachou")
+    for i in range(3):
+        loop(turn_event(f"sess_{i}", said))
+    words = learned(store)
+    assert "telinha" in words
+    assert not any(w in words for w in ("marcela", "fontoura", "gmail"))
+    assert not any(ch.isdigit() for w in words for ch in w)
+
+
+def test_a_turn_without_shown_teaches_nothing(loop, store):
+    for i in range(3):
+        loop(turn_event(f"sess_{i}", SAYS, shown=False), reply=SIGHTING)
+    assert learned(store) == []
+
+
+def test_the_learning_ledger_is_in_the_sessions_bucket_under_the_agent_and_holds_no_message(
+        loop, s3, sessions_bucket):
+    loop(turn_event("sess_1", SAYS))
+    keys = [o["Key"] for o in s3.list_objects_v2(Bucket=sessions_bucket, Prefix=f"{T}/{A}/learning/")["Contents"]]
+    assert keys and all(k.startswith(f"{T}/{A}/learning/") for k in keys)
+    assert not any("telinha" in k for k in keys)  # the word is hashed in the key
+    bodies = [s3.get_object(Bucket=sessions_bucket, Key=k)["Body"].read().decode() for k in keys]
+    assert not any("rachou toda" in b or SAYS in b for b in bodies)
+
+
+# ------------------------------------------------------------------ recall reads learned words
+def retrieve_handler(monkeypatch, bucket, bus):
+    return load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"],
+                        POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}")
+
+
+def ask(handler, message: str, session: str = "sess_q") -> list[str]:
+    event = {"tenant": T, "agent": A, "session_id": session, "message": message}
+    return [c["name"] for c in handler.lambda_handler(event, LambdaContext())["concepts"] if not c["linked"]]
+
+
+def test_a_learned_word_makes_a_message_with_it_recall_its_concept(loop, store, monkeypatch, bucket, bus):
+    before = retrieve_handler(monkeypatch, bucket, bus)
+    assert TELA not in ask(before, "a telinha rachou")
+    for i in range(3):
+        loop(turn_event(f"sess_{i}", SAYS))
+    after = retrieve_handler(monkeypatch, bucket, bus)  # a cold start: the learned version
+    assert ask(after, "a telinha rachou")[:1] == [TELA]
+
+
+def with_learned(store, name: str, *words: str) -> None:
+    current = store.get(T, A, name)
+    entries = tuple(LearnedWord(w, "loaded", 3, SEEDED.date()) for w in words)
+    store.replace(T, A, current.concept.replace(learned_words=entries), if_match=current.etag,
+                  actor="learning", reason="learned")
+
+
+def test_a_word_many_concepts_learned_counts_for_none_of_them(agent, monkeypatch, bucket, bus):
+    others = ["frete-gratis", "parcelamento", "loja-fisica", "garantia-estendida", "troca-de-bateria",
+              "capinhas", "peliculas", "carregadores", "fones", "assistencia"]
+    for name in others:
+        agent.create(T, A, make_concept(name, description=f"Sobre {name.replace('-', ' ')}.",
+                                        body="Texto da loja.", created_at=SEEDED, updated_at=SEEDED), actor="engine")
+    with_learned(agent, TELA, "telinha", "gambiarra", "bugiganga")
+    handler = retrieve_handler(monkeypatch, bucket, bus)
+    assert ask(handler, "gambiarra e bugiganga")[:1] == [TELA]  # learned by one concept: a reading of it
+    for name in others[:3]:
+        with_learned(agent, name, "gambiarra", "bugiganga")
+    handler = retrieve_handler(monkeypatch, bucket, bus)
+    assert ask(handler, "gambiarra e bugiganga") == []  # learned by four concepts: tells none of them apart
+    assert ask(handler, "gambiarra, a telinha rachou")[:1] == [TELA]
+
+
+def test_learned_words_add_no_s3_request_to_the_per_turn_retrieve_path(agent, monkeypatch, bucket, bus):
+    from shared.aws import client
+
+    handler = retrieve_handler(monkeypatch, bucket, bus)
+    ask(handler, "oi")  # the cold start's reads
+
+    def requests_of(messages: list[str]) -> int:
+        sent = Counter()
+        s3 = client("s3")
+        record = lambda **kwargs: sent.update(["s3"])  # noqa: E731
+        s3.meta.events.register("before-send.s3", record)
+        try:
+            for message in messages:
+                ask(handler, message)
+        finally:
+            s3.meta.events.unregister("before-send.s3", record)
+        return sent["s3"]
+
+    plain = requests_of(["a tela rachou"] * 5)
+    with_learned(agent, TELA, "telinha")
+    handler = retrieve_handler(monkeypatch, bucket, bus)
+    ask(handler, "oi")
+    assert requests_of(["a telinha rachou"] * 5) == plain == 0
+    assert ask(handler, "a telinha rachou")[:1] == [TELA]
+
+
+def test_export_carries_the_learned_and_removed_words(agent, monkeypatch, bucket, sessions_bucket, s3):
+    with_learned(agent, TELA, "telinha", "visor")
+    current = agent.get(T, A, TELA)
+    agent.replace(T, A, current.concept.replace(learned_words=current.concept.learned_words[:1],
+                                                removed_words=("visor",)),
+                  if_match=current.etag, actor="operator:ana", reason="edit")
+    handler = load_handler("export", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
+                           POWERTOOLS_SERVICE_NAME="knowledge-export")
+    answer = handler.lambda_handler({"agent": A, "label": "learned"}, LambdaContext())
+    assert answer["ok"] is True
+    exported = s3.get_object(Bucket=sessions_bucket, Key=f"{answer['prefix']}{TELA}.md")["Body"].read()
+    concept = parse(exported)
+    assert [e.word for e in concept.learned_words] == ["telinha"] and concept.removed_words == ("visor",)
+    assert exported == agent.get(T, A, TELA).data
+
+
+# ------------------------------------------------------------------ the studio: seen, removed, in the history
+def test_an_operator_sees_learned_words_in_the_editor_and_removing_one_there_records_it_as_removed(api, store):
+    from helpers.studio import BASE
+
+    name = "troca-em-30-dias"
+    with_learned(store, name, "destrocar", "devolver")
+    status, concept, _ = api("GET", f"{BASE}/concepts/{name}")
+    assert status == 200 and 'word: "destrocar"' in concept["markdown"]
+    status, history, _ = api("GET", f"{BASE}/concepts/{name}/versions")
+    assert (history["versions"][0]["actor"], history["versions"][0]["reason"]) == ("learning", "learned")
+    edited = "\n".join(line for line in concept["markdown"].split("\n") if '"destrocar"' not in line)
+    status, saved, _ = api("PUT", f"{BASE}/concepts/{name}", body={"markdown": edited},
+                           headers={"if-match": concept["etag"]})
+    assert status == 200
+    kept = store.get(T, A, name).concept
+    assert [e.word for e in kept.learned_words] == ["devolver"] and kept.removed_words == ("destrocar",)
+    assert 'removed_words: ["destrocar"]' in saved["markdown"]
+
+
+# ------------------------------------------------------------------ least privilege
+def test_extraction_may_write_concepts_and_their_journal_and_its_learning_ledger_and_nothing_more_of_them():
+    from helpers.operations import RESOURCES
+
+    statements = RESOURCES["ExtractFunction"]["Properties"]["Policies"][0]["Statement"]
+
+    def granting(action: str) -> list:
+        found = []
+        for st in statements:
+            if isinstance(st, dict) and action in st.get("Action", []):
+                found.extend(st["Resource"] if isinstance(st["Resource"], list) else [st["Resource"]])
+        return [r.get("Fn::Sub", r) if isinstance(r, dict) else r for r in found]
+
+    writes = granting("s3:PutObject")
+    knowledge = sorted(r for r in writes if isinstance(r, str) and r.startswith("${KnowledgeBucket.Arn}"))
+    assert knowledge == ["${KnowledgeBucket.Arn}/agents/*/*/concepts-index/snapshot",
+                         "${KnowledgeBucket.Arn}/agents/*/*/concepts/*", "${KnowledgeBucket.Arn}/journal/*"]
+    assert "${SessionsBucket.Arn}/*/*/learning/*" in writes
+    assert "${SessionsBucket.Arn}/*/*/learning/*" in granting("s3:GetObject")
+    for action in ("s3:DeleteObject", "s3:GetObjectVersion", "s3:ListBucketVersions"):
+        assert not any(isinstance(r, str) and r.startswith("${KnowledgeBucket") for r in granting(action))
