@@ -33,7 +33,6 @@ from facts.errors import (
     ProposalWentStale,
 )
 from shared.errors import Conflict, InvalidName, KnowledgeError, NotFound
-from shared.pii import KINDS as PII_KINDS
 from shared.httpapi import (
     Forbidden,
     Unauthorized,
@@ -152,8 +151,8 @@ class Reset(BaseModel):
 class FactEdit(BaseModel):
     value: str = Field(min_length=1, max_length=LIMITS.value_max)
     revision: Optional[StrictInt] = Field(ge=1, description="The fact's revision as read; null when it is a new fact.")
-    personal_data: list[Literal[PII_KINDS]] = Field(  # type: ignore[valid-type]
-        default_factory=list, max_length=len(PII_KINDS),
+    personal_data: list[Literal[LIMITS.personal_data_kinds]] = Field(  # type: ignore[valid-type]
+        default_factory=list, max_length=len(LIMITS.personal_data_kinds),
         description="The kinds of personal data the operator confirms this value holds, after a 422 personal_data "
                     "named them (payment card data is refused whatever is confirmed).")
 
