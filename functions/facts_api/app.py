@@ -189,7 +189,8 @@ def answers(model: Any, *also: int) -> dict[int, dict[str, Any]]:
 
     errors = {400: ("A tenant, agent, customer, proposal or fact name that cannot be one", ErrorBody),
               401: ("No valid token", ErrorBody), 403: ("The operator is not a member of the tenant", ErrorBody),
-              404: ("No such proposal, route or agent (unknown_agent: neither a knowledge.yaml nor any concept)", ErrorBody),
+              404: ("No such proposal, route or agent (unknown_agent: neither a knowledge.yaml nor any concept)",
+                    ErrorBody),
               409: (("Already decided otherwise, the fact changed (the proposal went stale), or the customer's "
                      "memory cell is unreadable (record_unreadable: restore or reset it)"), Union[WentStale, ErrorBody]),
               412: ("The fact changed since it was read", Stale),

@@ -10,7 +10,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from helpers.browser import CHROMIUM, expect, signed_in_page
+from helpers.browser import CHROMIUM, axe_violations, expect, signed_in_page
 from helpers.facts_page import CONFIG, CUSTOMER, KEY, PIX, SHOE, conversation
 from helpers.handlers import LambdaContext, load_event, load_handler
 from helpers.paths import ROOT
@@ -218,8 +218,6 @@ def test_the_pages_link_to_each_other(page, studio):
 
 
 def test_no_serious_accessibility_violation(page, s3, bucket):
-    from helpers.browser import axe_violations
-
     MemoryCells(s3, bucket).write_fact(T, CUSTOMER, "tamanho_calcado", "44", "operator")
     card(page, "tamanho_calcado").get_by_role("button", name="Approve & save to memory").click()
     expect(card(page, "tamanho_calcado", "#stale-list")).to_have_count(1)
@@ -253,8 +251,6 @@ def _open_memory(page):
 
 
 def test_an_over_full_memory_says_what_is_served_and_the_operator_removes_the_rest(page, memory, s3, bucket):
-    from helpers.browser import axe_violations
-
     from facts import layout
 
     s3.put_object(Bucket=bucket, Key=layout.cell_key(T, CUSTOMER), Body=_outside_cell(250))
@@ -274,8 +270,6 @@ def test_an_over_full_memory_says_what_is_served_and_the_operator_removes_the_re
 
 
 def test_an_unreadable_memory_offers_restore_and_a_confirmed_reset(page, memory, s3, bucket):
-    from helpers.browser import axe_violations
-
     from facts import layout
 
     MemoryCells(s3, bucket).write_fact(T, CUSTOMER, "tamanho_calcado", "42", "operator")
@@ -354,6 +348,8 @@ def test_a_mistyped_agent_says_there_is_no_such_agent_and_what_to_check(browser,
         expect(page.locator("#unknown-agent")).to_contain_text("Check the agent's name in the address")
         expect(page.locator("#proposals-view")).to_be_hidden()
         assert "0 pending" not in page.locator("body").inner_text()
+        expect(page.locator("#unknown-agent-title")).to_be_focused()
+        assert axe_violations(page) == []
         link = page.get_by_role("link", name="choose an agent on the Knowledge page")
         assert link.get_attribute("href") == f"knowledge?tenant={T}"
 
@@ -386,6 +382,7 @@ def test_an_operator_removes_any_fact_saying_why_and_sees_who_removed_it(page, m
     assert memory() == {}
     rows = page.locator("#memory-removed tbody tr")
     expect(rows).to_have_count(4)
+    assert axe_violations(page) == []
     expect(rows.first).to_contain_text("apelido")
     expect(rows.first).to_contain_text("dev-operator")
     tamanho = page.locator("#memory-removed tbody tr", has_text="tamanho_calcado")
@@ -401,6 +398,7 @@ def test_an_operator_removes_any_fact_saying_why_and_sees_who_removed_it(page, m
 def test_removing_can_be_cancelled_with_escape_and_nothing_is_removed(page, memory, s3, bucket):
     _memory_of_four_origins(page, memory, s3, bucket)
     page.get_by_role("button", name="Remove apelido").click()
+    assert axe_violations(page) == []  # the row asking why
     page.keyboard.press("Escape")
     expect(page.get_by_role("button", name="Remove apelido")).to_be_focused()
     assert "apelido" in memory()
@@ -415,6 +413,7 @@ def test_personal_data_typed_into_memory_is_warned_about_before_saving(page, mem
     expect(warning).to_contain_text("documento: this value looks like it holds a CPF")
     assert memory() == {}  # nothing saved, so nothing reaches the <memory> block
     expect(page.get_by_role("button", name="Save it anyway, with this personal data")).to_be_focused()
+    assert axe_violations(page) == []
     page.get_by_role("button", name="Save it anyway, with this personal data").click()
     expect(page.locator("#status")).to_have_text(f"Saved documento = “CPF 529.982.247-25” to {CUSTOMER}'s memory.")
     assert memory() == {"documento": ("CPF 529.982.247-25", "operator")}
