@@ -90,9 +90,9 @@ def _words(kinds: tuple[str, ...]) -> str:
     return said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1]
 
 
-def check_personal_data(value: str, confirmed: tuple[str, ...]) -> None:
-    """PersonalData when `value` holds personal data by the write path's redaction rules that the
-    operator has not confirmed; payment card data is refused whatever is confirmed."""
+def check_personal_data(value: str, confirmed: tuple[str, ...]) -> tuple[str, ...]:
+    """The kinds of personal data `value` holds by the write path's redaction rules, all confirmed by
+    the operator (PersonalData otherwise); payment card data is refused whatever is confirmed."""
     kinds = personal_data_in(value)
     never = tuple(kind for kind in kinds if kind in NEVER_KEPT)
     if never:
@@ -103,6 +103,7 @@ def check_personal_data(value: str, confirmed: tuple[str, ...]) -> None:
         raise PersonalData(f"this value looks like it holds {_words(kinds)}: memory is given to the agent on every "
                            "turn, and everything the agent learns has these redacted. Save it without them, or "
                            "confirm that this customer's memory must hold them", kinds, True)
+    return kinds
 
 
 def _check_revision(revision: Any, *, required: bool) -> None:
@@ -304,16 +305,16 @@ class FactsStudio:
         _check_revision(revision, required=False)
         if revision is None and name_holds_personal_data(name):
             raise InvalidFact("name: a fact's name must not hold personal data (a person's name, an e-mail, a "
-                              "number): it is shown in events and metrics; put it in the value, e.g. "
-                              "preferred_name = Ana")
-        check_personal_data(value if isinstance(value, str) else "", tuple(confirmed))
+                              "number): names are shown in events; say what the fact is in the name and put the "
+                              "data in the value, e.g. preferred_email")
+        kept = check_personal_data(value if isinstance(value, str) else "", tuple(confirmed))
         try:
             fact = self._cells.write_fact(tenant, customer_id, name, value, "operator", expect=revision)
         except FactMoved:
             now = self._cells.read(tenant, customer_id).cell.facts.get(name)
             raise FactChanged(None if now is None else _fact(name, now)) from None
         self.counters.count("FactEdited", tenant=tenant)
-        if confirmed:
+        if kept:
             self.counters.count("FactPersonalDataConfirmed", tenant=tenant)
         return _fact(name, fact)
 
