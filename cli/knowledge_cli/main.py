@@ -73,9 +73,28 @@ REDRIVE_QUEUES = {"turns": ("TURN_DLQ_URL", "TURN_QUEUE_URL"),
                   "candidates": ("CANDIDATES_DLQ_URL", "CANDIDATES_QUEUE_URL")}
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="knowledge", description="Operate an agent's learned knowledge.")
-    commands = parser.add_subparsers(dest="command", required=True)
+class OneLineHelp(argparse.HelpFormatter):
+    """`knowledge --help`: every command on one line, never wrapped into a column (a terminal wraps it)."""
+
+    def __init__(self, prog: str):
+        super().__init__(prog, max_help_position=30, width=10_000)
+
+    def add_argument(self, action: argparse.Action) -> None:
+        super().add_argument(action)
+        # argparse measures a command's name at its section's indent, not at its own one step deeper,
+        # so the longest names would go on a line of their own.
+        for command in getattr(action, "_choices_actions", ()):
+            self._action_max_length = max(self._action_max_length, len(command.dest) + self._current_indent
+                                          + 2 * self._indent_increment)
+
+
+def build_parser(also: Sequence[tuple[str, str]] = ()) -> argparse.ArgumentParser:
+    """The command's parser. `also`: (command, one line) the caller runs itself (the local stack's own
+    commands, knowledge_dev.client), listed in the help beside these."""
+    parser = argparse.ArgumentParser(prog="knowledge", description="Operate an agent's learned knowledge.",
+                                     formatter_class=OneLineHelp)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                     title="commands (`knowledge COMMAND --help` for one's options)")
 
     export = commands.add_parser("export", help="write an agent's concepts to a folder")
     export.add_argument("--agent", required=True, type=_slug("agent"))
@@ -158,6 +177,8 @@ def build_parser() -> argparse.ArgumentParser:
     send.add_argument("file", help="a JSON file in the turn-complete format (see schemas/)")
     send.set_defaults(run=_send_turn)
     vocabulary.add_commands(commands, _slug, _operator, _store)
+    for name, line in also:
+        commands.add_parser(name, help=line, add_help=False)
     return parser
 
 

@@ -259,8 +259,25 @@ def _probe(url: str, attempts: int = 3) -> None:
             time.sleep(1)
 
 
+# The commands this module runs itself, as `knowledge --help` lists them beside the CLI's.
+LOCAL_HELP = (
+    ("retrieve", "RetrieveFunction's <knowledge> block for a customer's message (--agent A \"message\")"),
+    ("load", "load_knowledge: one concept as the engine's tool gets it (--agent A NAME)"),
+    ("memory", "MemoryFunction's read: a customer's <memory> block (--customer C)"),
+    ("remember", "MemoryFunction's remember: one fact written as the engine's tool (--customer C NAME VALUE)"),
+    ("distill-now", "one DistillFunction pass now, every session taken as idle"),
+    ("send-conversation", "send a conversation's turns (one turn-complete JSON per line) to the TurnCompleteQueue"),
+    ("facts", "the Facts page's API as the local operator: facts list | approve | reject | dismiss"),
+)
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv or argv[0] in ("-h", "--help"):  # every command, whether or not the stack runs
+        from knowledge_cli.main import build_parser
+
+        print(build_parser(also=LOCAL_HELP).format_help(), end="")
+        return 0 if argv else 2
     try:
         state = json.loads(STATE_FILE.read_text())
         _probe(state["env"]["AWS_ENDPOINT_URL"] + "/moto-api/")

@@ -142,7 +142,8 @@ class StudioServer:
                     if claims is None:
                         return self._send(401, {"content-type": "application/json"}, b'{"message":"Unauthorized"}')
                 path = parts.path[len(API_PREFIX):] or "/"
-                event = http_api_event(self.command, path, parts.query, headers, body, claims, self.client_address[0])
+                method = "GET" if self.command == "HEAD" else self.command  # HEAD: GET's answer without its body
+                event = http_api_event(method, path, parts.query, headers, body, claims, self.client_address[0])
                 target = handler_for(path)
                 with invoke_locks[id(target)]:
                     answer = target(event, context_factory())
@@ -205,6 +206,8 @@ class StudioServer:
                     self.send_header(key, value)
                 self.send_header("content-length", str(len(body)))
                 self.end_headers()
+                if self.command == "HEAD":  # GET's status and headers (its length too), never a body
+                    return
                 try:
                     self.wfile.write(body)
                 except (BrokenPipeError, ConnectionResetError):
@@ -215,12 +218,12 @@ class StudioServer:
                     self._api()
                 elif self.command == "POST" and urlsplit(self.path).path == "/oauth2/token":
                     self._token()
-                elif self.command == "GET":
+                elif self.command in ("GET", "HEAD"):
                     self._static()
                 else:
                     self._send(405, {}, b"")
 
-            do_GET = do_POST = do_PUT = do_DELETE = do_OPTIONS = _route  # noqa: N815 - http.server's naming
+            do_GET = do_HEAD = do_POST = do_PUT = do_DELETE = do_OPTIONS = _route  # noqa: N815 - http.server's naming
 
         self._server = ThreadingHTTPServer((host, port), Handler)
         self._server.daemon_threads = True

@@ -10,6 +10,7 @@ import json
 import os
 import string
 from typing import Annotated, Any, Literal, Optional, Union
+from urllib.parse import unquote
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, CORSConfig, Response, content_types
@@ -28,6 +29,7 @@ from facts.errors import (
     InvalidRequest,
     NothingToRestore,
     NotPending,
+    PersonalData,
     ProposalWentStale,
 )
 from shared.errors import Conflict, InvalidName, KnowledgeError, NotFound
@@ -53,7 +55,9 @@ BASE = "/tenants/<tenant>/agents/<agent>/facts"
 Slug = Annotated[str, Path(pattern=LIMITS.slug_pattern, max_length=LIMITS.slug_max)]
 CustomerId = Annotated[str, Path(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$", max_length=LIMITS.customer_id_max)]
 ProposalId = Annotated[str, Path(pattern=r"^[0-9a-f]{32}$")]
-FactName = Annotated[str, Path(pattern=r"^[a-z0-9]+([-_][a-z0-9]+)*$", max_length=LIMITS.name_max)]
+# A fact name is checked by the core, which says what one may be in words (a pattern here would answer a
+# regex); it arrives as the page encoded it (a valid one has nothing to decode), so it is decoded first.
+FactName = Annotated[str, Path(min_length=1, max_length=4 * LIMITS.name_max)]
 
 
 def refuse_control_characters(app, next_middleware):
@@ -118,12 +122,21 @@ class FactView(BaseModel):
     revision: int
 
 
+class Removal(BaseModel):
+    name: str
+    by: str = Field(description="The operator (the token's subject) who removed it.")
+    at: str
+    revision: int = Field(description="The removed fact's revision (the cell's earlier version holds its value).")
+    reason: Optional[str] = Field(description="Why, when the operator said.")
+
+
 class MemoryCell(BaseModel):
     customer_id: str
     scope: str
     facts: list[FactView] = Field(description="What a read serves: at most 200, the most recently written.")
     stored: int = Field(description="How many facts the cell holds (more than `facts` when it is over-full).")
     problem: Optional[str] = Field(description="Set when the cell holds more facts than a customer may have.")
+    removals: list[Removal] = Field(description="The last 20 facts operators removed, newest first: who, when, why.")
 
 
 class Trimmed(MemoryCell):
@@ -138,6 +151,14 @@ class Reset(BaseModel):
 class FactEdit(BaseModel):
     value: str = Field(min_length=1, max_length=LIMITS.value_max)
     revision: Optional[StrictInt] = Field(ge=1, description="The fact's revision as read; null when it is a new fact.")
+    personal_data: list[Literal[LIMITS.personal_data_kinds]] = Field(  # type: ignore[valid-type]
+        default_factory=list, max_length=len(LIMITS.personal_data_kinds),
+        description="The kinds of personal data the operator confirms this value holds, after a 422 personal_data "
+                    "named them (payment card data is refused whatever is confirmed).")
+
+
+class FactRemoval(BaseModel):
+    reason: Optional[str] = Field(None, max_length=LIMITS.reason_max, description="Why (optional), kept in the cell.")
 
 
 class ErrorDetail(BaseModel):
@@ -157,16 +178,24 @@ class Stale(ErrorBody):
     current: Optional[FactView] = Field(description="The fact now; null when it was removed.")
 
 
+class PersonalDataFound(ErrorBody):
+    kinds: list[str] = Field(description="The kinds of personal data found in the value (never the value).")
+    can_confirm: bool = Field(description="Whether saving again with these kinds in personal_data keeps it.")
+
+
 def answers(model: Any, *also: int) -> dict[int, dict[str, Any]]:
     def body(kind: Any) -> dict[str, Any]:
         return {"content": {"application/json": {"model": kind}}}
 
     errors = {400: ("A tenant, agent, customer, proposal or fact name that cannot be one", ErrorBody),
               401: ("No valid token", ErrorBody), 403: ("The operator is not a member of the tenant", ErrorBody),
-              404: ("No such proposal or route", ErrorBody),
+              404: ("No such proposal, route or agent (unknown_agent: neither a knowledge.yaml nor any concept)",
+                    ErrorBody),
               409: (("Already decided otherwise, the fact changed (the proposal went stale), or the customer's "
                      "memory cell is unreadable (record_unreadable: restore or reset it)"), Union[WentStale, ErrorBody]),
-              412: ("The fact changed since it was read", Stale), 422: ("The request is invalid", ErrorBody),
+              412: ("The fact changed since it was read", Stale),
+              422: ("The request is invalid (personal_data: the value holds personal data, said with its kinds)",
+                    Union[PersonalDataFound, ErrorBody]),
               503: ("Storage is busy", ErrorBody)}
     out = {200: {"description": "Success", **body(model)}}
     for code in sorted({400, 401, 403, 404, 422, 503, *also}):
@@ -234,18 +263,22 @@ def get_memory(tenant: Slug, agent: Slug, customer_id: CustomerId) -> Response[M
 
 
 @app.put(f"{BASE}/customers/<customer_id>/memory/<name>",
-         summary="Set a fact (origin operator) if it is still at the revision read (412 otherwise)",
+         summary="Set a fact (origin operator) if it is still at the revision read (412 otherwise); a value holding "
+                 "personal data is refused (422 personal_data) until its kinds are confirmed",
          responses=answers(FactView, 409, 412))
 def edit_fact(tenant: Slug, agent: Slug, customer_id: CustomerId, name: FactName, body: FactEdit) -> Response[FactView]:
-    return _json(200, facts.edit_fact(operator(), tenant, customer_id, name, body.value, body.revision))
+    return _json(200, facts.edit_fact(operator(), tenant, customer_id, unquote(name), body.value, body.revision,
+                                      tuple(body.personal_data)))
 
 
 @app.delete(f"{BASE}/customers/<customer_id>/memory/<name>",
-            summary="Remove a fact if it is still at the revision read (412 otherwise); the cell as it is then",
-            responses=answers(MemoryCell, 409, 412))
+            summary="Remove a fact if it is still at the revision read (412 otherwise), recording who and why; the "
+                    "cell as it is then", responses=answers(MemoryCell, 409, 412))
 def remove_fact(tenant: Slug, agent: Slug, customer_id: CustomerId, name: FactName,
-                revision: Annotated[int, Query(ge=1)]) -> Response[MemoryCell]:
-    return _json(200, facts.remove_fact(operator(), tenant, customer_id, name, revision))
+                revision: Annotated[int, Query(ge=1)],
+                body: Annotated[Optional[FactRemoval], Body()] = None) -> Response[MemoryCell]:
+    return _json(200, facts.remove_fact(operator(), tenant, customer_id, unquote(name), revision,
+                                        body.reason if body else None))
 
 
 @app.post(f"{BASE}/customers/<customer_id>/memory/trim",
@@ -303,6 +336,11 @@ def went_stale(exc: ProposalWentStale) -> Response:
 @app.exception_handler(FactChanged)
 def fact_changed(exc: FactChanged) -> Response:
     return _error(412, exc, current=exc.current)
+
+
+@app.exception_handler(PersonalData)
+def personal_data(exc: PersonalData) -> Response:
+    return _error(422, exc, kinds=exc.kinds, can_confirm=exc.can_confirm)
 
 
 answer_alike(app, _json, STATUS)

@@ -149,21 +149,41 @@ function setText(text) {
   view.dispatch(setDiagnostics(view.state, []));
 }
 
+// The save's errors in the order of the lines they are on (the API gives them in field order); those
+// of the whole document, with no line, first. One on a line is a button that takes the editor there.
 function showErrors(errors) {
   const list = $("errors");
   list.replaceChildren();
   const view = ensureEditor();
   const diagnostics = [];
-  for (const error of errors) {
+  const inLineOrder = errors.map((error, at) => ({ error, at }))
+    .sort((a, b) => (a.error.line || 0) - (b.error.line || 0) || a.at - b.at).map(({ error }) => error);
+  for (const error of inLineOrder) {
     const item = document.createElement("li");
-    item.textContent = `${error.field}${error.line ? ` (line ${error.line})` : ""}: ${error.message}`;
-    list.append(item);
+    const text = `${error.field}${error.line ? ` (line ${error.line})` : ""}: ${error.message}`;
     if (error.line && error.line <= view.state.doc.lines) {
       const line = view.state.doc.line(error.line);
       diagnostics.push({ from: line.from, to: line.to, severity: "error", message: `${error.field}: ${error.message}` });
+      const jump = document.createElement("button");
+      jump.type = "button";
+      jump.className = "link";
+      jump.textContent = text;
+      jump.addEventListener("click", () => goToLine(error.line));
+      item.append(jump);
+    } else {
+      item.textContent = text;
     }
+    list.append(item);
   }
   view.dispatch(setDiagnostics(view.state, diagnostics));
+}
+
+function goToLine(number) {
+  const view = ensureEditor();
+  if (number > view.state.doc.lines) return;
+  const line = view.state.doc.line(number);
+  view.dispatch({ selection: { anchor: line.to }, scrollIntoView: true });
+  view.focus();
 }
 
 function resetPanels() {

@@ -10,6 +10,7 @@ const params = new URLSearchParams(location.search);
 const scope = { tenant: params.get("tenant") || "default", agent: params.get("agent") || "" };
 const SIGN_IN_KEY = "facts-studio-sign-in";
 const PAGE = 20;
+const PAGE_MAX = 100;  // the most one request of the API answers
 const LISTS = ["pending", "stale", "recent"];
 
 let config = { apiBase: "/api", signIn: null };
@@ -80,7 +81,7 @@ function proposalPath(p, action) {
 // ------------------------------------------------------------------ views
 
 function show(view) {
-  for (const id of ["signin", "no-agent", "proposals-view", "memory-view"]) $(id).hidden = id !== view;
+  for (const id of ["signin", "no-agent", "unknown-agent", "proposals-view", "memory-view"]) $(id).hidden = id !== view;
 }
 
 function when(iso) {
@@ -223,7 +224,7 @@ async function decide(p, article, action, body, done) {
     busy(article, false);
     if (error instanceof ApiError && error.code === "fact_moved") {
       say(`Nothing was saved: ${p.name} changed for ${p.scope} since it was proposed. The proposal moved to Stale, with both values.`);
-      if (await refresh(["stale", list])) focusAt(list, index);
+      if (await refresh(["stale", list], false, list)) focusAt(list, index);
       return;
     }
     if (error instanceof ApiError && (error.code === "not_pending" || error.code === "conflict")) {
@@ -235,7 +236,7 @@ async function decide(p, article, action, body, done) {
     return;
   }
   say(done);
-  if (await refresh(["recent", list])) focusAt(list, index);
+  if (await refresh(["recent", list], false, list)) focusAt(list, index);
 }
 
 function approve(p, article) {
@@ -273,10 +274,22 @@ function renderList(list, counts) {
   $(`${list}-list`).replaceChildren(...shown[list].map((p) => card(p, list)));
 }
 
-async function fetchPage(list, more = false) {
-  const query = new URLSearchParams({ state: list, limit: String(PAGE) });
-  if (more && next[list]) query.set("cursor", next[list]);
+async function fetchPage(list, cursor = null, limit = PAGE) {
+  const query = new URLSearchParams({ state: list, limit: String(limit) });
+  if (cursor) query.set("cursor", cursor);
   return api("GET", `/proposals?${query}`);
+}
+
+// A list's first `keep` rows again, in as many requests as the API's page allows: a list the
+// operator has read far into stays that long when it is drawn again (its place is kept).
+async function fetchFirst(list, keep) {
+  let page = await fetchPage(list, null, Math.min(PAGE_MAX, keep));
+  const rows = page.proposals.slice();
+  while (rows.length < keep && page.next) {
+    page = await fetchPage(list, page.next, Math.min(PAGE_MAX, keep - rows.length));
+    rows.push(...page.proposals);
+  }
+  return { ...page, proposals: rows };
 }
 
 function apply(list, page, more = false) {
@@ -286,26 +299,44 @@ function apply(list, page, more = false) {
 }
 
 // Every list asked for is fetched before any is drawn again, so the page never changes under
-// the operator's hands halfway through.
-async function refresh(lists, announce = false) {
+// the operator's hands halfway through. Each keeps as many rows as it showed (`decided`: the list a
+// card just left, one fewer), never fewer than a page.
+async function refresh(lists, announce = false, decided = null) {
   try {
     const pages = [];
-    for (const list of lists) pages.push([list, await fetchPage(list)]);
+    for (const list of lists) {
+      const keep = Math.max(PAGE, shown[list].length - (list === decided ? 1 : 0));
+      pages.push([list, await fetchFirst(list, keep)]);
+    }
     for (const [list, page] of pages) apply(list, page);
     const counts = pages[pages.length - 1][1].counts;
     for (const list of LISTS) $(`${list}-count`).textContent = `(${counts[list]})`;
     if (announce) say(`${counts.pending} pending, ${counts.stale} stale.`);
     return true;
   } catch (error) {
-    fail("Could not load the proposals", error, () => refresh(lists, announce));
+    if (error instanceof ApiError && error.code === "unknown_agent") {
+      unknownAgent();
+      return false;
+    }
+    fail("Could not load the proposals", error, () => refresh(lists, announce, decided));
     return false;
   }
+}
+
+// A mistyped ?agent=: said as such (the API's rule, the Knowledge studio's), never as an empty queue.
+function unknownAgent() {
+  $("unknown-agent-text").textContent = `There is no agent “${scope.agent}” in tenant ${scope.tenant}: it has `
+    + "neither a knowledge.yaml nor any concept.";
+  $("unknown-agent-query").textContent = `?agent=${scope.agent}`;
+  say("");
+  show("unknown-agent");
+  $("unknown-agent-title").focus();
 }
 
 async function more(list) {
   try {
     const before = shown[list].length;
-    apply(list, await fetchPage(list, true), true);
+    apply(list, await fetchPage(list, next[list]), true);
     const first = list === "recent" ? $("recent").tBodies[0].rows[before] : $(`${list}-list`).children[before];
     if (first) (first.querySelector("button") || $(`${list}-title`)).focus();
   } catch (error) {
@@ -376,10 +407,31 @@ async function repair(what, body, done) {
   say(done(cell));
 }
 
-async function removeFact(fact) {
+// "Remove": the row asks why (optional, kept with the removal), Enter removes, Escape keeps the fact.
+function askRemoval(row, fact) {
+  const input = el("input", { maxlength: "500", autocomplete: "off", class: "remove-reason" });
+  const label = el("label", {}, `Why remove ${fact.name}? (optional, kept with the removal) `, input);
+  const cancel = () => {
+    renderRowActions(row, fact);
+    row.querySelector("button.remove").focus();
+  };
+  const form = el("form", { class: "remove-fact" }, label, el("button", { type: "submit", text: "Remove" }),
+    button("Cancel", cancel));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    removeFact(fact, input.value.trim());
+  });
+  form.addEventListener("keydown", (event) => {
+    if (event.key === "Escape") cancel();
+  });
+  row.cells[4].replaceChildren(form);
+  input.focus();
+}
+
+async function removeFact(fact, reason = "") {
   let cell;
   try {
-    cell = await api("DELETE", `${memoryPath(fact.name)}?revision=${fact.revision}`);
+    cell = await api("DELETE", `${memoryPath(fact.name)}?revision=${fact.revision}`, { reason: reason || null });
   } catch (error) {
     if (error instanceof ApiError && error.status === 412) {
       const now = error.body && error.body.current;
@@ -388,10 +440,11 @@ async function removeFact(fact) {
         `someone changed this fact after you opened it: it now reads “${now ? now.value : "(removed)"}”.`);
       return;
     }
-    fail(`Could not remove ${fact.name}`, error, () => removeFact(fact));
+    fail(`Could not remove ${fact.name}`, error, () => removeFact(fact, reason));
     return;
   }
   renderMemory(cell);
+  $("memory-title").focus();
   say(`Removed ${fact.name} from ${customer}'s memory.`);
 }
 
@@ -408,7 +461,26 @@ async function trimMemory() {
   say(`Removed ${cell.removed} facts that were not served; ${cell.stored} remain.`);
 }
 
+function renderRowActions(row, fact) {
+  const edit = button("Edit", () => editRow(row, fact));
+  edit.setAttribute("aria-label", `Edit ${fact.name}`);
+  const remove = button("Remove", () => askRemoval(row, fact), "remove");
+  remove.setAttribute("aria-label", `Remove ${fact.name}`);
+  row.cells[4].replaceChildren(edit, " ", remove);
+}
+
+function renderRemovals(removals) {
+  const body = $("memory-removed").tBodies[0];
+  body.replaceChildren();
+  for (const removal of removals) {
+    const row = body.insertRow();
+    for (const text of [removal.name, removal.by, when(removal.at), removal.reason || ""]) row.insertCell().textContent = text;
+  }
+  $("memory-removed-section").hidden = removals.length === 0;
+}
+
 function renderMemory(cell) {
+  hidePersonalData();
   $("memory-repair").hidden = true;
   $("memory-facts").hidden = false;
   $("memory-over-full").hidden = !cell.problem;
@@ -423,15 +495,12 @@ function renderMemory(cell) {
     row.insertCell().textContent = fact.value;
     row.insertCell().textContent = originWords(fact.origin);
     row.insertCell().textContent = when(fact.at);
-    const actions = row.insertCell();
-    const edit = button("Edit", () => editRow(row, fact));
-    edit.setAttribute("aria-label", `Edit ${fact.name}`);
-    const remove = button("Remove", () => removeFact(fact));
-    remove.setAttribute("aria-label", `Remove ${fact.name}`);
-    actions.append(edit, " ", remove);
+    row.insertCell();
+    renderRowActions(row, fact);
   }
   $("memory").hidden = cell.facts.length === 0;
   $("memory-empty").hidden = cell.facts.length > 0;
+  renderRemovals(cell.removals || []);
 }
 
 function editRow(row, fact) {
@@ -442,7 +511,7 @@ function editRow(row, fact) {
     button("Cancel", () => openMemory(customer, false)));
   form.addEventListener("submit", (event) => {
     event.preventDefault();
-    saveFact(fact.name, input.value.trim(), fact.revision);
+    saveFact(fact.name, input.value.trim(), fact.revision, [], input);
   });
   cell.replaceChildren(form);
   row.cells[4].replaceChildren();
@@ -450,12 +519,40 @@ function editRow(row, fact) {
   input.select();
 }
 
-async function saveFact(name, value, revision) {
+// Personal data in a value (the write path's redaction rules, checked by the API): said before anything
+// is saved, with "Save it anyway" when the operator may confirm it (never for card data).
+let keepPersonalData = null;
+
+function hidePersonalData() {
+  $("personal-data").hidden = true;
+  keepPersonalData = null;
+}
+
+function warnPersonalData(name, error, retry, input) {
+  $("problem").hidden = true;
+  $("personal-data-text").textContent = `${name}: ${plainWords(error)}`;
+  const canConfirm = Boolean(error.body && error.body.can_confirm);
+  $("personal-data-keep").hidden = !canConfirm;
+  keepPersonalData = canConfirm ? retry : null;
+  $("personal-data-change").onclick = () => {
+    hidePersonalData();
+    input.focus();
+  };
+  $("personal-data").hidden = false;
+  (canConfirm ? $("personal-data-keep") : $("personal-data-change")).focus();
+}
+
+async function saveFact(name, value, revision, confirmed = [], input = $("add-fact-value")) {
   let saved;
   try {
     saved = await api("PUT", `/customers/${encodeURIComponent(customer)}/memory/${encodeURIComponent(name)}`,
-      { value, revision });
+      { value, revision, personal_data: confirmed });
   } catch (error) {
+    if (error instanceof ApiError && error.code === "personal_data") {
+      const kinds = (error.body && error.body.kinds) || [];
+      warnPersonalData(name, error, () => saveFact(name, value, revision, kinds, input), input);
+      return false;
+    }
     if (error instanceof ApiError && error.status === 412) {
       const now = error.body && error.body.current;
       await openMemory(customer, false);
@@ -463,11 +560,14 @@ async function saveFact(name, value, revision) {
         `someone changed this fact after you opened it: it now reads “${now ? now.value : "(removed)"}”. Edit it again if it still needs your change.`);
       return;
     }
-    fail(`Could not save ${name}`, error, () => saveFact(name, value, revision));
-    return;
+    fail(`Could not save ${name}`, error, () => saveFact(name, value, revision, confirmed, input));
+    return false;
   }
+  hidePersonalData();
+  if (input === $("add-fact-value")) { $("add-fact-name").value = ""; input.value = ""; }
   await openMemory(customer, false);
   say(`Saved ${saved.name} = “${saved.value}” to ${customer}'s memory.`);
+  return true;
 }
 
 // ------------------------------------------------------------------ start
@@ -487,7 +587,7 @@ async function start() {
   const knowledge = new URLSearchParams({ tenant: scope.tenant });
   if (scope.agent) knowledge.set("agent", scope.agent);
   $("to-knowledge").href = `knowledge?${knowledge}`;
-  $("choose-agent").href = `knowledge?${new URLSearchParams({ tenant: scope.tenant })}`;
+  $("choose-agent").href = $("choose-another-agent").href = `knowledge?${new URLSearchParams({ tenant: scope.tenant })}`;
   $("scope").textContent = scope.agent ? `${scope.tenant} / ${scope.agent}` : scope.tenant;
   if (!token()) return signIn();
   if (!scope.agent) return show("no-agent");
@@ -501,7 +601,9 @@ async function start() {
     event.preventDefault();
     const name = $("add-fact-name").value.trim();
     await saveFact(name, $("add-fact-value").value.trim(), null);
-    if ($("problem").hidden) { $("add-fact-name").value = ""; $("add-fact-value").value = ""; }
+  });
+  $("personal-data-keep").addEventListener("click", () => {
+    if (keepPersonalData) keepPersonalData();
   });
   $("memory-trim").addEventListener("click", trimMemory);
   $("memory-restore").addEventListener("click", () => repair("restore", undefined,

@@ -10,7 +10,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from helpers.browser import CHROMIUM, expect, signed_in_page
+from helpers.browser import CHROMIUM, axe_violations, expect, signed_in_page
 from helpers.facts_page import CONFIG, CUSTOMER, KEY, PIX, SHOE, conversation
 from helpers.handlers import LambdaContext, load_event, load_handler
 from helpers.paths import ROOT
@@ -218,8 +218,6 @@ def test_the_pages_link_to_each_other(page, studio):
 
 
 def test_no_serious_accessibility_violation(page, s3, bucket):
-    from helpers.browser import axe_violations
-
     MemoryCells(s3, bucket).write_fact(T, CUSTOMER, "tamanho_calcado", "44", "operator")
     card(page, "tamanho_calcado").get_by_role("button", name="Approve & save to memory").click()
     expect(card(page, "tamanho_calcado", "#stale-list")).to_have_count(1)
@@ -253,8 +251,6 @@ def _open_memory(page):
 
 
 def test_an_over_full_memory_says_what_is_served_and_the_operator_removes_the_rest(page, memory, s3, bucket):
-    from helpers.browser import axe_violations
-
     from facts import layout
 
     s3.put_object(Bucket=bucket, Key=layout.cell_key(T, CUSTOMER), Body=_outside_cell(250))
@@ -267,14 +263,13 @@ def test_an_over_full_memory_says_what_is_served_and_the_operator_removes_the_re
     expect(page.locator("#status")).to_have_text("Removed 50 facts that were not served; 200 remain.")
     expect(page.locator("#memory-over-full")).to_be_hidden()
     page.get_by_role("button", name="Remove fact_00249").click()
+    page.keyboard.press("Enter")  # no reason given: it is optional
     expect(page.locator("#status")).to_have_text(f"Removed fact_00249 from {CUSTOMER}'s memory.")
     expect(page.locator("#memory tbody tr")).to_have_count(199)
     assert set(memory()) == {f"fact_{i:05d}" for i in range(50, 249)}
 
 
 def test_an_unreadable_memory_offers_restore_and_a_confirmed_reset(page, memory, s3, bucket):
-    from helpers.browser import axe_violations
-
     from facts import layout
 
     MemoryCells(s3, bucket).write_fact(T, CUSTOMER, "tamanho_calcado", "42", "operator")
@@ -299,3 +294,162 @@ def test_an_unreadable_memory_offers_restore_and_a_confirmed_reset(page, memory,
     expect(page.locator("#status")).to_have_text(f"{CUSTOMER}'s memory was reset to empty.")
     expect(page.locator("#memory-empty")).to_be_visible()
     assert memory() == {}
+
+
+# ------------------------------------------------------------------ at scale and at 390 px (issue 28, item 5)
+
+
+def _distil_many(monkeypatch, env, s3, bucket, sessions_bucket, script, count: int) -> None:
+    """`count` more pending proposals for Ana, each its own fact, by the real DistillFunction (50 a session)."""
+    s3.put_object(Bucket=bucket, Key=f"agents/{T}/{A}/knowledge.yaml",
+                  Body=CONFIG.replace("max_proposals: 5", "max_proposals: 50").encode())
+    batches = [list(range(start, min(start + 50, count))) for start in range(0, count, 50)]
+    for index, batch in enumerate(batches):
+        conversation(s3, sessions_bucket, f"sess_lote_{index:02d}", hours_ago=20 - index)
+    script.replies = [json.dumps([{"name": f"preferencia_{i:03d}", "value": f"opcao {i}", "confidence": 0.7,
+                                   "evidence": [2]} for i in batch]) for batch in batches]
+    report = load_handler("distill", monkeypatch, **env).lambda_handler(load_event("distill.json"), LambdaContext())
+    assert report["proposed"] == count, report
+
+
+def _name_of(cards, index: int) -> str:
+    return cards.nth(index).locator(".fact-name").text_content()
+
+
+def test_deciding_card_65_of_80_in_a_queue_of_306_keeps_the_place_and_moves_focus_to_the_next(
+        monkeypatch, env, s3, bucket, sessions_bucket, script, page, memory):
+    _distil_many(monkeypatch, env, s3, bucket, sessions_bucket, script, 304)
+    page.reload()
+    expect(page.locator("#pending-count")).to_have_text("(306)", timeout=30_000)
+    cards = page.locator("#pending-list .card")
+    for shown in (40, 60, 80):
+        page.get_by_role("button", name="Show more pending").click()
+        expect(cards).to_have_count(shown, timeout=30_000)
+    before, decided, after = _name_of(cards, 63), _name_of(cards, 64), _name_of(cards, 65)
+    cards.nth(64).get_by_role("button", name="Approve & save to memory").click()
+    expect(page.locator("#status")).to_contain_text(f"Saved to memory: {decided}")
+    expect(page.locator("#pending-count")).to_have_text("(305)")
+    expect(cards).to_have_count(79)  # the list does not collapse back to its first 20
+    assert (_name_of(cards, 63), _name_of(cards, 64)) == (before, after)
+    focused = page.evaluate("document.activeElement.closest('.card').querySelector('.fact-name').textContent")
+    assert focused == after and page.evaluate("document.activeElement.textContent") == "Approve & save to memory"
+    assert decided in memory()
+    # The next decision is one key away, and the place still holds.
+    page.keyboard.press("Enter")
+    expect(page.locator("#status")).to_contain_text(f"Saved to memory: {after}")
+    expect(cards).to_have_count(78)
+    assert after in memory() and _name_of(cards, 63) == before
+
+
+def test_a_mistyped_agent_says_there_is_no_such_agent_and_what_to_check(browser, studio, request):
+    with signed_in_page(browser, f"{studio.url}/studio/facts?agent=store-suport", "#unknown-agent:not([hidden])",
+                        f"facts-{request.node.name}.png") as page:
+        expect(page.locator("#unknown-agent")).to_contain_text("There is no agent “store-suport” in tenant default")
+        expect(page.locator("#unknown-agent")).to_contain_text("Check the agent's name in the address")
+        expect(page.locator("#proposals-view")).to_be_hidden()
+        assert "0 pending" not in page.locator("body").inner_text()
+        expect(page.locator("#unknown-agent-title")).to_be_focused()
+        assert axe_violations(page) == []
+        link = page.get_by_role("link", name="choose an agent on the Knowledge page")
+        assert link.get_attribute("href") == f"knowledge?tenant={T}"
+
+
+def _memory_of_four_origins(page, memory, s3, bucket):
+    """Ana's memory with a fact of each origin: approved, the agent's, an operator's, and a legacy one."""
+    card(page, "tamanho_calcado").get_by_role("button", name="Approve & save to memory").click()
+    expect(page.locator("#status")).to_contain_text("Saved to memory: tamanho_calcado")
+    cells = MemoryCells(s3, bucket)
+    cells.write_fact(T, CUSTOMER, "cor-preferida", "azul", "engine")
+    cells.write_fact(T, CUSTOMER, "horario_entrega", "sábado de manhã", "operator")
+    cells.write_fact(T, CUSTOMER, "apelido", "Aninha", "legacy")
+    assert set(memory()) == {"tamanho_calcado", "cor-preferida", "horario_entrega", "apelido"}
+    _open_memory(page)
+
+
+def test_an_operator_removes_any_fact_saying_why_and_sees_who_removed_it(page, memory, s3, bucket):
+    from facts import layout
+
+    _memory_of_four_origins(page, memory, s3, bucket)
+    for name, reason in (("tamanho_calcado", "cliente trocou de numeração"), ("cor-preferida", ""),
+                         ("horario_entrega", "pedido da cliente"), ("apelido", "")):
+        page.get_by_role("button", name=f"Remove {name}").click()
+        why = page.get_by_label(f"Why remove {name}? (optional, kept with the removal)")
+        expect(why).to_be_focused()
+        why.fill(reason)
+        page.keyboard.press("Enter")
+        expect(page.locator("#status")).to_have_text(f"Removed {name} from {CUSTOMER}'s memory.")
+        assert name not in memory()
+    assert memory() == {}
+    rows = page.locator("#memory-removed tbody tr")
+    expect(rows).to_have_count(4)
+    assert axe_violations(page) == []
+    expect(rows.first).to_contain_text("apelido")
+    expect(rows.first).to_contain_text("dev-operator")
+    tamanho = page.locator("#memory-removed tbody tr", has_text="tamanho_calcado")
+    expect(tamanho).to_contain_text("cliente trocou de numeração")
+    expect(tamanho).to_contain_text("dev-operator")
+    # Versioned: the earlier version of the cell still holds each removed value.
+    key = layout.cell_key(T, CUSTOMER)
+    bodies = [s3.get_object(Bucket=bucket, Key=key, VersionId=v["VersionId"])["Body"].read().decode()
+              for v in s3.list_object_versions(Bucket=bucket, Prefix=key)["Versions"]]
+    assert all(any(value in body for body in bodies) for value in ("43", "azul", "sábado de manhã", "Aninha"))
+
+
+def test_removing_can_be_cancelled_with_escape_and_nothing_is_removed(page, memory, s3, bucket):
+    _memory_of_four_origins(page, memory, s3, bucket)
+    page.get_by_role("button", name="Remove apelido").click()
+    assert axe_violations(page) == []  # the row asking why
+    page.keyboard.press("Escape")
+    expect(page.get_by_role("button", name="Remove apelido")).to_be_focused()
+    assert "apelido" in memory()
+
+
+def test_personal_data_typed_into_memory_is_warned_about_before_saving(page, memory):
+    _open_memory(page)
+    page.get_by_label("New fact").fill("documento")
+    page.get_by_label("Value").fill("CPF 529.982.247-25")
+    page.get_by_role("button", name="Add to memory").click()
+    warning = page.locator("#personal-data")
+    expect(warning).to_contain_text("documento: this value looks like it holds a CPF")
+    assert memory() == {}  # nothing saved, so nothing reaches the <memory> block
+    expect(page.get_by_role("button", name="Save it anyway, with this personal data")).to_be_focused()
+    assert axe_violations(page) == []
+    page.get_by_role("button", name="Save it anyway, with this personal data").click()
+    expect(page.locator("#status")).to_have_text(f"Saved documento = “CPF 529.982.247-25” to {CUSTOMER}'s memory.")
+    assert memory() == {"documento": ("CPF 529.982.247-25", "operator")}
+    expect(warning).to_be_hidden()
+    # A card number is refused outright: there is nothing to confirm.
+    page.get_by_label("New fact").fill("cartao")
+    page.get_by_label("Value").fill("4111 1111 1111 1111")
+    page.get_by_role("button", name="Add to memory").click()
+    expect(warning).to_contain_text("cartao: this value holds a payment card number")
+    expect(warning.get_by_role("button")).to_have_count(1)  # "Change the value" only
+    assert "cartao" not in memory()
+
+
+def test_a_bad_fact_name_is_explained_in_words_with_an_example(page, memory):
+    _open_memory(page)
+    page.get_by_label("New fact").fill("Tamanho Calçado")
+    page.get_by_label("Value").fill("43")
+    page.get_by_role("button", name="Add to memory").click()
+    problem = page.locator("#problem-text")
+    expect(problem).to_contain_text("a fact name is lowercase letters (a-z, no accents) and digits")
+    expect(problem).to_contain_text("for example shoe_size")
+    expect(problem).to_contain_text("tamanho_calcado would do")
+    assert "^" not in problem.text_content() and "[a-z0-9]" not in problem.text_content()
+    expect(page.locator("#add-fact-hint")).to_contain_text("lowercase letters and digits")
+    assert memory() == {}
+
+
+def test_at_390_px_an_inline_edit_or_a_removal_does_not_widen_the_page(page, memory, s3, bucket):
+    MemoryCells(s3, bucket).write_fact(T, CUSTOMER, "endereco_entrega_preferido_para_trocas",
+                                       "retirar na loja do shopping, sábados depois das dez horas", "operator")
+    page.set_viewport_size({"width": 390, "height": 800})
+    _open_memory(page)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.get_by_role("button", name="Edit endereco_entrega_preferido_para_trocas").click()
+    expect(page.get_by_label("New value of endereco_entrega_preferido_para_trocas")).to_be_focused()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.get_by_role("button", name="Cancel").click()
+    page.get_by_role("button", name="Remove endereco_entrega_preferido_para_trocas").click()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390

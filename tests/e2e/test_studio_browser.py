@@ -302,3 +302,28 @@ def test_history_shows_what_each_version_changed_against_the_one_before(page, st
     expect(label).to_contain_text("The first version")
     assert "".join(page.locator("#diff .cm-deletedChunk").all_inner_texts()).strip() == ""  # nothing came before
     assert "original packaging" in "\n".join(page.locator("#diff .cm-changedLine").all_inner_texts())  # all of it new
+
+
+def test_errors_are_listed_in_line_order_and_each_jumps_the_editor_to_its_line(page, store):
+    open_concept(page, "troca-em-30-dias")
+    # The operator's own order of fields: confidence (wrong) on line 3, type (wrong) on line 4.
+    replace_line(page, "description: Exchanges", "confidence: 3")
+    replace_line(page, "type: policy", "type: politica")
+    replace_line(page, "confidence: 0.95", "description: Exchanges and returns are accepted within 30 days.")
+    page.click("#save")
+    errors = page.locator("#errors li")
+    expect(errors).to_have_count(2)
+    assert [errors.nth(i).inner_text().split(":")[0] for i in range(2)] == ["confidence (line 3)", "type (line 4)"]
+    errors.nth(1).get_by_role("button").click()
+    expect(page.locator(".cm-content")).to_be_focused()
+    expect(page.locator(".cm-activeLine")).to_have_text("type: politica")
+    page.keyboard.press("Shift+Home")
+    page.keyboard.type("type: policy")  # fixed where the error took the editor
+    errors.nth(0).get_by_role("button").click()
+    expect(page.locator(".cm-activeLine")).to_have_text("confidence: 3")
+    page.keyboard.press("Backspace")
+    page.keyboard.type("0.9")
+    page.keyboard.press("Control+s")
+    page.wait_for_selector("#status:has-text('Saved.')")
+    stored = store.get(T, A, "troca-em-30-dias").concept
+    assert (stored.type, stored.confidence) == ("policy", 0.9)

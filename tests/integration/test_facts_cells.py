@@ -108,6 +108,9 @@ def test_removing_a_fact_needs_its_revision_and_a_fact_that_is_gone_is_412_with_
     status, refused = page("DELETE", f"{MEMORY}/tamanho_calcado")
     assert status == 422 and "revision" in json.dumps(refused)
     status, cell = page("DELETE", f"{MEMORY}/tamanho_calcado", query={"revision": "1"})
+    [removal] = cell.pop("removals")  # who removed it is kept (issue 28): the page's operator, no reason given
+    assert (removal["name"], removal["by"], removal["reason"], removal["revision"]) == (
+        "tamanho_calcado", ANA["sub"], None, 1)
     assert status == 200 and cell == {"customer_id": CUSTOMER, "scope": f"{T}:{CUSTOMER}", "facts": [],
                                       "stored": 0, "problem": None}
     status, gone = page("DELETE", f"{MEMORY}/tamanho_calcado", query={"revision": "1"})

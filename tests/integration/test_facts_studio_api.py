@@ -407,3 +407,85 @@ def test_a_second_agents_approval_of_the_value_already_in_the_cell_counts_as_app
     assert [(f["value"], f["origin"], f["revision"]) for f in memory()["facts"]] == [
         ("43", "distilled:sess_troca_01", 1)]
     assert [json.loads(m["Body"])["detail-type"] for m in drain(sqs, bus["queue"])] == ["fact_approved"]
+
+
+# ------------------------------------------------------------------ at scale and by hand (issue 28, item 5)
+
+
+def test_a_mistyped_agent_is_404_unknown_agent_in_words_not_an_empty_queue(api):
+    status, body = api("GET", f"/tenants/{T}/agents/store-suport/facts/proposals")
+    assert status == 404 and body["error"]["code"] == "unknown_agent"
+    assert "there is no agent 'store-suport' in tenant 'default'" in body["error"]["message"]
+    assert "?agent=" in body["error"]["message"]
+    assert api("GET", f"{FACTS}/proposals")[0] == 200  # the agent that exists still answers
+
+
+def test_an_agent_whose_only_concept_was_deleted_still_exists(api, s3, bucket):
+    key = f"agents/{T}/solo/concepts/frete.md"
+    s3.put_object(Bucket=bucket, Key=key, Body=b"x")
+    s3.delete_object(Bucket=bucket, Key=key)
+    status, body = api("GET", f"/tenants/{T}/agents/solo/facts/proposals")
+    assert status == 200 and body["counts"]["pending"] == 0
+
+
+def test_a_bad_fact_name_is_explained_in_words_with_an_example_not_a_pattern(api, memory):
+    status, body = api("PUT", f"{FACTS}/customers/{CUSTOMER}/memory/Tamanho%20Cal%C3%A7ado",
+                       body={"value": "43", "revision": None})
+    message = body["error"]["message"]
+    assert status == 400 and body["error"]["code"] == "invalid_name"
+    assert "lowercase letters" in message and "for example shoe_size" in message
+    assert "tamanho_calcado would do" in message and "^" not in message and "[a-z" not in message
+    status, body = api("DELETE", f"{FACTS}/customers/{CUSTOMER}/memory/sapato--x", query={"revision": "1"})
+    assert status == 400 and "single '-' or '_'" in body["error"]["message"]
+    assert memory()["facts"] == []
+
+
+def test_personal_data_typed_into_memory_is_refused_until_confirmed_and_a_card_never(api, memory):
+    path = f"{FACTS}/customers/{CUSTOMER}/memory/documento"
+    status, body = api("PUT", path, body={"value": "CPF 529.982.247-25, tel (11) 98765-4321", "revision": None})
+    assert status == 422 and body["error"]["code"] == "personal_data"
+    assert (body["kinds"], body["can_confirm"]) == (["cpf", "phone"], True)
+    assert "a CPF and a phone number" in body["error"]["message"] and "529" not in json.dumps(body)
+    assert memory()["facts"] == []  # nothing saved, so nothing reaches the <memory> block
+    status, body = api("PUT", path, body={"value": "CPF 529.982.247-25, tel (11) 98765-4321", "revision": None,
+                                          "personal_data": ["cpf"]})
+    assert status == 422 and body["kinds"] == ["cpf", "phone"]  # the phone was not confirmed
+    status, saved = api("PUT", path, body={"value": "CPF 529.982.247-25, tel (11) 98765-4321", "revision": None,
+                                           "personal_data": ["cpf", "phone"]})
+    assert status == 200 and saved["origin"] == "operator"
+    status, body = api("PUT", f"{FACTS}/customers/{CUSTOMER}/memory/cartao",
+                       body={"value": "4111 1111 1111 1111", "revision": None, "personal_data": ["card"]})
+    assert status == 422 and (body["kinds"], body["can_confirm"]) == (["card"], False)
+    assert [f["name"] for f in memory()["facts"]] == ["documento"]
+    status, body = api("PUT", f"{FACTS}/customers/{CUSTOMER}/memory/joana_prado_email",
+                       body={"value": "sim", "revision": None})
+    assert status == 422 and "must not hold personal data" in body["error"]["message"]
+
+
+def test_removing_a_fact_records_who_and_why_and_its_value_stays_in_the_earlier_version(api, memory, s3, bucket):
+    from facts import layout
+
+    shoe = pending(api)["tamanho_calcado"]
+    act(api, shoe, "approve")
+    _, cell = api("GET", f"{FACTS}/customers/{CUSTOMER}/memory")
+    [fact] = cell["facts"]
+    assert cell["removals"] == []
+    status, cell = api("DELETE", f"{FACTS}/customers/{CUSTOMER}/memory/tamanho_calcado",
+                       query={"revision": str(fact["revision"])}, body={"reason": "cliente pediu para esquecer"})
+    assert status == 200 and cell["facts"] == [] and memory()["facts"] == []
+    [removal] = cell["removals"]
+    assert (removal["name"], removal["by"], removal["reason"], removal["revision"]) == (
+        "tamanho_calcado", ANA["sub"], "cliente pediu para esquecer", fact["revision"])
+    versions = s3.list_object_versions(Bucket=bucket, Prefix=layout.cell_key(T, CUSTOMER))["Versions"]
+    earlier = [s3.get_object(Bucket=bucket, Key=v["Key"], VersionId=v["VersionId"])["Body"].read()
+               for v in versions if not v["IsLatest"]]
+    assert any(b'"tamanho_calcado"' in body and b'"43"' in body for body in earlier)
+    # Without a reason too; and the reason is one line of at most 500 characters.
+    api("PUT", f"{FACTS}/customers/{CUSTOMER}/memory/cor", body={"value": "azul", "revision": None})
+    [cor] = api("GET", f"{FACTS}/customers/{CUSTOMER}/memory")[1]["facts"]
+    status, body = api("DELETE", f"{FACTS}/customers/{CUSTOMER}/memory/cor", query={"revision": str(cor["revision"])},
+                       body={"reason": "r" * 501})
+    assert status == 422
+    status, cell = api("DELETE", f"{FACTS}/customers/{CUSTOMER}/memory/cor", query={"revision": str(cor["revision"])})
+    assert status == 200 and [(r["name"], r["reason"]) for r in cell["removals"]] == [
+        ("cor", None), ("tamanho_calcado", "cliente pediu para esquecer")]

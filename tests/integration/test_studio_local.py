@@ -213,3 +213,15 @@ def test_the_page_is_served_under_the_same_csp_as_on_aws():
     local = dict(part.strip().split(" ", 1) for part in PAGE_CSP.split(";"))
     assert {k: v for k, v in deployed.items() if k != "connect-src"} == {k: v for k, v in local.items()
                                                                           if k != "connect-src"}
+
+
+@pytest.mark.parametrize("path", ["/studio/config.json", PATH])
+def test_head_answers_like_get_without_a_body(studio, path):
+    """A link checker or a load balancer's probe asks HEAD: GET's status and headers, no body (not 501)."""
+    server, authorizer, _ = studio
+    got_status, got_body, got_headers = fetch(server, path, authorizer.token())
+    status, body, headers = fetch(server, path, authorizer.token(), method="HEAD")
+    assert (status, body) == (got_status, b"") and got_status == 200 and got_body
+    headers, got_headers = ({k.lower(): v for k, v in h.items()} for h in (headers, got_headers))
+    assert headers["content-length"] == str(len(got_body))
+    assert headers["content-type"] == got_headers["content-type"]

@@ -17,7 +17,7 @@ from shared.errors import Conflict, NotFound
 
 from . import layout
 from .errors import Busy, CellReadable, CellUnreadable, FactMoved, InvalidFact, NothingToRestore, RecordUnreadable
-from .fact import Cell, Fact, check_customer, check_fact, name_problem, parse_cell, utc_now
+from .fact import Cell, Fact, Removal, check_customer, check_fact, check_reason, name_problem, parse_cell, utc_now
 
 CAS_ATTEMPTS = 8
 CONTENT_TYPE = "application/json"
@@ -81,17 +81,21 @@ class MemoryCells:
                 self._sleep(random.uniform(0, 0.02 * 2 ** attempt))
         raise Busy("the memory cell kept changing; try again")
 
-    def remove_fact(self, tenant: str, customer_id: str, name: str, *, expect: int) -> StoredCell:
-        """Remove one fact if it is still at revision `expect` (FactMoved otherwise, or when it is gone)."""
+    def remove_fact(self, tenant: str, customer_id: str, name: str, *, expect: int, by: Optional[str] = None,
+                    reason: Optional[str] = None, at: Optional[datetime] = None) -> StoredCell:
+        """Remove one fact if it is still at revision `expect` (FactMoved otherwise, or when it is gone);
+        `by` (an operator) is recorded in the cell with `reason`, the newest removals kept."""
         problem = name_problem(name)
         if problem:
             raise InvalidFact(f"name: {problem}")
+        reason = check_reason(reason)
 
         def remove(cell: Cell) -> Cell:
             current = cell.facts.get(name)
             if current is None or current.revision != expect:
                 raise FactMoved(f"fact {name!r} changed since it was read")
-            return cell.without(name)
+            removal = None if by is None else Removal(name, by, at or utc_now(), current.revision, reason)
+            return cell.without(name, removal)
         return self._change(tenant, customer_id, remove)
 
     def trim(self, tenant: str, customer_id: str) -> tuple[StoredCell, int]:

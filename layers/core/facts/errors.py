@@ -23,6 +23,18 @@ class InvalidFact(FactsError, ValueError):
     code = "invalid_fact"
 
 
+class PersonalData(FactsError, ValueError):
+    """A value an operator typed that holds personal data by the write path's rules (shared.pii):
+    said before anything is saved, with the kinds found (never the value). `can_confirm`: saving
+    again with these kinds confirmed keeps it; payment card data cannot be confirmed."""
+
+    code = "personal_data"
+
+    def __init__(self, message: str, kinds: tuple[str, ...], can_confirm: bool):
+        super().__init__(message)
+        self.kinds, self.can_confirm = list(kinds), can_confirm
+
+
 class ProposalNotFound(NotFound):
     code = "not_found"
 

@@ -15,27 +15,60 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from typing import Optional
 
+from shared import pii
 from shared.names import is_session_id
 
 from .errors import InvalidFact, RecordUnreadable
 
 NAME_MAX = 64
 VALUE_MAX = 500
+REASON_MAX = 500  # an operator's reason: for rejecting a proposal, for removing a fact
 FACTS_MAX = 200  # per customer: a <memory> block is injected on every turn
 _NAME = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+)*")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 _ORIGIN = re.compile(r"engine|operator|legacy|distilled:[A-Za-z0-9][A-Za-z0-9._:-]{0,127}")
 CELL_VERSION = 1
+REMOVALS_KEPT = 20  # who removed which fact, and why: the newest kept in the cell
+_OPERATOR = re.compile(r"[A-Za-z0-9._@+:-]{1,128}")
+# What a fact name may be, in words (the API's and the page's answer to a bad one).
+NAME_RULE = (f"a fact name is lowercase letters (a-z, no accents) and digits, its words joined by a single "
+             f"'-' or '_' (no spaces), at most {NAME_MAX} characters: for example shoe_size or preferred-payment")
+
+
+def suggested_name(name: str) -> Optional[str]:
+    """A name that follows the rule, made from one that does not ("Tamanho Calçado" -> tamanho_calcado)."""
+    plain = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
+    words = re.findall(r"[a-z0-9]+", plain)
+    suggestion = "_".join(words)[:NAME_MAX].strip("_")
+    return suggestion if suggestion and suggestion != name and _NAME.fullmatch(suggestion) else None
 
 
 def name_problem(name: object) -> Optional[str]:
     if not isinstance(name, str):
         return "must be a string"
-    if len(name) > NAME_MAX:
-        return f"must be at most {NAME_MAX} characters"
-    if not _NAME.fullmatch(name):
-        return "must be lowercase letters and digits joined by single '-' or '_' (e.g. shoe_size)"
-    return None
+    if len(name) <= NAME_MAX and _NAME.fullmatch(name):
+        return None
+    suggestion = suggested_name(name)
+    return NAME_RULE + (f" ({suggestion} would do)" if suggestion else "")
+
+
+# Personal data an operator types into memory, in the write path's rules (shared.pii), said in words.
+PERSONAL_DATA_WORDS = {
+    "email": "an e-mail address", "pix": "a Pix key", "card": "a payment card number", "cnpj": "a CNPJ",
+    "cpf": "a CPF", "voter_id": "a voter id (título de eleitor)", "ip": "an IP address", "phone": "a phone number",
+    "rg": "an RG number", "cvv": "a card's security code", "address": "a person's address", "name": "a person's name",
+}
+NEVER_KEPT = frozenset({"card", "cvv"})  # payment card data is never memory, whoever confirms it
+
+
+def personal_data_in(text: str) -> tuple[str, ...]:
+    """The kinds of personal data the write path's redaction finds in `text`, in order, each once."""
+    return tuple(dict.fromkeys(finding.kind for finding in pii.find(text)))
+
+
+def name_holds_personal_data(name: str) -> bool:
+    """A fact name that carries personal data (a person's name, an e-mail...): names reach events."""
+    return bool(pii.find(name.replace("_", " ").replace("-", " ")))
 
 
 def value_problem(value: object) -> Optional[str]:
@@ -105,13 +138,31 @@ class Fact:
 
 
 @dataclass(frozen=True)
+class Removal:
+    """Who removed a fact from the cell, when, and why (the operator's reason, optional). The value
+    is not kept here: the cell's earlier version in the versioned bucket still holds it."""
+
+    name: str
+    by: str
+    at: datetime
+    revision: int  # the removed fact's
+    reason: Optional[str] = None
+
+    def as_json(self) -> dict:
+        out = {"name": self.name, "by": self.by, "at": iso(self.at), "revision": self.revision}
+        return out | ({"reason": self.reason} if self.reason else {})
+
+
+@dataclass(frozen=True)
 class Cell:
-    """A customer's memory cell; `seq` is the last revision handed out."""
+    """A customer's memory cell; `seq` is the last revision handed out; `removed`, newest first,
+    the last REMOVALS_KEPT removals by an operator."""
 
     tenant: str
     customer_id: str
     facts: dict[str, Fact] = field(default_factory=dict)
     seq: int = 0
+    removed: tuple[Removal, ...] = ()
 
     def with_fact(self, name: str, value: str, origin: str, at: datetime) -> "Cell":
         if name not in self.facts and len(self.facts) >= FACTS_MAX:
@@ -120,9 +171,11 @@ class Cell:
         facts[name] = Fact(value, origin, at, self.seq + 1)
         return replace(self, facts=facts, seq=self.seq + 1)
 
-    def without(self, name: str) -> "Cell":
-        """The cell with `name` removed (no revision is handed out: `seq` still rules out an A-B-A)."""
-        return replace(self, facts={n: f for n, f in self.facts.items() if n != name})
+    def without(self, name: str, removal: Optional[Removal] = None) -> "Cell":
+        """The cell with `name` removed (no revision is handed out: `seq` still rules out an A-B-A),
+        and `removal` recorded when given."""
+        removed = self.removed if removal is None else ((removal,) + self.removed)[:REMOVALS_KEPT]
+        return replace(self, facts={n: f for n, f in self.facts.items() if n != name}, removed=removed)
 
     @property
     def over_full(self) -> bool:
@@ -142,9 +195,33 @@ class Cell:
         return replace(self, facts=self.served())
 
     def body(self) -> bytes:
-        return json.dumps({"v": CELL_VERSION, "tenant": self.tenant, "customer_id": self.customer_id,
-                           "seq": self.seq, "facts": {n: f.as_json() for n, f in sorted(self.facts.items())}},
-                          ensure_ascii=False, separators=(",", ":")).encode()
+        data = {"v": CELL_VERSION, "tenant": self.tenant, "customer_id": self.customer_id,
+                "seq": self.seq, "facts": {n: f.as_json() for n, f in sorted(self.facts.items())}}
+        if self.removed:
+            data["removed"] = [r.as_json() for r in self.removed]
+        return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def check_reason(reason: object, field_name: str = "reason") -> Optional[str]:
+    """An operator's optional reason: one line of at most REASON_MAX characters (blank: none)."""
+    if reason is None:
+        return None
+    if not isinstance(reason, str) or len(reason) > REASON_MAX or _CONTROL.search(reason):
+        raise InvalidFact(f"{field_name}: one line of text, at most {REASON_MAX} characters")
+    return reason.strip() or None
+
+
+def _removal(raw: object, seq: int) -> Removal:
+    if not isinstance(raw, dict) or set(raw) - {"name", "by", "at", "revision", "reason"}:
+        raise ValueError("removal")
+    name, by, revision = raw["name"], raw["by"], raw["revision"]
+    if (name_problem(name) or not isinstance(by, str) or not _OPERATOR.fullmatch(by)
+            or not isinstance(revision, int) or isinstance(revision, bool) or not 0 < revision <= seq):
+        raise ValueError("removal")
+    reason = raw.get("reason")
+    if reason is not None and check_reason(reason) != reason:
+        raise ValueError("removal")
+    return Removal(name, by, parse_iso(raw["at"]), revision, reason)
 
 
 def parse_cell(body: bytes, tenant: str, customer_id: str) -> Cell:
@@ -166,6 +243,10 @@ def parse_cell(body: bytes, tenant: str, customer_id: str) -> Cell:
                     or not isinstance(raw["origin"], str) or not _ORIGIN.fullmatch(raw["origin"])):
                 raise ValueError("fact")
             facts[name] = Fact(raw["value"], raw["origin"], parse_iso(raw["at"]), revision)
+        removals = data.get("removed", [])
+        if not isinstance(removals, list) or len(removals) > REMOVALS_KEPT:
+            raise ValueError("removed")
+        removed = tuple(_removal(raw, seq) for raw in removals)
     except (ValueError, KeyError, TypeError, AttributeError, InvalidFact, RecursionError):
         raise RecordUnreadable("memory cell does not follow the format") from None
-    return Cell(tenant, customer_id, facts, seq)
+    return Cell(tenant, customer_id, facts, seq, removed)

@@ -36,12 +36,11 @@ from shared.names import SessionId, Slug
 
 from . import layout
 from .errors import ProposalNotFound, RecordUnreadable
-from .fact import NAME_MAX, VALUE_MAX, utc_now
+from .fact import NAME_MAX, REASON_MAX, VALUE_MAX, utc_now
 
 logger = logging.getLogger(__name__)
 
 Status = Literal["pending", "approving", "approved", "rejected", "dismissed", "stale", "expired"]
-REASON_MAX = 500
 _ID = r"^[0-9a-f]{32}$"
 OPERATOR = re.compile(r"[A-Za-z0-9._@+:-]{1,128}")
 UNANSWERED = ("pending", "stale")  # what ages out to `expired`; an answer is kept until the rule deletes it

@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Optional, Protocol
 
+from knowledge.store.agents import agent_exists, unknown_agent
 from knowledge.store.archive import TurnArchive
 from shared import awscall, pii
-from shared.errors import AccessDenied, KnowledgeError, NotFound
+from shared.errors import AccessDenied, InvalidName, KnowledgeError, NotFound
 from shared.httpapi import page_offset
 from shared.names import check_slug
 
@@ -25,11 +26,23 @@ from .errors import (
     FactChanged,
     FactMoved,
     InvalidCursor,
+    InvalidFact,
     InvalidRequest,
+    PersonalData,
     ProposalWentStale,
     RecordUnreadable,
 )
-from .fact import FACTS_MAX, Cell, Fact, iso
+from .fact import (
+    FACTS_MAX,
+    NEVER_KEPT,
+    PERSONAL_DATA_WORDS,
+    Cell,
+    Fact,
+    iso,
+    name_holds_personal_data,
+    name_problem,
+    personal_data_in,
+)
 from .proposals import EvidenceLink, Proposal, ProposalRef, ProposalStore, StoredProposal, parse_proposal
 from .review import Review
 
@@ -68,7 +81,29 @@ def _cell_view(cell: Cell) -> dict[str, Any]:
                    f"{len(cell.facts) - FACTS_MAX} others, or facts you do not need")
     return {"customer_id": cell.customer_id, "scope": f"{cell.tenant}:{cell.customer_id}",
             "facts": [_fact(name, fact) for name, fact in sorted(served.items())],
-            "stored": len(cell.facts), "problem": problem}
+            "stored": len(cell.facts), "problem": problem,
+            "removals": [{"reason": None, **removal.as_json()} for removal in cell.removed]}
+
+
+def _words(kinds: tuple[str, ...]) -> str:
+    said = [PERSONAL_DATA_WORDS.get(kind, kind) for kind in kinds]
+    return said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1]
+
+
+def check_personal_data(value: str, confirmed: tuple[str, ...]) -> tuple[str, ...]:
+    """The kinds of personal data `value` holds by the write path's redaction rules, all confirmed by
+    the operator (PersonalData otherwise); payment card data is refused whatever is confirmed."""
+    kinds = personal_data_in(value)
+    never = tuple(kind for kind in kinds if kind in NEVER_KEPT)
+    if never:
+        raise PersonalData(f"this value holds {_words(never)}: payment card data is never kept in a customer's "
+                           "memory (it would reach the agent on every turn); remove it from the value", never, False)
+    unconfirmed = tuple(kind for kind in kinds if kind not in confirmed)
+    if unconfirmed:
+        raise PersonalData(f"this value looks like it holds {_words(kinds)}: memory is given to the agent on every "
+                           "turn, and everything the agent learns has these redacted. Save it without them, or "
+                           "confirm that this customer's memory must hold them", kinds, True)
+    return kinds
 
 
 def _check_revision(revision: Any, *, required: bool) -> None:
@@ -109,6 +144,17 @@ class FactsStudio:
         self._proposals, self._cells, self._review, self._archive = proposals, cells, review, archive
         self.counters = review.counters
         self._held: dict[tuple[str, str], _Held] = {}
+        self._agents: set[tuple[str, str]] = set()  # seen to exist (an agent is never un-made here)
+
+    def _check_agent(self, tenant: str, agent: str) -> None:
+        """UnknownAgent for a mistyped ?agent=: the Knowledge studio's rule (knowledge.store.agents),
+        asked of KNOWLEDGE_BUCKET, where the cells are too."""
+        if (tenant, agent) in self._agents:
+            return
+        if not agent_exists(self._s3, self._cells.bucket, tenant, agent):
+            raise unknown_agent(tenant, agent, "check the agent's name in the page's address, ?agent=…, or choose "
+                                               "one on the Knowledge page")
+        self._agents.add((tenant, agent))
 
     @staticmethod
     def refs(tenant: str, agent: str, customer_id: str, proposal_id: str) -> ProposalRef:
@@ -122,6 +168,7 @@ class FactsStudio:
         `counts` says how many each list holds. Pending and stale rows carry their evidence."""
         op.check(tenant)
         check_slug("agent", agent)
+        self._check_agent(tenant, agent)
         if state not in STATES:
             raise InvalidRequest(f"state: one of {', '.join(STATES)}")
         if not 1 <= limit <= PAGE_MAX:
@@ -206,16 +253,20 @@ class FactsStudio:
         return self.view(self._review.dismiss(ref, op.id))
 
     # ------------------------------------------------------------ the customer's memory cell
+    # A cell is the tenant's customer's, whichever agent's page opens it: only the lists check the agent.
     def memory(self, op: Operator, tenant: str, customer_id: str) -> dict[str, Any]:
         op.check(tenant)
         return _cell_view(self._cells.read(tenant, customer_id).cell)
 
-    def remove_fact(self, op: Operator, tenant: str, customer_id: str, name: str, revision: int) -> dict[str, Any]:
-        """Remove one fact if it is still at `revision`; the cell as it is then."""
+    def remove_fact(self, op: Operator, tenant: str, customer_id: str, name: str, revision: int,
+                    reason: Optional[str] = None) -> dict[str, Any]:
+        """Remove one fact if it is still at `revision`, recording who and why in the cell (its
+        earlier version keeps the value); the cell as it is then."""
         op.check(tenant)
+        _check_name(name)
         _check_revision(revision, required=True)
         try:
-            stored = self._cells.remove_fact(tenant, customer_id, name, expect=revision)
+            stored = self._cells.remove_fact(tenant, customer_id, name, expect=revision, by=op.id, reason=reason)
         except FactMoved:
             now = self._cells.read(tenant, customer_id).cell.facts.get(name)
             raise FactChanged(None if now is None else _fact(name, now)) from None
@@ -246,17 +297,33 @@ class FactsStudio:
         return _cell_view(stored.cell)
 
     def edit_fact(self, op: Operator, tenant: str, customer_id: str, name: str, value: str,
-                  revision: Optional[int]) -> dict[str, Any]:
-        """Set one fact (origin `operator`) if it is still at `revision` (None: it did not exist)."""
+                  revision: Optional[int], confirmed: tuple[str, ...] = ()) -> dict[str, Any]:
+        """Set one fact (origin `operator`) if it is still at `revision` (None: it did not exist).
+        Personal data in the value is refused until the operator confirms its kinds (`confirmed`)."""
         op.check(tenant)
+        _check_name(name)
         _check_revision(revision, required=False)
+        if revision is None and name_holds_personal_data(name):
+            raise InvalidFact("name: a fact's name must not hold personal data (a person's name, an e-mail, a "
+                              "number): names are shown in events; say what the fact is in the name and put the "
+                              "data in the value, e.g. preferred_email")
+        kept = check_personal_data(value if isinstance(value, str) else "", tuple(confirmed))
         try:
             fact = self._cells.write_fact(tenant, customer_id, name, value, "operator", expect=revision)
         except FactMoved:
             now = self._cells.read(tenant, customer_id).cell.facts.get(name)
             raise FactChanged(None if now is None else _fact(name, now)) from None
         self.counters.count("FactEdited", tenant=tenant)
+        if kept:
+            self.counters.count("FactPersonalDataConfirmed", tenant=tenant)
         return _fact(name, fact)
+
+
+def _check_name(name: str) -> None:
+    """A fact name from the route: InvalidName (400) saying in words what a name may be."""
+    problem = name_problem(name)
+    if problem:
+        raise InvalidName("name", problem)
 
 
 class _Quotes:

@@ -173,13 +173,15 @@ class ApiLimits(NamedTuple):
     slug_pattern: str  # a tenant's or an agent's name in a path
     slug_max: int
     customer_id_max: int
+    personal_data_kinds: tuple[str, ...]  # what an operator may confirm a value holds (shared.pii's kinds)
 
 
 def api_limits() -> ApiLimits:
     from shared.names import SESSION_ID_MAX, SLUG_MAX, SLUG_SCHEMA
+    from shared.pii import KINDS
 
-    from .fact import NAME_MAX, VALUE_MAX
-    from .proposals import REASON_MAX
+    from .fact import NAME_MAX, REASON_MAX, VALUE_MAX
     from .studio import PAGE_MAX
 
-    return ApiLimits(NAME_MAX, VALUE_MAX, REASON_MAX, PAGE_MAX, SLUG_SCHEMA["pattern"], SLUG_MAX, SESSION_ID_MAX)
+    return ApiLimits(NAME_MAX, VALUE_MAX, REASON_MAX, PAGE_MAX, SLUG_SCHEMA["pattern"], SLUG_MAX, SESSION_ID_MAX,
+                     KINDS)

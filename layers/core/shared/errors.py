@@ -57,6 +57,13 @@ class NotFound(KnowledgeError, LookupError):
     code = "not_found"
 
 
+class UnknownAgent(NotFound):
+    """An agent with neither a knowledge.yaml nor any concept: most often a typo in ?agent=
+    (knowledge.store.agents holds the rule; the Facts page answers it, the Knowledge studio may too)."""
+
+    code = "unknown_agent"
+
+
 class Conflict(KnowledgeError):
     """A conditional write lost a race; `current` is what is stored now (None when deleted): for a
     concept, knowledge.store.concepts's StoredConcept."""

@@ -32,6 +32,7 @@ from typing import Any, Iterator, Optional
 from knowledge.format.concept import Concept, parse_stored, related_waiting
 from knowledge.format.config import DistillConfig, KnowledgeConfig, parse_agent_config
 from knowledge.format.evidence import EvidenceLink
+from knowledge.store import agents
 from knowledge.store.history import VERSION_ID, ConceptHistory, precise
 from knowledge.store.journal import CONFIG_CHANGE, ChangeJournal
 from knowledge.store.keys import agent_of, agent_prefix, concept_key, config_key, is_agent, name_from_key, snapshot_key
@@ -202,14 +203,9 @@ class ConceptStore(ChangeJournal, ConceptHistory, VocabularyFile):
             return list(pool.map(deadline.carry(lambda pair: self._get_or_none(*pair)), zip(keys, names)))
 
     def agent_exists(self, tenant: str, agent: str) -> bool:
-        """An agent exists once it has a knowledge.yaml or any concept, current or deleted."""
-        answer = self._call("list_objects_v2", Bucket=self.bucket, Prefix=agent_prefix(tenant, agent), MaxKeys=1)
-        if answer.get("KeyCount", 0):
-            return True
-        answer = self._call(
-            "list_object_versions", Bucket=self.bucket, Prefix=agent_prefix(tenant, agent), MaxKeys=1
-        )
-        return bool(answer.get("Versions") or answer.get("DeleteMarkers"))
+        """An agent exists once it has a knowledge.yaml or any concept, current or deleted
+        (knowledge.store.agents: the rule the Facts page answers by too)."""
+        return agents.agent_exists(self._s3, self.bucket, tenant, agent)
 
     # ------------------------------------------------------------ writing
     def create(self, tenant: str, agent: str, concept: Concept, *, actor: str, reason: str = "created",
