@@ -398,8 +398,8 @@ def print_speed(speed: dict) -> None:
           "messages in the same run; each p50 the minimum of 5 rounds")
     print(f"  {'concepts':>8} {'vocabulary':<15} {'handler p50':>12} {'overlap p50':>12} {'ratio':>7}")
     for r in speed["handler"]:
-        print(f"  {r['concepts']:>8} {r['vocabulary']:<15} {r['handler_p50_ms']:>9.3f} ms {r['overlap_p50_ms']:>9.3f} ms "
-              f"{r['ratio']:>6.1f}x")
+        print(f"  {r['concepts']:>8} {r['vocabulary']:<15} {r['handler_p50_ms']:>9.3f} ms "
+              f"{r['overlap_p50_ms']:>9.3f} ms {r['ratio']:>6.1f}x")
     rounds = ", ".join(f"{v:.4f}" for v in speed["warm_1000_rounds_ms"])
     print(f"\nwarm index p50 at 1,000 concepts (Index.relevant): min of 5 rounds {speed['warm_1000_p50_ms']:.4f} ms "
           f"(rounds: {rounds})")

@@ -6,7 +6,6 @@ from __future__ import annotations
 import functools
 
 from helpers.paths import DEMO
-
 from knowledge.format.vocabulary import parse_vocabulary
 from knowledge.recall.lexicon import Lexicon, lexicon_for
 

@@ -20,9 +20,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from knowledge.format.turn import Turn
     from knowledge.learning.consolidate import Consolidator
     from knowledge.learning.extract import Extractor, SessionRecorder
+    from knowledge.learning.policy_review import PolicyReviewer, PolicyReviewQueue, PolicySaved
     from knowledge.learning.save import Saver
     from knowledge.learning.tools import AgentTools
-    from knowledge.learning.policy_review import PolicyReviewer, PolicyReviewQueue, PolicySaved
     from knowledge.operation.backfill import Backfiller
     from knowledge.operation.purge import CustomerShare, TenantPart, TenantPurge
     from knowledge.operation.snapshots import SnapshotPass
@@ -155,7 +155,6 @@ def retriever(settings: Settings) -> "Retriever":
 
 def studio(settings: Settings) -> "Studio":
     from knowledge.curation.studio import Studio
-    from knowledge.curation.vocabulary import VocabularyEditor
     from knowledge.store.archive import TurnArchive
     from knowledge.store.concepts import ConceptStore
     from shared.aws import client
@@ -178,7 +177,6 @@ def vocabulary_editor(settings: Settings) -> "VocabularyEditor":
 def snapshot_pass(settings: Settings) -> "SnapshotPass":
     """SnapshotFunction's service: the studio's catch-up over every agent, writing each snapshot."""
     from knowledge.curation.studio import Studio
-    from knowledge.curation.vocabulary import VocabularyEditor
     from knowledge.operation.snapshots import SnapshotPass
     from knowledge.store.concepts import ConceptStore
     from shared.aws import client
@@ -275,7 +273,6 @@ def concept_import(settings: Settings) -> "ConceptImport":
     """Import into an agent through the studio's create and save (the CLI's `knowledge import`)."""
     from knowledge.curation.imports import ConceptImport
     from knowledge.curation.studio import Studio
-    from knowledge.curation.vocabulary import VocabularyEditor
     from knowledge.store.concepts import ConceptStore
     from shared.aws import client
 
@@ -311,8 +308,8 @@ class StudioLimits(NamedTuple):
 
 def studio_limits() -> StudioLimits:
     from knowledge.curation.documents import MARKDOWN_MAX_BYTES
-    from knowledge.format.vocabulary import VOCABULARY_MAX_BYTES
     from knowledge.curation.listing import SORTS
+    from knowledge.format.vocabulary import VOCABULARY_MAX_BYTES
     from shared.names import SLUG_MAX, SLUG_SCHEMA
 
     return StudioLimits(MARKDOWN_MAX_BYTES, VOCABULARY_MAX_BYTES, SORTS, SLUG_SCHEMA["pattern"], SLUG_MAX)

@@ -45,7 +45,8 @@ def test_load_knowledge_of_a_concept_restored_from_the_snapshot_is_the_stored_ma
                                    name="cep-sudeste-cd-campinas"))
     assert answer["markdown"] == (DEMO / "cep-sudeste-cd-campinas.md").read_text()
     assert answer["concept"]["confidence"] == 0.7
-    assert calls["s3"] == 4 + 1  # + vocabulary.yaml; the snapshot, the journal, knowledge.yaml If-None-Match, then that one concept
+    # The snapshot, the journal, knowledge.yaml If-None-Match, vocabulary.yaml, then that one concept.
+    assert calls["s3"] == 4 + 1
     assert [detail["name"] for _, detail in events.published] == ["cep-sudeste-cd-campinas"]
 
 

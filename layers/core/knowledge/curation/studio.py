@@ -36,21 +36,17 @@ from knowledge.store.concepts import ConceptStore, NotModified, StoredConcept
 from knowledge.store.history import VersionInfo
 from knowledge.store.journal import CONFIG_CHANGE, JOURNAL_GRACE_SECONDS, VOCABULARY_CHANGE
 from knowledge.store.keys import etag_token
-from shared.errors import AccessDenied, Conflict, FieldError, InvalidConcept, InvalidConfig, KnowledgeError, NotFound
+from shared.errors import (AccessDenied, Conflict, FieldError, InvalidConcept, InvalidConfig, KnowledgeError, NotFound,
+                           UnknownAgent)
 from shared.httpapi import Operator, page_offset
 from shared.names import check_slug
 
 if TYPE_CHECKING:  # pragma: no cover
     from knowledge.format.turn import Turn
 
+
 class NoEvidence(NotFound):
     code = "no_evidence"
-
-
-class UnknownAgent(NotFound):
-    """An agent with neither a knowledge.yaml nor any concept: most often a typo in ?agent=."""
-
-    code = "unknown_agent"
 
 
 class NotDeleted(NotFound):
