@@ -46,7 +46,10 @@ settings = Settings.from_env()
 studio = wiring.studio(settings)
 reviews = wiring.reviews(settings, studio)
 policy_reviews = wiring.policy_review_queue(settings)
+importing = wiring.studio_import(settings, studio)
+config_checks = wiring.config_check(settings)
 LIMITS = wiring.studio_limits()
+ImportBody, ImportAnswer, InvalidImport = wiring.studio_import_api()
 # Only the studio's own origin may call the API from a browser.
 app = APIGatewayHttpResolver(enable_validation=True,
                              cors=CORSConfig(allow_origin=os.environ.get("STUDIO_ORIGIN", "http://127.0.0.1:8080"),
@@ -118,6 +121,12 @@ class ConceptSummary(BaseModel):
     match: Optional[SearchMatch] = Field(default=None, description="With `q`: what matched in this row.")
 
 
+class ConfigProblem(BaseModel):
+    message: str = Field(description="Why knowledge.yaml does not parse: the agent's retrieval and extraction are "
+                                     "off until it does.")
+    line: Optional[int] = Field(description="The file's line to look at, when one is known.")
+
+
 class ConceptList(BaseModel):
     concepts: list[ConceptSummary]
     total: int = Field(description="Rows matching the filters (and `q`: every word of it), over all pages.")
@@ -130,6 +139,8 @@ class ConceptList(BaseModel):
     catching_up: int = Field(description="Changes this answer has not read yet (0: the list is current): "
                                          "their rows are as last known and a new concept is missing until "
                                          "a later request reads them.")
+    config_problem: Optional[ConfigProblem] = Field(None, description="Set while the agent's knowledge.yaml does "
+                                                                      "not parse (checked every 10 s).")
 
 
 class StoredConcept(BaseModel):
@@ -194,6 +205,7 @@ class AgentSummary(BaseModel):
     related: int = Field(description="Concepts with related claims waiting to be folded in.")
     new: int = Field(description="Concepts new to this operator (as the list's `new` counts them).")
     catching_up: int = Field(description="Changes not read yet: the counts are as last known (0: current).")
+    config_problem: Optional[ConfigProblem] = Field(None, description="Set while its knowledge.yaml does not parse.")
 
 
 class AgentList(BaseModel):
@@ -327,7 +339,8 @@ def _error(status: int, exc: KnowledgeError, **extra) -> Response:
                                             "claims waiting and concepts new to this operator",
          responses=answers(200, AgentList))
 def list_agents(tenant: Slug) -> AgentList:
-    return {"agents": reviews.agents(operator(), tenant)}
+    return {"agents": [{**row, "config_problem": config_checks.problem(tenant, row["name"])}
+                       for row in reviews.agents(operator(), tenant)]}
 
 
 # ------------------------------------------------------------------ concepts
@@ -350,8 +363,8 @@ def list_concepts(tenant: Slug, agent: Slug,
                   cursor: Annotated[Optional[str], Query(pattern="^[0-9]{1,9}$",
                                                          description="The `next` of the page before.")] = None,
                   ) -> ConceptList:
-    return reviews.list(operator(), tenant, agent, status=status, type=type, q=q, sort=sort, order=order,
-                        limit=limit, cursor=cursor)
+    return {**reviews.list(operator(), tenant, agent, status=status, type=type, q=q, sort=sort, order=order,
+                           limit=limit, cursor=cursor), "config_problem": config_checks.problem(tenant, agent)}
 
 
 @app.post(f"{BASE}/concepts", summary="Create a concept by hand (provenance policy unless the text says otherwise)",
@@ -446,6 +459,12 @@ def undelete(tenant: Slug, agent: Slug, name: Slug) -> StoredConcept:
     return studio.undelete(operator(), tenant, agent, name)
 
 
+@app.post(f"{BASE}/import", summary="Import chosen files (.md concepts, an FAQ .csv/.yaml): a dry run reports "
+                                   "every concept, a write imports one window of them", responses=answers(200, ImportAnswer))
+def import_files(tenant: Slug, agent: Slug, body: ImportBody) -> ImportAnswer:
+    return importing.run(operator(), tenant, agent, body)
+
+
 # ------------------------------------------------------------------ review: new since I last looked
 @app.get(f"{BASE}/review", summary="This operator's last look at the agent and how many concepts the engine "
                                    "wrote since", responses=answers(200, ReviewState))
@@ -512,7 +531,7 @@ def openapi_document() -> str:
 # Errors answered with their own code and message: the status by type.
 STATUS = {Unauthorized: 401, Forbidden: 403, NotFound: 404, InvalidName: 400, InvalidConfig: 422,
           InvalidSeenAt: 422, InvalidReviewed: 422, InvalidCursor: 422, NothingToUndo: 409, PreconditionRequired: 428,
-          ArchiveNotConfigured: 503, deadline.DeadlineExceeded: 503}
+          InvalidImport: 422, ArchiveNotConfigured: 503, deadline.DeadlineExceeded: 503}
 
 
 @app.exception_handler(Conflict)

@@ -9,6 +9,7 @@ import {
   current, forgetCurrent, goToRelatedClaims, isDirty, mayDiscard, newConcept, openConcept, restoreDraft, save, takeDraft,
 } from "./editor.js";
 import { backToList, focusList, loadList, showMore, sortBy, triageKeys, useUrlFilters, watchForChanges } from "./list.js";
+import { wireImport } from "./import.js";
 import { markSeen, undoSeen } from "./review.js";
 import { beginSignIn, config, finishSignIn, leavingOnPurpose, loadConfig, signIn, token } from "./session.js";
 import { problemShown, say, showProblem, tryAgain } from "./status.js";
@@ -85,6 +86,7 @@ async function start() {
   $("back-from-deleted").addEventListener("click", async () => { if (await loadList()) $("show-deleted").focus(); });
   $("show-deleted").addEventListener("click", showDeleted);
   $("more").addEventListener("click", showMore);
+  wireImport();
   watchForChanges();
   $("new-concept").addEventListener("click", () => { newConcept(); visit(NEW); });
   $("stale-reload").addEventListener("click", async () => {
