@@ -24,6 +24,7 @@ from knowledge.errors import (
     InvalidCursor,
     InvalidReviewed,
     InvalidSeenAt,
+    NameDeleted,
     NameTaken,
     NothingToUndo,
     PreconditionRequired,
@@ -48,6 +49,7 @@ reviews = wiring.reviews(settings, studio)
 policy_reviews = wiring.policy_review_queue(settings)
 importing = wiring.studio_import(settings, studio)
 config_checks = wiring.config_check(settings)
+recreation = wiring.recreation(settings, studio)
 LIMITS = wiring.studio_limits()
 ImportBody, ImportAnswer, InvalidImport = wiring.studio_import_api()
 # Only the studio's own origin may call the API from a browser.
@@ -297,7 +299,10 @@ class Stale(ErrorBody):
 
 
 class Taken(ErrorBody):
-    name: str = Field(description="The concept that already has this name.")
+    name: str = Field(description="The concept that already has this name (name_taken), or the deleted one's "
+                                  "(name_deleted).")
+    deleted_at: Optional[str] = Field(None, description="name_deleted: when it was deleted (UTC).")
+    deleted_by: Optional[str] = Field(None, description="name_deleted: who deleted it (null when not recorded).")
 
 
 def answers(status: int, model: Any, *also: int) -> dict[int, dict[str, Any]]:
@@ -309,8 +314,8 @@ def answers(status: int, model: Any, *also: int) -> dict[int, dict[str, Any]]:
               401: ("No valid token", Union[ErrorBody, GatewayRefusal]),
               403: ("The operator is not a member of the tenant", ErrorBody),
               404: ("No such agent (unknown_agent), concept, version or route", ErrorBody),
-              409: ("A concept with this name already exists (name_taken, with `name`), or there is nothing "
-                    "to undo (nothing_to_undo)", Union[Taken, ErrorBody]),
+              409: ("A concept with this name already exists (name_taken, with `name`), a deleted one has it "
+                    "(name_deleted), or there is nothing to undo (nothing_to_undo)", Union[Taken, ErrorBody]),
               412: ("Stale: a newer version exists (If-Match no longer current)", Stale),
               422: ("The request or the document is invalid (a cursor this API did not hand out, "
                     "a seen_at that is not a UTC time or is ahead of now)", Invalid),
@@ -369,8 +374,13 @@ def list_concepts(tenant: Slug, agent: Slug,
 
 @app.post(f"{BASE}/concepts", summary="Create a concept by hand (provenance policy unless the text says otherwise)",
           responses=answers(201, StoredConcept, 409, 412))
-def create_concept(tenant: Slug, agent: Slug, body: Markdown) -> Response[StoredConcept]:
-    return _json(201, review_if_policy(tenant, agent, studio.create(operator(), tenant, agent, body.markdown)))
+def create_concept(tenant: Slug, agent: Slug, body: Markdown,
+                   new_history: Annotated[bool, Query(description="Create it even when a deleted concept has this "
+                                                                  "name (else 409 name_deleted: restore that one, "
+                                                                  "or ask again with this set).")] = False,
+                   ) -> Response[StoredConcept]:
+    return _json(201, review_if_policy(tenant, agent, recreation.create(operator(), tenant, agent, body.markdown,
+                                                                        new_history=new_history)))
 
 
 def review_if_policy(tenant: str, agent: str, saved: dict) -> dict:
@@ -546,6 +556,11 @@ def conflict(exc: Conflict) -> Response:
 @app.exception_handler(NameTaken)
 def name_taken(exc: NameTaken) -> Response:
     return _error(409, exc, name=exc.name)
+
+
+@app.exception_handler(NameDeleted)
+def name_deleted(exc: NameDeleted) -> Response:
+    return _error(409, exc, name=exc.name, deleted_at=exc.deleted_at, deleted_by=exc.deleted_by)
 
 
 @app.exception_handler(InvalidConcept)

@@ -10,6 +10,7 @@ import {
 } from "./editor.js";
 import { backToList, focusList, loadList, showMore, sortBy, triageKeys, useUrlFilters, watchForChanges } from "./list.js";
 import { wireImport } from "./import.js";
+import { wireRecreate } from "./recreate.js";
 import { markSeen, undoSeen } from "./review.js";
 import { beginSignIn, config, finishSignIn, leavingOnPurpose, loadConfig, signIn, token } from "./session.js";
 import { problemShown, say, showProblem, tryAgain } from "./status.js";
@@ -87,6 +88,7 @@ async function start() {
   $("show-deleted").addEventListener("click", showDeleted);
   $("more").addEventListener("click", showMore);
   wireImport();
+  wireRecreate();
   watchForChanges();
   $("new-concept").addEventListener("click", () => { newConcept(); visit(NEW); });
   $("stale-reload").addEventListener("click", async () => {

@@ -15,6 +15,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from knowledge.curation.imports import ConceptImport, Importer
     from knowledge.curation.studio_import import StudioImport
     from knowledge.curation.config_check import ConfigCheck
+    from knowledge.curation.recreate import Recreation
     from knowledge.curation.reviews import ReviewQueue
     from knowledge.curation.studio import Studio
     from knowledge.format.sighting import Sighting
@@ -277,6 +278,15 @@ def studio_import(settings: Settings, studio: "Studio") -> "StudioImport":
     from shared.aws import client
 
     return StudioImport(ConceptImport(studio, ConceptStore(client("s3"), settings.knowledge_bucket)))
+
+
+def recreation(settings: Settings, studio: "Studio") -> "Recreation":
+    """The studio API's create: a deleted concept's name is said, not silently started over."""
+    from knowledge.curation.recreate import Recreation
+    from knowledge.store.concepts import ConceptStore
+    from shared.aws import client
+
+    return Recreation(studio, ConceptStore(client("s3"), settings.knowledge_bucket))
 
 
 class StudioImportApi(NamedTuple):
