@@ -128,8 +128,8 @@ def main() -> int:
         print(f"{row['writer']:<10} {row['case']:<16} {row['warm_p50_s']:>10} {row['warm_p95_s']:>7} "
               f"{row['warm_max_s']:>7} {row['max_vs_bound']:>8} {row['new_container_obeys_first_call']:>20} "
               f"{row['new_container_first_call_s']:>11}")
-    print(f"\nDistillFunction: DISTILL_SWITCH_SECONDS {DISTILL_SWITCH_SECONDS:g}, the model answers in {MODEL_SECONDS:g} s; "
-          "the time until a running pass stops after the write\n")
+    print(f"\nDistillFunction: DISTILL_SWITCH_SECONDS {DISTILL_SWITCH_SECONDS:g}, the model answers in "
+          f"{MODEL_SECONDS:g} s; the time until a running pass stops after the write\n")
     print(f"{'writer':<10} {'case':<16} {'stops p50 s':>11} {'p95 s':>7} {'max s':>7} {'max/10s':>8} "
           f"{'calls after':>12} {'written after':>14} {'new: obeys 1st':>15}")
     for row in distill:
@@ -160,6 +160,9 @@ def distill_rows(trials, rng, store, s3, bucket, write) -> list[dict]:
     from knowledge_dev.local_aws import percentile
     from knowledge_dev.poller import LambdaContext
     from knowledge_dev.scripted_model import ScriptedModel
+
+    def pass_context():
+        return LambdaContext("facts-distill", timeout_ms=DISTILL_TIMEOUT_MS)
 
     asked: list[float] = []
     answer = json.dumps([{"name": "pagamento_preferido", "value": "Pix", "evidence": [1]}])
@@ -204,7 +207,7 @@ def distill_rows(trials, rng, store, s3, bucket, write) -> list[dict]:
                         asked.clear()
                         puller.start()
                         with redirect_stdout(io.StringIO()):
-                            report = handler.lambda_handler({}, LambdaContext("facts-distill", timeout_ms=DISTILL_TIMEOUT_MS))
+                            report = handler.lambda_handler({}, pass_context())
                         ended = time.perf_counter()
                         puller.join()
                         stops.append(ended - written[0])
@@ -214,7 +217,7 @@ def distill_rows(trials, rng, store, s3, bucket, write) -> list[dict]:
                         after_proposals += max(0, report.get("distilled", 0) - answered_before)
                         with redirect_stdout(io.StringIO()):
                             cold = load_handler("distill", module_name=f"switch_distill_{uuid.uuid4().hex[:6]}")
-                            cold_ok += cold.lambda_handler({}, LambdaContext("facts-distill", timeout_ms=DISTILL_TIMEOUT_MS)).get("distilled") == 0
+                            cold_ok += cold.lambda_handler({}, pass_context()).get("distilled") == 0
                 rows.append({"writer": writer, "case": case, "trials": trials,
                              "stops_p50_s": round(statistics.median(stops), 2),
                              "stops_p95_s": round(percentile(stops, 0.95), 2), "stops_max_s": round(max(stops), 2),

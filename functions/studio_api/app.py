@@ -470,7 +470,8 @@ def undelete(tenant: Slug, agent: Slug, name: Slug) -> StoredConcept:
 
 
 @app.post(f"{BASE}/import", summary="Import chosen files (.md concepts, an FAQ .csv/.yaml): a dry run reports "
-                                   "every concept, a write imports one window of them", responses=answers(200, ImportAnswer))
+                                   "every concept, a write imports one window of them",
+          responses=answers(200, ImportAnswer))
 def import_files(tenant: Slug, agent: Slug, body: ImportBody) -> ImportAnswer:
     return importing.run(operator(), tenant, agent, body)
 

@@ -40,7 +40,8 @@ class Clock:
 
 def counting(s3):
     calls = []
-    s3.meta.events.register("provide-client-params.s3.GetObject", lambda params, **kw: calls.append(params.get("IfNoneMatch")))
+    s3.meta.events.register("provide-client-params.s3.GetObject",
+                            lambda params, **kw: calls.append(params.get("IfNoneMatch")))
     return calls
 
 
