@@ -129,7 +129,8 @@ def main() -> int:
               f"{row['warm_max_s']:>7} {row['max_vs_bound']:>8} {row['new_container_obeys_first_call']:>20} "
               f"{row['new_container_first_call_s']:>11}")
     print(f"\nDistillFunction: DISTILL_SWITCH_SECONDS {DISTILL_SWITCH_SECONDS:g}, the model answers in "
-          f"{MODEL_SECONDS:g} s; the time until a running pass stops after the write\n")
+          f"{MODEL_SECONDS:g} s; the time until a running pass stops after the write (calls and answers after it: "
+          "sums over the trials)\n")
     print(f"{'writer':<10} {'case':<16} {'stops p50 s':>11} {'p95 s':>7} {'max s':>7} {'max/10s':>8} "
           f"{'calls after':>12} {'written after':>14} {'new: obeys 1st':>15}")
     for row in distill:

@@ -12,6 +12,7 @@ const SUFFIXES = [".md", ".csv", ".yaml", ".yml"];
 // What one request may carry (the API's bounds: studio_import.REQUEST_MAX_BYTES and FILES_MAX).
 const REQUEST_MAX_BYTES = 4 * 1024 * 1024;
 const FILES_MAX = 1000;
+const BODY_MAX_BYTES = 5.5 * 1024 * 1024; // the request as sent, under Lambda's 6 MB
 const WINDOW = 100; // concepts written per request: progress moves between two
 const WORDS = {
   dry: { created: "would create", changed: "would change", unchanged: "unchanged", skipped: "would skip", refused: "invalid" },
@@ -91,7 +92,17 @@ async function choose(list) {
       + `with "knowledge import --agent ${scope.agent} --tenant ${scope.tenant} PATH" (or ImportFunction).`, true);
     return;
   }
-  chosen = await Promise.all(taken.map(async (f) => ({ name: f.name, text: await f.text() })));
+  const read = await Promise.all(taken.map(async (f) => ({ name: f.name, text: await f.text() })));
+  // What is sent is JSON, which escapes quotes, backslashes and control characters: a Lambda request
+  // holds at most 6 MB, so the request itself is measured too.
+  const sent = new TextEncoder().encode(JSON.stringify({ files: read })).length;
+  if (sent > BODY_MAX_BYTES) {
+    tell(`These files make a request of ${(sent / 1048576).toFixed(1)} MB once sent: the studio sends at most `
+      + `${(BODY_MAX_BYTES / 1048576).toFixed(1)} MB at a time. Choose fewer files, or import them all with `
+      + `"knowledge import --agent ${scope.agent} --tenant ${scope.tenant} PATH" (or ImportFunction).`, true);
+    return;
+  }
+  chosen = read;
   await dryRun();
 }
 
