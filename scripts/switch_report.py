@@ -10,6 +10,12 @@ studio refuses it). Per trial, a warm container (the template's KNOWLEDGE_REFRES
 asked every 0.1 s after a random wait, the switch is written, and the time until its first answer
 with an empty block is taken; then a container started after the write is asked once. The table
 gives p50, p95 and max against the 10 s the switch must hold within, and the refresh window.
+
+The `distill:` rows: DistillFunction (the template's DISTILL_SWITCH_SECONDS default, 5) runs a pass over
+due sessions whose model takes MODEL_SECONDS to answer; after a random wait the switch (`enabled:
+false`, an empty file, one that does not parse) is written by either writer, and the time until the
+pass stops is taken, with the model calls and proposals that came after the write; then a container
+started after the write runs one pass (it must distil nothing).
 """
 
 from __future__ import annotations
@@ -111,8 +117,9 @@ def main() -> int:
                                  "max_vs_bound": round(max(warm_times) / BOUND_SECONDS, 2),
                                  "new_container_obeys_first_call": f"{cold_ok}/{args.trials}",
                                  "new_container_first_call_s": round(statistics.median(cold_times), 2)})
+            distill = distill_rows(args.trials, rng, store, s3, bucket, write)
     if args.json:
-        print(json.dumps({"refresh_seconds": refresh, "rows": rows}, indent=2))
+        print(json.dumps({"refresh_seconds": refresh, "rows": rows, "distill_rows": distill}, indent=2))
         return 0
     print(f"KNOWLEDGE_REFRESH_SECONDS {refresh:g}; the switch must hold within {BOUND_SECONDS:g} s\n")
     print(f"{'writer':<10} {'case':<16} {'warm p50 s':>10} {'p95 s':>7} {'max s':>7} {'max/10s':>8} "
@@ -121,7 +128,104 @@ def main() -> int:
         print(f"{row['writer']:<10} {row['case']:<16} {row['warm_p50_s']:>10} {row['warm_p95_s']:>7} "
               f"{row['warm_max_s']:>7} {row['max_vs_bound']:>8} {row['new_container_obeys_first_call']:>20} "
               f"{row['new_container_first_call_s']:>11}")
+    print(f"\nDistillFunction: DISTILL_SWITCH_SECONDS {DISTILL_SWITCH_SECONDS:g}, the model answers in "
+          f"{MODEL_SECONDS:g} s; the time until a running pass stops after the write (calls and answers after it: "
+          "sums over the trials)\n")
+    print(f"{'writer':<10} {'case':<16} {'stops p50 s':>11} {'p95 s':>7} {'max s':>7} {'max/10s':>8} "
+          f"{'calls after':>12} {'written after':>14} {'new: obeys 1st':>15}")
+    for row in distill:
+        print(f"{row['writer']:<10} {row['case']:<16} {row['stops_p50_s']:>11} {row['stops_p95_s']:>7} "
+              f"{row['stops_max_s']:>7} {row['max_vs_bound']:>8} {row['model_calls_after_write']:>12} "
+              f"{row['answers_written_after_write']:>14} {row['new_container_obeys_first_pass']:>15}")
     return 0
+
+
+DISTILL_SWITCH_SECONDS = 5.0  # the template's default (settings.distill_switch_seconds)
+MODEL_SECONDS = 0.4  # each model answer
+DISTILL_TIMEOUT_MS = 900_000  # the template's DistillFunction timeout
+DISTILL_ON = "knowledge:\n  extract: false\ndistill:\n  idle_hours: 6\n  min_messages: 3\n"
+DISTILL_CASES = {"enabled: false": DISTILL_ON.replace("  idle_hours", "  enabled: false\n  idle_hours"),
+                 "empty file": "", "does not parse": DISTILL_ON.replace("min_messages", "min_mesages")}
+DUE_SESSIONS = 40  # more than a pass gets through before the switch is written
+
+
+def distill_rows(trials, rng, store, s3, bucket, write) -> list[dict]:
+    """A running distill pass stopped by a switch, per writer and case (see the module's docstring)."""
+    import threading
+    from datetime import datetime, timedelta, timezone
+
+    from facts.sessions import record_turn
+    from knowledge.format.turn import Turn
+    from knowledge.store.archive import TurnArchive
+    from knowledge_dev.handlers import handler_environment, load_handler
+    from knowledge_dev.local_aws import percentile
+    from knowledge_dev.poller import LambdaContext
+    from knowledge_dev.scripted_model import ScriptedModel
+
+    def pass_context():
+        return LambdaContext("facts-distill", timeout_ms=DISTILL_TIMEOUT_MS)
+
+    asked: list[float] = []
+    answer = json.dumps([{"name": "pagamento_preferido", "value": "Pix", "evidence": [1]}])
+
+    def respond(request):
+        asked.append(time.perf_counter())
+        time.sleep(MODEL_SECONDS)
+        return answer
+
+    rows = []
+    with ScriptedModel(respond) as model:
+        for writer in ("studio", "aws s3 cp"):
+            for case, text in DISTILL_CASES.items():
+                if writer == "studio" and case == "does not parse":
+                    continue
+                stops, after_calls, after_proposals, cold_ok = [], 0, 0, 0
+                for trial in range(trials):
+                    sessions = f"switch-sessions-{uuid.uuid4().hex[:8]}"
+                    s3.create_bucket(Bucket=sessions)
+                    env = {"SESSIONS_BUCKET": sessions, "FACTS_KEY": "k" * 48, "UTILITY_MODEL": "openai:distiller",
+                           "OPENAI_BASE_URL": model.base_url, "DISTILL_SWITCH_SECONDS": str(DISTILL_SWITCH_SECONDS)}
+                    start = datetime.now(timezone.utc) - timedelta(hours=8)
+                    for n in range(DUE_SESSIONS):
+                        for i, content in enumerate(("quero trocar o tenis", "prefiro pagar no pix sempre")):
+                            turn = Turn(tenant=T, agent=A, session_id=f"sess_{n:03d}", turn_id=f"turn_{i}",
+                                        completed_at=start + timedelta(minutes=n + i), customer_id=f"cust-{n:04d}",
+                                        messages=[{"role": "user", "content": content},
+                                                  {"role": "assistant", "content": "Anotado."}])
+                            TurnArchive(s3, sessions).put(turn)
+                            record_turn(s3, sessions, turn)
+                    write("aws s3 cp", DISTILL_ON)
+                    with handler_environment(**env):
+                        handler = load_handler("distill", module_name=f"switch_distill_{uuid.uuid4().hex[:6]}")
+                        written: list[float] = []
+
+                        def pull():
+                            time.sleep(rng.uniform(1.0, 3.0))  # the pass is under way
+                            write(writer, text)
+                            written.append(time.perf_counter())
+
+                        puller = threading.Thread(target=pull)
+                        asked.clear()
+                        puller.start()
+                        with redirect_stdout(io.StringIO()):
+                            report = handler.lambda_handler({}, pass_context())
+                        ended = time.perf_counter()
+                        puller.join()
+                        stops.append(ended - written[0])
+                        after_calls += sum(1 for at in asked if at > written[0])
+                        # Sessions whose answer was written although it came back after the switch was written.
+                        answered_before = sum(1 for at in asked if at + MODEL_SECONDS <= written[0])
+                        after_proposals += max(0, report.get("distilled", 0) - answered_before)
+                        with redirect_stdout(io.StringIO()):
+                            cold = load_handler("distill", module_name=f"switch_distill_{uuid.uuid4().hex[:6]}")
+                            cold_ok += cold.lambda_handler({}, pass_context()).get("distilled") == 0
+                rows.append({"writer": writer, "case": case, "trials": trials,
+                             "stops_p50_s": round(statistics.median(stops), 2),
+                             "stops_p95_s": round(percentile(stops, 0.95), 2), "stops_max_s": round(max(stops), 2),
+                             "max_vs_bound": round(max(stops) / BOUND_SECONDS, 2),
+                             "model_calls_after_write": after_calls, "answers_written_after_write": after_proposals,
+                             "new_container_obeys_first_pass": f"{cold_ok}/{trials}"})
+    return rows
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from knowledge.errors import (
     InvalidReviewed,
     InvalidSeenAt,
     InvalidVocabulary,
+    NameDeleted,
     NameTaken,
     NothingToUndo,
     PreconditionRequired,
@@ -48,7 +49,11 @@ studio = wiring.studio(settings)
 reviews = wiring.reviews(settings, studio)
 policy_reviews = wiring.policy_review_queue(settings)
 vocabularies = wiring.vocabulary_editor(settings)
+importing = wiring.studio_import(settings, studio)
+config_checks = wiring.config_check(settings)
+recreation = wiring.recreation(settings, studio)
 LIMITS = wiring.studio_limits()
+ImportBody, ImportAnswer, InvalidImport = wiring.studio_import_api()
 # Only the studio's own origin may call the API from a browser.
 app = APIGatewayHttpResolver(enable_validation=True,
                              cors=CORSConfig(allow_origin=os.environ.get("STUDIO_ORIGIN", "http://127.0.0.1:8080"),
@@ -120,6 +125,12 @@ class ConceptSummary(BaseModel):
     match: Optional[SearchMatch] = Field(default=None, description="With `q`: what matched in this row.")
 
 
+class ConfigProblem(BaseModel):
+    message: str = Field(description="Why knowledge.yaml does not parse: the agent's retrieval and extraction are "
+                                     "off until it does.")
+    line: Optional[int] = Field(description="The file's line to look at, when one is known.")
+
+
 class ConceptList(BaseModel):
     concepts: list[ConceptSummary]
     total: int = Field(description="Rows matching the filters (and `q`: every word of it), over all pages.")
@@ -132,6 +143,8 @@ class ConceptList(BaseModel):
     catching_up: int = Field(description="Changes this answer has not read yet (0: the list is current): "
                                          "their rows are as last known and a new concept is missing until "
                                          "a later request reads them.")
+    config_problem: Optional[ConfigProblem] = Field(None, description="Set while the agent's knowledge.yaml does "
+                                                                      "not parse (checked every 10 s).")
 
 
 class StoredConcept(BaseModel):
@@ -196,6 +209,7 @@ class AgentSummary(BaseModel):
     related: int = Field(description="Concepts with related claims waiting to be folded in.")
     new: int = Field(description="Concepts new to this operator (as the list's `new` counts them).")
     catching_up: int = Field(description="Changes not read yet: the counts are as last known (0: current).")
+    config_problem: Optional[ConfigProblem] = Field(None, description="Set while its knowledge.yaml does not parse.")
 
 
 class AgentList(BaseModel):
@@ -313,7 +327,10 @@ class Stale(ErrorBody):
 
 
 class Taken(ErrorBody):
-    name: str = Field(description="The concept that already has this name.")
+    name: str = Field(description="The concept that already has this name (name_taken), or the deleted one's "
+                                  "(name_deleted).")
+    deleted_at: Optional[str] = Field(None, description="name_deleted: when it was deleted (UTC).")
+    deleted_by: Optional[str] = Field(None, description="name_deleted: who deleted it (null when not recorded).")
 
 
 def answers(status: int, model: Any, *also: int) -> dict[int, dict[str, Any]]:
@@ -325,8 +342,8 @@ def answers(status: int, model: Any, *also: int) -> dict[int, dict[str, Any]]:
               401: ("No valid token", Union[ErrorBody, GatewayRefusal]),
               403: ("The operator is not a member of the tenant", ErrorBody),
               404: ("No such agent (unknown_agent), concept, version or route", ErrorBody),
-              409: ("A concept with this name already exists (name_taken, with `name`), or there is nothing "
-                    "to undo (nothing_to_undo)", Union[Taken, ErrorBody]),
+              409: ("A concept with this name already exists (name_taken, with `name`), a deleted one has it "
+                    "(name_deleted), or there is nothing to undo (nothing_to_undo)", Union[Taken, ErrorBody]),
               412: ("Stale: a newer version exists (If-Match no longer current)", Stale),
               422: ("The request or the document is invalid (a cursor this API did not hand out, "
                     "a seen_at that is not a UTC time or is ahead of now)", Invalid),
@@ -355,7 +372,8 @@ def _error(status: int, exc: KnowledgeError, **extra) -> Response:
                                             "claims waiting and concepts new to this operator",
          responses=answers(200, AgentList))
 def list_agents(tenant: Slug) -> AgentList:
-    return {"agents": reviews.agents(operator(), tenant)}
+    return {"agents": [{**row, "config_problem": config_checks.problem(tenant, row["name"])}
+                       for row in reviews.agents(operator(), tenant)]}
 
 
 # ------------------------------------------------------------------ concepts
@@ -378,14 +396,19 @@ def list_concepts(tenant: Slug, agent: Slug,
                   cursor: Annotated[Optional[str], Query(pattern="^[0-9]{1,9}$",
                                                          description="The `next` of the page before.")] = None,
                   ) -> ConceptList:
-    return reviews.list(operator(), tenant, agent, status=status, type=type, q=q, sort=sort, order=order,
-                        limit=limit, cursor=cursor)
+    return {**reviews.list(operator(), tenant, agent, status=status, type=type, q=q, sort=sort, order=order,
+                           limit=limit, cursor=cursor), "config_problem": config_checks.problem(tenant, agent)}
 
 
 @app.post(f"{BASE}/concepts", summary="Create a concept by hand (provenance policy unless the text says otherwise)",
           responses=answers(201, StoredConcept, 409, 412))
-def create_concept(tenant: Slug, agent: Slug, body: Markdown) -> Response[StoredConcept]:
-    return _json(201, review_if_policy(tenant, agent, studio.create(operator(), tenant, agent, body.markdown)))
+def create_concept(tenant: Slug, agent: Slug, body: Markdown,
+                   new_history: Annotated[bool, Query(description="Create it even when a deleted concept has this "
+                                                                  "name (else 409 name_deleted: restore that one, "
+                                                                  "or ask again with this set).")] = False,
+                   ) -> Response[StoredConcept]:
+    return _json(201, review_if_policy(tenant, agent, recreation.create(operator(), tenant, agent, body.markdown,
+                                                                        new_history=new_history)))
 
 
 def review_if_policy(tenant: str, agent: str, saved: dict) -> dict:
@@ -472,6 +495,13 @@ def get_deleted(tenant: Slug, agent: Slug, name: Slug) -> DeletedPreview:
 @app.post(f"{BASE}/deleted/<name>/restore", summary="Undelete", responses=answers(200, StoredConcept, 412))
 def undelete(tenant: Slug, agent: Slug, name: Slug) -> StoredConcept:
     return studio.undelete(operator(), tenant, agent, name)
+
+
+@app.post(f"{BASE}/import", summary="Import chosen files (.md concepts, an FAQ .csv/.yaml): a dry run reports "
+                                   "every concept, a write imports one window of them",
+          responses=answers(200, ImportAnswer))
+def import_files(tenant: Slug, agent: Slug, body: ImportBody) -> ImportAnswer:
+    return importing.run(operator(), tenant, agent, body)
 
 
 # ------------------------------------------------------------------ review: new since I last looked
@@ -565,7 +595,7 @@ def invalid_vocabulary(exc: InvalidVocabulary) -> Response:
 # Errors answered with their own code and message: the status by type.
 STATUS = {Unauthorized: 401, Forbidden: 403, NotFound: 404, InvalidName: 400, InvalidConfig: 422,
           InvalidSeenAt: 422, InvalidReviewed: 422, InvalidCursor: 422, NothingToUndo: 409, PreconditionRequired: 428,
-          ArchiveNotConfigured: 503, deadline.DeadlineExceeded: 503}
+          InvalidImport: 422, ArchiveNotConfigured: 503, deadline.DeadlineExceeded: 503}
 
 
 @app.exception_handler(Conflict)
@@ -580,6 +610,11 @@ def conflict(exc: Conflict) -> Response:
 @app.exception_handler(NameTaken)
 def name_taken(exc: NameTaken) -> Response:
     return _error(409, exc, name=exc.name)
+
+
+@app.exception_handler(NameDeleted)
+def name_deleted(exc: NameDeleted) -> Response:
+    return _error(409, exc, name=exc.name, deleted_at=exc.deleted_at, deleted_by=exc.deleted_by)
 
 
 @app.exception_handler(InvalidConcept)

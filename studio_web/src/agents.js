@@ -1,4 +1,5 @@
 // The tenant's agents: the list shown when the page names no agent, or one the tenant does not have.
+import { showAgentsConfigProblems } from "./banner.js";
 import { $, badge, cell, show } from "./dom.js";
 import { api } from "./session.js";
 import { fail, say } from "./status.js";
@@ -21,7 +22,8 @@ export async function loadAgents() {
     const link = document.createElement("a");
     link.href = agentUrl(agent.name);
     link.textContent = agent.name;
-    cell(row, link);
+    const named = cell(row, link);
+    if (agent.config_problem) named.append(" ", badge("knowledge.yaml invalid: retrieval off", "conflict"));
     cell(row, String(agent.concepts));
     const conflicts = cell(row, String(agent.conflicts));
     if (agent.conflicts) conflicts.append(" ", badge("to resolve", "conflict"));
@@ -30,6 +32,7 @@ export async function loadAgents() {
     if (agent.new) fresh.append(" ", badge("to review", "new"));
   }
   $("agents-empty").hidden = agents.length > 0;
+  showAgentsConfigProblems(agents);
   const left = agents.reduce((sum, agent) => sum + (agent.catching_up || 0), 0);
   $("agents-catching-up").hidden = !left;
   $("agents-catching-up").textContent = left

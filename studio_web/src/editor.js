@@ -10,6 +10,7 @@ import { $, show } from "./dom.js";
 import { api } from "./session.js";
 import { readConflict } from "./conflict.mjs";
 import { hideConflict, initResolution, noticeChange, showConflict } from "./resolution.js";
+import { hideDeletedName, showDeletedName } from "./recreate.js";
 import { fail, say } from "./status.js";
 import { showLearned } from "./learned.js";
 import { NEW, scope, urlFor, visit } from "./url.js";
@@ -189,6 +190,7 @@ function goToLine(number) {
 function resetPanels() {
   $("errors").replaceChildren();
   $("taken").hidden = true;
+  hideDeletedName();
   $("related-note").hidden = true;
   $("stale").hidden = true;
   $("history-panel").hidden = true;
@@ -251,11 +253,13 @@ export async function restoreDraft(draft) {
   say("Signed in again. Your unsaved changes are back in the editor: save them when ready.");
 }
 
-export async function save(etagOverride) {
+// `newHistory`: create it even though a deleted concept had the name (recreate.js).
+export async function save(etagOverride, { newHistory = false } = {}) {
   if (!current) return;
   const text = editor.state.doc.toString();
   $("errors").replaceChildren();
   $("taken").hidden = true;
+  hideDeletedName();
   if (!current.name && text === NEW_CONCEPT) {
     say("Nothing saved: the template is unchanged. Write the concept (its name first), then save.");
     return;
@@ -264,7 +268,7 @@ export async function save(etagOverride) {
   try {
     const saved = current.name
       ? await api("PUT", `/concepts/${encodeURIComponent(current.name)}`, { body: { markdown: text }, etag: etagOverride || current.etag })
-      : await api("POST", "/concepts", { body: { markdown: text } });
+      : await api("POST", newHistory ? "/concepts?new_history=true" : "/concepts", { body: { markdown: text } });
     const unchanged = current.name && saved.etag === current.etag;
     const resolved = readConflict(savedText || "") && !readConflict(saved.markdown);
     current = { name: saved.name, etag: saved.etag };
@@ -288,6 +292,9 @@ export async function save(etagOverride) {
       $("stale").hidden = false;
       $("stale").dataset.etag = error.body.current.etag;
       say("Not saved: a newer version exists.");
+    } else if (error.status === 409 && error.code === "name_deleted") {
+      showDeletedName(error.body);
+      say(`Not saved: a deleted concept was named ${error.body.name}.`);
     } else if (error.status === 409 && error.body && error.body.name) {
       $("taken-name").textContent = error.body.name;
       $("taken").hidden = false;

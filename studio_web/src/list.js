@@ -2,6 +2,7 @@
 import { $, badge, cell, show, stamp } from "./dom.js";
 import { openConcept } from "./editor.js";
 import { loadAgents } from "./agents.js";
+import { showConfigProblem } from "./banner.js";
 import { markReviewed, showReview } from "./review.js";
 import { api, config, operatorActor } from "./session.js";
 import { plainWords } from "./api.js";
@@ -261,6 +262,7 @@ export function watchForChanges() {
     const asked = listings;
     try {
       const page = await newestWrite();
+      showConfigProblem(page.config_problem);
       const current = asked === listings && !listing;
       if (!current) {
         // A list was listed meanwhile: it is the newer one, and says itself whether it is current.
@@ -402,6 +404,7 @@ async function listRows(rows, { quiet, replace }, overtaken) {
     shownFilters = wanted;
     keepInUrl(wanted, status, quiet || replace);
     showReview(page);
+    showConfigProblem(page.config_problem);
     markCurrent(page.as_of);
     const caughtUp = showCatchingUp(page);
     renderList(concepts);

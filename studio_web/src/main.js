@@ -9,6 +9,8 @@ import {
   current, forgetCurrent, goToRelatedClaims, isDirty, mayDiscard, newConcept, openConcept, restoreDraft, save, takeDraft,
 } from "./editor.js";
 import { backToList, focusList, loadList, showMore, sortBy, triageKeys, useUrlFilters, watchForChanges } from "./list.js";
+import { wireImport } from "./import.js";
+import { wireRecreate } from "./recreate.js";
 import { markSeen, undoSeen } from "./review.js";
 import { beginSignIn, config, finishSignIn, leavingOnPurpose, loadConfig, signIn, token } from "./session.js";
 import { problemShown, say, showProblem, tryAgain } from "./status.js";
@@ -87,6 +89,8 @@ async function start() {
   $("show-deleted").addEventListener("click", showDeleted);
   wireVocabulary();
   $("more").addEventListener("click", showMore);
+  wireImport();
+  wireRecreate();
   watchForChanges();
   $("new-concept").addEventListener("click", () => { newConcept(); visit(NEW); });
   $("stale-reload").addEventListener("click", async () => {

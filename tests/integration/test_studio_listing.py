@@ -27,9 +27,12 @@ def test_the_tenant_s_agents_are_listed_with_counts_of_concepts_conflicts_and_re
     status, body, _ = api("GET", f"/tenants/{T}/agents")
     assert status == 200
     assert body["agents"] == [
-        {"name": "loja-centro", "concepts": 1, "conflicts": 0, "related": 0, "catching_up": 0, "new": 1},
-        {"name": "loja-nova", "concepts": 0, "conflicts": 0, "related": 0, "catching_up": 0, "new": 0},
-        {"name": A, "concepts": 7, "conflicts": 1, "related": 1, "catching_up": 0, "new": 7},
+        {"name": "loja-centro", "concepts": 1, "conflicts": 0, "related": 0, "catching_up": 0, "new": 1,
+         "config_problem": None},
+        {"name": "loja-nova", "concepts": 0, "conflicts": 0, "related": 0, "catching_up": 0, "new": 0,
+         "config_problem": None},
+        {"name": A, "concepts": 7, "conflicts": 1, "related": 1, "catching_up": 0, "new": 7,
+         "config_problem": None},
     ]
     status, _, _ = api("GET", "/tenants/loja-b/agents")
     assert status == 403

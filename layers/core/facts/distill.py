@@ -10,6 +10,7 @@ due, the next pass takes it again, and the ledger (proposal ids) filters the dup
 from __future__ import annotations
 
 import logging
+import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -22,7 +23,7 @@ from knowledge.format.turn import Message
 from knowledge.store.archive import TurnArchive
 from knowledge.store.keys import config_key
 from shared import awscall, deadline
-from shared.errors import Conflict, InvalidConfig, KnowledgeError, NotFound
+from shared.errors import Conflict, InvalidConfig, KnowledgeError, NotFound, NotModified
 from shared.events import Events
 from shared.language import detect
 from shared.model import ModelCache, ModelConfigError, ModelError
@@ -71,10 +72,24 @@ class PassReport:
                 "rejected": dict(self.rejected), "filtered": dict(self.filtered)}
 
 
+SWITCHED_OFF = "switched_off"
+# A running pass looks at an agent's file again (one conditional GET) at most this often, before a
+# model call and before its answer is written: a switch holds within this and one session step.
+SWITCH_SECONDS = 5.0
+
+
+@dataclass(frozen=True)
+class _Switch:
+    etag: Optional[str]  # None: there is no file
+    config: Optional[DistillConfig]  # None: off
+    invalid: bool = False
+
+
 class Distiller:
     def __init__(self, s3: Any, *, knowledge_bucket: str, sessions_bucket: str, models: ModelCache,
                  utility_model: Optional[str], keys: FactKeys, events: Optional[Events],
-                 counters: Optional[Counters] = None, clock: Callable[[], datetime] = utc_now):
+                 counters: Optional[Counters] = None, clock: Callable[[], datetime] = utc_now,
+                 switch_seconds: float = SWITCH_SECONDS, ticks: Callable[[], float] = time.monotonic):
         self._s3, self._knowledge_bucket, self._sessions_bucket = s3, knowledge_bucket, sessions_bucket
         self.states = SessionStates(s3, sessions_bucket)
         self.archive = TurnArchive(s3, sessions_bucket)
@@ -83,6 +98,9 @@ class Distiller:
         self._models, self._utility_model, self._keys, self._events = models, utility_model, keys, events
         self.counters = counters or Counters()
         self._clock = clock
+        self._switches: dict[tuple[str, str], _Switch] = {}  # each agent's file as this pass last read it
+        self._switch_seconds, self._ticks = switch_seconds, ticks
+        self._looked: dict[tuple[str, str], float] = {}  # when (ticks) each file was last looked at
 
     # ------------------------------------------------------------ the pass
     def run(self, *, tenant: Optional[str] = None, agent: Optional[str] = None,
@@ -90,6 +108,8 @@ class Distiller:
         report = PassReport()
         now = self._clock()
         failures = 0
+        self._switches.clear()  # a pass reads each file anew: a new container and a warm one alike
+        self._looked.clear()
         for tenant_, agent_ in self.agents(tenant, agent):
             config = self._config(tenant_, agent_, report)
             if config is None:
@@ -102,6 +122,8 @@ class Distiller:
                     return self._counted(report)
                 report.scanned += 1
                 outcome = self.session(tenant_, agent_, marker, config, report)
+                if outcome == SWITCHED_OFF:
+                    break  # the agent's switch was pulled during the pass: none of its sessions more
                 failures = failures + 1 if outcome == "model_failed" else 0
         return self._counted(report)
 
@@ -123,16 +145,50 @@ class Distiller:
         return names
 
     def _config(self, tenant: str, agent: str, report: PassReport) -> Optional[DistillConfig]:
-        try:
-            body = awscall.call(self._s3, "get_object", Bucket=self._knowledge_bucket, Key=config_key(tenant, agent),
-                                read_body=True)["Body"]
-            config = parse_agent_config(body).distill
-        except NotFound:
-            return None
-        except InvalidConfig:
+        switch = self._look(tenant, agent)
+        if switch.invalid:
             report.skipped["config_invalid"] += 1
-            return None
-        return config if config is not None and config.enabled else None
+        return switch.config
+
+    def _look(self, tenant: str, agent: str) -> "_Switch":
+        """The agent's `distill:` block as the file says now, whoever wrote it (the studio, the CLI,
+        `aws s3 cp`): one GET, conditional on the ETag this pass last read. Absent, empty, `enabled:
+        false` or not parsing: off (a kill switch fails safe)."""
+        known = self._switches.get((tenant, agent))
+        kwargs = {"IfNoneMatch": known.etag} if known is not None and known.etag else {}
+        try:
+            answer = awscall.call(self._s3, "get_object", Bucket=self._knowledge_bucket,
+                                  Key=config_key(tenant, agent), read_body=True, **kwargs)
+        except NotModified:
+            return known  # type: ignore[return-value]  # only asked with its ETag
+        except NotFound:
+            switch = _Switch(None, None)
+        else:
+            try:
+                config = parse_agent_config(answer["Body"]).distill
+                switch = _Switch(answer["ETag"], config if config is not None and config.enabled else None)
+            except InvalidConfig:
+                switch = _Switch(answer["ETag"], None, invalid=True)
+        self._switches[(tenant, agent)] = switch
+        self._looked[(tenant, agent)] = self._ticks()
+        return switch
+
+    def _still_on(self, tenant: str, agent: str, report: PassReport) -> Optional[DistillConfig]:
+        """The agent's block, looked at again before a model call and before what it answers is
+        written, once `switch_seconds` have passed since the last look: a switch pulled mid-pass holds
+        within that and one session step (counted `switched_off`)."""
+        looked = self._looked.get((tenant, agent))
+        try:
+            if looked is not None and self._ticks() - looked < self._switch_seconds:
+                config = self._switches[(tenant, agent)].config
+            else:
+                config = self._look(tenant, agent).config
+        except KnowledgeError:  # the store did not answer this look: as last read, looked at again next step
+            known = self._switches.get((tenant, agent))
+            config = known.config if known is not None else None
+        if config is None:
+            report.skipped[SWITCHED_OFF] += 1
+        return config
 
     # ------------------------------------------------------------ one session
     def session(self, tenant: str, agent: str, marker: IdleMarker, config: DistillConfig, report: PassReport) -> str:
@@ -159,6 +215,9 @@ class Distiller:
         except RecordUnreadable:
             report.skipped["cell_unreadable"] += 1
             return "cell_unreadable"
+        config = self._still_on(tenant, agent, report)  # the model call is what the switch stops
+        if config is None:
+            return SWITCHED_OFF
         ref = config.model or self._utility_model
         try:
             if not ref:
@@ -183,6 +242,8 @@ class Distiller:
             self._failed(stored, marker, dropped=unusable[0])
             report.skipped["answer_unusable"] += 1
             return "model_failed"
+        if self._still_on(tenant, agent, report) is None:  # pulled while the model answered: nothing of it kept,
+            return SWITCHED_OFF                              # the session stays due for when it is on again
         report.rejected.update(gated.rejected)
         if gated.other_language:
             self.counters.count("ProposalOtherLanguage", gated.other_language)

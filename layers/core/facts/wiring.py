@@ -67,7 +67,8 @@ def distiller_from_env() -> "Distiller":
                      sessions_bucket=settings.sessions_bucket,
                      models=ModelCache({"OPENAI_BASE_URL": settings.openai_base_url or "",
                                         "OPENAI_API_KEY": settings.openai_api_key or ""}),
-                     utility_model=settings.utility_model, keys=facts_keys(), events=_events(settings))
+                     utility_model=settings.utility_model, keys=facts_keys(), events=_events(settings),
+                     switch_seconds=settings.distill_switch_seconds)
 
 
 def memory_from_env() -> "Memory":

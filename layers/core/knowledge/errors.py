@@ -49,6 +49,18 @@ class NameTaken(KnowledgeError):
         self.name = name
 
 
+class NameDeleted(KnowledgeError):
+    """A create whose name is a deleted concept's: the operator may restore that one, or start a new
+    concept under the name knowingly (`new_history`)."""
+
+    code = "name_deleted"
+
+    def __init__(self, name: str, deleted_at: str, deleted_by: "str | None"):
+        super().__init__(f"a concept named {name!r} was deleted ({deleted_at}): restore it to go on with its "
+                         "history, or create a new concept under the name knowingly")
+        self.name, self.deleted_at, self.deleted_by = name, deleted_at, deleted_by
+
+
 class InvalidSeenAt(KnowledgeError, ValueError):
     code = "invalid_seen_at"
 

@@ -13,6 +13,9 @@ from shared.coldstart import Deferred  # noqa: F401 - the handlers build their s
 if TYPE_CHECKING:  # pragma: no cover
     from knowledge.curation.export import Exporter
     from knowledge.curation.imports import ConceptImport, Importer
+    from knowledge.curation.studio_import import StudioImport
+    from knowledge.curation.config_check import ConfigCheck
+    from knowledge.curation.recreate import Recreation
     from knowledge.curation.reviews import ReviewQueue
     from knowledge.curation.studio import Studio
     from knowledge.curation.vocabulary import VocabularyEditor
@@ -278,6 +281,49 @@ def concept_import(settings: Settings) -> "ConceptImport":
 
     store = ConceptStore(client("s3"), settings.knowledge_bucket)
     return ConceptImport(Studio(store), store)
+
+
+def studio_import(settings: Settings, studio: "Studio") -> "StudioImport":
+    """The studio API's import: the files an operator sent, through the API's own studio."""
+    from knowledge.curation.imports import ConceptImport
+    from knowledge.curation.studio_import import StudioImport
+    from knowledge.store.concepts import ConceptStore
+    from shared.aws import client
+
+    return StudioImport(ConceptImport(studio, ConceptStore(client("s3"), settings.knowledge_bucket)))
+
+
+def recreation(settings: Settings, studio: "Studio") -> "Recreation":
+    """The studio API's create: a deleted concept's name is said, not silently started over."""
+    from knowledge.curation.recreate import Recreation
+    from knowledge.store.concepts import ConceptStore
+    from shared.aws import client
+
+    return Recreation(studio, ConceptStore(client("s3"), settings.knowledge_bucket))
+
+
+class StudioImportApi(NamedTuple):
+    """What the studio API's import route declares and answers (knowledge.curation.studio_import)."""
+
+    body: type
+    answer: type
+    invalid: type  # the error a refused import raises (422)
+
+
+def studio_import_api() -> StudioImportApi:
+    from knowledge.curation.imports import InvalidImport
+    from knowledge.curation.studio_import import ImportAnswer, ImportBody
+
+    return StudioImportApi(ImportBody, ImportAnswer, InvalidImport)
+
+
+def config_check(settings: Settings) -> "ConfigCheck":
+    """The studio's check that each agent's knowledge.yaml parses (its banner when one does not)."""
+    from knowledge.curation.config_check import ConfigCheck
+    from knowledge.store.concepts import ConceptStore
+    from shared.aws import client
+
+    return ConfigCheck(ConceptStore(client("s3"), settings.knowledge_bucket))
 
 
 def importer(settings: Settings) -> "Importer":

@@ -51,6 +51,8 @@ class Settings(BaseModel):
     openai_api_key_secret_arn: Optional[str] = Field(default=None, alias="OPENAI_API_KEY_SECRET_ARN")
     refresh_seconds: float = Field(default=5.0, alias="KNOWLEDGE_REFRESH_SECONDS", ge=0, le=3600)
     fetch_budget_seconds: float = Field(default=4.0, alias="KNOWLEDGE_FETCH_BUDGET_SECONDS", gt=0, le=900)
+    # How often a running distill pass looks at an agent's `distill:` block again (facts.distill).
+    distill_switch_seconds: float = Field(default=5.0, alias="DISTILL_SWITCH_SECONDS", ge=0, le=10)
 
     @field_validator("knowledge_bucket", "sessions_bucket")
     @classmethod

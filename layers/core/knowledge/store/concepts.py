@@ -351,6 +351,18 @@ class ConceptStore(ChangeJournal, ConceptHistory, VocabularyFile):
         both = parse_agent_config(data)
         return StoredConfig(both.knowledge, data.decode("utf-8"), answer["ETag"], both.distill)
 
+    def get_config_bytes(self, tenant: str, agent: str, *,
+                         unless_etag: Optional[str] = None) -> Optional[tuple[bytes, str]]:
+        """knowledge.yaml as stored, unparsed, with its ETag (None when there is none); with
+        `unless_etag`, a file still at that ETag raises NotModified."""
+        kwargs = {"IfNoneMatch": unless_etag} if unless_etag else {}
+        try:
+            answer = self._call("get_object", Bucket=self.bucket, Key=config_key(tenant, agent), read_body=True,
+                                **kwargs)
+        except NotFound:
+            return None
+        return answer["Body"], answer["ETag"]
+
     def put_config(
         self, tenant: str, agent: str, text: str, *, actor: str, if_match: Optional[str] = None
     ) -> StoredConfig:
