@@ -5,7 +5,7 @@ check is one conditional GET per agent every 10 s (knowledge.curation.config_che
 from __future__ import annotations
 
 from helpers.paths import DEMO
-from helpers.studio import A, BASE, T
+from helpers.studio import BASE, A, T
 
 from knowledge.curation.config_check import CHECK_SECONDS, ConfigCheck, line_of
 from knowledge.store.keys import config_key

@@ -5,7 +5,7 @@ operator chose, a dry run of all of them, then writes a window at a time, throug
 from __future__ import annotations
 
 from helpers.paths import ROOT
-from helpers.studio import A, ANA, BASE, T
+from helpers.studio import ANA, BASE, A, T
 
 from knowledge.curation.studio_import import REQUEST_MAX_BYTES, WINDOW_MAX
 

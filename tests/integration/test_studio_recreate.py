@@ -3,7 +3,7 @@ deleted it and when (nothing written), then either undelete or a create with new
 
 from __future__ import annotations
 
-from helpers.studio import A, ANA, BASE, T
+from helpers.studio import ANA, BASE, A, T
 
 NEW = ("---\nname: troca-em-30-dias\ndescription: Trocas em até 30 dias, agora com etiqueta.\ntype: policy\n---\n\n"
        "Trocas em até 30 dias com a etiqueta.\n")
