@@ -203,7 +203,7 @@ def test_a_word_many_concepts_learned_counts_for_none_of_them(agent, monkeypatch
         with_learned(agent, name, "gambiarra", "bugiganga")
     handler = retrieve_handler(monkeypatch, bucket, bus)
     assert ask(handler, "gambiarra e bugiganga") == []  # learned by four concepts: tells none of them apart
-    assert ask(handler, "gambiarra, a telinha rachou")[:1] == [TELA]
+    assert ask(handler, "gambiarra, a telinha rachou")[:1] == [TELA]  # its own learned word still reaches it
 
 
 def test_learned_words_add_no_s3_request_to_the_per_turn_retrieve_path(agent, monkeypatch, bucket, bus):
@@ -230,6 +230,18 @@ def test_learned_words_add_no_s3_request_to_the_per_turn_retrieve_path(agent, mo
     ask(handler, "oi")
     assert requests_of(["a telinha rachou"] * 5) == plain == 0
     assert ask(handler, "a telinha rachou")[:1] == [TELA]
+
+
+def test_a_learned_word_alone_reaches_its_concept_however_long_the_concept(agent, monkeypatch, bucket, bus):
+    long_body = TELA_BODY + " " + " ".join(f"Modelo {n}: peça original, instalação na hora." for n in range(12))
+    agent.create(T, A, make_concept("troca-de-tela-detalhes", type="procedure",
+                                    description="Detalhes da troca de tela por modelo.", body=long_body,
+                                    created_at=SEEDED, updated_at=SEEDED), actor="engine")
+    with_learned(agent, TELA, "telinha")
+    with_learned(agent, "troca-de-tela-detalhes", "visor trincado")
+    handler = retrieve_handler(monkeypatch, bucket, bus)
+    assert ask(handler, "telinha")[:1] == [TELA]  # what customers call it, said alone
+    assert ask(handler, "o visor trincado")[:1] == ["troca-de-tela-detalhes"]  # a long concept's too
 
 
 def test_export_carries_the_learned_and_removed_words(agent, monkeypatch, bucket, sessions_bucket, s3):

@@ -306,14 +306,17 @@ class Index:
             self._compact()
         elif average != self._weighted_avg:
             self._reweight(average)
-        for postings in self._postings.values():
+        for term, postings in self._postings.items():
             if postings.pending:
-                self._merge(postings)
+                self._merge(postings, term.startswith(LEARNED))
 
-    def _merge(self, postings: Postings) -> None:
+    def _merge(self, postings: Postings, learned: bool = False) -> None:
         slots = np.frombuffer(postings.pending_slots, dtype=np.int32)
         counts = np.frombuffer(postings.pending_counts, dtype=np.float32)
-        norms = np.array([self._norm(self._lengths_of(slot)) for slot in postings.pending_slots], dtype=np.float32)
+        if learned:  # what customers call the concept: as strong in a long concept as in a short one
+            norms = np.full(len(slots), K1, dtype=np.float32)
+        else:
+            norms = np.array([self._norm(self._lengths_of(slot)) for slot in postings.pending_slots], dtype=np.float32)
         weights = counts * (K1 + 1) / (counts + norms)
         postings.slots = np.concatenate((postings.slots, slots))
         postings.weights = np.concatenate((postings.weights, weights.astype(np.float32)))
@@ -351,9 +354,10 @@ class Index:
                 self._add_spans(doc)
             norm = self._norm(doc.length)
             for term_id, count in zip(doc.term_ids, doc.counts):
-                entry = collected.setdefault(self._terms[term_id], ([], []))
+                term = self._terms[term_id]
+                entry = collected.setdefault(term, ([], []))
                 entry[0].append(doc.slot)
-                entry[1].append(bm25_weight(count, norm))
+                entry[1].append(bm25_weight(count, K1 if term.startswith(LEARNED) else norm))
         self._postings = {}
         for term, (slots, weights) in collected.items():
             postings = Postings()
@@ -371,9 +375,9 @@ class Index:
         """What a snapshot keeps of the index: everything a search reads, without the concepts'
         text. Slots are renumbered densely in their order (so recency ties break the same way);
         the postings keep their weights, so a restored index scores exactly as this one."""
-        for postings in self._postings.values():
+        for term, postings in self._postings.items():
             if postings.pending:
-                self._merge(postings)
+                self._merge(postings, term.startswith(LEARNED))
         docs = sorted(self.docs.values(), key=lambda d: d.slot)
         renumber = np.full(len(self._by_slot) + 1, -1, dtype=np.int64)
         renumber[[d.slot for d in docs]] = np.arange(len(docs))
@@ -530,7 +534,7 @@ class Index:
         def postings_of(term: str) -> Optional[Postings]:
             postings = self._postings.get(term)
             if postings is not None and postings.pending:
-                self._merge(postings)
+                self._merge(postings, term.startswith(LEARNED))
             return postings
 
         # The message's own words (a typo read as the word it meant, weighing TYPO).
@@ -548,6 +552,8 @@ class Index:
                 if postings is None:
                     told += bm25_idf(floor_docs, learned.live) / rarest
                     continue
+            elif learned is not None and postings is None:
+                continue  # a word too many concepts learned: customers' filler, it tells nothing
             if term in reading.grouped:  # part of a place's name: it tells, but is matched with its reading below
                 told += bm25_idf(floor_docs, postings.live) / rarest if postings is not None else 1.0
                 continue

@@ -26,7 +26,7 @@ FIELD_WEIGHTS = (("name", 3), ("description", 2), ("body", 1))
 # adding nothing to the concept's length; the index reads one as a reading of the concept's own
 # words, unless too many concepts learned it (knowledge.recall.index.LEARNED_SPREAD).
 LEARNED = "\x1f"
-LEARNED_WEIGHT = 2.0
+LEARNED_WEIGHT = 3.0
 
 
 @dataclass(frozen=True, slots=True)
