@@ -96,7 +96,7 @@ def test_the_open_concept_is_in_the_url_and_back_and_forward_move_between_list_a
     expect(page.locator("#editor-title")).to_have_text("rastreio-pedido")
     page.goto(f"{studio.url}/studio/knowledge?agent={A}&concept=troca-em-30-dias")  # a deep link
     expect(page.locator("#editor-title")).to_have_text("troca-em-30-dias")
-    assert "30 days of delivery" in page.inner_text(".cm-content")
+    assert "30 dias após a entrega" in page.inner_text(".cm-content")
     page.goto(f"{studio.url}/studio/knowledge?agent={A}&concept=nao-existe")
     page.wait_for_selector("#list-view:not([hidden])")
     expect(problem(page)).to_contain_text("Could not open nao-existe: there is no concept 'nao-existe' in this agent")
@@ -140,7 +140,7 @@ def test_when_the_api_is_down_every_action_says_so_and_try_again_does_it(page, s
     expect(problem(page)).to_contain_text("Could not read that version: the studio could not reach the service")
     api_back(page)
     page.click("#problem-retry")
-    expect(page.locator("#version-preview")).to_contain_text("30 days of delivery")
+    expect(page.locator("#version-preview")).to_contain_text("30 dias após a entrega")
 
     api_down(page, status=503)
     page.once("dialog", lambda dialog: dialog.accept())
