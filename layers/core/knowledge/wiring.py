@@ -257,14 +257,15 @@ def exporter(settings: Settings) -> "Exporter":
 
 
 def concept_import(settings: Settings) -> "ConceptImport":
-    """Import into an agent through the studio's create and save (the CLI's `knowledge import`)."""
+    """Import into an agent through the studio's create and save (the CLI's `knowledge import`);
+    each policy concept written is queued for its policy review where POLICY_REVIEW_QUEUE_URL is set."""
     from knowledge.curation.imports import ConceptImport
     from knowledge.curation.studio import Studio
     from knowledge.store.concepts import ConceptStore
     from shared.aws import client
 
     store = ConceptStore(client("s3"), settings.knowledge_bucket)
-    return ConceptImport(Studio(store), store)
+    return ConceptImport(Studio(store), store, reviews=policy_review_queue(settings))
 
 
 def importer(settings: Settings) -> "Importer":
