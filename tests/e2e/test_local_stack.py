@@ -206,7 +206,7 @@ def test_knowledge_retrieve_and_load_answer_from_the_real_handler_on_the_stack(s
     stack.start()
     found = stack.run_cli("retrieve", "--agent", "store-support", "Moro em Campinas, o frete é grátis?")
     assert found.returncode == 0, found.stderr
-    assert found.stdout.startswith('<knowledge>\n  <concept name="cep-sudeste-cd-campinas"')
+    assert found.stdout.startswith('<knowledge>\n  <concept name="frete-gratis-acima-199"')  # the policy first
     assert 'load_knowledge("name")` FIRST' in found.stdout
     assert "cep-sudeste-cd-campinas" in found.stdout.split("</knowledge>")[1]  # the ranked list
     small_talk = stack.run_cli("retrieve", "--agent", "store-support", "oi, tudo bem?")
