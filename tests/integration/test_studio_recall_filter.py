@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 
 from helpers.concepts import make_concept
 from helpers.paths import DEMO
-from helpers.studio import A, BASE, T
+from helpers.studio import A, BASE, T, seen_recently
 
 CONFIG = (DEMO / "knowledge.yaml").read_text().replace("stale_after_days: 3650", "stale_after_days: 180")
 
@@ -25,15 +25,7 @@ def dated(api, store) -> None:
     configure(store, CONFIG)
     now = datetime.now(timezone.utc).replace(microsecond=0)
     old = now - timedelta(days=200)
-    # The demo's observed concepts were last seen a month ago, whatever year the suite runs in (their
-    # files say 2026: with 180 stale days they would go stale from March 2027 on).
-    for entry in store.list(T, A):
-        current = store.get(T, A, entry.name)
-        if current.concept.provenance == "observed":
-            seen = now - timedelta(days=30)
-            store.replace(T, A, current.concept.replace(created_at=min(current.concept.created_at, seen),
-                                                        updated_at=seen),
-                          if_match=current.etag, actor="engine", reason="confirmed")
+    seen_recently(store)  # the demo's observed concepts: a month ago, whatever year the suite runs in
     store.create(T, A, make_concept("frete-gratis-natal", created_at=now, updated_at=now,
                                     valid_until=local_today() - timedelta(days=1)), actor="engine")
     store.create(T, A, make_concept("cupom-verao", created_at=now, updated_at=now,
