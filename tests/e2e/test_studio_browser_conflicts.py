@@ -26,9 +26,11 @@ pytestmark = skip_unless_present({"Debian's chromium": Path(CHROMIUM).exists(),
                                   "the built page (./run builds it with npm)": PAGE.exists()})
 CONFLICTED = "prazo-reembolso-pix"  # the demo's concept in conflict: one entry, written before quotes were kept
 SAME_DAY = "O reembolso no Pix é devolvido no mesmo dia."
+RECORDED = "Reembolsos de compras no Pix são devolvidos em até 2 dias úteis."  # prazo-reembolso-pix's description
 
 
-def add_contradiction(store, name=CONFLICTED, session="sess_cc30", description="Reembolso no Pix: no mesmo dia.", body=SAME_DAY):
+def add_contradiction(store, name=CONFLICTED, session="sess_cc30", description="Reembolso no Pix: no mesmo dia.",
+                      body=SAME_DAY):
     """A second contradicting sighting, appended as consolidation appends it (claims.contradict)."""
     current = store.get(T, A, name)
     said = datetime(2026, 10, 5, 9, tzinfo=timezone.utc)
@@ -65,7 +67,7 @@ def test_a_concept_in_conflict_explains_the_contradiction_and_one_without_shows_
     expect(explained).to_be_visible()
     expect(explained).to_contain_text("dropped the confidence to 0.4 (it is 0.4 now)")
     expect(explained).to_contain_text("stays in conflict")
-    expect(page.locator("#conflict-recorded")).to_contain_text("Reembolsos de compras no Pix são devolvidos em até 2 dias úteis.")
+    expect(page.locator("#conflict-recorded")).to_contain_text(RECORDED)
     expect(page.locator("#conflict-entries li")).to_have_count(1)
     expect(page.locator("#conflict-entries")).to_contain_text(
         "Session sess_bb20, 2026-09-20: O reembolso no Pix leva até 7 dias úteis depois que o")
@@ -177,9 +179,10 @@ def test_edit_both_puts_both_claims_in_the_body_to_merge_by_hand_then_save(brows
         page.wait_for_selector("#status:has-text('no longer in conflict')")
         stored = store.get(T, A, CONFLICTED).concept
         assert not stored.in_conflict and SAME_DAY not in stored.body
-        assert "O reembolso no Pix leva até 7 dias úteis" in stored.body and "O reembolso de compras pagas" in stored.body
+        assert "O reembolso no Pix leva até 7 dias úteis" in stored.body
+        assert "O reembolso de compras pagas" in stored.body
         assert stored.provenance == "policy" and stored.confidence == HAND_DEFAULTS["confidence"]
-        assert stored.description == "Reembolsos de compras no Pix são devolvidos em até 2 dias úteis."  # the record's, to merge too
+        assert stored.description == RECORDED  # the record's, to merge too
 
 
 def test_undo_or_leaving_unsaved_leaves_the_concept_as_it_was(page, store):

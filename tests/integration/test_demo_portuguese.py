@@ -35,7 +35,8 @@ def demo(monkeypatch, store, bucket, sessions_bucket, candidates_queue, bus, mod
                FACTS_KEY="k" * 48)
 
     def handler(name: str):
-        return load_handler(name, monkeypatch, **env, POWERTOOLS_SERVICE_NAME=f"knowledge-{name}-{uuid.uuid4().hex[:6]}")
+        service = f"knowledge-{name}-{uuid.uuid4().hex[:6]}"
+        return load_handler(name, monkeypatch, **env, POWERTOOLS_SERVICE_NAME=service)
 
     return handler, hits
 

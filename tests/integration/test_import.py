@@ -269,7 +269,8 @@ def test_imported_policies_are_queued_for_their_policy_review_as_a_studio_save_q
 
     queue = new_queue(sqs)
     handler = load_handler("import", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                           POLICY_REVIEW_QUEUE_URL=queue, POWERTOOLS_SERVICE_NAME=f"knowledge-import-{uuid.uuid4().hex[:6]}")
+                           POLICY_REVIEW_QUEUE_URL=queue,
+                           POWERTOOLS_SERVICE_NAME=f"knowledge-import-{uuid.uuid4().hex[:6]}")
     world.create(T, A, parse((DEMO / "parcelamento-sem-juros-10x.md").read_text()), actor="engine")  # observed
     event = load_event("import.json")
     observed = {**event, "prefix": "default/store-support/imports/observadas/", "provenance": "observed"}
