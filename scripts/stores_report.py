@@ -20,7 +20,8 @@ How a store is run, as the engine and the deployed function would see it:
   written through ConceptStore, the journal included, as the studio writes them. A concept whose
   `type` is `policy` is written with `provenance: policy` (the stores' written rules, which only a
   human may mark so); every other type with `provenance: observed`; all at confidence 0.6, one
-  source, one occurrence, each `updated_at` an hour after the one before in the file's order
+  source, one occurrence, the first `updated_at` sixty days before the run and each next an hour
+  after the one before in the file's order
   (confidence does not rank; recency breaks ties, as in scripts/retrieval_report.py);
 - functions/retrieve/app.py is imported once, as a cold start does (knowledge_dev.handlers, with
   the template's literal settings), and serves every store, as one container serves many agents.
@@ -122,7 +123,9 @@ def load_store(path: Path) -> dict:
 
 def concepts_of(store: dict) -> list[Concept]:
     """The store's concepts as they are written to its agent (provenance: see the module's doc)."""
-    start = datetime(2026, 9, 1, tzinfo=UTC)
+    # Sixty days before the run (to the hour), not a fixed date: the agent's default stale rule
+    # (180 days) would otherwise take every concept out of recall half a year after that date.
+    start = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(days=60)
     return [Concept(name=c["name"], description=c["description"], type=c["type"],
                     provenance="policy" if c["type"] == "policy" else "observed", confidence=0.6,
                     sources=("sess_seed",), occurrences=1, created_at=start,

@@ -71,16 +71,22 @@ def completion(content: str, model: str = "scripted") -> dict:
             "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}]}
 
 
-def rules_responder(rules: list[dict], default: str = "[]") -> Responder:
+def rules_responder(rules: list[dict], default: str = "[]", hits: Optional[list] = None) -> Responder:
     """The first rule whose `contains` text appears in the prompt gives the answer (JSON-encoded
-    unless it is already a string)."""
+    unless it is already a string). `hits`, when given, gets one entry per request: the index of
+    the rule that answered, or None where `default` did — so a test sees a rule whose prompt
+    text changed answer nothing, instead of the product quietly learning nothing."""
 
     def respond(request: dict) -> Reply:
         prompt = "\n".join(str(m.get("content", "")) for m in request.get("messages", []))
-        for rule in rules:
+        for index, rule in enumerate(rules):
             if all(text in prompt for text in _as_list(rule["contains"])):
+                if hits is not None:
+                    hits.append(index)
                 answer = rule["answer"]
                 return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
+        if hits is not None:
+            hits.append(None)
         return default
 
     return respond

@@ -1,5 +1,6 @@
 """ImportFunction: import the concept files and FAQs under an agent's imports/ prefix of SESSIONS_BUCKET
-into the agent, each through the studio's create and save, with the named operator as the actor."""
+into the agent, each through the studio's create and save, with the named operator as the actor; each
+policy concept written is queued for its policy review (PolicyReviewQueue), as a studio save queues it."""
 
 from aws_lambda_powertools import Logger
 
@@ -25,6 +26,9 @@ def lambda_handler(event, context):
     except KnowledgeError as exc:
         logger.warning("import refused", extra={"error_code": exc.code})
         return {"ok": False, "error": {"code": exc.code, "message": str(exc)}}
+    finally:
+        if importer.reviews is not None:  # PolicyReviewQueued / PolicyReviewNotQueued, one per policy written
+            importer.reviews.counters.flush(service="knowledge-import")
     answer = report.as_dict()
     logger.info("import done", extra={"tenant": request.tenant, "agent": request.agent, "dry_run": request.dry_run,
                                       # `created` is a LogRecord field: each count is named for its outcome.

@@ -49,7 +49,7 @@ studio = wiring.studio(settings)
 reviews = wiring.reviews(settings, studio)
 policy_reviews = wiring.policy_review_queue(settings)
 vocabularies = wiring.vocabulary_editor(settings)
-importing = wiring.studio_import(settings, studio)
+importing = wiring.studio_import(settings, studio, policy_reviews)
 config_checks = wiring.config_check(settings)
 recreation = wiring.recreation(settings, studio)
 LIMITS = wiring.studio_limits()
@@ -501,7 +501,11 @@ def undelete(tenant: Slug, agent: Slug, name: Slug) -> StoredConcept:
                                    "every concept, a write imports one window of them",
           responses=answers(200, ImportAnswer))
 def import_files(tenant: Slug, agent: Slug, body: ImportBody) -> ImportAnswer:
-    return importing.run(operator(), tenant, agent, body)
+    try:
+        return importing.run(operator(), tenant, agent, body)  # each policy written is queued for review
+    finally:
+        if policy_reviews is not None:
+            policy_reviews.counters.flush(service="knowledge-studio")
 
 
 # ------------------------------------------------------------------ review: new since I last looked

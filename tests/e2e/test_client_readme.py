@@ -72,7 +72,7 @@ def test_the_readmes_ten_lines_run_against_the_local_stack(local_stack, tmp_path
     result = subprocess.run([sys.executable, str(script)], env=run_env, capture_output=True, text=True, timeout=60,
                             check=False)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["cep-sudeste-cd-campinas", "fact", "75"]
+    assert result.stdout.split() == ["frete-gratis-acima-199", "policy", "75"]  # the free-shipping policy first
     # The turn sent reached the stack's TurnCompleteQueue and was archived by the real ExtractFunction.
     s3 = boto3.client("s3", endpoint_url=f"http://127.0.0.1:{ports['moto']}", region_name="us-east-1",
                       aws_access_key_id="local", aws_secret_access_key="local")

@@ -109,7 +109,7 @@ def test_data_and_history_survive_a_restart(stack):
     stack.start()
     store = ConceptStore(stack.s3(), "local-knowledge-bucket")
     current = store.get("default", "store-support", "troca-em-30-dias")
-    edited = current.concept.replace(description="Exchanges within 30 days; the first one ships free.")
+    edited = current.concept.replace(description="Trocas em até 30 dias; o envio da primeira é por nossa conta.")
     store.replace("default", "store-support", edited, if_match=current.etag, actor="operator:ana", reason="edit")
     store.delete("default", "store-support", "objecao-frete-caro", actor="operator:ana")
     time.sleep(0.5)
@@ -140,7 +140,7 @@ def test_what_was_written_survives_a_stack_killed_between_two_full_saves(stack):
         store.create("default", "store-support", make_concept(f"frete-regiao-{i}", description=f"Região {i}."),
                      actor="engine")
     current = store.get("default", "store-support", "troca-em-30-dias")
-    edited = current.concept.replace(description="Exchanges within 30 days; the first one ships free.")
+    edited = current.concept.replace(description="Trocas em até 30 dias; o envio da primeira é por nossa conta.")
     store.replace("default", "store-support", edited, if_match=current.etag, actor="operator:ana", reason="edit")
     time.sleep(1.5)  # a few saves (--save-every 0.2): each appends what changed
     mirror = stack.data / "s3" / "KnowledgeBucket"
@@ -206,7 +206,7 @@ def test_knowledge_retrieve_and_load_answer_from_the_real_handler_on_the_stack(s
     stack.start()
     found = stack.run_cli("retrieve", "--agent", "store-support", "Moro em Campinas, o frete é grátis?")
     assert found.returncode == 0, found.stderr
-    assert found.stdout.startswith('<knowledge>\n  <concept name="cep-sudeste-cd-campinas"')
+    assert found.stdout.startswith('<knowledge>\n  <concept name="frete-gratis-acima-199"')  # the policy first
     assert 'load_knowledge("name")` FIRST' in found.stdout
     assert "cep-sudeste-cd-campinas" in found.stdout.split("</knowledge>")[1]  # the ranked list
     small_talk = stack.run_cli("retrieve", "--agent", "store-support", "oi, tudo bem?")

@@ -119,7 +119,7 @@ def test_creating_a_name_that_exists_offers_to_open_it(page, store):
     page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
     page.click("#taken-open")
     expect(page.locator("#editor-title")).to_have_text("troca-em-30-dias")
-    assert "30 days of delivery" in page.inner_text(".cm-content") and "unsaved changes" in asked[0]
+    assert "30 dias após a entrega" in page.inner_text(".cm-content") and "unsaved changes" in asked[0]
     assert not [url for url in requested if "/null" in url or "undefined" in url]
 
 
@@ -154,16 +154,16 @@ def test_a_stale_save_shows_the_newer_version_and_can_overwrite_knowingly(page, 
     theirs, mine = page.locator("#stale-theirs"), page.locator("#stale-mine")
     expect(theirs.locator(".cm-changedLine")).to_have_count(1)  # three ways: each side against the start
     assert "Changed by someone else." in theirs.locator(".cm-changedLine").inner_text()
-    assert "Exchanges and returns are accepted within 30 days of delivery." in theirs.locator(".cm-deletedChunk").inner_text()
+    assert "Trocas e devoluções são aceitas em até 30 dias após a entrega." in theirs.locator(".cm-deletedChunk").inner_text()
     expect(mine.locator(".cm-changedLine")).to_have_count(1)
-    assert mine.locator(".cm-changedLine").inner_text().endswith("delivery. Mine.")
+    assert mine.locator(".cm-changedLine").inner_text().endswith("entrega. Mine.")
     assert "Changed by someone else." not in page.inner_text("#stale-mine")
-    assert "original packaging" not in page.inner_text("#stale")  # unchanged lines folded away
+    assert "embalagem original" not in page.inner_text("#stale")  # unchanged lines folded away
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "stale-three-way.png"), full_page=True)
     page.click("#stale-overwrite")
     page.wait_for_selector("#status:has-text('Saved.')")
-    assert store.get(T, A, "troca-em-30-dias").concept.description.endswith("delivery. Mine.")
+    assert store.get(T, A, "troca-em-30-dias").concept.description.endswith("entrega. Mine.")
 
 
 def test_restore_from_history(page, store):
@@ -290,26 +290,26 @@ def test_history_shows_what_each_version_changed_against_the_one_before(page, st
     expect(label).to_contain_text("against the one before, of")
     expect(label).to_contain_text("by engine (created)")
     removed = page.locator("#diff .cm-deletedChunk")
-    expect(removed).to_contain_text("Exchanges and returns are accepted within 30 days of delivery.")
+    expect(removed).to_contain_text("Trocas e devoluções são aceitas em até 30 dias após a entrega.")
     added = page.locator("#diff .cm-changedLine")
     expect(added).to_have_count(1)
     assert "Trocas e devoluções em até 30 dias corridos." in added.inner_text()
-    assert "original packaging" not in page.inner_text("#diff")  # unchanged lines are folded away
+    assert "embalagem original" not in page.inner_text("#diff")  # unchanged lines are folded away
     page.locator("#versions tbody tr", has_text="created").get_by_role("button", name="Against current").click()
     expect(label).to_contain_text("The current version, of")
     expect(page.locator("#diff .cm-changedLine")).to_have_count(1)
     page.locator("#versions tbody tr", has_text="created").get_by_role("button", name="Changes").click()
     expect(label).to_contain_text("The first version")
     assert "".join(page.locator("#diff .cm-deletedChunk").all_inner_texts()).strip() == ""  # nothing came before
-    assert "original packaging" in "\n".join(page.locator("#diff .cm-changedLine").all_inner_texts())  # all of it new
+    assert "embalagem original" in "\n".join(page.locator("#diff .cm-changedLine").all_inner_texts())  # all of it new
 
 
 def test_errors_are_listed_in_line_order_and_each_jumps_the_editor_to_its_line(page, store):
     open_concept(page, "troca-em-30-dias")
     # The operator's own order of fields: confidence (wrong) on line 3, type (wrong) on line 4.
-    replace_line(page, "description: Exchanges", "confidence: 3")
+    replace_line(page, "description: Trocas", "confidence: 3")
     replace_line(page, "type: policy", "type: politica")
-    replace_line(page, "confidence: 0.95", "description: Exchanges and returns are accepted within 30 days.")
+    replace_line(page, "confidence: 0.95", "description: Trocas e devoluções são aceitas em até 30 dias após a entrega.")
     page.click("#save")
     errors = page.locator("#errors li")
     expect(errors).to_have_count(2)

@@ -25,10 +25,12 @@ PAGE = ROOT / "studio_web" / "dist" / "index.html"
 pytestmark = skip_unless_present({"Debian's chromium": Path(CHROMIUM).exists(),
                                   "the built page (./run builds it with npm)": PAGE.exists()})
 CONFLICTED = "prazo-reembolso-pix"  # the demo's concept in conflict: one entry, written before quotes were kept
-SAME_DAY = "Pix refunds are paid back the same day."
+SAME_DAY = "O reembolso no Pix é devolvido no mesmo dia."
+RECORDED = "Reembolsos de compras no Pix são devolvidos em até 2 dias úteis."  # prazo-reembolso-pix's description
 
 
-def add_contradiction(store, name=CONFLICTED, session="sess_cc30", description="Pix refunds: same day.", body=SAME_DAY):
+def add_contradiction(store, name=CONFLICTED, session="sess_cc30", description="Reembolso no Pix: no mesmo dia.",
+                      body=SAME_DAY):
     """A second contradicting sighting, appended as consolidation appends it (claims.contradict)."""
     current = store.get(T, A, name)
     said = datetime(2026, 10, 5, 9, tzinfo=timezone.utc)
@@ -65,10 +67,10 @@ def test_a_concept_in_conflict_explains_the_contradiction_and_one_without_shows_
     expect(explained).to_be_visible()
     expect(explained).to_contain_text("dropped the confidence to 0.4 (it is 0.4 now)")
     expect(explained).to_contain_text("stays in conflict")
-    expect(page.locator("#conflict-recorded")).to_contain_text("Pix refunds are paid back within 2 business days.")
+    expect(page.locator("#conflict-recorded")).to_contain_text(RECORDED)
     expect(page.locator("#conflict-entries li")).to_have_count(1)
     expect(page.locator("#conflict-entries")).to_contain_text(
-        "Session sess_bb20, 2026-09-20: Pix refunds take up to 7 business days after the returned product")
+        "Session sess_bb20, 2026-09-20: O reembolso no Pix leva até 7 dias úteis depois que o")
     expect(page.locator("#conflict-entries")).to_contain_text("Its quote was not kept")  # written without one
     for name in ("Keep the record", "Take the new claim", "Edit both"):
         expect(explained.get_by_role("button", name=name)).to_be_enabled()
@@ -114,7 +116,7 @@ def test_keep_the_record_from_the_keyboard_is_reviewed_then_saved_and_leaves_the
     stored = store.get(T, A, CONFLICTED)
     assert not stored.concept.in_conflict and "Contradiction" not in stored.text
     assert stored.concept.provenance == "policy" and stored.concept.confidence == HAND_DEFAULTS["confidence"]
-    assert stored.concept.body.startswith("Refunds of purchases paid with Pix are sent back")
+    assert stored.concept.body.startswith("O reembolso de compras pagas com Pix é devolvido")
     assert stored.actor == "operator:dev-operator"
     expect(page.locator("#conflict")).to_be_hidden()
     expect(review(page)).to_be_hidden()
@@ -139,19 +141,19 @@ def test_take_the_new_claim_takes_the_one_chosen_of_several(browser, studio, sto
         expect(first).to_be_checked()
         first.focus()
         page.keyboard.press("ArrowDown")  # the radio group, from the keyboard
-        expect(choice.get_by_role("radio", name="Session sess_cc30, 2026-10-05: Pix refunds: same day.")).to_be_checked()
+        expect(choice.get_by_role("radio", name="Session sess_cc30, 2026-10-05: Reembolso no Pix: no mesmo dia.")).to_be_checked()
         assert axe_violations(page) == []
         page.get_by_role("button", name="Take the new claim").click()
         expect(page.locator("#conflict-review-what")).to_contain_text("The claim of session sess_cc30 (2026-10-05)")
         added = "\n".join(page.locator("#conflict-diff .cm-changedLine").all_inner_texts())
-        assert SAME_DAY in added and 'description: "Pix refunds: same day."' in added
+        assert SAME_DAY in added and 'description: "Reembolso no Pix: no mesmo dia."' in added
         assert "provenance: policy" in added
         assert "## Contradiction" not in editor_text(page)
         assert store.get(T, A, CONFLICTED).concept.in_conflict  # nothing written until Save
         page.get_by_role("button", name="Save the resolution").click()
         page.wait_for_selector("#status:has-text('no longer in conflict')")
         stored = store.get(T, A, CONFLICTED).concept
-        assert stored.description == "Pix refunds: same day." and stored.body.strip() == SAME_DAY
+        assert stored.description == "Reembolso no Pix: no mesmo dia." and stored.body.strip() == SAME_DAY
         assert stored.provenance == "policy" and stored.confidence == HAND_DEFAULTS["confidence"]
         page.click("#back-from-editor")
         page.check("#filter-conflict")
@@ -166,8 +168,8 @@ def test_edit_both_puts_both_claims_in_the_body_to_merge_by_hand_then_save(brows
         expect(page.locator("#conflict-review-title")).to_have_text("Review: Edit both")
         text = editor_text(page)
         assert "## Contradiction" not in text and "Session sess_" not in text
-        recorded = text.index("Refunds of purchases paid with Pix")
-        assert recorded < text.index("Pix refunds take up to 7 business days") < text.index(SAME_DAY)
+        recorded = text.index("O reembolso de compras pagas com Pix")
+        assert recorded < text.index("O reembolso no Pix leva até 7 dias úteis") < text.index(SAME_DAY)
         assert store.get(T, A, CONFLICTED).concept.in_conflict  # nothing written until Save
         page.locator("#editor .cm-line", has_text=SAME_DAY).click()  # the operator merges by hand: drops one claim
         page.keyboard.press("End")
@@ -177,9 +179,10 @@ def test_edit_both_puts_both_claims_in_the_body_to_merge_by_hand_then_save(brows
         page.wait_for_selector("#status:has-text('no longer in conflict')")
         stored = store.get(T, A, CONFLICTED).concept
         assert not stored.in_conflict and SAME_DAY not in stored.body
-        assert "Pix refunds take up to 7 business days" in stored.body and "Refunds of purchases paid" in stored.body
+        assert "O reembolso no Pix leva até 7 dias úteis" in stored.body
+        assert "O reembolso de compras pagas" in stored.body
         assert stored.provenance == "policy" and stored.confidence == HAND_DEFAULTS["confidence"]
-        assert stored.description == "Pix refunds are paid back within 2 business days."  # the record's, to merge too
+        assert stored.description == RECORDED  # the record's, to merge too
 
 
 def test_undo_or_leaving_unsaved_leaves_the_concept_as_it_was(page, store):
@@ -212,7 +215,7 @@ def test_undo_or_leaving_unsaved_leaves_the_concept_as_it_was(page, store):
 
 def test_edit_both_over_the_body_limit_says_so_and_changes_nothing(page, store):
     open_concept(page, CONFLICTED)
-    page.locator(".cm-line", has_text="2 business days after the return is approved.").click()
+    page.locator(".cm-line", has_text="2 dias úteis depois que a devolução é aprovada.").click()
     page.keyboard.press("End")
     page.keyboard.insert_text(" " + "Reembolso via Pix. " * 860)  # the operator pastes a long text: ~16.3 KB
     page.get_by_role("button", name="Edit both").click()

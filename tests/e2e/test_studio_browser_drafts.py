@@ -68,21 +68,21 @@ def test_closing_the_tab_with_unsaved_changes_asks_first(browser, studio, reques
 
 def test_a_401_during_a_save_keeps_the_draft_and_returns_to_it_after_sign_in(page, store):
     open_concept(page, "troca-em-30-dias")
-    type_at_end_of_line(page, "description:", " Embalagem original.")
+    type_at_end_of_line(page, "description:", " Com a nota fiscal.")
     page.evaluate("() => sessionStorage.setItem('knowledge-studio-token', 'expired-or-forged')")
     page.keyboard.press("Control+s")
     page.wait_for_selector("#signin:not([hidden])")
     expect(page.locator("#status")).to_contain_text("unsaved changes to troca-em-30-dias are kept in this tab")
-    assert "Embalagem original." not in store.get(T, A, "troca-em-30-dias").text
+    assert "Com a nota fiscal." not in store.get(T, A, "troca-em-30-dias").text
     page.click("#signin-link")
     page.wait_for_selector("#editor-view:not([hidden])")
     assert "concept=troca-em-30-dias" in page.url and "code=" not in page.url
     expect(page.locator("#status")).to_contain_text("Your unsaved changes are back in the editor")
-    assert "delivery. Embalagem original." in page.inner_text(".cm-content")
+    assert "entrega. Com a nota fiscal." in page.inner_text(".cm-content")
     expect(page.locator("#dirty")).to_be_visible()
     page.keyboard.press("Control+s")
     page.wait_for_selector("#status:has-text('Saved.')")
-    assert store.get(T, A, "troca-em-30-dias").concept.description.endswith("delivery. Embalagem original.")
+    assert store.get(T, A, "troca-em-30-dias").concept.description.endswith("entrega. Com a nota fiscal.")
 
 
 def test_the_open_concept_is_in_the_url_and_back_and_forward_move_between_list_and_concept(page, studio):
@@ -96,7 +96,7 @@ def test_the_open_concept_is_in_the_url_and_back_and_forward_move_between_list_a
     expect(page.locator("#editor-title")).to_have_text("rastreio-pedido")
     page.goto(f"{studio.url}/studio/knowledge?agent={A}&concept=troca-em-30-dias")  # a deep link
     expect(page.locator("#editor-title")).to_have_text("troca-em-30-dias")
-    assert "30 days of delivery" in page.inner_text(".cm-content")
+    assert "30 dias após a entrega" in page.inner_text(".cm-content")
     page.goto(f"{studio.url}/studio/knowledge?agent={A}&concept=nao-existe")
     page.wait_for_selector("#list-view:not([hidden])")
     expect(problem(page)).to_contain_text("Could not open nao-existe: there is no concept 'nao-existe' in this agent")
@@ -140,7 +140,7 @@ def test_when_the_api_is_down_every_action_says_so_and_try_again_does_it(page, s
     expect(problem(page)).to_contain_text("Could not read that version: the studio could not reach the service")
     api_back(page)
     page.click("#problem-retry")
-    expect(page.locator("#version-preview")).to_contain_text("30 days of delivery")
+    expect(page.locator("#version-preview")).to_contain_text("30 dias após a entrega")
 
     api_down(page, status=503)
     page.once("dialog", lambda dialog: dialog.accept())

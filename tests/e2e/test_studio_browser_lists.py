@@ -74,15 +74,15 @@ def test_search_finds_words_and_prefixes_in_name_description_and_body(page):
     page.fill("#filter-q", "reemb")
     expect(page.locator("#concepts tbody tr")).to_have_count(1)
     assert rows(page) == ["prazo-reembolso-pix"]
-    page.fill("#filter-q", "original packaging")  # only in troca-em-30-dias's body
+    page.fill("#filter-q", "embalagem original")  # only in troca-em-30-dias's body
     expect(page.locator("#concepts tbody tr").first).to_have_attribute("data-name", "troca-em-30-dias")
     expect(page.locator("#concepts tbody tr")).to_have_count(1)
     assert rows(page) == ["troca-em-30-dias"]
     description = page.locator("#concepts tbody tr td.description")
-    expect(description).to_contain_text("Exchanges and returns are accepted within 30 days of delivery.")
+    expect(description).to_contain_text("Trocas e devoluções são aceitas em até 30 dias após a entrega.")
     # Found in the body only: a snippet of the body under the description, the words marked.
-    expect(description.locator(".snippet")).to_contain_text("in its original packaging")
-    expect(description.locator(".snippet mark")).to_have_text(["original", "packaging"])
+    expect(description.locator(".snippet")).to_contain_text("na embalagem original")
+    expect(description.locator(".snippet mark")).to_have_text(["embalagem", "original"])
 
 
 def test_what_was_written_last_is_on_top_whatever_time_it_states(browser, studio, store, request):

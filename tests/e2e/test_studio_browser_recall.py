@@ -10,6 +10,7 @@ from helpers.browser import CHROMIUM, axe_violations, expect
 from helpers.concepts import make_concept
 from helpers.paths import ROOT
 from helpers.skips import skip_unless_present
+from helpers.studio import seen_recently
 from helpers.studio_page import A, T, rows, signed_in
 
 PAGE = ROOT / "studio_web" / "dist" / "index.html"
@@ -22,6 +23,7 @@ def test_the_expired_not_started_and_stale_filters_list_only_those_rows_with_the
     stored = store.get_config(T, A)
     text = 'knowledge:\n  utc_offset: "-03:00"\n  stale_after_days: 180\n'
     store.put_config(T, A, text, actor="operator:demo", if_match=stored.etag if stored else None)
+    seen_recently(store, tenant=T, agent=A)  # the demo's observed concepts: a month ago, in any year
     now = datetime.now(timezone.utc).replace(microsecond=0)
     today = (now - timedelta(hours=3)).date()
     store.create(T, A, make_concept("frete-gratis-natal", created_at=now, updated_at=now,

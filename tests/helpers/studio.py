@@ -54,6 +54,19 @@ def demo_studio(monkeypatch, store, bucket, sessions_bucket, **env):
     return call
 
 
+def seen_recently(store, days: int = 30, tenant: str = T, agent: str = A) -> None:
+    """Date the agent's observed concepts `days` ago, whatever year the suite runs in: the demo's
+    files say 2026, which a test with the 180-day stale rule would find stale from March 2027 on."""
+    from datetime import datetime, timedelta, timezone
+
+    seen = datetime.now(timezone.utc).replace(microsecond=0) - timedelta(days=days)
+    for entry in store.list(tenant, agent):
+        current = store.get(tenant, agent, entry.name)
+        if current.concept.provenance == "observed":
+            concept = current.concept.replace(created_at=min(current.concept.created_at, seen), updated_at=seen)
+            store.replace(tenant, agent, concept, if_match=current.etag, actor="engine", reason="confirmed")
+
+
 # ------------------------------------------------------------------ what the studio shows of consolidation
 
 def archive_demo_turn(s3, sessions_bucket):

@@ -63,7 +63,7 @@ def events(sqs, bus) -> list[dict]:
 # ------------------------------------------------------------------ search_knowledge
 
 def test_search_ranks_past_the_floor_and_marks_what_the_block_would_carry(retrieve, sqs, bus):
-    query = "Moro em Campinas, o frete é grátis?"
+    query = "Moro em Campinas, o frete é grátis para o meu pedido?"  # a weak match ranks below the floor
     block = call(retrieve, {"tenant": T, "agent": A, "session_id": "s1", "message": query})
     answer = call(retrieve, {"action": "search_knowledge", "tenant": T, "agent": A, "session_id": "s1",
                              "query": query, "limit": 50})

@@ -259,3 +259,65 @@ def test_bad_import_events_get_a_clear_error_and_read_nothing(handler, s3, sessi
     assert answer["ok"] is False and answer["error"]["code"] == code, answer
     assert fragment in answer["error"]["message"]
 
+
+
+def test_imported_policies_are_queued_for_their_policy_review_as_a_studio_save_queues_them(
+        world, monkeypatch, s3, sqs, bus, bucket, sessions_bucket, capsys):
+    import json
+
+    from helpers.aws import drain, new_queue
+
+    queue = new_queue(sqs)
+    handler = load_handler("import", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
+                           POLICY_REVIEW_QUEUE_URL=queue,
+                           POWERTOOLS_SERVICE_NAME=f"knowledge-import-{uuid.uuid4().hex[:6]}")
+    world.create(T, A, parse((DEMO / "parcelamento-sem-juros-10x.md").read_text()), actor="engine")  # observed
+    event = load_event("import.json")
+    observed = {**event, "prefix": "default/store-support/imports/observadas/", "provenance": "observed"}
+    upload(s3, sessions_bucket, observed["prefix"], FAQ_YAML)
+    assert handler.lambda_handler(observed, LambdaContext())["created"] == 3
+    upload(s3, sessions_bucket, event["prefix"], FAQ_CSV)
+    assert handler.lambda_handler({**event, "dry_run": True}, LambdaContext())["created"] == CSV_GOOD
+    assert drain(sqs, queue) == []  # observed concepts, and a dry run that writes nothing: no review
+
+    answer = handler.lambda_handler(event, LambdaContext())
+    created = sorted(item["name"] for item in answer["items"] if item["outcome"] == "created")
+    messages = [json.loads(m["Body"]) for m in drain(sqs, queue)]
+    assert len(created) == CSV_GOOD and sorted(m["name"] for m in messages) == created
+    assert all(m == {"v": 1, "tenant": T, "agent": A, "name": m["name"]} for m in messages)  # names only
+    emitted = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"PolicyReviewQueued"' in line]
+    assert [entry["PolicyReviewQueued"] for entry in emitted] == [[float(CSV_GOOD)]]
+    assert handler.lambda_handler(event, LambdaContext())["unchanged"] == CSV_GOOD
+    assert drain(sqs, queue) == []  # nothing written again, nothing reviewed again
+
+    # The queued review runs as for a studio save: with no model, the observed concept the payments
+    # answer speaks of is flagged beside it for a human (nothing is retired unjudged).
+    [payments] = [m for m in messages if "pagamento" in m["name"]]
+    review = load_handler("policy_review", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
+                          EVENT_BUS_NAME=bus["name"])
+    record = {"messageId": "m0", "receiptHandle": "r0", "body": json.dumps(payments), "md5OfBody": "0",
+              "attributes": {"ApproximateReceiveCount": "1", "SentTimestamp": "0", "SenderId": "x",
+                             "ApproximateFirstReceiveTimestamp": "0"}, "messageAttributes": {},
+              "eventSource": "aws:sqs", "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:policy-review",
+              "awsRegion": "us-east-1"}
+    assert review.lambda_handler({"Records": [record]}, LambdaContext()) == {"batchItemFailures": []}
+    flagged = world.get(T, A, "parcelamento-sem-juros-10x").concept
+    assert f"Policy [[{payments['name']}]]" in flagged.body and flagged.retired_by is None
+
+
+def test_only_the_import_and_the_studio_may_queue_a_policy_review_and_only_on_its_queue():
+    from helpers.operations import RESOURCES
+
+    senders = {}
+    for logical_id, resource in RESOURCES.items():
+        if resource.get("Type") != "AWS::Serverless::Function":
+            continue
+        for policy in resource["Properties"].get("Policies", []):
+            for st in policy.get("Statement", []) if isinstance(policy, dict) else []:
+                actions = st.get("Action", [])
+                if "sqs:SendMessage" in (actions if isinstance(actions, list) else [actions]) \
+                        and st["Resource"] == {"Fn::GetAtt": ["PolicyReviewQueue", "Arn"]}:
+                    senders[logical_id] = st["Action"]
+    assert senders == {"StudioApiFunction": ["sqs:SendMessage"], "ImportFunction": ["sqs:SendMessage"]}
+    variables = RESOURCES["ImportFunction"]["Properties"]["Environment"]["Variables"]
+    assert variables["POLICY_REVIEW_QUEUE_URL"] == {"Ref": "PolicyReviewQueue"}

@@ -27,8 +27,9 @@ LINK = {"completed_at": "2026-11-20T14:05:31.250000Z", "message": 3, "start": 5,
 
 
 def concept_text(name: str = "despacho-no-mesmo-dia") -> str:
-    return make_concept(name, type="policy", description="Orders paid by 14h on business days ship the same day.",
-                        body="Orders paid by 14h on a business day are dispatched that same day.",
+    return make_concept(name, type="policy",
+                        description="Pedido pago até as 14h em um dia útil é despachado no mesmo dia.",
+                        body="Os pedidos pagos até as 14h de um dia útil já saem no mesmo dia.",
                         sources=("sess_demo_01",), created_at=MOMENT, updated_at=MOMENT).render()
 
 

@@ -136,3 +136,15 @@ def test_a_message_the_studio_never_sends_fails_and_a_gone_policy_is_skipped(mon
                                              json.dumps({"v": 1, "tenant": T, "agent": A, "name": "nao-existe"})),
                                    LambdaContext())
     assert answer == {"batchItemFailures": [{"itemIdentifier": "m0"}]}
+
+
+def test_a_policy_imported_from_the_studio_is_queued_for_its_review_as_a_saved_one_is(world, sqs):
+    faq = "question,answer\nAceitam devolução depois de 30 dias?,Não: trocas e devoluções só até 30 dias da entrega.\n"
+    files = [{"name": "faq.csv", "text": faq}]
+    status, body, _ = world["api"]("POST", f"{BASE}/import", body={"files": files, "dry_run": True})
+    assert status == 200, body
+    assert drain(sqs, world["queue"]) == []  # a dry run writes nothing, queues nothing
+    status, body, _ = world["api"]("POST", f"{BASE}/import", body={"files": files, "dry_run": False})
+    assert status == 200 and body["created"] == 1, body
+    queued = [json.loads(m["Body"]) for m in drain(sqs, world["queue"])]
+    assert len(queued) == 1 and queued[0]["tenant"] == T and queued[0]["agent"] == A

@@ -57,12 +57,12 @@ def client(endpoint, moto_endpoint, sqs):
 def test_retrieve_answers_the_typed_block_and_load_answers_the_concept(client, sqs, bus):
     answer = client.retrieve("sess_demo_02", "Moro em Campinas, o frete é grátis?")
     assert isinstance(answer, RetrieveAnswer)
-    assert answer.block.startswith('<knowledge>\n  <concept name="cep-sudeste-cd-campinas"')
+    assert answer.block.startswith('<knowledge>\n  <concept name="frete-gratis-acima-199"')  # the policy first
     assert answer.tool is not None and answer.tool.name == "load_knowledge"
     loaded = client.load_knowledge("sess_demo_02", answer.concepts[0].name)
     assert isinstance(loaded, LoadAnswer)
-    assert loaded.markdown == (DEMO / "cep-sudeste-cd-campinas.md").read_text()
-    assert loaded.concept.type == "fact" and loaded.concept.recall is None
+    assert loaded.markdown == (DEMO / "frete-gratis-acima-199.md").read_text()
+    assert loaded.concept.type == "policy" and loaded.concept.recall is None
     [event] = [json.loads(m["Body"]) for m in drain(sqs, bus["queue"])]
     assert event["detail-type"] == "knowledge_retrieved" and event["detail"]["session_id"] == "sess_demo_02"
 

@@ -44,7 +44,7 @@ def test_the_retrieve_event_gets_the_block_the_ranked_concepts_and_the_tool(retr
 def test_load_knowledge_returns_the_full_concept_and_an_event(retrieve, sqs, bus, capsys):
     answer = retrieve.lambda_handler(load_event("load-knowledge.json"), LambdaContext())
     assert answer["markdown"] == (DEMO / "cep-sudeste-cd-campinas.md").read_text()
-    assert answer["concept"]["body"].startswith("Orders to CEP range 13000-13999")
+    assert answer["concept"]["body"].startswith("Pedidos para a faixa de CEP 13000-13999")
     [event] = [json.loads(m["Body"]) for m in drain(sqs, bus["queue"])]
     assert event["detail-type"] == "knowledge_retrieved"
     assert event["detail"] == {"tenant": T, "agent": A, "name": "cep-sudeste-cd-campinas", "type": "fact",

@@ -37,13 +37,13 @@ def test_get_then_save_with_if_match_records_the_operator(api, store):
     status, concept, _ = api("GET", f"{BASE}/concepts/troca-em-30-dias")
     assert status == 200 and concept["markdown"] == (DEMO / "troca-em-30-dias.md").read_text()
     edited = concept["markdown"].replace("provenance: policy", "provenance: policy").replace(
-        "within 30 days of delivery.", "within 30 days of delivery, in the original packaging.")
+        "em até 30 dias após a entrega.", "em até 30 dias após a entrega, na embalagem original.")
     status, saved, _ = api("PUT", f"{BASE}/concepts/troca-em-30-dias", body={"markdown": edited},
                            headers={"if-match": concept["etag"]})
     assert status == 200 and saved["etag"] != concept["etag"]
     latest = store.versions(T, A, "troca-em-30-dias")[0]
     assert (latest.actor, latest.reason) == (f"operator:{ANA['sub']}", "edit")
-    assert "original packaging" in store.get(T, A, "troca-em-30-dias").concept.description
+    assert "embalagem original" in store.get(T, A, "troca-em-30-dias").concept.description
 
 
 def test_promoting_observed_to_policy_is_editing_that_line(api, store):
@@ -56,12 +56,12 @@ def test_promoting_observed_to_policy_is_editing_that_line(api, store):
 
 def test_a_stale_save_is_412_with_the_newer_version(api):
     _, concept, _ = api("GET", f"{BASE}/concepts/troca-em-30-dias")
-    first = concept["markdown"].replace("original packaging", "original box")
+    first = concept["markdown"].replace("embalagem original", "caixa original")
     api("PUT", f"{BASE}/concepts/troca-em-30-dias", body={"markdown": first}, headers={"if-match": concept["etag"]})
-    second = concept["markdown"].replace("original packaging", "any packaging")
+    second = concept["markdown"].replace("embalagem original", "qualquer embalagem")
     status, body, _ = api("PUT", f"{BASE}/concepts/troca-em-30-dias", body={"markdown": second},
                           headers={"if-match": concept["etag"]})
-    assert status == 412 and "original box" in body["current"]["markdown"] and body["current"]["etag"]
+    assert status == 412 and "caixa original" in body["current"]["markdown"] and body["current"]["etag"]
 
 
 def test_saving_without_if_match_is_428(api):
@@ -109,7 +109,7 @@ def test_delete_list_deleted_and_undelete(api, store):
 def test_history_read_and_restore(api, store):
     _, concept, _ = api("GET", f"{BASE}/concepts/troca-em-30-dias")
     api("PUT", f"{BASE}/concepts/troca-em-30-dias",
-        body={"markdown": concept["markdown"].replace("original packaging", "any box")},
+        body={"markdown": concept["markdown"].replace("embalagem original", "qualquer caixa")},
         headers={"if-match": concept["etag"]})
     status, history, _ = api("GET", f"{BASE}/concepts/troca-em-30-dias/versions")
     assert status == 200 and [v["reason"] for v in history["versions"]] == ["edit", "created"]
@@ -255,7 +255,7 @@ def test_saving_what_is_stored_writes_no_version(api, store):
                            headers={"if-match": concept["etag"]})
     assert status == 200 and saved["etag"] == concept["etag"]
     assert store.versions(T, A, "troca-em-30-dias") == before
-    edited = concept["markdown"].replace("within 30 days", "within 31 days")
+    edited = concept["markdown"].replace("em até 30 dias", "em até 31 dias")
     status, saved, _ = api("PUT", f"{BASE}/concepts/troca-em-30-dias", body={"markdown": edited},
                            headers={"if-match": concept["etag"]})
     assert status == 200 and saved["etag"] != concept["etag"] and len(store.versions(T, A, "troca-em-30-dias")) == 2

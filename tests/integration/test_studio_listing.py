@@ -51,7 +51,7 @@ def test_the_list_is_last_written_first_whatever_time_the_concept_states(api, st
     _, body, _ = api("GET", f"{BASE}/concepts")
     first = body["concepts"][0]
     assert first["name"] == "troca-em-30-dias" and first["written_at"] > body["concepts"][1]["written_at"]
-    assert first["description"] == "Exchanges and returns are accepted within 30 days of delivery."
+    assert first["description"] == "Trocas e devoluções são aceitas em até 30 dias após a entrega."
 
 
 def test_the_list_pages_on_the_server_and_the_pages_add_up(api):
@@ -74,7 +74,7 @@ def test_the_list_pages_on_the_server_and_the_pages_add_up(api):
     ("reembolso pix", {"prazo-reembolso-pix"}),            # words in name and body, through retrieval's index
     ("reemb", {"prazo-reembolso-pix"}),                    # a prefix: the substring fallback
     ("REEMBOLSO", {"prazo-reembolso-pix"}),
-    ("original packaging", {"troca-em-30-dias"}),          # words only in the body
+    ("embalagem original", {"troca-em-30-dias"}),          # words only in the body
     ("nada-parecido", set()),
     ("13083-970", {"cep-sudeste-cd-campinas"}),            # a CEP read whole, inside the range the concept states
 ])

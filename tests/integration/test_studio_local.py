@@ -96,13 +96,13 @@ def test_a_save_round_trip_through_http(studio):
     token = authorizer.token()
     _, body, _ = fetch(server, f"{PATH}/troca-em-30-dias", token)
     concept = json.loads(body)
-    edited = concept["markdown"].replace("original packaging", "original box")
+    edited = concept["markdown"].replace("embalagem original", "caixa original")
     status, body, _ = fetch(server, f"{PATH}/troca-em-30-dias", token, method="PUT",
                             body=json.dumps({"markdown": edited}).encode(), headers={"If-Match": concept["etag"]})
-    assert status == 200 and json.loads(body)["markdown"].count("original box") == 1
+    assert status == 200 and json.loads(body)["markdown"].count("caixa original") == 1
     status, body, _ = fetch(server, f"{PATH}/troca-em-30-dias", token, method="PUT",
                             body=json.dumps({"markdown": edited}).encode(), headers={"If-Match": concept["etag"]})
-    assert status == 412 and "original box" in json.loads(body)["current"]["markdown"]
+    assert status == 412 and "caixa original" in json.loads(body)["current"]["markdown"]
 
 
 def test_cors_preflight_skips_the_authorizer_and_names_only_the_studio_origin(studio):

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 
 from helpers.concepts import make_concept
 from helpers.paths import DEMO
-from helpers.studio import A, BASE, T
+from helpers.studio import A, BASE, T, seen_recently
 
 CONFIG = (DEMO / "knowledge.yaml").read_text().replace("stale_after_days: 3650", "stale_after_days: 180")
 
@@ -25,6 +25,7 @@ def dated(api, store) -> None:
     configure(store, CONFIG)
     now = datetime.now(timezone.utc).replace(microsecond=0)
     old = now - timedelta(days=200)
+    seen_recently(store)  # the demo's observed concepts: a month ago, whatever year the suite runs in
     store.create(T, A, make_concept("frete-gratis-natal", created_at=now, updated_at=now,
                                     valid_until=local_today() - timedelta(days=1)), actor="engine")
     store.create(T, A, make_concept("cupom-verao", created_at=now, updated_at=now,

@@ -68,7 +68,8 @@ def test_an_operator_s_edit_is_new_to_colleagues_and_not_to_the_operator(api, st
     look(api, claims=BIA)
     _, concept = api("GET", f"{BASE}/concepts/troca-em-30-dias")
     status, _ = api("PUT", f"{BASE}/concepts/troca-em-30-dias", headers={"if-match": concept["etag"]},
-                    body={"markdown": concept["markdown"].replace("of delivery.", "of delivery, with the receipt.")})
+                    body={"markdown": concept["markdown"].replace("após a entrega.",
+                                                                  "após a entrega, com a nota fiscal.")})
     assert status == 200
     assert new_names(api) == (set(), 0)  # Ana's own edit
     assert new_names(api, claims=BIA) == ({"troca-em-30-dias"}, 1)  # Bia has a colleague's edit to look at

@@ -150,7 +150,7 @@ def test_a_concept_named_for_another_is_never_served_nor_announced_under_either_
     block = retrieve_block(retrieve, "O frete é grátis acima de R$199 no Sul?")
     assert "frete-gratis-acima-199" not in block and "Frete grátis para compras acima" not in block
     troca = retrieve.lambda_handler({**load, "name": "troca-em-30-dias"}, LambdaContext())
-    assert troca["concept"]["description"] == "Exchanges and returns are accepted within 30 days of delivery."
+    assert troca["concept"]["description"] == "Trocas e devoluções são aceitas em até 30 dias após a entrega."
     announced = [json.loads(m["Body"])["detail"]["name"] for m in drain(sqs, bus["queue"])]
     assert announced == ["troca-em-30-dias"]  # only the real one, once
     metrics = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"ConceptUnreadable"' in line]

@@ -273,24 +273,26 @@ def exporter(settings: Settings) -> "Exporter":
 
 
 def concept_import(settings: Settings) -> "ConceptImport":
-    """Import into an agent through the studio's create and save (the CLI's `knowledge import`)."""
+    """Import into an agent through the studio's create and save (the CLI's `knowledge import`);
+    each policy concept written is queued for its policy review where POLICY_REVIEW_QUEUE_URL is set."""
     from knowledge.curation.imports import ConceptImport
     from knowledge.curation.studio import Studio
     from knowledge.store.concepts import ConceptStore
     from shared.aws import client
 
     store = ConceptStore(client("s3"), settings.knowledge_bucket)
-    return ConceptImport(Studio(store), store)
+    return ConceptImport(Studio(store), store, reviews=policy_review_queue(settings))
 
 
-def studio_import(settings: Settings, studio: "Studio") -> "StudioImport":
-    """The studio API's import: the files an operator sent, through the API's own studio."""
+def studio_import(settings: Settings, studio: "Studio", reviews: Optional["PolicyReviewQueue"] = None) -> "StudioImport":
+    """The studio API's import: the files an operator sent, through the API's own studio; each
+    policy written is queued on `reviews` (the API's own queue, whose counters it flushes)."""
     from knowledge.curation.imports import ConceptImport
     from knowledge.curation.studio_import import StudioImport
     from knowledge.store.concepts import ConceptStore
     from shared.aws import client
 
-    return StudioImport(ConceptImport(studio, ConceptStore(client("s3"), settings.knowledge_bucket)))
+    return StudioImport(ConceptImport(studio, ConceptStore(client("s3"), settings.knowledge_bucket), reviews=reviews))
 
 
 def recreation(settings: Settings, studio: "Studio") -> "Recreation":

@@ -114,7 +114,7 @@ def test_search_from_a_snapshot_covers_the_body_by_words_and_name_and_descriptio
     def found(q):
         return {row["name"] for row in studio.list(ANA, T, A, q=q)["concepts"]}
 
-    assert found("original packaging") == {"troca-em-30-dias"}  # words only in the body: the index
+    assert found("embalagem original") == {"troca-em-30-dias"}  # words only in the body: the index
     assert found("reemb") == {"prazo-reembolso-pix"}  # a prefix of a name
     assert "prazo-reembolso-pix" in found("REEMBOLSO pix")
 

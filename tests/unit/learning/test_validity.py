@@ -66,6 +66,29 @@ def test_dates_written_the_ways_stores_write_them_are_resolved_against_the_turn_
     assert read_validity(text, TODAY) == Validity(valid_from, valid_until)
 
 
+@pytest.mark.parametrize("text", [
+    "A receita leva 1/2 xícara de leite e fica pronta até 1/2 hora depois.",
+    "Devolvemos até 1/2 do valor do frete em vale-compras.",
+    "O seguro cobre até 2/3 das peças e até 3/4 do preço.",
+    "A meia vai até 1/2 cano; a bota, até o joelho.",
+    "Cabe até 1/2 kg por caixa.",
+    "Enche de 1/2 a 3/4 do tanque.",
+])
+def test_a_fraction_is_no_date(text):
+    assert read_validity(text, TODAY) == Validity()
+
+
+@pytest.mark.parametrize("text, valid_until", [
+    ("Cupom vale até 1/2.", date(2027, 2, 1)),  # a day and a month, with nothing measured after it
+    ("Frete grátis até 1/12 em todo o site.", date(2026, 12, 1)),
+    ("Cano de 1/2 polegada com 20% off até 30/11.", date(2026, 11, 30)),  # the fraction beside a date
+    ("Desconto de 1/2 do frete até 15/12 (segunda).", date(2026, 12, 15)),
+    ("Vale até 25/12 do ano que vem? Não: até 25/12.", date(2026, 12, 25)),  # not a proper fraction
+])
+def test_a_date_beside_or_like_a_fraction_is_still_read(text, valid_until):
+    assert read_validity(text, TODAY).valid_until == valid_until
+
+
 def test_easter_and_carnival_follow_the_calendar():
     assert easter(2026) == date(2026, 4, 5) and easter(2027) == date(2027, 3, 28)
     assert read_validity("Vale até o Carnaval.", date(2027, 1, 10)).valid_until == date(2027, 2, 9)

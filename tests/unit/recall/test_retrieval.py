@@ -41,12 +41,12 @@ def test_the_block_has_the_seeds_exact_shape():
     injected = select(demo_index(), "Moro em Campinas, o frete é grátis?", CONFIG, readings=FURNITURE)
     assert render_block(injected) == (
         "<knowledge>\n"
-        '  <concept name="cep-sudeste-cd-campinas" confidence="0.70" provenance="observed">'
-        "CEPs 13xxx-13999 ship from the Campinas DC, 1-2 business days.</concept>\n"
         '  <concept name="frete-gratis-acima-199" confidence="0.95" provenance="policy">'
         "Frete grátis para compras acima de R$199 nas regiões Sul e Sudeste.</concept>\n"
+        '  <concept name="cep-sudeste-cd-campinas" confidence="0.70" provenance="observed">'
+        "CEPs 13xxx-13999 são atendidos pelo CD de Campinas, em 1-2 dias úteis.</concept>\n"
         '  <concept name="objecao-frete-caro" confidence="0.60" provenance="observed" said-by="customers">'
-        "Customers hesitate when shipping costs more than 15% of the cart.</concept>\n"
+        "Clientes hesitam quando o frete passa de 15% do valor do carrinho.</concept>\n"
         "</knowledge>\n"
         "\n"
         "If the customer's question needs more than the summary above, call\n"

@@ -189,10 +189,15 @@ def _same(current: StoredConcept, concept: Concept) -> bool:
 
 
 class ConceptImport:
-    """Imports items into one agent through the studio's create and save."""
+    """Imports items into one agent through the studio's create and save.
 
-    def __init__(self, studio: Studio, store: ConceptStore, *, workers: int = WORKERS):
+    `reviews` (learning's PolicyReviewQueue, or None: no review) queues each policy concept written
+    for its policy review, as a studio save of a policy queues it; a review that could not be queued
+    is counted on its counters (PolicyReviewNotQueued) and the import goes on."""
+
+    def __init__(self, studio: Studio, store: ConceptStore, *, workers: int = WORKERS, reviews: Any = None):
         self._studio, self._store, self._workers = studio, store, max(1, workers)
+        self.reviews = reviews
 
     def run(self, op: Operator, tenant: str, agent: str, items: list[Item], *, dry_run: bool = False,
             replace: bool = False, provenance: str = "policy", progress: Progress | None = None,
@@ -267,6 +272,15 @@ class ConceptImport:
                 p.outcome = self._outcome(p, SKIPPED, "a concept of this name exists and says otherwise "
                                                       "(--replace writes a new, restorable version)")
 
+    def _review(self, tenant: str, agent: str, saved: dict[str, Any]) -> None:
+        """Queue the policy review of what was just written, when it is a policy (the queue reads that)."""
+        if self.reviews is None:
+            return
+        try:
+            self.reviews.saved(tenant, agent, saved["markdown"])
+        except Exception:  # noqa: BLE001 - the concept is written; only its review is lost, and counted
+            self.reviews.counters.count("PolicyReviewNotQueued")
+
     @staticmethod
     def _outcome(p: _Planned, outcome: str, reason: str | None = None) -> Outcome:
         return Outcome(p.item.source, p.item.line, p.concept.name if p.concept else None, outcome, reason)
@@ -276,14 +290,15 @@ class ConceptImport:
         assert concept is not None
         try:
             if p.current is None:
-                self._studio.create(op, tenant, agent, concept.render())
+                self._review(tenant, agent, self._studio.create(op, tenant, agent, concept.render()))
                 return self._outcome(p, CREATED)
             try:
                 created = p.current.concept.created_at
             except InvalidConcept:
                 created = concept.created_at
             edit = concept.replace(created_at=min(created, concept.created_at))
-            self._studio.save(op, tenant, agent, concept.name, edit.render(), p.current.etag)
+            self._review(tenant, agent, self._studio.save(op, tenant, agent, concept.name, edit.render(),
+                                                          p.current.etag))
             return self._outcome(p, CHANGED)
         except NameTaken:
             return self._outcome(p, SKIPPED, "another writer created this name while the import ran")
@@ -373,6 +388,7 @@ class Importer:
 
     def __init__(self, concepts: ConceptImport, files: S3Files):
         self._concepts, self._files = concepts, files
+        self.reviews = concepts.reviews  # its counters are the handler's to flush
 
     def run(self, event: Any, progress: Progress | None = None) -> tuple[ImportRequest, ImportReport]:
         request = parse_import_request(event)

@@ -18,6 +18,7 @@ import json
 import re
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Optional, Sequence
 
 from knowledge.format.concept import (
     BODY_MAX_BYTES,
@@ -177,19 +178,33 @@ def keep_beside(existing: Concept, new: Concept, session_id: str, now: datetime,
     confidence or date: it is no confirmation, and no contradiction either.
     """
     confirmed = confirm(existing, session_id, now) if counted else existing
-    body = existing.body
+    kept = f"{new.description}\n\n{_quoted(new.body)}"
+    if kept in related_claims(existing.body):
+        return confirmed
+    body = add_related(existing.body, _entries(new, session_id, now, "related"))
+    # No room left: counted, and the operator sees the concept is busy in its history.
+    return confirmed if body is None else confirmed.replace(body=body)
+
+
+def related_claims(body: str) -> str:
+    """The text of `body`'s `## Related claims` section (above any `## Contradiction`); "" without one."""
+    conflict = _CONFLICT.search(body)
+    head = body[:conflict.start()] if conflict else body
+    related = RELATED_SECTION.search(head)
+    return head[related.end():] if related else ""
+
+
+def add_related(body: str, entries: Sequence[str]) -> Optional[str]:
+    """`body` with the first of `entries` (longest first) that fits added to `## Related claims`,
+    made when absent, above any `## Contradiction`: the text above stays byte for byte. None when
+    no entry fits. Shared by a kept-beside sighting and a policy review's flag."""
     conflict = _CONFLICT.search(body)
     head, tail = (body[:conflict.start()].rstrip(), body[conflict.start():]) if conflict else (body.rstrip(), "")
-    related = RELATED_SECTION.search(head)
-    kept = f"{new.description}\n\n{_quoted(new.body)}"
-    if related and kept in head[related.end():]:
-        return confirmed
-    separator = "\n\n" if related else f"\n\n{RELATED_HEADING}\n\n"
-    for entry in _entries(new, session_id, now, "related"):
+    separator = "\n\n" if RELATED_SECTION.search(head) else f"\n\n{RELATED_HEADING}\n\n"
+    for entry in entries:
         if _fits(body, separator, entry):
-            head = head + separator + entry
-            return confirmed.replace(body=head + ("\n\n" + tail if tail else ""))
-    return confirmed  # no room left: counted, and the operator sees the concept is busy in its history
+            return head + separator + entry + ("\n\n" + tail if tail else "")
+    return None
 
 
 # ------------------------------------------------------------------ the model's verdict

@@ -46,8 +46,9 @@ from shared.telemetry import Counters
 ENGINE = "engine"
 OUTCOMES = ("created", "confirmed", "merged", "kept_beside", "contradiction")
 MAX_ATTEMPTS = 8
-# The versions a related or unjudged sighting reads for an operator's (the lifecycle keeps 20).
-HISTORY_LOOKED = 20
+# The versions a related or unjudged sighting reads for an operator's (the lifecycle keeps 20; this
+# read is on the sighting path). Not policy_review.RETIRE_HISTORY_LOOKED: a retirement looks further back.
+MERGE_HISTORY_LOOKED = 20
 
 
 class ConsolidationGaveUp(KnowledgeError):
@@ -167,11 +168,11 @@ class Consolidator:
 
     def _human_body(self, tenant: str, agent: str, existing: Concept, actor: Optional[str]) -> bool:
         """A human's text: a policy, one an operator wrote last or kept sightings beside, or one an
-        operator wrote in any of its last HISTORY_LOOKED versions (the engine's confirmations since
+        operator wrote in any of its last MERGE_HISTORY_LOOKED versions (the engine's confirmations since
         left the operator's body as it was). Read only where it decides: a related or unjudged claim."""
         if claims.human_text(existing, actor or ""):
             return True
-        versions, _ = self._store.version_page(tenant, agent, existing.name, limit=HISTORY_LOOKED, marker=None)
+        versions, _ = self._store.version_page(tenant, agent, existing.name, limit=MERGE_HISTORY_LOOKED, marker=None)
         return any((v.actor or "").startswith("operator:") for v in versions)
 
     def _judge(self, tenant: str, agent: str, existing: Concept, new: Concept) -> claims.Verdict:

@@ -27,7 +27,7 @@ from typing import Literal, Optional
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from knowledge.errors import InvalidPolicyReview
-from knowledge.format.concept import RELATED_HEADING, RELATED_SECTION, Concept, parse, utc_now
+from knowledge.format.concept import Concept, parse, utc_now
 from knowledge.format.events import LEARNED, detail
 from knowledge.learning import claims
 from knowledge.learning.usage import record_model_call
@@ -41,8 +41,10 @@ from shared.names import Slug
 from shared.telemetry import Counters
 
 REVIEWED_MAX = 5
-# How far back the history is read for an operator's version before a concept is retired.
-HISTORY_LOOKED = 50
+# How far back the history is read for an operator's version before a concept is retired: further
+# than consolidate.MERGE_HISTORY_LOOKED (20), since retiring takes a concept out of recall and this
+# read is off the request path, once per candidate (the lifecycle also keeps every version of 30 days).
+RETIRE_HISTORY_LOOKED = 50
 ENGINE = "engine"
 # What the index is asked for: more than REVIEWED_MAX, since the policy itself and other policies rank too.
 _ASKED = 4 * REVIEWED_MAX
@@ -165,11 +167,11 @@ class PolicyReviewer:
         return "contended"
 
     def _operator_wrote(self, tenant: str, agent: str, name: str, actor: Optional[str]) -> bool:
-        """An operator wrote one of the concept's last HISTORY_LOOKED versions: its text is (partly)
+        """An operator wrote one of the concept's last RETIRE_HISTORY_LOOKED versions: its text is (partly)
         a human's, which the engine never retires (a later confirmation leaves the body as it was)."""
         if (actor or "").startswith("operator:"):
             return True
-        versions, _ = self._store.version_page(tenant, agent, name, limit=HISTORY_LOOKED, marker=None)
+        versions, _ = self._store.version_page(tenant, agent, name, limit=RETIRE_HISTORY_LOOKED, marker=None)
         return any((v.actor or "").startswith("operator:") for v in versions)
 
     def _judge(self, tenant: str, observed: Concept, policy: Concept, ref: Optional[str]) -> claims.Verdict:
@@ -188,12 +190,10 @@ def flag_beside(observed: Concept, policy: Concept) -> Concept:
     entry = f"Policy [[{policy.name}]] ({utc_now().strftime('%Y-%m-%d')}), not judged: {policy.description}"
     if f"Policy [[{policy.name}]]" in observed.body:
         return observed
-    body = observed.body
-    head, sep, tail = body.partition("\n\n## Contradiction")
-    related = RELATED_SECTION.search(head)
-    head = head + ("\n\n" if related else f"\n\n{RELATED_HEADING}\n\n") + entry
-    new_body = head + (sep + tail if sep else "")
+    body = claims.add_related(observed.body, [entry])
+    if body is None:  # no room left in the body: the flag is the review's count alone
+        return observed
     try:
-        return observed.replace(body=new_body)
-    except InvalidConcept:  # no room left in the body: the flag is the review's count alone
+        return observed.replace(body=body)
+    except InvalidConcept:
         return observed

@@ -7,7 +7,8 @@ dates retail runs on (Natal, Dia das Mães, Black Friday...), each after a word 
 start ("a partir de", "começa") or an end ("até", "vale até", "termina"), or a range ("de 20/08
 a 26/08"). What cannot be resolved ("enquanto durarem os estoques", "por tempo limitado") gives
 no date; a duration ("7 dias após o recebimento", "em até 4 dias úteis"), a time of day, a
-weekly schedule ("de segunda a sexta") and a day of every month are not validity.
+weekly schedule ("de segunda a sexta"), a day of every month and a fraction ("1/2 xícara", "até 1/2
+do valor") are not validity.
 """
 
 from __future__ import annotations
@@ -130,6 +131,24 @@ _ON_EVENT = re.compile(rf"\b(?:na|no|durante a|durante o) (?P<ev>{_EVENT})(?: de
 # A weekly schedule ("de segunda a sexta", "segunda a sábado") is no validity.
 _SCHEDULE = re.compile(r"\b(?:segunda|terca|quarta|quinta|sexta|sabado|domingo)(?:-feira| feira)?s? (?:a|ate|e) "
                        r"(?:segunda|terca|quarta|quinta|sexta|sabado|domingo)")
+# A fraction is no date: "1/2 xícara", "até 1/2 do valor", "meia 1/2 cano", "até 3/4 do preço": a
+# proper fraction (numerator below denominator) followed by what it measures ("do", "da", "de"…,
+# or a unit). With nothing measured after it, "Cupom vale até 1/2." stays a date (1 February).
+_FRACTION = re.compile(r"(?<![\d/])(?P<n>\d{1,2})/(?P<q>\d{1,2})(?![\d/])(?=\s*(?:d[eoa]s?|xicaras?|"
+                       r"colher(?:es)?|copos?|horas?|polegadas?|duzias?|litros?|kg|quilos?|gramas?|ml|metros?|cm|mm|"
+                       r"unidades?|partes?|porc(?:ao|oes)|fatias?|tanque|cano)\b)")
+
+
+def _without_fractions(folded: str) -> str:
+    """`folded` with each fraction's slash made a fraction slash (U+2044): no date rule reads it,
+    and every position stays where it was."""
+
+    def mask(match: re.Match) -> str:
+        if int(match["n"]) < int(match["q"]):
+            return match.group(0).replace("/", "\u2044")
+        return match.group(0)
+
+    return _FRACTION.sub(mask, folded)
 
 
 def _year_for(month: int, day: int, today: date, *, not_before: Optional[date] = None) -> Optional[date]:
@@ -241,7 +260,7 @@ def read_validity(text: str, today: date) -> Validity:
     """The dates `text` states for when its claim is true, resolved against `today` (the turn's
     local date). Several ends: the latest (nothing is dropped while part of it holds); several
     starts: the earliest."""
-    folded = _fold(text)
+    folded = _without_fractions(_fold(text))
     schedule = [m.span() for m in _SCHEDULE.finditer(folded)]
 
     def in_schedule(at: int) -> bool:
