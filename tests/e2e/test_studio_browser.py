@@ -154,7 +154,8 @@ def test_a_stale_save_shows_the_newer_version_and_can_overwrite_knowingly(page, 
     theirs, mine = page.locator("#stale-theirs"), page.locator("#stale-mine")
     expect(theirs.locator(".cm-changedLine")).to_have_count(1)  # three ways: each side against the start
     assert "Changed by someone else." in theirs.locator(".cm-changedLine").inner_text()
-    assert "Trocas e devoluções são aceitas em até 30 dias após a entrega." in theirs.locator(".cm-deletedChunk").inner_text()
+    deleted = theirs.locator(".cm-deletedChunk").inner_text()
+    assert "Trocas e devoluções são aceitas em até 30 dias após a entrega." in deleted
     expect(mine.locator(".cm-changedLine")).to_have_count(1)
     assert mine.locator(".cm-changedLine").inner_text().endswith("entrega. Mine.")
     assert "Changed by someone else." not in page.inner_text("#stale-mine")
@@ -309,7 +310,8 @@ def test_errors_are_listed_in_line_order_and_each_jumps_the_editor_to_its_line(p
     # The operator's own order of fields: confidence (wrong) on line 3, type (wrong) on line 4.
     replace_line(page, "description: Trocas", "confidence: 3")
     replace_line(page, "type: policy", "type: politica")
-    replace_line(page, "confidence: 0.95", "description: Trocas e devoluções são aceitas em até 30 dias após a entrega.")
+    replace_line(page, "confidence: 0.95",
+                 "description: Trocas e devoluções são aceitas em até 30 dias após a entrega.")
     page.click("#save")
     errors = page.locator("#errors li")
     expect(errors).to_have_count(2)

@@ -141,7 +141,8 @@ def test_take_the_new_claim_takes_the_one_chosen_of_several(browser, studio, sto
         expect(first).to_be_checked()
         first.focus()
         page.keyboard.press("ArrowDown")  # the radio group, from the keyboard
-        expect(choice.get_by_role("radio", name="Session sess_cc30, 2026-10-05: Reembolso no Pix: no mesmo dia.")).to_be_checked()
+        chosen = "Session sess_cc30, 2026-10-05: Reembolso no Pix: no mesmo dia."
+        expect(choice.get_by_role("radio", name=chosen)).to_be_checked()
         assert axe_violations(page) == []
         page.get_by_role("button", name="Take the new claim").click()
         expect(page.locator("#conflict-review-what")).to_contain_text("The claim of session sess_cc30 (2026-10-05)")

@@ -284,7 +284,8 @@ def concept_import(settings: Settings) -> "ConceptImport":
     return ConceptImport(Studio(store), store, reviews=policy_review_queue(settings))
 
 
-def studio_import(settings: Settings, studio: "Studio", reviews: Optional["PolicyReviewQueue"] = None) -> "StudioImport":
+def studio_import(settings: Settings, studio: "Studio",
+                  reviews: Optional["PolicyReviewQueue"] = None) -> "StudioImport":
     """The studio API's import: the files an operator sent, through the API's own studio; each
     policy written is queued on `reviews` (the API's own queue, whose counters it flushes)."""
     from knowledge.curation.imports import ConceptImport
