@@ -478,3 +478,20 @@ def test_without_a_retention_rule_a_proposal_never_expires(handlers, s3, bucket,
                      clock=lambda: NOW - timedelta(days=365))
     assert then.run().proposed == 2
     assert {p.proposal.status for p in ProposalStore(s3, sessions_bucket).list(T, AGENTS[1], CUSTOMER)} == {"pending"}
+
+
+def test_forget_customer_removes_the_words_their_sessions_taught_and_keeps_the_other_customers(
+        world, s3, sessions_bucket):
+    # The learning ledger (knowledge.store.word_ledger): a word pending for a concept, one entry per
+    # session that taught it, and the marker of the turn a session first loaded a concept in.
+    ledger = f"{T}/{AGENTS[0]}/learning"
+    theirs = [f"{ledger}/words/troca-em-30-dias/0123456789abcdef/{CUSTOMER_SESSIONS[0]}",
+              f"{ledger}/loaded/{CUSTOMER_SESSIONS[0]}/troca-em-30-dias"]
+    others = [f"{ledger}/words/troca-em-30-dias/0123456789abcdef/sess_outra_pessoa",
+              f"{ledger}/loaded/sess_outra_pessoa/troca-em-30-dias"]
+    for key in theirs + others:
+        s3.put_object(Bucket=sessions_bucket, Key=key, Body=b'{"word": "joaozinho", "signal": "loaded"}')
+    answer = forget(world)
+    assert answer["complete"] and answer["removed"]["learning_ledger"] == 2
+    left = {item["Key"] for item in s3.list_objects_v2(Bucket=sessions_bucket, Prefix=f"{ledger}/").get("Contents", [])}
+    assert left == set(others)

@@ -135,6 +135,13 @@ class _CustomerPurge:
 
     def agent(self, agent: str, sessions: list[str]) -> None:
         if sessions:
+            # The learning ledger's pending words (knowledge.store.word_ledger): keyed by concept,
+            # word hash and the session that taught them; one listing of the agent's finds this
+            # customer's sessions' entries, which go before the sessions' index entries.
+            mine = set(sessions)
+            words = [key for key in self.sweeper.listed(self.sessions, f"{self.tenant}/{agent}/learning/words/")
+                     if key.rsplit("/", 1)[-1] in mine]
+            self.sweeper.keys(self.sessions, words, "learning_ledger")
             turns = self._turn_keys(agent, sessions)
             idle = self._idle_markers(agent, set(sessions))
             shared = self._other_customers(agent, set(sessions))
@@ -149,6 +156,7 @@ class _CustomerPurge:
         # customers it was shared with go before it: none is left pointing at nothing.
         self.sweeper.keys(self.sessions, turns, "archived_turns")
         self.sweeper.prefix(self.sessions, f"{self.tenant}/{agent}/extracted/{session_id}/", "extracted_markers")
+        self.sweeper.prefix(self.sessions, f"{self.tenant}/{agent}/learning/loaded/{session_id}/", "learning_ledger")
         self.sweeper.keys(self.sessions, idle, "idle_markers")
         self.sweeper.keys(self.sessions, [layout.session_key(self.tenant, agent, session_id)], "session_states")
         self.sweeper.keys(self.sessions, shared, "customer_index")

@@ -24,7 +24,8 @@ def grocery(counted):
     store, calls = counted
     # A grocery's agent of its own, so that the demo's wording (its "valor" shares the short stem of
     # "vale") is not what these tests measure: the reading being in force is.
-    store.put_config(T, A, "knowledge:\n  retrieve: true\n", actor="operator:ana", if_match=store.get_config(T, A).etag)
+    own = "knowledge:\n  retrieve: true\n"
+    store.put_config(T, A, own, actor="operator:ana", if_match=store.get_config(T, A).etag)
     for listed in store.list(T, A):
         store.delete(T, A, listed.name, actor="operator:ana")
     for name, said in (("entrega-bairros", "Entregamos em todos os bairros da cidade em até 2 horas."),
