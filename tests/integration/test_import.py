@@ -321,3 +321,23 @@ def test_only_the_import_and_the_studio_may_queue_a_policy_review_and_only_on_it
     assert senders == {"StudioApiFunction": ["sqs:SendMessage"], "ImportFunction": ["sqs:SendMessage"]}
     variables = RESOURCES["ImportFunction"]["Properties"]["Environment"]["Variables"]
     assert variables["POLICY_REVIEW_QUEUE_URL"] == {"Ref": "PolicyReviewQueue"}
+
+
+def test_importing_again_after_words_were_learned_keeps_them_and_their_removals(world, s3, bucket, capsys):
+    from datetime import date
+
+    from knowledge.format.learned import LearnedWord
+
+    run(capsys, "--agent", A, str(FAQ_CSV))
+    name = world.list(T, A)[0].name
+    current = world.get(T, A, name)
+    learned = current.concept.replace(learned_words=(LearnedWord("fretinho", "loaded", 3, date(2026, 11, 2)),),
+                                      removed_words=("entrega gratuita",))
+    world.replace(T, A, learned, if_match=current.etag, actor="learning", reason="learned")
+    before = (versions(s3, bucket), journal(s3, bucket))
+    for flags in ((), ("--replace",)):  # the FAQ row says nothing of learned words: nothing to write
+        code, out, _ = run(capsys, "--agent", A, *flags, str(FAQ_CSV))
+        assert f"unchanged {CSV_GOOD}" in out and "changed 0" in out
+    assert (versions(s3, bucket), journal(s3, bucket)) == before
+    kept = world.get(T, A, name).concept
+    assert [w.word for w in kept.learned_words] == ["fretinho"] and kept.removed_words == ("entrega gratuita",)

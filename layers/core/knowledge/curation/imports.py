@@ -179,13 +179,22 @@ def _problem(item: Item, exc: InvalidConcept) -> tuple[int | None, str]:
     return next((e.line for e in exc.errors if e.line), None), str(exc)
 
 
+def _learning_kept(stored: Concept, concept: Concept) -> Concept:
+    """An imported document that says nothing of learned words (an FAQ row, an export from before
+    them) keeps the stored concept's learned and removed words: importing is no operator's removal."""
+    if concept.learned_words or concept.removed_words:
+        return concept
+    return concept.replace(learned_words=stored.learned_words, removed_words=stored.removed_words)
+
+
 def _same(current: StoredConcept, concept: Concept) -> bool:
     """What is stored says what the import says (when it was written aside)."""
     try:
         stored = current.concept
     except InvalidConcept:
         return False
-    return stored.replace(created_at=concept.created_at, updated_at=concept.updated_at) == concept
+    imported = _learning_kept(stored, concept)
+    return stored.replace(created_at=concept.created_at, updated_at=concept.updated_at) == imported
 
 
 class ConceptImport:
@@ -293,7 +302,8 @@ class ConceptImport:
                 self._review(tenant, agent, self._studio.create(op, tenant, agent, concept.render()))
                 return self._outcome(p, CREATED)
             try:
-                created = p.current.concept.created_at
+                stored = p.current.concept
+                concept, created = _learning_kept(stored, concept), stored.created_at
             except InvalidConcept:
                 created = concept.created_at
             edit = concept.replace(created_at=min(created, concept.created_at))
