@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from knowledge.format.vocabulary import STARTERS, parse_vocabulary, starter_text
-from shared.errors import KnowledgeError
+from knowledge.errors import InvalidVocabulary
+from shared.errors import KnowledgeError, UnknownAgent
 from shared.httpapi import OPERATOR_ID
 
 
@@ -66,7 +67,10 @@ def _set(args: argparse.Namespace, store: Any) -> int:
     who = args.operator or os.environ.get("KNOWLEDGE_OPERATOR") or getpass.getuser()
     if not OPERATOR_ID.fullmatch(who):
         raise KnowledgeError("say who saves with --operator (letters, digits, '.', '_', '@', '+', ':', '-')")
+    parse_vocabulary(text)  # refused at its line before anything is asked of the store
     current = store.get_vocabulary(args.tenant, args.agent)
+    if current is None:
+        _existing(store, args.tenant, args.agent)
     stored, vocabulary = store.put_vocabulary(args.tenant, args.agent, text, actor=f"operator:{who}",
                                               if_match=current.etag if current is not None else None)
     print(f"saved vocabulary.yaml of {args.tenant}/{args.agent}: {len(vocabulary.readings)} readings ({stored.etag})")
@@ -82,8 +86,13 @@ def import_file(files: list, tenant: str, agent: str, store: Any, *, actor: str,
     found = [data for name, data in files if Path(name).name == "vocabulary.yaml"]
     if not found or isinstance(found[0], int):
         return kept, None if not found else "vocabulary.yaml refused: too large"
-    vocabulary = parse_vocabulary(found[0])
+    try:
+        vocabulary = parse_vocabulary(found[0])
+    except InvalidVocabulary as exc:  # reported like a refused row; the concepts go on
+        return kept, f"vocabulary.yaml refused: {exc}"
     current = store.get_vocabulary(tenant, agent)
+    if current is None:
+        _existing(store, tenant, agent)
     if current is not None and current.data == found[0]:
         return kept, "vocabulary.yaml skipped: the agent's says the same"
     if current is not None and not replace:
@@ -93,3 +102,10 @@ def import_file(files: list, tenant: str, agent: str, store: Any, *, actor: str,
     store.put_vocabulary(tenant, agent, found[0].decode("utf-8"), actor=actor,
                          if_match=current.etag if current is not None else None)
     return kept, f"vocabulary.yaml saved: {len(vocabulary.readings)} readings"
+
+
+def _existing(store: Any, tenant: str, agent: str) -> None:
+    """A vocabulary is never what brings an agent into being (a mistyped --agent would)."""
+    if not store.agent_exists(tenant, agent):
+        raise UnknownAgent(f"there is no agent {agent!r} in tenant {tenant!r}: it has neither a knowledge.yaml "
+                           "nor any concept (check the agent's name, or save its knowledge.yaml first)")

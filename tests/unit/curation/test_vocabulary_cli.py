@@ -45,6 +45,10 @@ def test_an_export_folder_carries_the_vocabulary_back_into_another_agent(cli_env
     store.put_vocabulary(T, A, READING, actor="operator:ana")
     assert main(["export", "--agent", A, "--out", str(tmp_path / "out")]) == 0
     assert (tmp_path / "out" / "vocabulary.yaml").read_text(encoding="utf-8") == READING
+    assert main(["import", "--agent", "copia", "--operator", "ana", str(tmp_path / "out")]) == 1
+    assert "there is no agent 'copia'" in capsys.readouterr().err  # a vocabulary brings no agent into being
+    assert store.get_vocabulary(T, "copia") is None
+    store.put_config(T, "copia", "knowledge:\n  retrieve: true\n", actor="operator:ana")
     assert main(["import", "--agent", "copia", "--operator", "ana", str(tmp_path / "out")]) == 0
     out = capsys.readouterr().out
     assert "vocabulary.yaml saved: 1 readings" in out and "ignored" not in out

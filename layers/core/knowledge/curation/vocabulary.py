@@ -8,7 +8,7 @@ from typing import Any, Optional
 
 from knowledge.format.vocabulary import STARTERS, InvalidVocabulary, parse_vocabulary, starter_text
 from knowledge.store.concepts import ConceptStore
-from shared.errors import NotFound
+from shared.errors import NotFound, UnknownAgent
 from shared.httpapi import Operator
 
 
@@ -46,6 +46,9 @@ class VocabularyEditor:
         """Validate and write (InvalidVocabulary names the line and the rule; Conflict when it
         changed since `if_match`, or exists already when creating)."""
         op.check(tenant)
+        if if_match is None and not self._store.agent_exists(tenant, agent):  # a vocabulary makes no agent
+            raise UnknownAgent(f"there is no agent {agent!r} in tenant {tenant!r}: it has neither a knowledge.yaml "
+                               "nor any concept")
         stored, _ = self._store.put_vocabulary(tenant, agent, text, actor=op.actor, if_match=if_match)
         return _answer(stored.text, stored.etag, stored.data)
 
