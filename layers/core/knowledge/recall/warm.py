@@ -261,9 +261,6 @@ class WarmIndexes:
         if not knowledge.indexed:  # wanted again after a while without: list it whole
             self._sweep(tenant, agent, knowledge, read_config=False)
             return
-        if self.vocabulary and (not knowledge.vocabulary_read
-                                or (vocabulary is not False and vocabulary != _token(knowledge.vocabulary_etag))):
-            self._read_vocabulary(tenant, agent, knowledge)
         index, queued = knowledge.index, set(knowledge.backlog)
         changed = [name for name, etag in newest.items()
                    if name not in queued and (
@@ -271,6 +268,11 @@ class WarmIndexes:
                        else etag not in (_token(index.etag(name)), _token(knowledge.unreadable.get(name))))]
         knowledge.backlog[:0] = changed  # newest knowledge first
         knowledge.changes += len(changed)
+        # After the changes are queued: a vocabulary read that fails loses none of them (the
+        # position has moved past them), and is asked again at the next refresh.
+        if self.vocabulary and (not knowledge.vocabulary_read
+                                or (vocabulary is not False and vocabulary != _token(knowledge.vocabulary_etag))):
+            self._read_vocabulary(tenant, agent, knowledge)
 
     def _sweep(self, tenant: str, agent: str, knowledge: AgentKnowledge, *, read_config: bool) -> None:
         """List every concept: what changed is queued, what is gone is dropped."""
