@@ -113,3 +113,35 @@ def test_one_edit_of_the_shared_policy_is_recalled_by_both_agents_warm_container
     assert load(site, T, "site-chat")["concept"]["body"] == "A devolucao de qualquer produto e gratis em ate 45 dias."
     # The shared scope keeps its own history, like an agent's.
     assert [v.reason for v in tenant.versions(T, SHARED, POLICY) if not v.deleted][:2] == ["edit", "created"]
+
+
+def s3_requests(handler, calls) -> list[str]:
+    """The S3 operations the handler's client sends while `calls` run."""
+    from shared.aws import client
+
+    sent: list[str] = []
+    record = lambda model, **kwargs: sent.append(model.name)  # noqa: E731
+    s3 = client("s3")
+    s3.meta.events.register("before-call.s3", record)
+    try:
+        calls()
+    finally:
+        s3.meta.events.unregister("before-call.s3", record)
+    return sent
+
+
+def test_between_refreshes_a_turn_sends_no_s3_request_and_a_refresh_one_listing_per_index(tenant, monkeypatch,
+                                                                                        bucket, bus):
+    def started(refresh: str):
+        handler = load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"],
+                               KNOWLEDGE_REFRESH_SECONDS=refresh,
+                               POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}")
+        assert "30 dias" in ask(handler, T, "whatsapp")["block"]  # the cold start's reads
+        return handler
+
+    handler = started("3600")
+    assert s3_requests(handler, lambda: [ask(handler, T, "whatsapp") for _ in range(5)]) == []
+    handler = started("0")  # every call refreshes: what one refresh costs
+    sent = s3_requests(handler, lambda: ask(handler, T, "whatsapp"))
+    # The agent's journal listing and its conditional knowledge.yaml GET; the shared index's journal listing.
+    assert sorted(sent) == ["GetObject", "ListObjectsV2", "ListObjectsV2"]

@@ -60,7 +60,8 @@ class KnownConcepts:
         self._clock = clock
         self._warm = WarmIndexes(store, lambda config: config.extract, refresh_seconds=refresh_seconds,
                                  fetch_budget_seconds=fetch_budget_seconds, counters=self.counters, clock=clock,
-                                 memory_budget=memory_budget if memory_budget is not None else memory_budget_bytes())
+                                 memory_budget=memory_budget if memory_budget is not None else memory_budget_bytes(),
+                                 shared_snapshot=False)
 
     def about(self, turn: Turn, config: KnowledgeConfig) -> list[KnownConcept]:
         """The agent's concepts the turn is about (never another agent's); [] when none are held."""
