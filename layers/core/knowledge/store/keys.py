@@ -23,6 +23,11 @@ def is_shared(agent: str) -> bool:
     return agent == SHARED
 
 
+def check_scope(agent: str) -> str:
+    """An agent's name (a slug), or the tenant's shared scope; InvalidName otherwise."""
+    return agent if agent == SHARED else check_slug("agent", agent)
+
+
 def agent_prefix(tenant: str, agent: str) -> str:
     if agent == SHARED:
         return f"tenants/{check_slug('tenant', tenant)}/shared/"
