@@ -19,10 +19,6 @@ from shared.names import check_slug
 SHARED = "_shared"
 
 
-def is_shared(agent: str) -> bool:
-    return agent == SHARED
-
-
 def check_scope(agent: str) -> str:
     """An agent's name (a slug), or the tenant's shared scope; InvalidName otherwise."""
     return agent if agent == SHARED else check_slug("agent", agent)
