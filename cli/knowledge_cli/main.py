@@ -88,6 +88,21 @@ class OneLineHelp(argparse.HelpFormatter):
                                           + 2 * self._indent_increment)
 
 
+def _scope_arguments(parser: argparse.ArgumentParser) -> None:
+    """--agent A, or --shared: the tenant's shared concepts (recalled by its agents with `shared: true`)."""
+    scope = parser.add_mutually_exclusive_group(required=True)
+    scope.add_argument("--agent", type=_slug("agent"))
+    scope.add_argument("--shared", action="store_true",
+                       help="the tenant's shared concepts, recalled by every agent with `knowledge: shared: true`")
+    parser.add_argument("--tenant", default="default", type=_slug("tenant"))
+
+
+def _scope(args: argparse.Namespace) -> str:
+    from knowledge.store.keys import SHARED
+
+    return SHARED if args.shared else args.agent
+
+
 def build_parser(also: Sequence[tuple[str, str]] = ()) -> argparse.ArgumentParser:
     """The command's parser. `also`: (command, one line) the caller runs itself (the local stack's own
     commands, knowledge_dev.client), listed in the help beside these."""
@@ -97,8 +112,7 @@ def build_parser(also: Sequence[tuple[str, str]] = ()) -> argparse.ArgumentParse
                                      title="commands (`knowledge COMMAND --help` for one's options)")
 
     export = commands.add_parser("export", help="write an agent's concepts to a folder")
-    export.add_argument("--agent", required=True, type=_slug("agent"))
-    export.add_argument("--tenant", default="default", type=_slug("tenant"))
+    _scope_arguments(export)
     export.add_argument("--out", required=True, help="folder to write into (created if missing)")
     export.add_argument("--format", default="md", choices=FORMATS,
                         help="md: one <name>.md per concept, byte for byte; graphml: one knowledge.graphml")
@@ -106,8 +120,7 @@ def build_parser(also: Sequence[tuple[str, str]] = ()) -> argparse.ArgumentParse
 
     bring = commands.add_parser(
         "import", help="import concept files (an export, or one .md) or an FAQ (.csv, .yaml) into an agent")
-    bring.add_argument("--agent", required=True, type=_slug("agent"))
-    bring.add_argument("--tenant", default="default", type=_slug("tenant"))
+    _scope_arguments(bring)
     bring.add_argument("--operator", type=_operator, default=None,
                        help="who imports: the versions' actor is operator:<id> (default: $KNOWLEDGE_OPERATOR, "
                             "else your login name)")
@@ -133,14 +146,12 @@ def build_parser(also: Sequence[tuple[str, str]] = ()) -> argparse.ArgumentParse
     replay.set_defaults(run=_backfill)
 
     history = commands.add_parser("history", help="list a concept's versions: when, who, why")
-    history.add_argument("--agent", required=True, type=_slug("agent"))
-    history.add_argument("--tenant", default="default", type=_slug("tenant"))
+    _scope_arguments(history)
     history.add_argument("name", type=_slug("name"))
     history.set_defaults(run=_history)
 
     show = commands.add_parser("show", help="print a concept's markdown (or one version of it)")
-    show.add_argument("--agent", required=True, type=_slug("agent"))
-    show.add_argument("--tenant", default="default", type=_slug("tenant"))
+    _scope_arguments(show)
     show.add_argument("--version", help="a version id from `knowledge history`")
     show.add_argument("name", type=_slug("name"))
     show.set_defaults(run=_show)
@@ -192,7 +203,7 @@ def _store():
 
 def _export(args: argparse.Namespace) -> int:
     sink = DirectorySink(args.out)
-    result = export_agent(_store(), args.tenant, args.agent, sink, fmt=args.format,
+    result = export_agent(_store(), args.tenant, _scope(args), sink, fmt=args.format,
                           progress=ProgressBar("exporting"))
     print(f"{result.summary()} in {args.out}")
     for name, why in result.skipped.items():
@@ -212,12 +223,14 @@ def _import(args: argparse.Namespace) -> int:
     operator = args.operator or os.environ.get("KNOWLEDGE_OPERATOR") or getpass.getuser()
     if not OPERATOR_ID.fullmatch(operator):
         raise KnowledgeError("say who imports with --operator (letters, digits, '.', '_', '@', '+', ':', '-')")
-    files, vocabulary_done = vocabulary.import_file(local_files(args.path), args.tenant, args.agent, _store(),
+    if args.shared and any(name == "vocabulary.yaml" for name, _ in local_files(args.path)):
+        raise KnowledgeError("the shared scope has no vocabulary.yaml: import it into each agent (--agent A)")
+    files, vocabulary_done = vocabulary.import_file(local_files(args.path), args.tenant, _scope(args), _store(),
                                                     actor=f"operator:{operator}", replace=args.replace,
                                                     dry_run=args.dry_run)
     items, ignored = items_of(files, default_type=args.type)
     report = wiring.concept_import(Settings.from_env()).run(
-        Operator(operator, frozenset({args.tenant})), args.tenant, args.agent, items, dry_run=args.dry_run,
+        Operator(operator, frozenset({args.tenant})), args.tenant, _scope(args), items, dry_run=args.dry_run,
         replace=args.replace, provenance=args.provenance, progress=ProgressBar("importing", every=500), ignored=ignored)
     verbs = {"created": "would create", "changed": "would change", "skipped": "would skip"} if args.dry_run else {}
     for item in report.outcomes:
@@ -227,12 +240,12 @@ def _import(args: argparse.Namespace) -> int:
               file=sys.stderr if item.outcome == "refused" else sys.stdout)
     if vocabulary_done:
         print(vocabulary_done)
-    print(f"{report.summary()} ({args.tenant}/{args.agent})")
+    print(f"{report.summary()} ({args.tenant}/{'shared' if args.shared else args.agent})")
     return 1 if report.refused else 0
 
 
 def _history(args: argparse.Namespace) -> int:
-    for version in _store().versions(args.tenant, args.agent, args.name):
+    for version in _store().versions(args.tenant, _scope(args), args.name):
         when = version.time.strftime("%Y-%m-%d %H:%M:%S")
         state = "deleted" if version.deleted else f"{version.size} bytes"
         current = "  (current)" if version.latest else ""
@@ -242,8 +255,8 @@ def _history(args: argparse.Namespace) -> int:
 
 def _show(args: argparse.Namespace) -> int:
     store = _store()
-    stored = (store.read_version(args.tenant, args.agent, args.name, args.version) if args.version
-              else store.get(args.tenant, args.agent, args.name))
+    stored = (store.read_version(args.tenant, _scope(args), args.name, args.version) if args.version
+              else store.get(args.tenant, _scope(args), args.name))
     sys.stdout.write(stored.text)
     return 0
 

@@ -181,3 +181,18 @@ def test_a_refused_listing_never_fails_the_turn_and_is_not_asked_again_within_th
     assert extractor.process(TURN, archive=False).status == "processed"
     assert refusing.listings == 1 and [listed_in(r) for r in model.requests] == [[], []]
     assert finder.counters.get("KnownConceptsNotRefreshed", reason="access_denied") == 1
+
+
+def test_an_agent_that_recalls_shared_knowledge_is_shown_the_shared_concepts_names(store, model):
+    from knowledge.store.keys import SHARED
+
+    store.put_config(T, A, CONFIG + "  shared: true\n", actor="operator:ana")
+    store.create(T, A, SAME_DAY, actor="engine")
+    store.create(T, SHARED, CAMPINAS, actor="operator:ana")
+    seed(store, T, "not-opted")
+    extractor = extractor_on(store, model)
+    extractor.process(TURN, archive=False)
+    extractor.process(parse_turn(json.dumps({**json.loads(TURN.model_dump_json()), "agent": "not-opted"})),
+                      archive=False)
+    first, second = [listed_in(request) for request in model.requests]
+    assert "cep-sudeste-cd-campinas" in first and "cep-sudeste-cd-campinas" not in (second or [])

@@ -341,3 +341,22 @@ def test_importing_again_after_words_were_learned_keeps_them_and_their_removals(
     assert (versions(s3, bucket), journal(s3, bucket)) == before
     kept = world.get(T, A, name).concept
     assert [w.word for w in kept.learned_words] == ["fretinho"] and kept.removed_words == ("entrega gratuita",)
+
+
+def test_the_tenants_shared_concepts_are_imported_exported_and_listed_like_an_agents(world, tmp_path, capsys):
+    from knowledge.store.keys import SHARED
+
+    code, out, _ = run(capsys, "--shared", str(DEMO / "troca-em-30-dias.md"))
+    assert code == 0 and "created 1" in out and f"({T}/shared)" in out, (out, _)
+    stored = world.get(T, SHARED, "troca-em-30-dias")
+    assert stored.concept.provenance == "policy" and stored.actor == "operator:ana.souza"
+    assert world.find(T, A, "troca-em-30-dias") is None  # no agent got it
+    assert main(["export", "--shared", "--out", str(tmp_path / "shared")]) == 0
+    assert sorted(p.name for p in (tmp_path / "shared").iterdir()) == ["troca-em-30-dias.md"]
+    assert main(["history", "--shared", "troca-em-30-dias"]) == 0
+    assert "operator:ana.souza" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["export", "--shared", "--agent", A, "--out", str(tmp_path / "both")])
+    # Another tenant, with no agent: no shared scope to import into.
+    code, _, err = run(capsys, "--shared", "--tenant", "nobody", str(DEMO / "troca-em-30-dias.md"))
+    assert code == 1 and "nobody" in err

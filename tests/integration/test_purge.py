@@ -495,3 +495,24 @@ def test_forget_customer_removes_the_words_their_sessions_taught_and_keeps_the_o
     assert answer["complete"] and answer["removed"]["learning_ledger"] == 2
     left = {item["Key"] for item in s3.list_objects_v2(Bucket=sessions_bucket, Prefix=f"{ledger}/").get("Contents", [])}
     assert left == set(others)
+
+
+def test_delete_tenant_data_removes_the_tenants_shared_concepts_and_journal_and_not_the_others(
+        world, s3, bucket, sessions_bucket):
+    from knowledge.store.keys import SHARED
+
+    store = ConceptStore(s3, bucket)
+    for tenant in (T, OTHER_TENANT):
+        first = store.create(tenant, SHARED, make_concept("politica-de-troca"), actor="operator:demo")
+        store.replace(tenant, SHARED, make_concept("politica-de-troca", description="Trocas em 45 dias."),
+                      if_match=first.etag, actor="operator:demo", reason="edit")
+    tops = (f"tenants/{T}/", f"journal/{T}/_shared/", f"tenants/{OTHER_TENANT}/", f"journal/{OTHER_TENANT}/_shared/")
+    shared = {top: [k for k, _ in versions(s3, bucket) if k.startswith(top)] for top in tops}
+    assert all(shared.values())
+    answer = world["purge"].lambda_handler({**load_event("delete-tenant-data.json"), "dry_run": False},
+                                           LambdaContext())
+    assert answer["complete"] is True
+    left = [k for k, _ in versions(s3, bucket)]
+    assert not [k for k in left if k.startswith((f"tenants/{T}/", f"journal/{T}/"))]
+    assert sorted(k for k in left if k.startswith(f"tenants/{OTHER_TENANT}/")) == sorted(
+        shared[f"tenants/{OTHER_TENANT}/"])

@@ -128,3 +128,19 @@ def test_a_scrub_stopped_at_any_point_is_finished_by_the_rerun(handlers, store, 
     texts = bodies(s3, bucket, f"agents/{T}/{A}/concepts/")
     assert [k for k, text in texts.items() if "Joana" in text or "sess_joana" in text] == []
     assert store.get(T, A, "frete-vip").concept.sources == ("sess_outro",)
+
+
+def test_forget_customer_scrubs_a_tenants_shared_concept_citing_their_sessions(handlers, store, s3, bucket):
+    from knowledge.store.keys import SHARED
+
+    assert handlers["extract"].lambda_handler(turns_event("sess_joana", CUSTOMER), LambdaContext()) == {
+        "batchItemFailures": []}
+    # Copied to the shared scope from the agent's concept: it keeps the sessions it cited.
+    store.create(T, SHARED, make_concept("frete-vip", sources=("sess_joana", "sess_outro"), **VIP),
+                 actor="operator:ana")
+    answer = handlers["purge"].lambda_handler(load_event("forget-customer.json"), LambdaContext())
+    assert answer["complete"] is True and answer["removed"]["concepts_scrubbed"] == 1
+    current = store.get(T, SHARED, "frete-vip")
+    assert (current.reason, current.concept.sources) == ("purged", ("sess_outro",))
+    texts = bodies(s3, bucket, f"tenants/{T}/shared/concepts/")
+    assert texts and [k for k, text in texts.items() if "Joana" in text or "sess_joana" in text] == []

@@ -35,7 +35,7 @@ from knowledge.store.archive import TurnArchive
 from knowledge.store.concepts import ConceptStore, NotModified, StoredConcept
 from knowledge.store.history import VersionInfo
 from knowledge.store.journal import CONFIG_CHANGE, JOURNAL_GRACE_SECONDS, VOCABULARY_CHANGE
-from knowledge.store.keys import etag_token
+from knowledge.store.keys import check_scope, etag_token
 from shared.errors import (AccessDenied, Conflict, FieldError, InvalidConcept, InvalidConfig, KnowledgeError, NotFound,
                            UnknownAgent)
 from shared.httpapi import Operator, page_offset
@@ -316,7 +316,7 @@ class Studio:
         its snapshot if anything changed since it (the scheduled pass,
         knowledge.operation.snapshots); returns how many changes are still to read."""
         check_slug("tenant", tenant)
-        check_slug("agent", agent)
+        check_scope(agent)
         return len(self._rows(tenant, agent, self._clock() + max(0.0, seconds), rewrite_after=1).backlog)
 
     def list(self, op: Operator, tenant: str, agent: str, *, status: Optional[str] = None,
@@ -488,7 +488,7 @@ class Studio:
 
     def create(self, op: Operator, tenant: str, agent: str, markdown: str) -> dict[str, Any]:
         op.check(tenant)
-        check_slug("agent", agent)
+        check_scope(agent)
         concept = concept_by_hand(markdown, utc_now())
         self._check_agent(tenant, agent)
         try:

@@ -19,6 +19,11 @@ back in order. Only a complete answer that is no verdict counts as unusable (con
 
 An echo (the store's side restating what its session was shown) is no independent source: it
 is counted as use (`echoed`) and writes nothing, so it needs no marker to be replay safe.
+
+Shared knowledge is never created or promoted here: for an agent that recalls its tenant's shared
+concepts, a sighting whose name is a shared concept's and not the agent's own is kept beside the
+shared concept under `## Related claims` for a human (counted SightingBesideShared), never
+creating the agent's own concept that would shadow it (knowledge.learning.beside_shared).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from knowledge.format.events import CONFLICT, LEARNED, detail
 from knowledge.format.evidence import EvidenceLink
 from knowledge.format.sighting import Sighting
 from knowledge.learning import claims
+from knowledge.learning.beside_shared import beside_shared
 from knowledge.learning.usage import record_model_call
 from knowledge.store.concepts import ConceptStore, StoredConcept
 from knowledge.store.config_cache import ConfigCache
@@ -83,6 +89,13 @@ class Consolidator:
         current = self._store.find(tenant, agent, new.name)
         if current is not None:
             _ = current.concept  # an unreadable concept is never overwritten: InvalidConcept fails the record
+        else:
+            config = self._configs.get(tenant, agent)
+            if config is not None and config.shared:
+                kept = beside_shared(self._store, self._ledger, sighting, new, me, self._max_attempts)
+                if kept is not None:
+                    self.counters.count("SightingBesideShared", tenant=tenant, agent=agent)
+                    return self._done(Outcome(kept[0], new.name, kept[1]))
         entry = self._ledger.begin(sighting, current.version_id if current else None)
         if entry.state == "applied":
             return self._done(Outcome("replayed", new.name, new.type))

@@ -7,7 +7,10 @@ turn's text, without retrieval's relevance floor: a whole turn is not a customer
 It comes from the container's warm index (knowledge.recall.warm: the agent's snapshot corrected by
 its change journal, under the container's memory budget), refreshed within the time the
 invocation leaves after the model call. It is a hint: when S3 fails, the turn is extracted
-with what the container holds, or with no list at all.
+with what the container holds, or with no list at all. An agent that recalls its tenant's shared
+concepts (`knowledge: shared: true`) is shown them too, ranked with its own
+(knowledge.recall.merged), so the model reuses their names and consolidation keeps the claim
+beside the shared concept instead of creating the agent's own that would shadow it.
 """
 
 from __future__ import annotations
@@ -19,8 +22,10 @@ from knowledge.format.config import KnowledgeConfig
 from knowledge.format.turn import Turn
 from knowledge.learning.prompt import KnownConcept
 from knowledge.recall.index import Index
+from knowledge.recall.merged import search_both, shadowed
 from knowledge.recall.warm import FETCH_BUDGET_SECONDS, WarmIndexes, memory_budget_bytes
 from knowledge.store.concepts import ConceptStore
+from knowledge.store.keys import SHARED
 from shared import deadline
 from shared.errors import KnowledgeError
 from shared.model import DEFAULT_BUDGET
@@ -55,7 +60,8 @@ class KnownConcepts:
         self._clock = clock
         self._warm = WarmIndexes(store, lambda config: config.extract, refresh_seconds=refresh_seconds,
                                  fetch_budget_seconds=fetch_budget_seconds, counters=self.counters, clock=clock,
-                                 memory_budget=memory_budget if memory_budget is not None else memory_budget_bytes())
+                                 memory_budget=memory_budget if memory_budget is not None else memory_budget_bytes(),
+                                 shared_snapshot=False)
 
     def about(self, turn: Turn, config: KnowledgeConfig) -> list[KnownConcept]:
         """The agent's concepts the turn is about (never another agent's); [] when none are held."""
@@ -73,7 +79,25 @@ class KnownConcepts:
                 knowledge.refreshed_at = self._clock()  # a refusal (403) lasts: ask again after the window
         if knowledge.config is None or not knowledge.config.extract:
             return []
-        return choose(knowledge.index, turn, self.limit)
+        if not knowledge.config.shared:
+            return choose(knowledge.index, turn, self.limit)
+        shared = self._shared(turn, knowledge.config, budget)
+        hits = search_both(knowledge.index, shared, turn_text(turn), self.limit,
+                           shadowed(knowledge.index, knowledge.unreadable, shared))
+        return [KnownConcept(hit.name, hit.doc.description) for hit in hits]
+
+    def _shared(self, turn: Turn, config: KnowledgeConfig, budget: Optional[float]) -> Index:
+        """The tenant's shared index, refreshed within the same budget (what is held when it cannot be)."""
+        if budget is None:
+            return self._warm.held(turn.tenant, SHARED).index
+        try:
+            with deadline.until(time.monotonic() + budget):
+                return self._warm.knowledge(turn.tenant, SHARED, budget, config=config).index
+        except KnowledgeError as exc:
+            self.counters.count("KnownConceptsNotRefreshed", reason=exc.code)
+            held = self._warm.held(turn.tenant, SHARED)
+            held.refreshed_at = self._clock()
+            return held.index
 
     def index_of(self, tenant: str, agent: str) -> Index:
         """The agent's index as the container holds it now (what `about` last refreshed)."""

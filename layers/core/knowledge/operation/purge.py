@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from knowledge.operation.redrive import forget_dead_letters
 from knowledge.store.concepts import ConceptStore
-from knowledge.store.keys import concept_key
+from knowledge.store.keys import SHARED, concept_key
 from shared import pii
 from shared.errors import Conflict, InvalidConcept, InvalidPurge, NotFound
 from shared.names import Slug, check_slug
@@ -47,7 +47,8 @@ def knowledge_kind(bucket: Bucket, key: str) -> Optional[str]:
     if bucket == "knowledge":
         if parts[0] == "journal":
             return "journal_entries"
-        if parts[0] != "agents" or len(parts) < 4:
+        # tenants/{tenant}/shared/…: the tenant's shared scope, laid out as an agent's is
+        if parts[0] not in ("agents", "tenants") or len(parts) < 4 or (parts[0] == "tenants" and parts[2] != "shared"):
             return None
         rest = "/".join(parts[3:])
         for start, kind in (("concepts/", "concepts"), ("deletions/", "deletion_records"),
@@ -65,9 +66,11 @@ def knowledge_kind(bucket: Bucket, key: str) -> Optional[str]:
 
 def tenant_prefixes(tenant: str) -> list[tuple[Bucket, str]]:
     """Knowledge's prefixes of one tenant: its agents (concepts, deletion records, knowledge.yaml,
-    snapshot, per-operator review state), its change journal, and all it keeps in SESSIONS_BUCKET."""
+    snapshot, per-operator review state), its shared scope (tenants/{tenant}/), its change journals
+    (the shared one's included), and all it keeps in SESSIONS_BUCKET."""
     tenant = check_slug("tenant", tenant)
-    return [("sessions", f"{tenant}/"), ("knowledge", f"agents/{tenant}/"), ("knowledge", f"journal/{tenant}/")]
+    return [("sessions", f"{tenant}/"), ("knowledge", f"agents/{tenant}/"), ("knowledge", f"tenants/{tenant}/"),
+            ("knowledge", f"journal/{tenant}/")]
 
 
 class TenantRequest(BaseModel):
@@ -155,6 +158,10 @@ class CustomerShare:
             for agent, ids in sessions.items():
                 if ids:
                     self._citing(sweeper, tenant, agent, frozenset(ids), names)
+            # A shared concept copied from an agent's keeps the sessions it cited: scrubbed alike.
+            every = frozenset(i for ids in sessions.values() for i in ids)
+            if every:
+                self._citing(sweeper, tenant, SHARED, every, names)
 
     def _citing(self, sweeper: Sweeper, tenant: str, agent: str, sessions: frozenset[str],
                 names: Callable[[], Sequence[str]]) -> None:

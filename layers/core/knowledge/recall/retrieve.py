@@ -40,8 +40,10 @@ from knowledge.recall.answers import (
 )
 from knowledge.recall.index import Hit, Index
 from knowledge.recall.lexicon import Lexicon
+from knowledge.recall.merged import relevant_both, search_both, shadowed
 from knowledge.recall.warm import FETCH_BUDGET_SECONDS, AgentKnowledge, WarmIndexes, memory_budget_bytes
 from knowledge.store.concepts import ConceptStore
+from knowledge.store.keys import SHARED
 from shared import deadline
 from shared.errors import InvalidConcept, KnowledgeError, NotFound
 from shared.events import EventPublishError, Events
@@ -173,15 +175,20 @@ def render_block(injected: list[Injected]) -> str:
 
 def select(index: Index, message: str, config: KnowledgeConfig,
            lapsed: Optional[dict[str, str]] = None, readings: Optional[Lexicon] = None,
-           excluded: Optional[np.ndarray] = None) -> list[Injected]:
+           excluded: Optional[np.ndarray] = None, shared: Optional[tuple[Index, set[str]]] = None) -> list[Injected]:
     """The top_k matches past the relevance floor, then one hop of their [[links]] (capped at
     top_k again), no duplicates; a concept `lapsed` names (expired, not started, stale) is neither.
     `readings`: the agent's lexicon (its vocabulary.yaml and the places; None: the places only);
-    `excluded`: the lapsed concepts' slots, when the caller keeps them (else worked out here)."""
+    `excluded`: the lapsed concepts' slots, when the caller keeps them (else worked out here);
+    `shared`: the tenant's shared index and the names of it left out (lapsed, or the agent's own
+    name), searched beside the agent's (knowledge.recall.merged)."""
     lapsed = lapsed or {}
     if excluded is None and lapsed:
         excluded = index.slots_of(lapsed)
-    matches = index.relevant(message, config.top_k, config.min_score, readings, excluded)
+    if shared is None:
+        matches = index.relevant(message, config.top_k, config.min_score, readings, excluded)
+    else:
+        matches = relevant_both(index, shared[0], message, config, readings, excluded, shared[1])
     chosen = {hit.name for hit in matches}
     injected = [Injected(hit, False) for hit in matches]
     linked: list[Injected] = []
@@ -190,6 +197,8 @@ def select(index: Index, message: str, config: KnowledgeConfig,
             if len(linked) >= config.top_k:
                 break
             doc = index.docs.get(name)
+            if doc is None and shared is not None and name not in shared[1]:
+                doc = shared[0].docs.get(name)
             if doc is not None and name not in chosen and name not in lapsed:
                 chosen.add(name)
                 linked.append(Injected(Hit(name, 0.0, doc), True))
@@ -268,6 +277,7 @@ class Retriever:
         self.counters = counters or Counters()
         self._wall = wall
         self._lapsed: dict[tuple[str, str], Lapsed] = {}
+        self._shared_lapsed: dict[tuple[str, str], Lapsed] = {}  # per agent: its settings decide
         self._warm = WarmIndexes(store, lambda config: config.retrieve, refresh_seconds=refresh_seconds,
                                  vocabulary=True, fetch_budget_seconds=fetch_budget_seconds, counters=self.counters,
                                  clock=clock, wall=wall, memory_budget=memory_budget if memory_budget is not None
@@ -296,7 +306,9 @@ class Retriever:
         if config is None or not config.retrieve:
             return RetrieveAnswer(block="", concepts=[], priority=PRIORITY, tool=None).model_dump(mode="json")
         lapsed = self.lapsed(request.tenant, request.agent, knowledge)
-        injected = select(knowledge.index, request.message, config, lapsed.names, knowledge.lexicon, lapsed.slots)
+        shared = self.shared(request.tenant, request.agent, knowledge, budget)
+        injected = select(knowledge.index, request.message, config, lapsed.names, knowledge.lexicon, lapsed.slots,
+                          shared and (shared[0].index, shared[1]))
         self.counters.count("BlockInjected" if injected else "BlockEmpty")
         return RetrieveAnswer(block=render_block(injected), concepts=[i.shown() for i in injected],
                               priority=PRIORITY, tool=TOOL).model_dump(mode="json")
@@ -309,11 +321,16 @@ class Retriever:
             raise NotFound("retrieval is off for this agent")
         # Not reached yet by the warm-up: this one now.
         self._warm.fetch_pending(request.tenant, request.agent, knowledge, request.name)
-        doc = knowledge.index.docs.get(request.name)
+        doc, scope = knowledge.index.docs.get(request.name), request.agent
+        if doc is None and request.name not in knowledge.unreadable:
+            shared = self.shared(request.tenant, request.agent, knowledge, budget)
+            if shared is not None:  # the agent has no concept of the name: the shared one is its own
+                self._warm.fetch_pending(request.tenant, SHARED, shared[0], request.name)
+                doc, scope = shared[0].index.docs.get(request.name), SHARED
         if doc is None:
             raise NotFound(f"no such concept: {request.name}")
         # Restored from the snapshot, which keeps no text: the stored object, byte for byte.
-        data = doc.data if doc.data is not None else self._store.get(request.tenant, request.agent, request.name).data
+        data = doc.data if doc.data is not None else self._store.get(request.tenant, scope, request.name).data
         try:
             concept = parse_stored(data, request.name)
         except InvalidConcept:
@@ -351,12 +368,19 @@ class Retriever:
         if config is None or not config.retrieve:
             return SearchAnswer(hits=[]).model_dump(mode="json")
         lapsed = self.lapsed(request.tenant, request.agent, knowledge)
+        shared = self.shared(request.tenant, request.agent, knowledge, budget)
         injected = {item.hit.name for item in select(knowledge.index, request.query, config, lapsed.names,
-                                                     knowledge.lexicon, lapsed.slots)}
+                                                     knowledge.lexicon, lapsed.slots,
+                                                     shared and (shared[0].index, shared[1]))}
+        recall = dict(shared[2]) if shared else {}
+        recall.update(lapsed.names)
+        found = (knowledge.index.search(request.query, request.limit) if shared is None else
+                 search_both(knowledge.index, shared[0].index, request.query, request.limit,
+                             shadowed(knowledge.index, knowledge.unreadable, shared[0].index)))
         hits = [SearchHit(name=hit.name, description=hit.doc.description, type=hit.doc.type,
                           provenance=hit.doc.provenance, confidence=hit.doc.confidence, score=hit.score,
-                          injected=hit.name in injected, recall=lapsed.names.get(hit.name))
-                for hit in knowledge.index.search(request.query, request.limit) if hit.score > 0]
+                          injected=hit.name in injected, recall=recall.get(hit.name))
+                for hit in found if hit.score > 0]
         try:
             self._events.publish(SEARCHED, search_detail(request.tenant, request.agent, request.session_id,
                                                          [hit.name for hit in hits]))
@@ -374,6 +398,25 @@ class Retriever:
         known = lapsed_now(knowledge, knowledge.config, self._now(), self._lapsed.get((tenant, agent)))
         self._lapsed[(tenant, agent)] = known
         return known
+
+    def shared(self, tenant: str, agent: str, knowledge: AgentKnowledge,
+               budget: Optional[float] = None) -> Optional[tuple[AgentKnowledge, set[str], dict[str, str]]]:
+        """The tenant's shared concepts for an agent that opted in (`knowledge: shared: true`): their
+        warm index (refreshed like an agent's, from its own journal; the agent's settings in force),
+        the names of it left out for this agent (out of recall, or the agent's own name: shadowed),
+        and why each lapsed one is out. None when the agent did not opt in, or the shared scope
+        cannot be read yet (counted SharedUnavailable: the agent's own concepts are served)."""
+        config = knowledge.config
+        if config is None or not config.retrieve or not config.shared:
+            return None
+        try:
+            held = self._warm.knowledge(tenant, SHARED, budget, config=config)
+        except KnowledgeError as exc:
+            self.counters.count("SharedUnavailable", reason=exc.code)
+            return None
+        known = lapsed_now(held, config, self._now(), self._shared_lapsed.get((tenant, agent)))
+        self._shared_lapsed[(tenant, agent)] = known
+        return held, set(known.names) | shadowed(knowledge.index, knowledge.unreadable, held.index), known.names
 
     def knowledge(self, tenant: str, agent: str, budget: Optional[float] = None) -> AgentKnowledge:
         """The agent's config and index (knowledge.recall.warm), caught up within `budget` seconds."""

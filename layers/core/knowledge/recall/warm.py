@@ -51,7 +51,7 @@ from knowledge.recall.lexicon import Lexicon, lexicon_for
 from knowledge.recall.snapshot import Snapshot, SnapshotUnreadable, Summary, decode, encode
 from knowledge.store.concepts import ConceptStore, NotModified
 from knowledge.store.journal import CONFIG_CHANGE, JOURNAL_GRACE_SECONDS, JOURNAL_RETENTION_DAYS, VOCABULARY_CHANGE
-from knowledge.store.keys import etag_token
+from knowledge.store.keys import SHARED, etag_token
 from shared import deadline
 from shared.errors import AccessDenied, Conflict, InvalidConcept, InvalidConfig, KnowledgeError, StoreUnavailable
 from shared.telemetry import Counters
@@ -130,9 +130,12 @@ class WarmIndexes:
                  refresh_seconds: float = 5.0, fetch_budget_seconds: float = FETCH_BUDGET_SECONDS,
                  sweep_seconds: float = SWEEP_SECONDS, memory_budget: Optional[int] = None,
                  counters: Optional[Counters] = None, clock: Callable[[], float] = time.monotonic,
-                 wall: Callable[[], float] = time.time, vocabulary: bool = False):
+                 wall: Callable[[], float] = time.time, vocabulary: bool = False, shared_snapshot: bool = True):
+        """`shared_snapshot`: write the tenant's shared index's snapshot back too (False: extraction,
+        which writes nothing in the shared scope)."""
         self._store, self._wanted = store, wanted
         self.vocabulary = vocabulary
+        self.shared_snapshot = shared_snapshot
         self.refresh_seconds = refresh_seconds
         self.fetch_budget_seconds = fetch_budget_seconds
         self.sweep_seconds = sweep_seconds
@@ -333,7 +336,11 @@ class WarmIndexes:
 
     def _read_vocabulary(self, tenant: str, agent: str, knowledge: AgentKnowledge) -> None:
         """The agent's vocabulary.yaml if it changed (If-None-Match the one read): its Lexicon, or
-        the places' only when there is none or it does not parse (counted VocabularyInvalid)."""
+        the places' only when there is none or it does not parse (counted VocabularyInvalid). The
+        tenant's shared scope has none: each agent's own applies to it (no request)."""
+        if agent == SHARED:
+            knowledge.vocabulary_read = True
+            return
         try:
             stored = self._store.get_vocabulary(tenant, agent, unless_etag=knowledge.vocabulary_etag)
         except NotModified:
@@ -405,6 +412,8 @@ class WarmIndexes:
         """Write the index back when it is complete and the stored snapshot is missing, behind
         or old (see the module's docstring); a lost race leaves it to the reader that won."""
         if not knowledge.indexed or knowledge.backlog or knowledge.snapshot_lost:
+            return
+        if agent == SHARED and not self.shared_snapshot:
             return
         behind = knowledge.snapshot_position is None or knowledge.changes >= REWRITE_AFTER_CHANGES
         old = (knowledge.snapshot_position is not None

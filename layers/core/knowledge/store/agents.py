@@ -12,10 +12,16 @@ from typing import Any
 from shared import awscall
 from shared.errors import UnknownAgent
 
-from .keys import agent_prefix
+from .keys import SHARED, agent_prefix
 
 
 def agent_exists(s3: Any, bucket: str, tenant: str, agent: str) -> bool:
+    """A tenant's shared scope (SHARED) exists once the tenant has any agent, or anything shared."""
+    if agent == SHARED:
+        tenant_agents = f"agents/{agent_prefix(tenant, agent).split('/')[1]}/"  # the tenant, validated
+        answer = awscall.call(s3, "list_objects_v2", Bucket=bucket, Prefix=tenant_agents, MaxKeys=1)
+        if answer.get("KeyCount", 0):
+            return True
     prefix = agent_prefix(tenant, agent)
     answer = awscall.call(s3, "list_objects_v2", Bucket=bucket, Prefix=prefix, MaxKeys=1)
     if answer.get("KeyCount", 0):

@@ -1,5 +1,11 @@
 """The concept store's key layout: where an agent's concepts, config, vocabulary, snapshot and journal live,
-and the tenant, agent and concept names read back out of keys."""
+and the tenant, agent and concept names read back out of keys.
+
+A tenant's shared knowledge (the concepts every agent that opts in with `knowledge: shared: true`
+recalls) is stored by the same code under the scope SHARED, which stands where an agent's name
+would: SHARED is not a slug, so no agent can spell it, and its keys live under `tenants/`, a
+top-level prefix no agent key starts with (`agents/`), with its own journal prefix
+`journal/{tenant}/_shared/` (under `journal/`, so the journal's lifecycle rule expires it too)."""
 
 from __future__ import annotations
 
@@ -9,8 +15,18 @@ from typing import Optional
 from shared.errors import InvalidName
 from shared.names import check_slug
 
+# The tenant's shared scope, in an agent's place: not a slug, so never an agent's name.
+SHARED = "_shared"
+
+
+def check_scope(agent: str) -> str:
+    """An agent's name (a slug), or the tenant's shared scope; InvalidName otherwise."""
+    return agent if agent == SHARED else check_slug("agent", agent)
+
 
 def agent_prefix(tenant: str, agent: str) -> str:
+    if agent == SHARED:
+        return f"tenants/{check_slug('tenant', tenant)}/shared/"
     return f"agents/{check_slug('tenant', tenant)}/{check_slug('agent', agent)}/"
 
 
@@ -36,6 +52,8 @@ def snapshot_key(tenant: str, agent: str) -> str:
 
 
 def journal_prefix(tenant: str, agent: str) -> str:
+    if agent == SHARED:
+        return f"journal/{check_slug('tenant', tenant)}/{SHARED}/"
     return f"journal/{check_slug('tenant', tenant)}/{check_slug('agent', agent)}/"
 
 
@@ -55,9 +73,10 @@ def name_from_key(key: str, prefix: str) -> Optional[str]:
 
 
 def agent_of(key: str) -> tuple[str, str]:
-    """(tenant, agent) of a key under agents/ (built by agent_prefix, so already valid)."""
-    _, tenant, agent, _ = key.split("/", 3)
-    return tenant, agent
+    """(tenant, agent) of a key under agents/, or (tenant, SHARED) of one under tenants/{tenant}/shared/
+    (built by agent_prefix, so already valid)."""
+    top, tenant, agent, _ = key.split("/", 3)
+    return (tenant, SHARED) if top == "tenants" else (tenant, agent)
 
 
 def is_agent(text: str) -> bool:

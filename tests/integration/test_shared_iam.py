@@ -1,0 +1,49 @@
+"""Least privilege over a tenant's shared scope (tenants/{tenant}/shared/): each function may do there
+only what its part of shared knowledge needs, and extraction writes nothing there."""
+
+from __future__ import annotations
+
+from helpers.operations import RESOURCES
+
+SHARED = "${KnowledgeBucket.Arn}/tenants/"
+
+
+def grants(function: str) -> dict[str, set[str]]:
+    """Per action, the shared-scope resources the function's policies allow it."""
+    out: dict[str, set[str]] = {}
+    for policy in RESOURCES[function]["Properties"].get("Policies", []):
+        for st in policy.get("Statement", []) if isinstance(policy, dict) else []:
+            if st.get("Effect") != "Allow":
+                continue
+            resources = st["Resource"] if isinstance(st["Resource"], list) else [st["Resource"]]
+            for r in resources:
+                r = r.get("Fn::Sub", r) if isinstance(r, dict) else r
+                if isinstance(r, str) and r.startswith(SHARED):
+                    for action in st["Action"]:
+                        out.setdefault(action, set()).add(r[len(SHARED):])
+    return out
+
+
+def test_each_function_may_do_in_the_shared_scope_only_what_it_needs():
+    assert grants("RetrieveFunction") == {
+        "s3:GetObject": {"*/shared/concepts/*", "*/shared/concepts-index/snapshot"},
+        "s3:PutObject": {"*/shared/concepts-index/snapshot"}}
+    assert grants("ExtractFunction") == {
+        "s3:GetObject": {"*/shared/concepts/*", "*/shared/concepts-index/snapshot"}}
+    # Consolidation writes a claim beside a shared concept, never its snapshot or anything else.
+    assert grants("ConsolidateFunction") == {action: {"*/shared/concepts/*"} for action in
+                                             ("s3:GetObject", "s3:GetObjectVersion", "s3:PutObject")}
+    assert grants("PurgeFunction") == {"s3:GetObject": {"*/shared/concepts/*"},
+                                       "s3:GetObjectVersion": {"*/shared/concepts/*"},
+                                       "s3:PutObject": {"*/shared/concepts/*"}, "s3:DeleteObjectVersion": {"*"}}
+    functions = [name for name, r in RESOURCES.items() if r["Type"] == "AWS::Serverless::Function"]
+    allowed = {"RetrieveFunction", "ExtractFunction", "ConsolidateFunction", "PurgeFunction"}
+    assert {name for name in functions if grants(name)} == allowed
+
+
+def test_shared_concepts_keep_the_same_bounded_history_as_an_agents():
+    rules = {rule["Id"]: rule for rule in
+             RESOURCES["KnowledgeBucket"]["Properties"]["LifecycleConfiguration"]["Rules"]}
+    agents, shared = rules["expire-old-concept-versions"], rules["expire-old-shared-concept-versions"]
+    assert shared["Prefix"] == "tenants/" and shared["NoncurrentVersionExpiration"] == agents[
+        "NoncurrentVersionExpiration"]
