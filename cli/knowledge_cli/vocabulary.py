@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from knowledge.format.vocabulary import STARTERS, parse_vocabulary, starter_text
 from knowledge.errors import InvalidVocabulary
+from knowledge.format.vocabulary import STARTERS, parse_vocabulary, starter_text
 from shared.errors import KnowledgeError, UnknownAgent
 from shared.httpapi import OPERATOR_ID
 
