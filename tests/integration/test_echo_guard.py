@@ -11,6 +11,7 @@ import pytest
 from helpers.aws import drain, new_queue
 from helpers.concepts import make_concept
 from helpers.handlers import LambdaContext, load_event, load_handler
+from helpers.turns import candidates_event
 
 from knowledge.format.sighting import parse_sighting
 
@@ -41,19 +42,6 @@ def turn(session: str, messages: list[dict], shown: dict | None = None) -> dict:
 ASSISTANT_SAYS = [{"role": "user", "content": "vocês entregam em Manaus? em quanto tempo?"},
                   {"role": "assistant", "content": SAID}]
 
-
-def candidates_event(bodies: list[str]) -> dict:
-    records = []
-    for index, body in enumerate(bodies):
-        s = parse_sighting(body)
-        records.append({
-            "messageId": f"m{index}", "receiptHandle": f"r{index}", "body": body,
-            "attributes": {"MessageGroupId": s.group_id(), "MessageDeduplicationId": s.dedup_id(),
-                           "ApproximateReceiveCount": "1", "SentTimestamp": "0", "SenderId": "x",
-                           "ApproximateFirstReceiveTimestamp": "0", "SequenceNumber": str(index)},
-            "messageAttributes": {}, "md5OfBody": "0", "eventSource": "aws:sqs",
-            "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:candidates.fifo", "awsRegion": "us-east-1"})
-    return {"Records": records}
 
 
 @pytest.fixture

@@ -13,10 +13,10 @@ import pytest
 from helpers.aws import drain
 from helpers.concepts import make_concept
 from helpers.handlers import LambdaContext, load_event, load_handler
+from helpers.turns import candidates_event
 
 from knowledge.format.concept import parse
 from knowledge.format.learned import LearnedWord
-from knowledge.format.sighting import parse_sighting
 
 T, A = "default", "store-support"
 TELA = "troca-de-tela"
@@ -41,19 +41,6 @@ def turn_event(session: str, customer: str, *, turn_id: str = "t1", loaded: tupl
     event["Records"][0]["body"] = json.dumps(body, ensure_ascii=False)
     return event
 
-
-def candidates_event(bodies: list[str]) -> dict:
-    records = []
-    for index, body in enumerate(bodies):
-        s = parse_sighting(body)
-        records.append({
-            "messageId": f"m{index}", "receiptHandle": f"r{index}", "body": body,
-            "attributes": {"MessageGroupId": s.group_id(), "MessageDeduplicationId": s.dedup_id(),
-                           "ApproximateReceiveCount": "1", "SentTimestamp": "0", "SenderId": "x",
-                           "ApproximateFirstReceiveTimestamp": "0", "SequenceNumber": str(index)},
-            "messageAttributes": {}, "md5OfBody": "0", "eventSource": "aws:sqs",
-            "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:candidates.fifo", "awsRegion": "us-east-1"})
-    return {"Records": records}
 
 
 SIGHTING = json.dumps([{"name": TELA, "type": "procedure", "description": TELA_DESCRIPTION, "body": TELA_BODY,
