@@ -372,8 +372,9 @@ def _error(status: int, exc: KnowledgeError, **extra) -> Response:
                                             "claims waiting and concepts new to this operator",
          responses=answers(200, AgentList))
 def list_agents(tenant: Slug) -> AgentList:
-    return {"agents": [{**row, "config_problem": config_checks.problem(tenant, row["name"])}
-                       for row in reviews.agents(operator(), tenant)]}
+    rows = reviews.agents(operator(), tenant)
+    problems = config_checks.problems(tenant, [row["name"] for row in rows])  # side by side
+    return {"agents": [{**row, "config_problem": problem} for row, problem in zip(rows, problems)]}
 
 
 # ------------------------------------------------------------------ concepts

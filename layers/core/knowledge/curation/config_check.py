@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
@@ -57,6 +58,9 @@ def problem_of(data: bytes) -> Optional[dict[str, Any]]:
     return None
 
 
+PARALLEL = 16  # agents looked at at once by `problems`
+
+
 class ConfigCheck:
     def __init__(self, store: ConceptStore, *, every: float = CHECK_SECONDS,
                  clock: Callable[[], float] = time.monotonic):
@@ -82,3 +86,11 @@ class ConfigCheck:
         fresh = _Seen(now, None, None) if stored is None else _Seen(now, stored[1], problem_of(stored[0]))
         self._seen[key] = fresh
         return fresh.problem
+
+    def problems(self, tenant: str, agents: list[str]) -> list[Optional[dict[str, Any]]]:
+        """`problem` of each agent, in their order, looked at side by side (the agents page: one
+        conditional GET per agent a window, at most PARALLEL at once, not one after another)."""
+        if len(agents) <= 1:
+            return [self.problem(tenant, agent) for agent in agents]
+        with ThreadPoolExecutor(max_workers=min(PARALLEL, len(agents))) as pool:
+            return list(pool.map(lambda agent: self.problem(tenant, agent), agents))
