@@ -50,7 +50,7 @@ def test_a_changed_concept_is_skipped_unless_replace_is_ticked_and_then_gets_a_n
         browser, studio, store, request, tmp_path):
     current = store.get(T, A, "troca-em-30-dias")
     path = tmp_path / "troca-em-30-dias.md"
-    path.write_text(current.text.replace("within 30 days of delivery.", "within 45 days of delivery."))
+    path.write_text(current.text.replace("em até 30 dias após a entrega, na", "em até 45 dias após a entrega, na"))
     with signed_in(browser, studio, request) as page:
         page.get_by_role("button", name="Import…").click()
         page.locator("#import-files").set_input_files(str(path))
@@ -60,7 +60,7 @@ def test_a_changed_concept_is_skipped_unless_replace_is_ticked_and_then_gets_a_n
         expect(page.locator("#import-summary")).to_have_text("would change 1.")
         page.get_by_role("button", name="Import 1 concept").click()
         expect(page.locator("#import-message")).to_have_text("Done: 0 created, 1 changed.", timeout=60_000)
-        assert "45 days" in store.get(T, A, "troca-em-30-dias").text
+        assert "45 dias" in store.get(T, A, "troca-em-30-dias").text
         assert len(store.versions(T, A, "troca-em-30-dias")) == 2  # the old one restorable
 
 

@@ -54,7 +54,7 @@ def test_restoring_the_deleted_one_instead_brings_it_back_with_its_history(page,
     page.get_by_role("button", name="Restore the deleted concept").click()
     expect(page.locator("#status")).to_have_text(f"{NAME} is back, with its history. Your new text was not saved.")
     assert asked and "discards them" in asked[0]
-    expect(page.locator(".cm-content")).to_contain_text("within 30 days of delivery")
-    assert "within 30 days of delivery" in store.get(T, A, NAME).text
+    expect(page.locator(".cm-content")).to_contain_text("em até 30 dias após a entrega")
+    assert "em até 30 dias após a entrega" in store.get(T, A, NAME).text
     history = store.versions(T, A, NAME)
     assert not history[0].deleted and history[1].deleted and len(history) == 3  # the old version, its delete, back

@@ -57,14 +57,14 @@ def test_writes_go_a_window_at_a_time_as_the_operator_and_a_repeated_name_is_ref
 
 def test_a_taken_name_is_skipped_unless_replace_is_chosen(api, store):
     concept = store.get(T, A, "troca-em-30-dias")
-    changed = concept.text.replace("within 30 days of delivery.", "within 45 days of delivery.")
+    changed = concept.text.replace("em até 30 dias após a entrega, na", "em até 45 dias após a entrega, na")
     files = [{"name": "troca-em-30-dias.md", "text": changed}, {"name": "notes.txt", "text": "ignored"}]
     _, dry, _ = api("POST", f"{BASE}/import", body={"files": files})
     assert dry["skipped"] == 1 and dry["ignored"] == ["notes.txt"] and "--replace" in dry["items"][0]["reason"]
     _, kept, _ = api("POST", f"{BASE}/import", body={"files": files, "dry_run": False})
     assert kept["skipped"] == 1 and store.get(T, A, "troca-em-30-dias").etag == concept.etag
     _, replaced, _ = api("POST", f"{BASE}/import", body={"files": files, "dry_run": False, "replace": True})
-    assert replaced["changed"] == 1 and "45 days" in store.get(T, A, "troca-em-30-dias").text
+    assert replaced["changed"] == 1 and "45 dias" in store.get(T, A, "troca-em-30-dias").text
     assert store.versions(T, A, "troca-em-30-dias")[0].actor == f"operator:{ANA['sub']}"
 
 

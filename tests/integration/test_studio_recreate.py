@@ -28,7 +28,7 @@ def test_restoring_instead_brings_the_deleted_one_back_with_its_history(api, sto
     status, body, _ = api("POST", f"{BASE}/concepts", body={"markdown": NEW})
     assert status == 409
     status, _, _ = api("POST", f"{BASE}/deleted/troca-em-30-dias/restore")
-    assert status == 200 and "within 30 days of delivery" in store.get(T, A, "troca-em-30-dias").text
+    assert status == 200 and "em até 30 dias após a entrega" in store.get(T, A, "troca-em-30-dias").text
 
 
 def test_a_name_never_used_or_of_another_tenant_is_created_or_refused_as_before(api):
