@@ -266,6 +266,24 @@ def test_an_operator_sees_learned_words_in_the_editor_and_removing_one_there_rec
     assert 'removed_words: ["destrocar"]' in saved["markdown"]
 
 
+def test_restoring_a_version_from_before_a_removal_brings_back_the_text_and_never_the_removed_word(api, store):
+    from helpers.studio import BASE
+
+    name = "troca-em-30-dias"
+    first = store.get(T, A, name)
+    with_learned(store, name, "destrocar", "devolver")
+    status, concept, _ = api("GET", f"{BASE}/concepts/{name}")
+    edited = "\n".join(line for line in concept["markdown"].split("\n") if '"destrocar"' not in line)
+    status, _, _ = api("PUT", f"{BASE}/concepts/{name}", body={"markdown": edited}, headers={"if-match": concept["etag"]})
+    assert status == 200
+    status, restored, _ = api("POST", f"{BASE}/concepts/{name}/versions/{first.version_id}/restore")
+    assert status == 200
+    now = store.get(T, A, name).concept
+    assert now.body == first.concept.body and now.description == first.concept.description
+    assert [e.word for e in now.learned_words] == ["devolver"] and now.removed_words == ("destrocar",)
+    assert 'removed_words: ["destrocar"]' in restored["markdown"]
+
+
 # ------------------------------------------------------------------ least privilege
 def test_extraction_may_write_concepts_and_their_journal_and_its_learning_ledger_and_nothing_more_of_them():
     from helpers.operations import RESOURCES

@@ -52,6 +52,19 @@ CONFIG_CONTENT_TYPE = "application/yaml; charset=utf-8"
 SNAPSHOT_CONTENT_TYPE = "application/octet-stream"
 
 
+def _learning_of(current: StoredConcept, old: StoredConcept) -> bytes:
+    """`old`'s document with `current`'s learned and removed words (docs/contract.md, learned words):
+    what the traffic taught since, and what an operator removed since (never learned again), are the
+    concept's learning, not its text. `old` as it was when either does not parse or nothing differs."""
+    try:
+        now, then = current.concept, old.concept
+    except (InvalidConcept, ValueError):
+        return old.data
+    if (now.learned_words, now.removed_words) == (then.learned_words, then.removed_words):
+        return old.data
+    return then.replace(learned_words=now.learned_words, removed_words=now.removed_words).render().encode("utf-8")
+
+
 def check_actor(actor: str) -> str:
     if not isinstance(actor, str) or not _ACTOR.fullmatch(actor):
         raise InvalidName("actor", "must be 'engine', 'learning' or 'operator:<id>' (ASCII letters, digits, ._@+:-)")
@@ -322,7 +335,9 @@ class ConceptStore(ChangeJournal, ConceptHistory, VocabularyFile):
         """Write an old version back as a new one (read, then a conditional put).
 
         With `if_match`, the current version must still be that ETag; without it, the
-        restore is conditional on whatever is current when it is read.
+        restore is conditional on whatever is current when it is read. The concept's learned and
+        removed words stay as they are now (`_learning_of`): a restore brings back a text, and
+        never a word an operator removed since.
         """
         old = self.read_version(tenant, agent, name, version_id)
         _ = old.concept  # an old version that no longer parses is refused (InvalidConcept), never restored
@@ -332,7 +347,7 @@ class ConceptStore(ChangeJournal, ConceptHistory, VocabularyFile):
             raise Conflict(f"concept {name!r} changed since it was read", current)
         if current is None:
             return self._put(key, name, old.data, actor, "restore", if_none_match=True)
-        return self._put(key, name, old.data, actor, "restore", if_match=current.etag,
+        return self._put(key, name, _learning_of(current, old), actor, "restore", if_match=current.etag,
                          sightings=current.sightings)
 
     # ------------------------------------------------------------ config
