@@ -24,6 +24,9 @@ the a an of to in on at by for with without and or is are be was were been it it
 those from as into than then there their our your we you they he she not no yes can will would
 could should do does did have has had i me my mine hi hello hey thanks thank please what which who
 how when where why about just also any some each other
+if them him her his hers us another am being having doing whom nor so very too only same such both few
+again once while until because before after during between through against all up out over
+don doesn didn isn aren wasn weren won wouldn couldn shouldn haven hasn t s m d ll re ve
 live lives living long take takes get gets got here much many still already now soon yet go going
 moro mora morar tempo quero queria gostaria preciso precisa fica faz fazer sou agora acho achei saber
 ajuda ajudar demais coisa gente alguém alguem ta tá pra né ne aí ai
@@ -68,7 +71,11 @@ GLOSSARY = {
     "receipt": "nota", "cards": "cartão", "nights": "noites", "deadline": "prazo", "available": "disponível",
     "north": "norte", "northeast": "nordeste", "south": "sul", "southeast": "sudeste", "brand": "marca",
     "cancellation": "cancelamento", "refunds": "reembolso", "returns": "devolução", "notify": "avise",
-    "ship": "entregar", "ships": "entregar",
+    "ship": "entregar", "ships": "entregar", "size": "tamanho", "sizes": "tamanho", "defect": "defeito",
+    "defective": "defeito", "faulty": "defeito", "buy": "comprar", "bought": "comprei", "purchase": "compra",
+    "purchased": "comprei", "price": "preço", "prices": "preço", "week": "semana", "weeks": "semana",
+    "month": "mês", "months": "mês", "year": "ano", "years": "ano", "replacement": "troca", "replace": "trocar",
+    "receive": "receber", "received": "recebi",
 }
 # Chat shorthand, read as the word it stands for before phrases are matched ("sai hj" is "sai hoje").
 SHORTHAND = {"q": "que", "hj": "hoje", "qto": "quanto", "qta": "quanta", "qdo": "quando", "qnd": "quando",
