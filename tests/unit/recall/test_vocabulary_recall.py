@@ -105,3 +105,37 @@ def test_agents_whose_files_are_the_same_text_share_one_lexicon_built_once():
     assert lexicon_for(readings, "etag-1") is lexicon_for(readings, "etag-1")
     assert lexicon_for(readings, "etag-2") is not lexicon_for(readings, "etag-1")
     assert lexicon_for((), "etag-3") is lexicon()
+
+
+# ------------------------------------------------------------------ a reading alone passes the floor
+def pharmacy_index():
+    from knowledge.recall.index import Index
+
+    said = {
+        "devolucao-arrependimento": "Devolução por arrependimento em até 7 dias corridos após o recebimento, "
+                                    "com a embalagem lacrada; o valor volta pelo mesmo meio de pagamento.",
+        "pedido-atrasado": "Pedido atrasado: confira o rastreio no app e, passado o prazo, fale com o atendimento.",
+        "horario-lojas": "As lojas abrem de segunda a sábado das 8h às 22h e aos domingos das 9h às 18h.",
+        "farmacia-popular": "Somos credenciados no Farmácia Popular: a retirada é só na loja física, com receita.",
+        "formas-pagamento": "Aceitamos Pix, cartões de crédito e débito e boleto bancário no site.",
+        "entrega-expressa": "Entrega expressa em até 3 horas na capital, para pedidos feitos até as 18h.",
+    }
+    index = Index()
+    for name, text in said.items():
+        concept = make_concept(name, description=text.split(":")[0], body=text)
+        index.upsert(name, "etag", concept, concept.render().encode())
+    index.settle()
+    return index
+
+
+@pytest.mark.parametrize("message", [
+    "desencanei",
+    "quero largar mão do pedido",
+    "Oi, boa tarde! Comprei um protetor solar semana passada pelo site, pedido 2024-10021, mas desencanei, "
+    "não quero mais. Como faço? Obrigada, Renata",
+])
+def test_a_message_that_speaks_only_through_an_operators_reading_reaches_its_concept(message):
+    index = pharmacy_index()
+    readings = lexicon_for([(("largar mão", "desencanei"), "arrependimento")], None)
+    assert "devolucao-arrependimento" not in [hit.name for hit in index.relevant(message, 5)]
+    assert "devolucao-arrependimento" in [hit.name for hit in index.relevant(message, 5, readings=readings)]

@@ -557,6 +557,8 @@ class Index:
             if term in reading.grouped:  # part of a place's name: it tells, but is matched with its reading below
                 told += bm25_idf(floor_docs, postings.live) / rarest if postings is not None else 1.0
                 continue
+            if postings is None and term in reading.explained:
+                continue  # a customer's word the vocabulary reads: it tells what its reading tells, below
             if postings is None and read and form is not None and len(form) >= TYPO_MIN and tried < TYPO_TRIES:
                 tried += 1
                 meant = self._corrected(form) if form not in names else None
@@ -585,11 +587,17 @@ class Index:
             found = [(postings, weight) for term, weight in weight_of.items()
                      if term not in used and (postings := postings_of(term)) is not None]
             used.update(weight_of)
+            if added.explains and found:  # the reading stands for words no concept has: it tells as its rarest word
+                told += max(bm25_idf(floor_docs, postings.live) for postings, _ in found) / rarest
+            # The floor counts a vocabulary reading as the store's word itself (an operator said the
+            # customer's words mean it); the ranking weighs it `weight`, so a concept that says the
+            # customer's own words ranks first. A place's reading is weighed the same in both.
+            full = 1.0 if added.place else None
             if len(found) == 1:
                 postings, weight = found[0]
                 slot_arrays.append(postings.slots)
                 weight_arrays.append(postings.idf_weights(n_docs) * weight)
-                ratios.append(ratio_of(postings))
+                ratios.append(ratio_of(postings) / (full or weight))
                 placed.append(added.place)
             elif found:
                 # Per concept, the best of the reading's words: written in ascending order of
@@ -599,12 +607,13 @@ class Index:
                 order = np.argsort(weights, kind="stable")
                 best = np.zeros(n)
                 best[slots[order]] = weights[order]
-                if n_docs >= FLOOR_CONCEPTS:
+                if n_docs >= FLOOR_CONCEPTS and added.place:
                     ratio = scale  # the same for every word
                 else:
                     shared_by = np.zeros(n)
                     shared_by[slots[order]] = (weights * np.concatenate(
-                        [np.full(len(postings.slots), ratio_of(postings)) for postings, _ in found]))[order]
+                        [np.full(len(postings.slots), ratio_of(postings) / (full or weight))
+                         for postings, weight in found]))[order]
                     ratio = None
                 slots = np.flatnonzero(best)
                 slot_arrays.append(slots)

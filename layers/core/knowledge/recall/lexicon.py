@@ -132,6 +132,9 @@ class Added(NamedTuple):
 
     words: list[tuple[str, float]]
     place: bool
+    # The customer's words of a vocabulary reading that no concept has: the reading says what they
+    # mean, so they tell what it tells (once), not each as much as a word no concept has.
+    explains: frozenset[str] = frozenset()
 
 
 class Reading(NamedTuple):
@@ -141,6 +144,7 @@ class Reading(NamedTuple):
     added: list[Added]
     places: set[str]
     grouped: set[str]
+    explained: frozenset[str] = frozenset()  # every reading's `explains`
 
 
 class _Word(NamedTuple):
@@ -215,6 +219,7 @@ class Lexicon:
         added: list[Added] = []
         places: set[str] = set()
         grouped: set[str] = set()
+        explained: set[str] = set()
         n = len(words)
         # Phrases may overlap: "não pago a entrega" is "não pago" and "pago a entrega".
         for i in [i for i, word in enumerate(found) if word.bucket in buckets or word.key in self._street]:
@@ -237,12 +242,14 @@ class Lexicon:
                     places.update(term for term, _ in adds)
                     places.update(own)
                 else:
-                    added.append(Added([(term, weight) for term, _ in adds], False))
+                    unknown = frozenset(word.term for word in found[i:i + len(said)] if not known(word.term))
+                    added.append(Added([(term, weight) for term, _ in adds], False, unknown))
+                    explained.update(unknown)
                 matched = True
                 break
             if not matched and words[i] in self._street and i + 1 < n:
                 places.add(found[i + 1].term)
-        return Reading(added, places, grouped)
+        return Reading(added, places, grouped, frozenset(explained))
 
 
 _LEXICON: Optional[Lexicon] = None
