@@ -94,6 +94,17 @@ def test_a_word_three_sessions_teach_becomes_a_learned_word_written_by_learning_
     assert learned(store, BATERIA) == []  # retrieved is not loaded: the other concept learns nothing
 
 
+def test_a_word_three_of_the_stores_concepts_already_say_is_never_learned_for_another(loop, store):
+    for name in ("capinhas", "peliculas", "carregadores"):
+        store.create(T, A, make_concept(name, description=f"Acessórios de smart: {name}.",
+                                        body="Para todo smart da loja, com garantia.", sources=("sess_0",),
+                                        created_at=SEEDED, updated_at=SEEDED), actor="engine")
+    for i in range(4):
+        loop(turn_event(f"sess_{i}", SAYS))
+    words = learned(store)
+    assert "telinha" in words and "smart" not in words  # "smart" means something in the store already
+
+
 def test_a_turn_extraction_sees_a_known_concept_in_teaches_its_customers_words(loop, store):
     for i in range(3):
         loop(turn_event(f"sess_{i}", f"{SAYS} de novo", loaded=()), reply=SIGHTING)

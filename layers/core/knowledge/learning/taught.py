@@ -14,8 +14,8 @@ Two signals, each for a concept X of the agent's index, only from a turn carryin
 
 A candidate is one word of a customer message, after PII redaction (shared.pii: nothing redacted
 is ever a candidate), that is no stopword, no chat filler, no number (a word of letters only, at
-least MIN_LETTERS long), and that X's own text and learned words do not have (words that already
-reached X teach nothing). At most PER_TURN per concept and turn. Each (concept, word) counts the
+least MIN_LETTERS long), that X's own text and learned words do not have (words that already
+reached X teach nothing), and that no more than KNOWN_SPREAD of the agent's concepts say. At most PER_TURN per concept and turn. Each (concept, word) counts the
 distinct sessions that taught it in the learning ledger (knowledge.store.word_ledger); once
 `learn_min_sessions` (default 3) have, the word is written into X's `learned_words` through the
 store's compare-and-swap as a new version (writer `learning`, reason `learned`). An operator's
@@ -42,6 +42,9 @@ from shared.telemetry import Counters
 
 MIN_LETTERS = 3
 PER_TURN = 12  # candidate words per concept and turn, at most
+# A word more than KNOWN_SPREAD of the agent's concepts already say means something in the store
+# already ("pedido", "celular" in a phone shop): learning it for one more tells that one nothing apart.
+KNOWN_SPREAD = 2
 CAS_TRIES = 3
 LEARNER = "learning"
 
@@ -90,7 +93,8 @@ class Teacher:
         learned = 0
         for name, signal in taught.items():
             has = index.terms_of(name)
-            fresh = [(term, word) for term, word in words if term not in has][:PER_TURN]
+            fresh = [(term, word) for term, word in words
+                     if term not in has and index.spread(term) <= KNOWN_SPREAD][:PER_TURN]
             for term, word in fresh:
                 count = self._ledger.add(turn.tenant, turn.agent, name, term, word, turn.session_id, signal)
                 self.counters.count("WordCandidate", signal=signal)

@@ -151,6 +151,11 @@ class Index:
         doc = self.docs.get(name)
         return doc.etag if doc else None
 
+    def spread(self, term: str) -> int:
+        """How many of the held concepts have `term` among their own words (not their learned ones)."""
+        postings = self._postings.get(term)
+        return 0 if postings is None else postings.live
+
     def terms_of(self, name: str) -> set[str]:
         """The terms a concept has, its own and its learned words' ({} for a concept not held)."""
         doc = self.docs.get(name)

@@ -30,6 +30,7 @@ don doesn didn isn aren wasn weren won wouldn couldn shouldn haven hasn t s m d 
 live lives living long take takes get gets got here much many still already now soon yet go going
 moro mora morar tempo quero queria gostaria preciso precisa fica faz fazer sou agora acho achei saber
 ajuda ajudar demais coisa gente alguém alguem ta tá pra né ne aí ai
+mim ti si comigo contigo dar dá da dou deu der dei daria
 tenho temos tive teve tinha tivemos estamos estive esteve fui foram seria seja sejam há havia houve vão
 cadê cade fiz fez faço depois antes ontem amanhã amanha hoje sempre nunca nada todo toda todos todas assim ali cá
 quem nem dele dela deles delas desse dessa desses dessas deste desta nesse nessa neste nesta naquele naquela
