@@ -6,7 +6,7 @@ import { showConfigProblem } from "./banner.js";
 import { markReviewed, showReview } from "./review.js";
 import { api, config, operatorActor } from "./session.js";
 import { plainWords } from "./api.js";
-import { fail, say } from "./status.js";
+import { fail, say, spokenCount } from "./status.js";
 import { filtersInUrl, listUrl, visit } from "./url.js";
 
 let concepts = [];
@@ -267,9 +267,12 @@ export function watchForChanges() {
       if (!current) {
         // A list was listed meanwhile: it is the newer one, and says itself whether it is current.
       } else if (signature(page) !== newestShown && !$("list-view").hidden) {
+        const before = spokenCount();  // an action's answer said during the refresh is newer news: it stays
         const refreshed = refreshList();
         const mine = listings;  // refreshList has begun its listing: any later one is someone else's
-        if (await refreshed && mine === listings) say(`${counted()}. The list was updated with the latest changes.`);
+        if (await refreshed && mine === listings && spokenCount() === before) {
+          say(`${counted()}. The list was updated with the latest changes.`, { background: true });
+        }
       } else {
         markCurrent(page.as_of);
       }
@@ -409,7 +412,7 @@ async function listRows(rows, { quiet, replace }, overtaken) {
     const caughtUp = showCatchingUp(page);
     renderList(concepts);
     show("list-view");
-    if (!quiet || caughtUp) say(counted());  // the count said while catching up was short
+    if (!quiet || caughtUp) say(counted(), { background: quiet });  // the count said while catching up was short
     newestShown = unfiltered ? signature(page) : before ? signature(before) : "unknown";
     return true;
   } catch (error) {

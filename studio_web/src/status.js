@@ -3,8 +3,11 @@ import { ApiError, plainWords } from "./api.js";
 import { $ } from "./dom.js";
 
 let retryAction = null;
+let spoken = 0;  // what an operator's own actions have said: a background refresh never talks over it
 
-export function say(text) {
+// `background`: said by the page itself (a refresh), not in answer to the operator.
+export function say(text, { background = false } = {}) {
+  if (!background) spoken += 1;
   $("status").textContent = text;
   if (text) $("problem").hidden = true;  // news replaces an older failure
 }
@@ -37,4 +40,9 @@ export function showProblem(why) {
   $("problem-text").textContent = why[0];
   retryAction = why[1];
   $("problem").hidden = false;
+}
+
+// How many things the operator's actions have said so far (see `say`).
+export function spokenCount() {
+  return spoken;
 }
