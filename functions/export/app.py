@@ -18,6 +18,6 @@ def lambda_handler(event, context):
     except KnowledgeError as exc:
         logger.warning("export refused", extra={"error_code": exc.code})
         return {"ok": False, "error": {"code": exc.code, "message": str(exc)}}
-    logger.info("export written", extra={"tenant": request.tenant, "agent": request.agent,
+    logger.info("export written", extra={"tenant": request.tenant, "agent": request.scope,
                                          "format": request.format, "concepts": result.concepts})
     return {"ok": True, "bucket": settings.sessions_bucket, "prefix": prefix, **result.as_dict()}

@@ -30,7 +30,7 @@ def lambda_handler(event, context):
         if importer.reviews is not None:  # PolicyReviewQueued / PolicyReviewNotQueued, one per policy written
             importer.reviews.counters.flush(service="knowledge-import")
     answer = report.as_dict()
-    logger.info("import done", extra={"tenant": request.tenant, "agent": request.agent, "dry_run": request.dry_run,
+    logger.info("import done", extra={"tenant": request.tenant, "agent": request.scope, "dry_run": request.dry_run,
                                       # `created` is a LogRecord field: each count is named for its outcome.
                                       **{f"concepts_{k}": answer[k] for k in ("created", "changed", "unchanged",
                                                                               "skipped", "refused")}})

@@ -40,12 +40,24 @@ def test_without_a_label_the_prefix_is_a_timestamp(handler):
     assert ":" not in answer["prefix"]
 
 
+def test_a_shared_event_exports_the_tenants_shared_concepts_beside_no_agents(handler, store, s3, sessions_bucket):
+    from knowledge.store.keys import SHARED
+
+    shared = parse((DEMO / "troca-em-30-dias.md").read_text(encoding="utf-8"))
+    store.create("default", SHARED, shared, actor="operator:ana")
+    answer = handler.lambda_handler({"shared": True, "label": "politicas"}, LambdaContext())
+    assert answer["ok"] and answer["prefix"] == "default/_shared/exports/politicas/" and answer["concepts"] == 1
+    listed = s3.list_objects_v2(Bucket=sessions_bucket, Prefix=answer["prefix"])["Contents"]
+    assert [item["Key"] for item in listed] == [answer["prefix"] + "troca-em-30-dias.md"]
+
+
 @pytest.mark.parametrize("event, code, fragment", [
     ({"agent": "../x"}, "knowledge_error", "agent: must be lowercase"),
     ({"agent": "store-support", "label": "../../escape"}, "knowledge_error", "label"),
     ({"agent": "store-support", "format": "pdf"}, "knowledge_error", "format"),
     ({"agent": "store-support", "bucket": "elsewhere"}, "knowledge_error", "bucket: unknown key"),
-    ({}, "knowledge_error", "agent: Field required"),
+    ({}, "knowledge_error", "name an agent (\"agent\") or the tenant's shared concepts"),
+    ({"agent": "store-support", "shared": True}, "knowledge_error", "not both"),
     ("not an object", "knowledge_error", "JSON object"),
     ({"agent": "nobody"}, "unknown_agent", "has no knowledge store"),
 ])

@@ -237,6 +237,21 @@ def test_a_dry_run_event_answers_what_would_happen_and_writes_nothing(handler, w
     assert versions(s3, bucket) == 0
 
 
+def test_a_shared_import_event_writes_the_tenants_shared_concepts_that_its_agents_recall(
+        handler, world, s3, bucket, sessions_bucket):
+    from knowledge.store.keys import SHARED
+
+    event = {**load_event("import.json"), "prefix": "default/_shared/imports/faq/", "shared": True}
+    del event["agent"]
+    upload(s3, sessions_bucket, event["prefix"], FAQ_YAML)
+    answer = handler.lambda_handler(event, LambdaContext())
+    assert answer["ok"] and answer["created"] == 3 and answer["refused"] == 2
+    shared = world.list(T, SHARED)
+    assert len(shared) == 3 and world.get(T, SHARED, shared[0].name).actor == f"operator:{event['operator']}"
+    assert not any(entry.name in {s.name for s in shared} for entry in world.list(T, A))  # no agent's concept
+    assert s3.list_objects_v2(Bucket=bucket, Prefix=f"journal/{T}/{SHARED}/")["KeyCount"] == 3
+
+
 @pytest.mark.parametrize("change, code, fragment", [
     ({"prefix": "default/store-support/imports/../../other/"}, "invalid_import", "no '..'"),
     ({"prefix": "default/other-agent/imports/faq/"}, "outside_import_prefix", "default/store-support/imports/"),
@@ -250,6 +265,9 @@ def test_a_dry_run_event_answers_what_would_happen_and_writes_nothing(handler, w
     ({"surprise": 1}, "invalid_import", "surprise"),
     ({"agent": "nobody", "prefix": "default/nobody/imports/faq/"}, "unknown_agent", "save its knowledge.yaml"),
     ({"prefix": "default/store-support/imports/empty/"}, "invalid_import", "nothing to import"),
+    ({"shared": True}, "invalid_import", "not both"),
+    ({"agent": None, "shared": True}, "outside_import_prefix", "default/_shared/imports/"),
+    ({"agent": None}, "invalid_import", "shared concepts"),
 ])
 def test_bad_import_events_get_a_clear_error_and_read_nothing(handler, s3, sessions_bucket, change, code, fragment):
     event = load_event("import.json")

@@ -79,3 +79,22 @@ def test_the_overview_counts_what_is_new_to_the_operator_within_its_one_budget(m
     assert name == A and [left for left, _ in counts] == [4, 2, 0]
     # What the engine just wrote is new to the operator once read, and not before.
     assert counts[-1][1] >= 6 and counts[0][1] < counts[-1][1]
+
+
+def test_the_scheduled_pass_brings_the_tenants_shared_snapshot_up_to_date_too(monkeypatch, store, bucket,
+                                                                             sessions_bucket):
+    from knowledge.store.keys import SHARED
+
+    demo_studio(monkeypatch, store, bucket, sessions_bucket)
+    snapshot_function(monkeypatch, bucket).lambda_handler({}, LambdaContext())
+    assert store.get_snapshot(T, SHARED) is None  # the tenant keeps nothing shared: nothing to look at
+    store.create(T, SHARED, make_concept("troca-30-dias", description="Troca em até 30 dias em todas as lojas."),
+                 actor="operator:ana")
+    answer = snapshot_function(monkeypatch, bucket).lambda_handler({}, LambdaContext())
+    assert (answer["agents"], answer["current"], answer["failed"]) == (2, 2, 0)
+    shared = store.get_snapshot(T, SHARED)
+    assert shared is not None
+    store.create(T, SHARED, make_concept("frete-gratis-200", description="Frete grátis acima de R$ 200."),
+                 actor="operator:ana")
+    snapshot_function(monkeypatch, bucket).lambda_handler({}, LambdaContext())
+    assert store.get_snapshot(T, SHARED).etag != shared.etag  # rewritten once something changed

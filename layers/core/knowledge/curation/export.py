@@ -11,13 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Literal, Optional, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
+from knowledge.curation.scoped import ScopedRequest
 from knowledge.format.concept import format_timestamp, utc_now
 from knowledge.format.vocabulary import FILE as VOCABULARY_FILE
 from knowledge.store.concepts import ConceptStore, StoredConcept
 from shared.errors import InvalidConcept, KnowledgeError, NotFound
-from shared.names import Slug
 from shared.validation import validate_object
 
 FORMATS = ("md", "graphml")
@@ -192,13 +192,12 @@ def graphml(stored: list[StoredConcept], progress: Optional[Progress] = None) ->
 _LABEL = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}(/[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}){0,4}")
 
 
-class ExportRequest(BaseModel):
-    """The ExportFunction event: which agent, which format, and a label for the output prefix."""
+class ExportRequest(ScopedRequest):
+    """The ExportFunction event: which agent (or the tenant's shared concepts), which format, and a
+    label for the output prefix."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    tenant: Slug = "default"
-    agent: Slug
     format: Literal["md", "graphml"] = "md"
     label: Optional[str] = Field(default=None, description="output folder under exports/; default: a timestamp")
 
@@ -211,9 +210,10 @@ class ExportRequest(BaseModel):
         return value
 
     def prefix(self, now: Optional[str] = None) -> str:
-        """Where in SESSIONS_BUCKET the export goes: {tenant}/{agent}/exports/{label}/."""
+        """Where in SESSIONS_BUCKET the export goes: {tenant}/{agent}/exports/{label}/ (the shared
+        concepts': {tenant}/_shared/exports/{label}/)."""
         label = self.label or (now or format_timestamp(utc_now())).replace(":", "")
-        return f"{self.tenant}/{self.agent}/exports/{label}/"
+        return f"{self.tenant}/{self.folder}/exports/{label}/"
 
 
 def parse_export_request(event: Any) -> ExportRequest:
@@ -229,6 +229,6 @@ class Exporter:
     def run(self, event: Any) -> tuple[ExportRequest, str, ExportResult]:
         request = parse_export_request(event)
         prefix = request.prefix()
-        result = export_agent(self._store, request.tenant, request.agent, S3Sink(self._s3, self.bucket, prefix),
+        result = export_agent(self._store, request.tenant, request.scope, S3Sink(self._s3, self.bucket, prefix),
                               fmt=request.format)
         return request, prefix, result

@@ -18,10 +18,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from knowledge.curation.documents import concept_by_hand
 from knowledge.curation.faq import FaqUnreadable, RowProblem, read_faq
+from knowledge.curation.scoped import ScopedRequest
 from knowledge.curation.studio import Studio, UnknownAgent
 from knowledge.errors import NameTaken
 from knowledge.format.concept import PROVENANCES, TYPES, Concept, utc_now
@@ -29,7 +30,6 @@ from knowledge.store.concepts import ConceptStore, StoredConcept
 from shared import awscall
 from shared.errors import Conflict, InvalidConcept, KnowledgeError
 from shared.httpapi import OPERATOR_ID, Operator
-from shared.names import Slug
 from shared.validation import validate_object
 
 CREATED, CHANGED, UNCHANGED, SKIPPED, REFUSED = "created", "changed", "unchanged", "skipped", "refused"
@@ -326,14 +326,13 @@ IMPORTS = "imports"  # the folder under {tenant}/{agent}/ of SESSIONS_BUCKET an 
 _FOLDER = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,99}")
 
 
-class ImportRequest(BaseModel):
-    """The ImportFunction event: the agent, the operator importing, and the files under one prefix of
-    SESSIONS_BUCKET that lies within {tenant}/{agent}/imports/."""
+class ImportRequest(ScopedRequest):
+    """The ImportFunction event: the agent (or `"shared": true`, the tenant's shared concepts), the
+    operator importing, and the files under one prefix of SESSIONS_BUCKET that lies within
+    {tenant}/{agent}/imports/ ({tenant}/_shared/imports/ for the shared concepts)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    tenant: Slug = "default"
-    agent: Slug
     operator: str = Field(description="the importing operator's id: the versions' actor is operator:<id>")
     prefix: str = Field(description="{tenant}/{agent}/imports/{label}/: the files to import (not below)")
     bucket: str | None = Field(default=None, description="SESSIONS_BUCKET, the only bucket an import reads")
@@ -361,7 +360,7 @@ class ImportRequest(BaseModel):
         """OutsideImportPrefix unless the prefix is this agent's imports folder (or one below it) of `bucket`."""
         if self.bucket is not None and self.bucket != bucket:
             raise OutsideImportPrefix(f"an import reads only the sessions bucket ({bucket}), not {self.bucket!r}")
-        allowed = f"{self.tenant}/{self.agent}/{IMPORTS}/"
+        allowed = f"{self.tenant}/{self.folder}/{IMPORTS}/"
         if not self.prefix.startswith(allowed) or self.prefix == allowed:
             raise OutsideImportPrefix(f"the prefix must be a folder under {allowed} (e.g. {allowed}faq/)")
 
@@ -404,11 +403,11 @@ class Importer:
         request = parse_import_request(event)
         request.check_within(self._files.bucket)
         op = Operator(request.operator, frozenset({request.tenant}))
-        self._concepts.check_agent(op, request.tenant, request.agent)
+        self._concepts.check_agent(op, request.tenant, request.scope)
         items, ignored = items_of(self._files.read(request.prefix), default_type=request.type)
         if not items:
             raise InvalidImport(f"there is nothing to import under {request.prefix} (.md, .csv, .yaml or .yml files)")
-        report = self._concepts.run(op, request.tenant, request.agent, items, dry_run=request.dry_run,
+        report = self._concepts.run(op, request.tenant, request.scope, items, dry_run=request.dry_run,
                                     replace=request.replace, provenance=request.provenance, progress=progress,
                                     ignored=ignored)
         return request, report

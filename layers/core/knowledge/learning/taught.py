@@ -12,16 +12,17 @@ Two signals, each for a concept X of the agent's index, only from a turn carryin
   called load_knowledge(X) after the customer's message): the customer's words of that turn;
 - `sighting`: a turn extraction saw X in: the customer's words of that turn.
 
-A candidate is one word of a customer message, after PII redaction (shared.pii: nothing redacted
-is ever a candidate), that is no stopword, no chat filler, no number (a word of letters only, at
-least MIN_LETTERS long), that X's own text and learned words do not have (words that already
-reached X teach nothing), and that no more than KNOWN_SPREAD of the agent's concepts say. At most PER_TURN per concept and turn. Each (concept, word) counts the
-distinct sessions that taught it in the learning ledger (knowledge.store.word_ledger); once
-`learn_min_sessions` (default 3) have, the word is written into X's `learned_words` through the
-store's compare-and-swap as a new version (writer `learning`, reason `learned`). An operator's
-edit wins: a word in X's `removed_words` is never written back, a concept whose document does not
-parse is never written, and a compare-and-swap that meets an operator's newer version reads it
-again and respects what it says. Nothing of a message reaches a log or a metric: counts only.
+A candidate is one word of a customer message, after PII redaction (shared.pii: nothing redacted is
+ever a candidate), that is no stopword, no chat filler, no number (a word of letters only, at least
+MIN_LETTERS long), that X's own text and learned words do not have (words that already reached X
+teach nothing), and that no more than KNOWN_SPREAD of the agent's concepts say. At most PER_TURN per
+concept and turn. Each (concept, word) counts the distinct sessions that taught it in the learning
+ledger (knowledge.store.word_ledger); once `learn_min_sessions` (default 3) have, the word is
+written into X's `learned_words` through the store's compare-and-swap as a new version (writer
+`learning`, reason `learned`). An operator's edit wins: a word in X's `removed_words` is never
+written back, a concept whose document does not parse is never written, and a compare-and-swap that
+meets an operator's newer version reads it again and respects what it says. Nothing of a message
+reaches a log or a metric: counts only.
 """
 
 from __future__ import annotations

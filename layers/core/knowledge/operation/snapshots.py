@@ -1,14 +1,15 @@
 """The scheduled snapshot pass: every agent's snapshot brought up to date after the engine's writes.
 
 A Lambda does no work after it answers, so nothing else keeps an agent's snapshot
-(knowledge.recall.snapshot) current when bulk writes (a backfill, a busy day) meet no reader:
-a cold studio or retrieval container would then read every changed concept itself. SnapshotFunction
-runs this pass on a schedule (template.yaml, `SnapshotSchedule`): for each tenant and agent in
-KNOWLEDGE_BUCKET it reads what changed since the agent's snapshot (the journal, or one listing)
-through the studio's own catch-up (knowledge.curation.studio.Studio.catch_up) and writes the
-snapshot, conditionally, when anything changed. A warm container follows the journal (one
-request per agent when nothing changed). An agent it cannot finish before the deadline is
-finished by the next pass; nothing here reads or logs a concept's text.
+(knowledge.recall.snapshot) current when bulk writes (a backfill, a busy day) meet no reader: a cold
+studio or retrieval container would then read every changed concept itself. SnapshotFunction runs
+this pass on a schedule (template.yaml, `SnapshotSchedule`): for each tenant and agent in
+KNOWLEDGE_BUCKET, and each tenant's shared scope when it keeps any concept, it reads what changed
+since the agent's snapshot (the journal, or one listing) through the studio's own catch-up
+(knowledge.curation.studio.Studio.catch_up) and writes the snapshot, conditionally, when anything
+changed. A warm container follows the journal (one request per agent when nothing changed). An agent
+it cannot finish before the deadline is finished by the next pass; nothing here reads or logs a
+concept's text.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any, Callable, Optional, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from knowledge.store.keys import SHARED
 from shared import deadline
 from shared.errors import KnowledgeError
 from shared.names import Slug
@@ -56,6 +58,8 @@ class Agents(Protocol):
 
     def agents(self, tenant: str) -> list[str]: ...
 
+    def has_shared(self, tenant: str) -> bool: ...
+
 
 @dataclass
 class PassReport:
@@ -78,7 +82,10 @@ class SnapshotPass:
         """One pass over every agent (of `tenant`, when given) within the deadline in force."""
         report = PassReport()
         for tenant_ in [tenant] if tenant else self._store.tenants():
-            for agent in self._store.agents(tenant_):
+            # The tenant's shared concepts have a snapshot of their own, which every agent recalling
+            # them starts from (knowledge.recall.warm): brought up to date like an agent's.
+            scopes = self._store.agents(tenant_)
+            for agent in [*scopes, SHARED] if scopes and self._store.has_shared(tenant_) else scopes:
                 left = deadline.remaining(self._clock)
                 if left is not None and left < WRITE_RESERVE_SECONDS:
                     report.complete = False

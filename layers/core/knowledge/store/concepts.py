@@ -35,7 +35,16 @@ from knowledge.format.evidence import EvidenceLink
 from knowledge.store import agents
 from knowledge.store.history import VERSION_ID, ConceptHistory, precise
 from knowledge.store.journal import CONFIG_CHANGE, ChangeJournal
-from knowledge.store.keys import agent_of, agent_prefix, concept_key, config_key, is_agent, name_from_key, snapshot_key
+from knowledge.store.keys import (
+    SHARED,
+    agent_of,
+    agent_prefix,
+    concept_key,
+    config_key,
+    is_agent,
+    name_from_key,
+    snapshot_key,
+)
 from knowledge.store.vocabulary_file import VocabularyFile
 from shared import awscall, deadline
 from shared.errors import Conflict, InvalidConcept, InvalidName, KnowledgeError, NotFound, NotModified  # noqa: F401 - NotModified re-exported
@@ -311,6 +320,12 @@ class ConceptStore(ChangeJournal, ConceptHistory, VocabularyFile):
                 if is_agent(name):
                     names.add(name)
         return sorted(names)
+
+    def has_shared(self, tenant: str) -> bool:
+        """Whether the tenant keeps any shared concept (one listing of at most one key)."""
+        answer = self._call("list_objects_v2", Bucket=self.bucket, Prefix=f"{agent_prefix(tenant, SHARED)}concepts/",
+                            MaxKeys=1)
+        return bool(answer.get("KeyCount", 0))
 
     def undelete(self, tenant: str, agent: str, name: str, *, actor: str) -> StoredConcept:
         """Bring back the newest version before the delete marker, as a new version."""
