@@ -592,8 +592,9 @@ class Index:
             found = [(postings, weight) for term, weight in weight_of.items()
                      if term not in used and (postings := postings_of(term)) is not None]
             used.update(weight_of)
-            if added.explains and found:  # the reading stands for words no concept has: it tells as its rarest word
-                told += max(bm25_idf(floor_docs, postings.live) for postings, _ in found) / rarest
+            if added.explains:  # the reading stands for words no concept has: it tells as its rarest word
+                told += max(bm25_idf(floor_docs, postings.live) for postings, _ in found) / rarest if found \
+                    else float(len(added.explains))  # nothing here says what it reads: unknown words, as before
             # The floor counts a vocabulary reading as the store's word itself (an operator said the
             # customer's words mean it); the ranking weighs it `weight`, so a concept that says the
             # customer's own words ranks first. A place's reading is weighed the same in both.
