@@ -1,4 +1,6 @@
-"""PolicyReviewFunction: PolicyReviewQueue -> the observed concepts a saved policy contradicts, retired.
+"""PolicyReviewFunction: PolicyReviewQueue -> the observed concepts a saved policy contradicts, retired;
+and, for a `words` job, the words customers use for a saved concept, proposed by the model
+(knowledge.learning.proposal).
 
 Each message names a policy concept an operator saved (never its text). The agent's observed
 concepts its text ranks closest to (at most 5) are judged against it, one model call each
@@ -19,6 +21,7 @@ from shared.settings import Settings
 logger = Logger()
 settings = Settings.from_env(require=("EVENT_BUS_NAME",))
 reviewer = wiring.policy_reviewer(settings)
+proposer = wiring.word_proposer(settings)
 processor = BatchProcessor(event_type=EventType.SQS)
 processor.raise_on_entire_batch_failure = False
 
@@ -32,6 +35,19 @@ def record_handler(record: SQSRecord) -> None:
         logger.warning("policy review message rejected", extra={"message_id": record.message_id})
         raise
     logger.append_keys(tenant=saved.tenant, agent=saved.agent, name=saved.name)
+    if saved.job == "words":
+        try:
+            outcome = proposer.propose(saved.tenant, saved.agent, saved.name,
+                                       delivery=int(record.attributes.approximate_receive_count or 1))
+            logger.info("words proposed", extra={"outcome": outcome})  # counts and names only, never a word
+        except KnowledgeError as exc:
+            proposer.counters.count("WordProposalFailed", reason=exc.code)
+            logger.warning("word proposal failed; the queue will retry it", extra={"message_id": record.message_id,
+                                                                                 "error_code": exc.code})
+            raise
+        finally:
+            logger.remove_keys(["tenant", "agent", "name"])
+        return
     try:
         review = reviewer.review(saved)
         logger.info("policy reviewed", extra={"outcomes": dict(review.outcomes), "skipped": review.skipped})
@@ -52,3 +68,4 @@ def lambda_handler(event, context):
                                             context=context)
     finally:
         reviewer.counters.flush(service="knowledge-policy-review")
+        proposer.counters.flush(service="knowledge-policy-review")

@@ -296,11 +296,14 @@ def test_imported_policies_are_queued_for_their_policy_review_as_a_studio_save_q
     assert handler.lambda_handler(observed, LambdaContext())["created"] == 3
     upload(s3, sessions_bucket, event["prefix"], FAQ_CSV)
     assert handler.lambda_handler({**event, "dry_run": True}, LambdaContext())["created"] == CSV_GOOD
-    assert drain(sqs, queue) == []  # observed concepts, and a dry run that writes nothing: no review
+    jobs = [json.loads(m["Body"]).get("job") for m in drain(sqs, queue)]
+    assert jobs == ["words"] * 3  # observed concepts (their words only), and a dry run that writes nothing: no review
 
     answer = handler.lambda_handler(event, LambdaContext())
     created = sorted(item["name"] for item in answer["items"] if item["outcome"] == "created")
-    messages = [json.loads(m["Body"]) for m in drain(sqs, queue)]
+    queued = [json.loads(m["Body"]) for m in drain(sqs, queue)]
+    messages = [m for m in queued if m.get("job") != "words"]  # each save also asks for the model's words
+    assert sorted(m["name"] for m in queued if m.get("job") == "words") == created
     assert len(created) == CSV_GOOD and sorted(m["name"] for m in messages) == created
     assert all(m == {"v": 1, "tenant": T, "agent": A, "name": m["name"]} for m in messages)  # names only
     emitted = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"PolicyReviewQueued"' in line]

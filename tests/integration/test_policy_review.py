@@ -43,10 +43,15 @@ def world(monkeypatch, store, bucket, sessions_bucket, sqs, bus, model):
     return {"api": api, "queue": queue, "env": env}
 
 
+def reviews_queued(sqs, queue) -> list[str]:
+    """The policy reviews on the queue (each save also queues the model's word proposal, job `words`)."""
+    return [m["Body"] for m in drain(sqs, queue) if json.loads(m["Body"]).get("job") != "words"]
+
+
 def saved_policy(world, sqs) -> list[str]:
     status, body, _ = world["api"]("POST", f"{BASE}/concepts", body={"markdown": POLICY})
     assert status == 201, body
-    return [m["Body"] for m in drain(sqs, world["queue"])]
+    return reviews_queued(sqs, world["queue"])
 
 
 def judge_contradicting_for(model, names):
@@ -127,7 +132,8 @@ def test_a_human_text_is_never_retired_and_an_observed_one_never_retires_anythin
         "markdown": POLICY.replace("prazo-de-troca", "outra-troca").replace("type: policy", "type: fact")
         .replace("---\n\nA loja", "provenance: observed\n---\n\nA loja")})
     assert status == 201, body
-    assert drain(sqs, world["queue"]) == []
+    assert [json.loads(m["Body"]) for m in drain(sqs, world["queue"])] == [
+        {"v": 1, "tenant": T, "agent": A, "name": "outra-troca", "job": "words"}]  # no review: only the words
 
 
 def test_a_message_the_studio_never_sends_fails_and_a_gone_policy_is_skipped(monkeypatch, world, store):
@@ -146,5 +152,5 @@ def test_a_policy_imported_from_the_studio_is_queued_for_its_review_as_a_saved_o
     assert drain(sqs, world["queue"]) == []  # a dry run writes nothing, queues nothing
     status, body, _ = world["api"]("POST", f"{BASE}/import", body={"files": files, "dry_run": False})
     assert status == 200 and body["created"] == 1, body
-    queued = [json.loads(m["Body"]) for m in drain(sqs, world["queue"])]
+    queued = [json.loads(m) for m in reviews_queued(sqs, world["queue"])]
     assert len(queued) == 1 and queued[0]["tenant"] == T and queued[0]["agent"] == A

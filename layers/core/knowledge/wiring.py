@@ -11,19 +11,20 @@ from typing import TYPE_CHECKING, NamedTuple, Optional, Sequence
 from shared.coldstart import Deferred  # noqa: F401 - the handlers build their service through it
 
 if TYPE_CHECKING:  # pragma: no cover
+    from knowledge.curation.config_check import ConfigCheck
     from knowledge.curation.export import Exporter
     from knowledge.curation.imports import ConceptImport, Importer
-    from knowledge.curation.studio_import import StudioImport
-    from knowledge.curation.config_check import ConfigCheck
     from knowledge.curation.recreate import Recreation
     from knowledge.curation.reviews import ReviewQueue
     from knowledge.curation.studio import Studio
+    from knowledge.curation.studio_import import StudioImport
     from knowledge.curation.vocabulary import VocabularyEditor
     from knowledge.format.sighting import Sighting
     from knowledge.format.turn import Turn
     from knowledge.learning.consolidate import Consolidator
     from knowledge.learning.extract import Extractor, SessionRecorder
     from knowledge.learning.policy_review import PolicyReviewer, PolicyReviewQueue, PolicySaved
+    from knowledge.learning.proposal import WordProposer
     from knowledge.learning.save import Saver
     from knowledge.learning.tools import AgentTools
     from knowledge.operation.backfill import Backfiller
@@ -126,6 +127,20 @@ def policy_reviewer(settings: Settings) -> "PolicyReviewer":
     store = ConceptStore(client("s3"), settings.knowledge_bucket, max_workers=32)
     return PolicyReviewer(store, WarmIndexes(store, lambda config: True), ConfigCache(store), model_cache(settings),
                           settings.utility_model, EventBridgeEvents(lambda: client("events"), settings.event_bus_name))
+
+
+def word_proposer(settings: Settings) -> "WordProposer":
+    """PolicyReviewFunction's `words` job: the model's words for a concept an operator saved, within the
+    tenant's daily model budget (KNOWLEDGE_TENANT_DAILY_MODEL_CALLS, kept in SESSIONS_BUCKET, when set)."""
+    from knowledge.learning.proposal import WordProposer
+    from knowledge.learning.usage import daily_cap
+    from knowledge.store.concepts import ConceptStore
+    from knowledge.store.config_cache import ConfigCache
+    from shared.aws import client
+
+    store = ConceptStore(client("s3"), settings.knowledge_bucket)
+    return WordProposer(store, ConfigCache(store), model_cache(settings), settings.utility_model,
+                        quota=daily_cap(client("s3"), settings.sessions_bucket))
 
 
 def policy_review_queue(settings: Settings) -> Optional["PolicyReviewQueue"]:

@@ -79,7 +79,7 @@ class KnowledgeConfig(BaseModel):
     language: Optional[str] = None
     # Learning the customers' words for a concept from traffic (docs/contract.md, learned words):
     # the signals read ([]: none), and the distinct sessions a word needs to become a learned word.
-    learn_from: tuple[Literal["loaded", "sighting"], ...] = ("loaded", "sighting")
+    learn_from: tuple[Literal["loaded", "sighting", "model"], ...] = ("loaded", "sighting")
     learn_min_sessions: int = Field(default=3, ge=2, le=1000)
     # Recall the tenant's shared concepts as if they were the agent's own (its own of a name wins).
     shared: bool = False

@@ -34,6 +34,7 @@ from knowledge.learning.usage import record_model_call
 from knowledge.recall.warm import WarmIndexes
 from knowledge.store.concepts import ConceptStore
 from knowledge.store.config_cache import ConfigCache
+from knowledge.store.keys import is_agent
 from shared.errors import Conflict, InvalidConcept
 from shared.events import Events
 from shared.model import ModelCache, metered
@@ -51,7 +52,9 @@ _ASKED = 4 * REVIEWED_MAX
 
 
 class PolicySaved(BaseModel):
-    """The PolicyReviewQueue message: which policy concept an operator saved, never its text."""
+    """The PolicyReviewQueue message: which concept an operator saved, never its text; `job`: the
+    policy review (a policy concept; the field is then left out) or the model's word proposal
+    (`words`, any concept: knowledge.learning.proposal)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
@@ -59,6 +62,10 @@ class PolicySaved(BaseModel):
     tenant: Slug
     agent: Slug
     name: Slug
+    job: Literal["review", "words"] = "review"
+
+    def body(self) -> str:
+        return self.model_dump_json(exclude={"job"} if self.job == "review" else None)
 
 
 def parse_policy_saved(body: str) -> PolicySaved:
@@ -71,20 +78,27 @@ def parse_policy_saved(body: str) -> PolicySaved:
 class PolicyReviewQueue:
     """The studio's side: a policy concept saved is queued for review (its name only)."""
 
-    def __init__(self, sqs, queue_url: str, counters: Optional[Counters] = None):
+    def __init__(self, sqs, queue_url: str, counters: Optional[Counters] = None, words: bool = True):
         self._sqs, self._url = sqs, queue_url
         self.counters = counters or Counters()
+        self.words = words  # also queue the model's word proposal of every concept saved (the agent's
+        # `learn_from: [model]` decides, in PolicyReviewFunction: the studio reads no knowledge.yaml to save)
 
     def saved(self, tenant: str, agent: str, markdown: str) -> bool:
-        """Queue the review when the saved document is a policy concept; whether it was queued."""
+        """Queue the review when the saved document is a policy concept, and, when asked for
+        (`words`), the model's word proposal for any concept; whether the review was queued."""
         try:
             concept = parse(markdown)
         except InvalidConcept:
             return False
+        if self.words and is_agent(agent):
+            message = PolicySaved(tenant=tenant, agent=agent, name=concept.name, job="words")
+            self._sqs.send_message(QueueUrl=self._url, MessageBody=message.body())
+            self.counters.count("WordProposalQueued")
         if concept.provenance != "policy":
             return False
         message = PolicySaved(tenant=tenant, agent=agent, name=concept.name)
-        self._sqs.send_message(QueueUrl=self._url, MessageBody=message.model_dump_json())
+        self._sqs.send_message(QueueUrl=self._url, MessageBody=message.body())
         self.counters.count("PolicyReviewQueued")
         return True
 
