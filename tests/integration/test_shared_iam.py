@@ -36,8 +36,16 @@ def test_each_function_may_do_in_the_shared_scope_only_what_it_needs():
     assert grants("PurgeFunction") == {"s3:GetObject": {"*/shared/concepts/*"},
                                        "s3:GetObjectVersion": {"*/shared/concepts/*"},
                                        "s3:PutObject": {"*/shared/concepts/*"}, "s3:DeleteObjectVersion": {"*"}}
+    # An operator's export and import of the shared concepts (`"shared": true`), and the scheduled
+    # pass that keeps the shared snapshot current.
+    assert grants("ExportFunction") == {"s3:GetObject": {"*/shared/concepts/*"}}
+    assert grants("ImportFunction") == {action: {"*/shared/concepts/*"} for action in ("s3:GetObject", "s3:PutObject")}
+    assert grants("SnapshotFunction") == {
+        "s3:GetObject": {"*/shared/concepts/*", "*/shared/concepts-index/snapshot"},
+        "s3:PutObject": {"*/shared/concepts-index/snapshot"}}
     functions = [name for name, r in RESOURCES.items() if r["Type"] == "AWS::Serverless::Function"]
-    allowed = {"RetrieveFunction", "ExtractFunction", "ConsolidateFunction", "PurgeFunction"}
+    allowed = {"RetrieveFunction", "ExtractFunction", "ConsolidateFunction", "PurgeFunction", "ExportFunction",
+               "ImportFunction", "SnapshotFunction"}
     assert {name for name in functions if grants(name)} == allowed
 
 
