@@ -34,27 +34,32 @@ def record_handler(record: SQSRecord) -> None:
         reviewer.counters.count("PolicyReviewRejected", reason="invalid_message")
         logger.warning("policy review message rejected", extra={"message_id": record.message_id})
         raise
-    logger.append_keys(tenant=saved.tenant, agent=saved.agent, name=saved.name)
     if saved.job == "words":
-        try:
-            outcome = proposer.propose(saved.tenant, saved.agent, saved.name,
-                                       delivery=int(record.attributes.approximate_receive_count or 1))
-            logger.info("words proposed", extra={"outcome": outcome})  # counts and names only, never a word
-        except KnowledgeError as exc:
-            proposer.counters.count("WordProposalFailed", reason=exc.code)
-            logger.warning("word proposal failed; the queue will retry it", extra={"message_id": record.message_id,
-                                                                                 "error_code": exc.code})
-            raise
-        finally:
-            logger.remove_keys(["tenant", "agent", "name"])
-        return
+        run(saved, record, "word proposal", proposer.counters, "WordProposalFailed", propose_words)
+    else:
+        run(saved, record, "policy review", reviewer.counters, "PolicyReviewFailed", review_policy)
+
+
+def review_policy(saved, record: SQSRecord) -> dict:
+    review = reviewer.review(saved)
+    return {"outcomes": dict(review.outcomes), "skipped": review.skipped}
+
+
+def propose_words(saved, record: SQSRecord) -> dict:
+    delivery = int(record.attributes.approximate_receive_count or 1)
+    return {"outcome": proposer.propose(saved.tenant, saved.agent, saved.name, delivery=delivery)}
+
+
+def run(saved, record: SQSRecord, what: str, counters, failed: str, job) -> None:
+    """One job, logged with its names and what it did (counts and outcomes only, never a concept's
+    words); a KnowledgeError is counted and fails the message, so the queue asks again."""
+    logger.append_keys(tenant=saved.tenant, agent=saved.agent, name=saved.name)
     try:
-        review = reviewer.review(saved)
-        logger.info("policy reviewed", extra={"outcomes": dict(review.outcomes), "skipped": review.skipped})
+        logger.info(f"{what} done", extra=job(saved, record))
     except KnowledgeError as exc:
-        reviewer.counters.count("PolicyReviewFailed", reason=exc.code)
-        logger.warning("policy review failed; the queue will retry it", extra={"message_id": record.message_id,
-                                                                              "error_code": exc.code})
+        counters.count(failed, reason=exc.code)
+        logger.warning(f"{what} failed; the queue will retry it", extra={"message_id": record.message_id,
+                                                                       "error_code": exc.code})
         raise
     finally:
         logger.remove_keys(["tenant", "agent", "name"])

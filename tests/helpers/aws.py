@@ -32,3 +32,12 @@ def drain(sqs, queue_url: str) -> list[dict]:
         out.extend(messages)
         sqs.delete_message_batch(QueueUrl=queue_url, Entries=[
             {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)])
+
+
+def sqs_event(*bodies: str, receive: int = 1) -> dict:
+    """An SQS event as Lambda delivers it, one record per body, on its `receive`-th delivery."""
+    return {"Records": [{"messageId": f"m{i}", "receiptHandle": f"r{i}", "body": body, "attributes": {
+        "ApproximateReceiveCount": str(receive), "SentTimestamp": "0", "SenderId": "x",
+        "ApproximateFirstReceiveTimestamp": "0"}, "messageAttributes": {}, "md5OfBody": "0",
+        "eventSource": "aws:sqs", "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:policy-review",
+        "awsRegion": "us-east-1"} for i, body in enumerate(bodies)]}

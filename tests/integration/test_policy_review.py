@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers.aws import drain, new_queue
+from helpers.aws import drain, new_queue, sqs_event
 from helpers.concepts import make_concept
 from helpers.handlers import LambdaContext, load_handler
 from helpers.studio import BASE, demo_studio
@@ -22,14 +22,6 @@ WRONG = make_concept("troca-em-7-dias", description="Trocas e devoluções só e
                      sources=("sess_1", "sess_2", "sess_3"), occurrences=3)
 UNRELATED = make_concept("frete-campinas", description="Pedidos saem do CD de Campinas em 1 dia útil.",
                          body="O CD de Campinas despacha os pedidos em 1 dia útil.")
-
-
-def sqs_event(*bodies: str) -> dict:
-    return {"Records": [{"messageId": f"m{i}", "receiptHandle": f"r{i}", "body": body, "attributes": {
-        "ApproximateReceiveCount": "1", "SentTimestamp": "0", "SenderId": "x",
-        "ApproximateFirstReceiveTimestamp": "0"}, "messageAttributes": {}, "md5OfBody": "0",
-        "eventSource": "aws:sqs", "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:policy-review",
-        "awsRegion": "us-east-1"} for i, body in enumerate(bodies)]}
 
 
 @pytest.fixture
@@ -127,7 +119,7 @@ def test_a_human_text_is_never_retired_and_an_observed_one_never_retires_anythin
         "markdown": POLICY.replace("prazo-de-troca", "outra-politica").replace("type: policy\n",
                                                                             "type: policy\nretired_by: prazo-de-troca\n")})
     assert status == 422 and "only an observed concept is retired by a policy" in json.dumps(body)
-    # Saving an observed concept queues nothing.
+    # Saving an observed concept queues no review (only the words job).
     status, body, _ = world["api"]("POST", f"{BASE}/concepts", body={
         "markdown": POLICY.replace("prazo-de-troca", "outra-troca").replace("type: policy", "type: fact")
         .replace("---\n\nA loja", "provenance: observed\n---\n\nA loja")})

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers.aws import drain, new_queue
+from helpers.aws import drain, new_queue, sqs_event
 from helpers.handlers import LambdaContext, load_handler
 from helpers.studio import BASE, demo_studio
 
@@ -18,14 +18,6 @@ CONCEPT = ("---\nname: troca-de-tela\ndescription: Troca de tela de celular na l
 GOOD = ["telinha", "visor trincado", "display"]
 ANSWER = json.dumps([*GOOD, "liga 11 98765-4321", "ana@gmail.com", "tela", "a tela quebrada do celular demorou",
                      "Telinha", "vidrinho"])
-
-
-def sqs_event(*bodies: str, receive: int = 1) -> dict:
-    return {"Records": [{"messageId": f"m{i}", "receiptHandle": f"r{i}", "body": body, "attributes": {
-        "ApproximateReceiveCount": str(receive), "SentTimestamp": "0", "SenderId": "x",
-        "ApproximateFirstReceiveTimestamp": "0"}, "messageAttributes": {}, "md5OfBody": "0",
-        "eventSource": "aws:sqs", "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:policy-review",
-        "awsRegion": "us-east-1"} for i, body in enumerate(bodies)]}
 
 
 @pytest.fixture
