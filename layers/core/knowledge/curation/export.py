@@ -17,6 +17,7 @@ from knowledge.curation.scoped import ScopedRequest
 from knowledge.format.concept import format_timestamp, utc_now
 from knowledge.format.vocabulary import FILE as VOCABULARY_FILE
 from knowledge.store.concepts import ConceptStore, StoredConcept
+from knowledge.store.keys import SHARED
 from shared.errors import InvalidConcept, KnowledgeError, NotFound
 from shared.validation import validate_object
 
@@ -130,7 +131,8 @@ def export_agent(
             if progress:
                 progress(done, len(stored))
         result.concepts = len(result.files)
-        vocabulary = store.get_vocabulary(tenant, agent)
+        # The shared scope has no vocabulary.yaml (each agent keeps its own): nothing to read there.
+        vocabulary = None if agent == SHARED else store.get_vocabulary(tenant, agent)
         if vocabulary is not None:
             sink.write(VOCABULARY_FILE, vocabulary.data)
             result.files.append(VOCABULARY_FILE)

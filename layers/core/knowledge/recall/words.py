@@ -26,7 +26,7 @@ could should do does did have has had i me my mine hi hello hey thanks thank ple
 how when where why about just also any some each other
 if them him her his hers us another am being having doing whom nor so very too only same such both few
 again once while until because before after during between through against all up out over
-don doesn didn isn aren wasn weren won wouldn couldn shouldn haven hasn t s m d ll re ve
+don doesn didn isn aren wasn weren won wouldn couldn shouldn haven hasn ll ve
 live lives living long take takes get gets got here much many still already now soon yet go going
 moro mora morar tempo quero queria gostaria preciso precisa fica faz fazer sou agora acho achei saber
 ajuda ajudar demais coisa gente alguém alguem ta tá pra né ne aí ai
