@@ -52,6 +52,7 @@ vocabularies = wiring.vocabulary_editor(settings)
 importing = wiring.studio_import(settings, studio, policy_reviews)
 config_checks = wiring.config_check(settings)
 recreation = wiring.recreation(settings, studio)
+sharing = wiring.sharing(settings)
 LIMITS = wiring.studio_limits()
 ImportBody, ImportAnswer, InvalidImport = wiring.studio_import_api()
 # Only the studio's own origin may call the API from a browser.
@@ -62,6 +63,11 @@ app = APIGatewayHttpResolver(enable_validation=True,
 BASE = "/tenants/<tenant>/agents/<agent>"
 # Path segments as the document states them; one that breaks its pattern is 400 invalid_name.
 Slug = Annotated[str, Path(pattern=LIMITS.slug_pattern, max_length=LIMITS.slug_max)]
+# An agent, or `_shared`: the tenant's shared concepts, which every agent that opts in recalls (not a
+# slug, so no agent is named so). The routes of concepts, history, deletions, import and review take it.
+SHARED = LIMITS.shared_scope
+Scope = Annotated[str, Path(pattern=f"^({SHARED}|{LIMITS.slug_pattern.strip('^$')})$", max_length=LIMITS.slug_max,
+                            description=f"The agent, or {SHARED}: the tenant's shared concepts.")]
 VersionId = Annotated[str, Path(pattern=r"^[A-Za-z0-9._+=-]+$", max_length=1024)]
 
 
@@ -123,6 +129,11 @@ class ConceptSummary(BaseModel):
         default=None, description="Why retrieval leaves it out now, kept: past valid_until, before valid_from, "
                                   "observed and unseen for stale_after_days, or retired by a policy; null: recalled.")
     match: Optional[SearchMatch] = Field(default=None, description="With `q`: what matched in this row.")
+    scope: Literal["agent", "shared"] = Field(default="agent", description="Whose concept this is: the agent's own, "
+                                                                           "or the tenant's shared knowledge.")
+    shadows_shared: bool = Field(default=False, description="An agent's concept whose name is also a shared "
+                                                            "concept's: the agent recalls this one, not the "
+                                                            "shared one (it opts in to shared knowledge).")
 
 
 class ConfigProblem(BaseModel):
@@ -145,6 +156,10 @@ class ConceptList(BaseModel):
                                          "a later request reads them.")
     config_problem: Optional[ConfigProblem] = Field(None, description="Set while the agent's knowledge.yaml does "
                                                                       "not parse (checked every 10 s).")
+    shared_recalled: Optional[int] = Field(None, description="How many of the tenant's shared concepts the agent "
+                                                             "recalls beside these (those its own do not shadow); "
+                                                             "null when it does not opt in (`shared: true`) and in "
+                                                             "the shared scope itself.")
 
 
 class StoredConcept(BaseModel):
@@ -214,6 +229,17 @@ class AgentSummary(BaseModel):
 
 class AgentList(BaseModel):
     agents: list[AgentSummary]
+    shared: AgentSummary = Field(description=f"The tenant's shared concepts (name {SHARED}), counted as an agent's: "
+                                             "what every agent that opts in recalls as its own.")
+
+
+class ShareRequest(BaseModel):
+    move: bool = Field(False, description="Also delete the agent's concept (restorable), so that the agents that "
+                                          "opt in recall the shared one.")
+
+
+class SharedCopy(StoredConcept):
+    moved: bool = Field(description="Whether the agent's concept was deleted (a move).")
 
 
 class DeletedItem(BaseModel):
@@ -374,13 +400,14 @@ def _error(status: int, exc: KnowledgeError, **extra) -> Response:
 def list_agents(tenant: Slug) -> AgentList:
     rows = reviews.agents(operator(), tenant)
     problems = config_checks.problems(tenant, [row["name"] for row in rows])  # side by side
-    return {"agents": [{**row, "config_problem": problem} for row, problem in zip(rows, problems)]}
+    return {"agents": [{**row, "config_problem": problem} for row, problem in zip(rows, problems)],
+            "shared": reviews.shared(operator(), tenant)}
 
 
 # ------------------------------------------------------------------ concepts
 @app.get(f"{BASE}/concepts", summary="List concepts (a page), last written first unless sorted otherwise",
          responses=answers(200, ConceptList))
-def list_concepts(tenant: Slug, agent: Slug,
+def list_concepts(tenant: Slug, agent: Scope,
                   status: Annotated[Optional[str], Query(
                       pattern="^(conflict|related|new|expired|not_started|stale|retired)$",
                       description="new: written by the engine since this operator last looked; expired, "
@@ -398,12 +425,13 @@ def list_concepts(tenant: Slug, agent: Slug,
                                                          description="The `next` of the page before.")] = None,
                   ) -> ConceptList:
     return {**reviews.list(operator(), tenant, agent, status=status, type=type, q=q, sort=sort, order=order,
-                           limit=limit, cursor=cursor), "config_problem": config_checks.problem(tenant, agent)}
+                           limit=limit, cursor=cursor),
+            "config_problem": None if agent == SHARED else config_checks.problem(tenant, agent)}
 
 
 @app.post(f"{BASE}/concepts", summary="Create a concept by hand (provenance policy unless the text says otherwise)",
           responses=answers(201, StoredConcept, 409, 412))
-def create_concept(tenant: Slug, agent: Slug, body: Markdown,
+def create_concept(tenant: Slug, agent: Scope, body: Markdown,
                    new_history: Annotated[bool, Query(description="Create it even when a deleted concept has this "
                                                                   "name (else 409 name_deleted: restore that one, "
                                                                   "or ask again with this set).")] = False,
@@ -416,7 +444,7 @@ def review_if_policy(tenant: str, agent: str, saved: dict) -> dict:
     """A policy concept just saved is queued for review: the observed concepts it contradicts are
     retired off the request path (PolicyReviewFunction). The save stands whatever the queue says;
     a review that could not be queued is counted (PolicyReviewNotQueued) and logged, names only."""
-    if policy_reviews is None:
+    if policy_reviews is None or agent == SHARED:  # the review ranks one agent's observed concepts
         return saved
     try:
         policy_reviews.saved(tenant, agent, saved["markdown"])
@@ -431,28 +459,35 @@ def review_if_policy(tenant: str, agent: str, saved: dict) -> dict:
 
 @app.get(f"{BASE}/concepts/<name>", summary="One concept: raw markdown, ETag, version id",
          responses=answers(200, StoredConcept))
-def get_concept(tenant: Slug, agent: Slug, name: Slug) -> StoredConcept:
+def get_concept(tenant: Slug, agent: Scope, name: Slug) -> StoredConcept:
     return studio.get(operator(), tenant, agent, name)
 
 
 @app.put(f"{BASE}/concepts/<name>", summary="Save an edit (If-Match: the ETag that was read)",
          responses=answers(200, StoredConcept, 412, 428))
-def save_concept(tenant: Slug, agent: Slug, name: Slug, body: Markdown,
+def save_concept(tenant: Slug, agent: Scope, name: Slug, body: Markdown,
                  if_match: Annotated[Optional[str], Header(alias="if-match")] = None) -> StoredConcept:
     return review_if_policy(tenant, agent, studio.save(operator(), tenant, agent, name, body.markdown, if_match))
 
 
 @app.delete(f"{BASE}/concepts/<name>", summary="Delete (a restorable delete marker)",
             responses=answers(200, Removed))
-def delete_concept(tenant: Slug, agent: Slug, name: Slug) -> Removed:
+def delete_concept(tenant: Slug, agent: Scope, name: Slug) -> Removed:
     return studio.delete(operator(), tenant, agent, name)
+
+
+@app.post(f"{BASE}/concepts/<name>/share", summary="Copy (or move) the agent's concept to the tenant's shared "
+                                                 "knowledge, which every agent that opts in recalls",
+          responses=answers(201, SharedCopy, 409))
+def share_concept(tenant: Slug, agent: Slug, name: Slug, body: ShareRequest) -> Response[SharedCopy]:
+    return _json(201, sharing.share(operator(), tenant, agent, name, move=body.move))
 
 
 @app.get(f"{BASE}/concepts/<name>/versions",
          summary="Version history, a page at a time: time, actor, reason, size, and the session each sighting "
                  "was learned from",
          responses=answers(200, VersionList))
-def list_versions(tenant: Slug, agent: Slug, name: Slug,
+def list_versions(tenant: Slug, agent: Scope, name: Slug,
                   limit: Annotated[int, Query(ge=1, le=200, description="Versions per page.")] = 50,
                   cursor: Annotated[Optional[str], Query(pattern="^[A-Za-z0-9_-]{1,1400}$",
                                                          description="The `next` of the page before.")] = None,
@@ -462,14 +497,14 @@ def list_versions(tenant: Slug, agent: Slug, name: Slug,
 
 @app.get(f"{BASE}/concepts/<name>/versions/<version_id>", summary="Read one version",
          responses=answers(200, StoredConcept))
-def get_version(tenant: Slug, agent: Slug, name: Slug, version_id: VersionId) -> StoredConcept:
+def get_version(tenant: Slug, agent: Scope, name: Slug, version_id: VersionId) -> StoredConcept:
     return studio.version(operator(), tenant, agent, name, version_id)
 
 
 @app.get(f"{BASE}/concepts/<name>/versions/<version_id>/evidence",
          summary="The quote a version was learned from, read from the archived turn now (redacted), or expired",
          responses=answers(200, Evidence))
-def get_evidence(tenant: Slug, agent: Slug, name: Slug, version_id: VersionId) -> Response[Evidence]:
+def get_evidence(tenant: Slug, agent: Scope, name: Slug, version_id: VersionId) -> Response[Evidence]:
     # Customer words: never cached by a browser or a proxy on the way.
     return Response(status_code=200, content_type=content_types.APPLICATION_JSON, headers={"Cache-Control": "no-store"},
                     body=studio.evidence(operator(), tenant, agent, name, version_id))
@@ -477,31 +512,31 @@ def get_evidence(tenant: Slug, agent: Slug, name: Slug, version_id: VersionId) -
 
 @app.post(f"{BASE}/concepts/<name>/versions/<version_id>/restore", summary="Restore a version as a new one",
           responses=answers(200, StoredConcept, 412))
-def restore_version(tenant: Slug, agent: Slug, name: Slug, version_id: VersionId,
+def restore_version(tenant: Slug, agent: Scope, name: Slug, version_id: VersionId,
                     if_match: Annotated[Optional[str], Header(alias="if-match")] = None) -> StoredConcept:
     return review_if_policy(tenant, agent, studio.restore(operator(), tenant, agent, name, version_id, if_match))
 
 
 @app.get(f"{BASE}/deleted", summary="Deleted concepts, newest first", responses=answers(200, DeletedList))
-def list_deleted(tenant: Slug, agent: Slug) -> DeletedList:
+def list_deleted(tenant: Slug, agent: Scope) -> DeletedList:
     return {"deleted": studio.deleted(operator(), tenant, agent)}
 
 
 @app.get(f"{BASE}/deleted/<name>", summary="A deleted concept as it was, with who deleted it and when",
          responses=answers(200, DeletedPreview))
-def get_deleted(tenant: Slug, agent: Slug, name: Slug) -> DeletedPreview:
+def get_deleted(tenant: Slug, agent: Scope, name: Slug) -> DeletedPreview:
     return studio.deleted_one(operator(), tenant, agent, name)
 
 
 @app.post(f"{BASE}/deleted/<name>/restore", summary="Undelete", responses=answers(200, StoredConcept, 412))
-def undelete(tenant: Slug, agent: Slug, name: Slug) -> StoredConcept:
+def undelete(tenant: Slug, agent: Scope, name: Slug) -> StoredConcept:
     return studio.undelete(operator(), tenant, agent, name)
 
 
 @app.post(f"{BASE}/import", summary="Import chosen files (.md concepts, an FAQ .csv/.yaml): a dry run reports "
                                    "every concept, a write imports one window of them",
           responses=answers(200, ImportAnswer))
-def import_files(tenant: Slug, agent: Slug, body: ImportBody) -> ImportAnswer:
+def import_files(tenant: Slug, agent: Scope, body: ImportBody) -> ImportAnswer:
     try:
         return importing.run(operator(), tenant, agent, body)  # each policy written is queued for review
     finally:
@@ -512,25 +547,25 @@ def import_files(tenant: Slug, agent: Slug, body: ImportBody) -> ImportAnswer:
 # ------------------------------------------------------------------ review: new since I last looked
 @app.get(f"{BASE}/review", summary="This operator's last look at the agent and how many concepts the engine "
                                    "wrote since", responses=answers(200, ReviewState))
-def get_review(tenant: Slug, agent: Slug) -> ReviewState:
+def get_review(tenant: Slug, agent: Scope) -> ReviewState:
     return reviews.state(operator(), tenant, agent)
 
 
 @app.put(f"{BASE}/review", summary="Mark the agent's concepts seen up to seen_at (forward only)",
          responses=answers(200, ReviewState))
-def put_review(tenant: Slug, agent: Slug, body: SeenAt) -> ReviewState:
+def put_review(tenant: Slug, agent: Scope, body: SeenAt) -> ReviewState:
     return reviews.mark_seen(operator(), tenant, agent, body.seen_at)
 
 
 @app.post(f"{BASE}/review/undo", summary="Undo the last \"mark all as seen\" (the one that stored seen_at)",
           responses=answers(200, ReviewState, 409))
-def undo_review(tenant: Slug, agent: Slug, body: UndoMark) -> ReviewState:
+def undo_review(tenant: Slug, agent: Scope, body: UndoMark) -> ReviewState:
     return reviews.undo_mark(operator(), tenant, agent, body.seen_at)
 
 
 @app.put(f"{BASE}/review/concepts/<name>", summary="Mark one concept reviewed, at the version written at written_at",
          responses=answers(200, ReviewState))
-def put_reviewed(tenant: Slug, agent: Slug, name: Slug, body: Reviewed) -> ReviewState:
+def put_reviewed(tenant: Slug, agent: Scope, name: Slug, body: Reviewed) -> ReviewState:
     return reviews.mark_reviewed(operator(), tenant, agent, name, body.written_at)
 
 

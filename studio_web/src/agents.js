@@ -3,13 +3,13 @@ import { showAgentsConfigProblems } from "./banner.js";
 import { $, badge, cell, show } from "./dom.js";
 import { api } from "./session.js";
 import { fail, say } from "./status.js";
-import { agentUrl, scope } from "./url.js";
+import { SHARED, agentUrl, scope } from "./url.js";
 
 export async function loadAgents() {
   say("Loading…");
-  let agents;
+  let agents, shared;
   try {
-    agents = (await api("GET", "/agents", { tenantWide: true })).agents;
+    ({ agents, shared } = await api("GET", "/agents", { tenantWide: true }));
   } catch (error) {
     fail(`Could not load the agents of ${scope.tenant}`, error, loadAgents);
     return false;
@@ -31,6 +31,10 @@ export async function loadAgents() {
     const fresh = cell(row, String(agent.new ?? 0));
     if (agent.new) fresh.append(" ", badge("to review", "new"));
   }
+  $("shared-link").href = agentUrl(SHARED);
+  const waiting = [shared.conflicts && `${shared.conflicts} to resolve`, shared.new && `${shared.new} new for you`];
+  $("shared-counts").textContent = `(${shared.concepts} concept${shared.concepts === 1 ? "" : "s"}`
+    + `${waiting.filter(Boolean).map((part) => `, ${part}`).join("")})`;
   $("agents-empty").hidden = agents.length > 0;
   showAgentsConfigProblems(agents);
   const left = agents.reduce((sum, agent) => sum + (agent.catching_up || 0), 0);

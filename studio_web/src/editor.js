@@ -13,6 +13,7 @@ import { hideConflict, initResolution, noticeChange, showConflict } from "./reso
 import { hideDeletedName, showDeletedName } from "./recreate.js";
 import { fail, say } from "./status.js";
 import { showLearned } from "./learned.js";
+import { showShareButtons } from "./share.js";
 import { NEW, scope, urlFor, visit } from "./url.js";
 
 const DRAFT_KEY = "knowledge-studio-draft";
@@ -210,6 +211,7 @@ export async function openConcept(name) {
     $("editor-title").textContent = concept.name;
     $("editor-meta").textContent = STORED_HINT;
     $("history").disabled = $("delete").disabled = false;
+    showShareButtons(concept.name);
     savedText = concept.markdown;
     setText(concept.markdown);
     showRelatedNote(concept.related);
@@ -231,6 +233,7 @@ export function newConcept() {
   $("editor-title").textContent = "New concept";
   $("editor-meta").textContent = NEW_HINT;
   $("history").disabled = $("delete").disabled = true;
+  showShareButtons(null);
   savedText = NEW_CONCEPT;  // the untouched template is nobody's work
   setText(NEW_CONCEPT);
   say("");
@@ -275,6 +278,7 @@ export async function save(etagOverride, { newHistory = false } = {}) {
     $("editor-title").textContent = saved.name;
     $("editor-meta").textContent = STORED_HINT;  // created: nothing is filled in any more
     $("history").disabled = $("delete").disabled = false;
+    showShareButtons(saved.name);
     $("stale").hidden = true;
     savedText = saved.markdown;
     setText(saved.markdown);

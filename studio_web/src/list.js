@@ -7,7 +7,7 @@ import { markReviewed, showReview } from "./review.js";
 import { api, config, operatorActor } from "./session.js";
 import { plainWords } from "./api.js";
 import { fail, say, spokenCount } from "./status.js";
-import { filtersInUrl, listUrl, visit } from "./url.js";
+import { SHARED, agentUrl, filtersInUrl, inShared, listUrl, visit } from "./url.js";
 
 let concepts = [];
 let sortKey = "written_at";  // last written first: what the engine just learned is on top
@@ -118,6 +118,23 @@ export function triageKeys(event) {
   if (target) target.querySelector("button.link").focus();
 }
 
+// What the scope of the list is: the tenant's shared knowledge, or what of it this agent also recalls.
+function showShared(page) {
+  const line = $("shared-line");
+  line.replaceChildren();
+  if (inShared) {
+    line.append("Shared knowledge of the tenant: every agent that opts in (shared: true) recalls these as its own, "
+      + "and an agent's own concept of a name wins. Copy or move an agent's concept here from its editor.");
+  } else if (page.shared_recalled != null) {
+    const link = document.createElement("a");
+    link.href = agentUrl(SHARED);
+    link.textContent = `${page.shared_recalled} shared concept${page.shared_recalled === 1 ? "" : "s"}`;
+    line.append("This agent also recalls ", link, " of the tenant beside these; a row marked “overrides shared” "
+      + "is recalled in place of the shared concept of its name.");
+  }
+  line.hidden = !line.childNodes.length;
+}
+
 // Rows as the server sorted them; `more` appends a further page below those shown.
 function renderList(rows, more = false) {
   markSort();
@@ -138,6 +155,8 @@ function renderList(rows, more = false) {
     if (concept.match) open.replaceChildren(marked(concept.name, concept.match.name_marks));
     const name = cell(row, open);
     if (concept.new) name.append(newMark(concept));
+    if (concept.scope === "shared") name.append(badge("shared", "shared"));
+    if (concept.shadows_shared) name.append(badge("overrides shared", "shared"));
     if (concept.conflict) name.append(badge("conflict", "conflict"));
     if (concept.related) name.append(badge(`${concept.related} related claim${concept.related === 1 ? "" : "s"}`, "related"));
     if (concept.problem) name.append(badge("unreadable", "conflict"));
@@ -390,6 +409,7 @@ export async function loadList(rows = PAGE, { quiet = false, replace = false } =
 async function listRows(rows, { quiet, replace }, overtaken) {
   const wanted = filters();
   const status = statusOf(wanted);
+  const spokenBefore = spokenCount();  // a refresh never talks over what an action said meanwhile
   if (!quiet) say("Loading…");
   // What the list looks for changes against. The default list (last written first, unfiltered)
   // says it itself; any other is preceded by one look, so a write between the two is caught at the
@@ -408,11 +428,12 @@ async function listRows(rows, { quiet, replace }, overtaken) {
     keepInUrl(wanted, status, quiet || replace);
     showReview(page);
     showConfigProblem(page.config_problem);
+    showShared(page);
     markCurrent(page.as_of);
     const caughtUp = showCatchingUp(page);
     renderList(concepts);
     show("list-view");
-    if (!quiet || caughtUp) say(counted(), { background: quiet });  // the count said while catching up was short
+    if (!quiet || (caughtUp && spokenCount() === spokenBefore)) say(counted(), { background: quiet });  // the count said while catching up was short
     newestShown = unfiltered ? signature(page) : before ? signature(before) : "unknown";
     return true;
   } catch (error) {

@@ -14,8 +14,9 @@ import { wireRecreate } from "./recreate.js";
 import { markSeen, undoSeen } from "./review.js";
 import { beginSignIn, config, finishSignIn, leavingOnPurpose, loadConfig, signIn, token } from "./session.js";
 import { problemShown, say, showProblem, tryAgain } from "./status.js";
-import { NEW, agentUrl, scope, urlFor, visit, wantedInUrl } from "./url.js";
+import { NEW, agentUrl, inShared, scope, urlFor, visit, wantedInUrl } from "./url.js";
 import { olderVersions, showHistory } from "./versions.js";
+import { wireShare } from "./share.js";
 import { wireVocabulary } from "./vocabulary.js";
 
 // Shows what the URL names: a concept, a new one, or the list.
@@ -41,12 +42,15 @@ async function start() {
   $("problem-retry").addEventListener("click", tryAgain);
   $("signin-link").addEventListener("click", (event) => { event.preventDefault(); if (config.signIn) beginSignIn(); });
   if (await finishSignIn()) return;
-  $("scope").textContent = scope.agent ? `${scope.tenant} / ${scope.agent}` : scope.tenant;
+  $("scope").textContent = inShared ? `${scope.tenant} / shared knowledge`
+    : scope.agent ? `${scope.tenant} / ${scope.agent}` : scope.tenant;
   $("all-agents").href = agentUrl(null);
   $("all-agents").hidden = !scope.agent;
   const facts = new URLSearchParams({ tenant: scope.tenant });
   if (scope.agent) facts.set("agent", scope.agent);
   $("to-facts").href = `facts?${facts}`;
+  $("to-facts").hidden = inShared;  // facts are about one agent's customers
+  $("show-vocabulary").hidden = inShared;  // each agent's own vocabulary reads shared concepts too
   $("skip-to-list").addEventListener("click", (event) => { event.preventDefault(); focusList(); });
   if (!token()) return signIn();
   if (!scope.agent) {
@@ -88,6 +92,7 @@ async function start() {
   $("back-from-deleted").addEventListener("click", async () => { if (await loadList()) $("show-deleted").focus(); });
   $("show-deleted").addEventListener("click", showDeleted);
   wireVocabulary();
+  wireShare();
   $("more").addEventListener("click", showMore);
   wireImport();
   wireRecreate();

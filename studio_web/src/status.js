@@ -5,16 +5,19 @@ import { $ } from "./dom.js";
 let retryAction = null;
 let spoken = 0;  // what an operator's own actions have said: a background refresh never talks over it
 
-// `background`: said by the page itself (a refresh), not in answer to the operator.
+// `background`: said by the page itself (a refresh), not in answer to the operator: it never
+// replaces a failure on screen, which stays until the operator acts.
 export function say(text, { background = false } = {}) {
+  if (background && !$("problem").hidden) return;
   if (!background) spoken += 1;
   $("status").textContent = text;
-  if (text) $("problem").hidden = true;  // news replaces an older failure
+  if (text && !background) $("problem").hidden = true;  // news replaces an older failure
 }
 
 // A failure in plain words (api.js). A 401 says nothing here: the sign-in page has taken over.
 export function fail(what, error, retry) {
   if (error && error.status === 401) return;
+  spoken += 1;
   $("status").textContent = "";
   $("problem-text").textContent = `${what}: ${plainWords(error)}`;
   // Asking again helps when the service or the connection failed, not when the answer was no.

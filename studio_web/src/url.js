@@ -2,6 +2,9 @@
 
 export const params = new URLSearchParams(location.search);
 export const scope = { tenant: params.get("tenant") || "default", agent: params.get("agent") || "" };
+// The tenant's shared knowledge, in an agent's place: what every agent that opts in recalls as its own.
+export const SHARED = "_shared";
+export const inShared = scope.agent === SHARED;
 
 export const NEW = Symbol("new concept");
 
@@ -23,11 +26,12 @@ export function wantedInUrl() {
   return here.get("new") ? NEW : here.get("concept");
 }
 
-// The page for another agent of the tenant (none: the tenant's list of agents).
-export function agentUrl(name) {
+// The page for another agent of the tenant (none: the tenant's list of agents), or one of its concepts.
+export function agentUrl(name, concept) {
   const next = new URLSearchParams();
   if (scope.tenant !== "default") next.set("tenant", scope.tenant);
   if (name) next.set("agent", name);
+  if (concept) next.set("concept", concept);
   return `${location.pathname}?${next}`;
 }
 

@@ -43,9 +43,16 @@ def test_each_function_may_do_in_the_shared_scope_only_what_it_needs():
     assert grants("SnapshotFunction") == {
         "s3:GetObject": {"*/shared/concepts/*", "*/shared/concepts-index/snapshot"},
         "s3:PutObject": {"*/shared/concepts-index/snapshot"}}
+    # The studio reads and edits the shared concepts as an agent's (history, deletions, each operator's
+    # review state, the snapshot a cold container starts from); it has no knowledge.yaml to write there.
+    assert grants("StudioApiFunction") == {
+        "s3:GetObject": {"*/shared/*"}, "s3:GetObjectVersion": {"*/shared/*"},
+        "s3:PutObject": {"*/shared/concepts/*", "*/shared/deletions/*", "*/shared/concepts-index/snapshot",
+                         "*/shared/reviews/*"},
+        "s3:DeleteObject": {"*/shared/concepts/*", "*/shared/deletions/*"}}
     functions = [name for name, r in RESOURCES.items() if r["Type"] == "AWS::Serverless::Function"]
     allowed = {"RetrieveFunction", "ExtractFunction", "ConsolidateFunction", "PurgeFunction", "ExportFunction",
-               "ImportFunction", "SnapshotFunction"}
+               "ImportFunction", "SnapshotFunction", "StudioApiFunction"}
     assert {name for name in functions if grants(name)} == allowed
 
 

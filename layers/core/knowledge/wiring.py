@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from knowledge.curation.imports import ConceptImport, Importer
     from knowledge.curation.recreate import Recreation
     from knowledge.curation.reviews import ReviewQueue
+    from knowledge.curation.sharing import Sharing
     from knowledge.curation.studio import Studio
     from knowledge.curation.studio_import import StudioImport
     from knowledge.curation.vocabulary import VocabularyEditor
@@ -320,6 +321,15 @@ def recreation(settings: Settings, studio: "Studio") -> "Recreation":
     return Recreation(studio, ConceptStore(client("s3"), settings.knowledge_bucket))
 
 
+def sharing(settings: Settings) -> "Sharing":
+    """The studio's Copy and Move to the tenant's shared knowledge."""
+    from knowledge.curation.sharing import Sharing
+    from knowledge.store.concepts import ConceptStore
+    from shared.aws import client
+
+    return Sharing(ConceptStore(client("s3"), settings.knowledge_bucket))
+
+
 class StudioImportApi(NamedTuple):
     """What the studio API's import route declares and answers (knowledge.curation.studio_import)."""
 
@@ -368,15 +378,17 @@ class StudioLimits(NamedTuple):
     sorts: tuple[str, ...]
     slug_pattern: str  # a tenant's or an agent's name in a path
     slug_max: int
+    shared_scope: str  # where an agent's name would be: the tenant's shared concepts
 
 
 def studio_limits() -> StudioLimits:
     from knowledge.curation.documents import MARKDOWN_MAX_BYTES
     from knowledge.curation.listing import SORTS
     from knowledge.format.vocabulary import VOCABULARY_MAX_BYTES
+    from knowledge.store.keys import SHARED
     from shared.names import SLUG_MAX, SLUG_SCHEMA
 
-    return StudioLimits(MARKDOWN_MAX_BYTES, VOCABULARY_MAX_BYTES, SORTS, SLUG_SCHEMA["pattern"], SLUG_MAX)
+    return StudioLimits(MARKDOWN_MAX_BYTES, VOCABULARY_MAX_BYTES, SORTS, SLUG_SCHEMA["pattern"], SLUG_MAX, SHARED)
 
 
 def tenant_purge(settings: Settings, parts: Sequence["TenantPart"] = ()) -> "TenantPurge":

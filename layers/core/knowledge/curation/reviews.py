@@ -18,7 +18,7 @@ from typing import Any, Callable, Optional, Protocol
 
 from knowledge.curation.listing import Unseen
 from knowledge.errors import InvalidReviewed, InvalidSeenAt, NothingToUndo
-from knowledge.store.keys import agent_prefix
+from knowledge.store.keys import SHARED, agent_prefix
 from shared import awscall
 from shared.errors import Conflict, NotFound, StoreUnavailable
 from shared.httpapi import OPERATOR_ID
@@ -232,6 +232,8 @@ class StudioReads(Protocol):
     def agents(self, op: Any, tenant: str,
                unseen: Optional[Callable[[str], Unseen]] = None) -> list[dict[str, Any]]: ...
 
+    def shared(self, op: Any, tenant: str, unseen: Optional[Unseen] = None) -> dict[str, Any]: ...
+
     def config(self, op: Any, tenant: str, agent: str) -> dict[str, Any]: ...
 
 
@@ -263,6 +265,13 @@ class ReviewQueue:
             return review.unseen(baseline(review.seen_at, as_of), op.actor)
 
         return self._studio.agents(op, tenant, unseen=unseen)
+
+    def shared(self, op: Any, tenant: str) -> dict[str, Any]:
+        """The tenant's shared scope counted as `agents` counts an agent, new to this operator included."""
+        op.check(tenant)
+        as_of = self._store.now()
+        review = self._store.get(tenant, SHARED, op.id)
+        return self._studio.shared(op, tenant, unseen=review.unseen(baseline(review.seen_at, as_of), op.actor))
 
     def state(self, op: Any, tenant: str, agent: str) -> dict[str, Any]:
         self._studio.config(op, tenant, agent)  # Forbidden, UnknownAgent

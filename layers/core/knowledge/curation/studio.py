@@ -1,4 +1,8 @@
-"""The studio's operations: what an operator may see and do with an agent's concepts.
+"""The studio's operations: what an operator may see and do with an agent's concepts (and the
+tenant's shared ones: the scope SHARED in an agent's place).
+
+Over 500 lines because the list's catch-up (snapshot, journal, sweep, budget) and every operation
+that reads through it live together: they share one container's held rows per agent.
 
 Every call names the operator (from the verified token) and is checked against the tenants
 the operator belongs to before the store is touched. Saves are compare-and-swap on the
@@ -35,7 +39,7 @@ from knowledge.store.archive import TurnArchive
 from knowledge.store.concepts import ConceptStore, NotModified, StoredConcept
 from knowledge.store.history import VersionInfo
 from knowledge.store.journal import CONFIG_CHANGE, JOURNAL_GRACE_SECONDS, VOCABULARY_CHANGE
-from knowledge.store.keys import check_scope, etag_token
+from knowledge.store.keys import SHARED, check_scope, etag_token
 from shared.errors import (AccessDenied, Conflict, FieldError, InvalidConcept, InvalidConfig, KnowledgeError, NotFound,
                            UnknownAgent)
 from shared.httpapi import Operator, page_offset
@@ -365,7 +369,8 @@ class Studio:
         start = _offset(cursor)
         page = names[start:] if limit is None else names[start:start + limit]
         end = start + len(page)
-        rows = [{**held.row(name), "recall": held.recall(name, now)} for name in page]
+        rows = [{**held.row(name), "recall": held.recall(name, now), "scope": "shared" if agent == SHARED else "agent"}
+                for name in page]
         if searching:
             for row in rows:
                 row["match"] = relevance.matched(held, row["name"], q)
@@ -376,7 +381,33 @@ class Studio:
             for row in rows:
                 row["new"] = row["name"] in fresh
             answer["new"] = len(fresh)
+        shared = self._shared_names(tenant, agent, held)
+        answer["shared_recalled"] = None if shared is None else len(shared - held.summaries.keys())
+        for row in rows:
+            row["shadows_shared"] = shared is not None and row["name"] in shared
         return answer
+
+    def _shared_names(self, tenant: str, agent: str, held: HeldList) -> Optional[set[str]]:
+        """The tenant's shared concepts an agent that opts in (`shared: true`) recalls beside its own,
+        as this container holds them; None for the shared scope itself, an agent that does not opt
+        in, or while the shared scope cannot be read."""
+        if agent == SHARED or held.config is None or not held.config.shared:
+            return None
+        try:
+            return set(self._rows(tenant, SHARED).summaries)
+        except KnowledgeError:
+            return None
+
+    def shared(self, op: Operator, tenant: str, unseen: Optional[Unseen] = None) -> dict[str, Any]:
+        """The tenant's shared scope as the agents overview counts an agent (`agents`)."""
+        op.check(tenant)
+        held = self._rows(tenant, SHARED)
+        rows = held.summaries
+        out = {"name": SHARED, "concepts": len(rows), "conflicts": sum(1 for r in rows.values() if r.conflict),
+               "related": sum(1 for r in rows.values() if r.related), "catching_up": len(held.backlog)}
+        if unseen is not None:
+            out["new"] = sum(1 for name, row in rows.items() if unseen.is_new(name, row))
+        return out
 
     def get(self, op: Operator, tenant: str, agent: str, name: str) -> dict[str, Any]:
         op.check(tenant)
