@@ -295,6 +295,35 @@ def test_restoring_a_version_from_before_a_removal_brings_back_the_text_and_neve
     assert 'removed_words: ["destrocar"]' in restored["markdown"]
 
 
+
+def test_restoring_the_version_that_held_a_word_now_removed_brings_back_its_text_without_the_word(api, store):
+    """The version restored is one whose learned_words has the word the operator removed since, also
+    once the concept is deleted (the restore then takes the learning of the version the delete hid)."""
+    from helpers.studio import BASE
+
+    name = "troca-em-30-dias"
+    with_learned(store, name, "destrocar", "devolver")
+    learned = store.get(T, A, name)
+    assert {e.word for e in learned.concept.learned_words} == {"destrocar", "devolver"}
+    _, concept, _ = api("GET", f"{BASE}/concepts/{name}")
+    edited = "\n".join(line for line in concept["markdown"].split("\n") if '"destrocar"' not in line)
+    edited = edited.replace("em até 30 dias após a entrega", "em até 15 dias após a entrega")
+    status, _, _ = api("PUT", f"{BASE}/concepts/{name}", body={"markdown": edited}, headers={"if-match": concept["etag"]})
+    assert status == 200
+    for deleted_first in (False, True):
+        if deleted_first:
+            api("DELETE", f"{BASE}/concepts/{name}")
+        status, restored, _ = api("POST", f"{BASE}/concepts/{name}/versions/{learned.version_id}/restore")
+        assert status == 200, deleted_first
+        now = store.get(T, A, name).concept
+        assert "30 dias após a entrega" in now.body  # the text restored
+        assert [e.word for e in now.learned_words] == ["devolver"] and now.removed_words == ("destrocar",)
+        assert '"destrocar"' not in restored["markdown"].split("removed_words")[0]
+        current = store.get(T, A, name)
+        store.replace(T, A, current.concept.replace(body=current.concept.body.replace("30 dias", "15 dias")),
+                      if_match=current.etag, actor="operator:ana", reason="edit")
+
+
 # ------------------------------------------------------------------ least privilege
 def test_extraction_may_write_concepts_and_their_journal_and_its_learning_ledger_and_nothing_more_of_them():
     from helpers.operations import RESOURCES

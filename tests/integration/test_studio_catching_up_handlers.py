@@ -98,3 +98,40 @@ def test_the_scheduled_pass_brings_the_tenants_shared_snapshot_up_to_date_too(mo
                  actor="operator:ana")
     snapshot_function(monkeypatch, bucket).lambda_handler({}, LambdaContext())
     assert store.get_snapshot(T, SHARED).etag != shared.etag  # rewritten once something changed
+
+
+def test_once_the_last_shared_concept_is_deleted_the_pass_writes_its_snapshot_over(monkeypatch, store, bucket,
+                                                                                  sessions_bucket):
+    from knowledge.recall.snapshot import decode
+    from knowledge.store.keys import SHARED
+
+    demo_studio(monkeypatch, store, bucket, sessions_bucket)
+    store.create(T, SHARED, make_concept("troca-30-dias", description="Troca em até 30 dias em todas as lojas."),
+                 actor="operator:ana")
+    snapshot_function(monkeypatch, bucket).lambda_handler({}, LambdaContext())
+    assert set(decode(store.get_snapshot(T, SHARED).data, T, SHARED).summaries) == {"troca-30-dias"}
+    store.delete(T, SHARED, "troca-30-dias", actor="operator:ana")
+    answer = snapshot_function(monkeypatch, bucket).lambda_handler({}, LambdaContext())
+    assert (answer["agents"], answer["failed"]) == (2, 0)
+    # A cold reader no longer starts from the deleted concept.
+    assert decode(store.get_snapshot(T, SHARED).data, T, SHARED).summaries == {}
+
+
+def test_a_tenant_whose_listing_fails_is_counted_and_the_pass_goes_on_to_the_next(monkeypatch, store, bucket,
+                                                                                  sessions_bucket):
+    from knowledge.store.concepts import ConceptStore
+    from shared.errors import StoreUnavailable
+
+    demo_studio(monkeypatch, store, bucket, sessions_bucket)
+    store.create("loja-b", "outra", make_concept("horario", description="Abre às 9h."), actor="engine")
+    real = ConceptStore.has_shared
+
+    def throttled(self, tenant):
+        if tenant == T:
+            raise StoreUnavailable("SlowDown")
+        return real(self, tenant)
+
+    monkeypatch.setattr(ConceptStore, "has_shared", throttled)
+    answer = snapshot_function(monkeypatch, bucket).lambda_handler({}, LambdaContext())
+    assert (answer["agents"], answer["current"], answer["failed"], answer["complete"]) == (1, 1, 1, False)
+    assert store.get_snapshot("loja-b", "outra") is not None

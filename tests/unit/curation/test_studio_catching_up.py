@@ -20,14 +20,16 @@ NEW = ("frete-sabado", "horario-loja")
 
 
 def bulk_writes(store, round=0):
-    """Five engine writes after the snapshot: three concepts changed, two new."""
+    """Five engine writes after the snapshot: two new concepts, then three changed. The changed ones
+    are the newest, so a list that reads two first (newest first; a tie within S3's second, by name)
+    reads changed ones, whichever second each write falls in."""
+    for name in NEW:
+        name = f"{name}-{round}" if round else name
+        store.create(T, A, make_concept(name, description=f"New: {name}."), actor="engine")
     for name in EDITED:
         current = store.get(T, A, name)
         store.replace(T, A, current.concept.replace(description=f"Changed: {name}."), if_match=current.etag,
                       actor="engine", reason="merged")
-    for name in NEW:
-        name = f"{name}-{round}" if round else name
-        store.create(T, A, make_concept(name, description=f"New: {name}."), actor="engine")
 
 
 def by_name(answer):

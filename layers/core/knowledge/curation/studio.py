@@ -195,8 +195,10 @@ class Studio:
                 self._read_config(tenant, agent, held)
             held.position, held.swept_at, held.loaded = started, self._clock(), True
         self._catch_up(tenant, agent, held, state, until)
-        # Never for an agent with no concept: its snapshot would make a typo an agent.
-        if (not held.backlog and held.summaries and state.allowed
+        # Never a first one for an agent with no concept: its snapshot would make a typo an agent. One
+        # already there is written over once its last concept is gone (readers would start from the
+        # deleted ones and drop them, each cold container again).
+        if (not held.backlog and (held.summaries or state.etag is not None) and state.allowed
                 and (state.due or state.changes >= rewrite_after) and self._clock() <= until):
             self._write_snapshot(tenant, agent, held, state)
         return held

@@ -84,8 +84,15 @@ class SnapshotPass:
         for tenant_ in [tenant] if tenant else self._store.tenants():
             # The tenant's shared concepts have a snapshot of their own, which every agent recalling
             # them starts from (knowledge.recall.warm): brought up to date like an agent's.
-            scopes = self._store.agents(tenant_)
-            for agent in [*scopes, SHARED] if scopes and self._store.has_shared(tenant_) else scopes:
+            try:
+                scopes = self._store.agents(tenant_)
+                if scopes and self._store.has_shared(tenant_):
+                    scopes = [*scopes, SHARED]
+            except KnowledgeError:  # this tenant's listing failed: the next tenants go on, the next pass retries
+                report.failed += 1
+                report.complete = False
+                continue
+            for agent in scopes:
                 left = deadline.remaining(self._clock)
                 if left is not None and left < WRITE_RESERVE_SECONDS:
                     report.complete = False

@@ -26,7 +26,7 @@ from collections import OrderedDict
 from typing import Callable, NamedTuple, Optional, Sequence
 
 from knowledge.recall.analysis import analyze
-from knowledge.recall.words import SHORTHAND, WORD, fold, raw_forms, singular, term_and_form
+from knowledge.recall.words import SHORTHAND, WORD, fold, raw_forms, read_word, singular, term_and_form
 
 # Cities and states, each with what it adds: its state (for a city) and its region. Names that
 # are also common words are read as places only after a preposition (WORDLIKE, AMBIGUOUS).
@@ -242,7 +242,9 @@ class Lexicon:
                     places.update(term for term, _ in adds)
                     places.update(own)
                 else:
-                    unknown = frozenset(word.term for word in found[i:i + len(said)] if not known(word.term))
+                    # What the message's own words would tell: a stopword tells nothing, read or not.
+                    unknown = frozenset(word.term for word, raw in zip(found[i:i + len(said)], raws[i:i + len(said)])
+                                        if not known(word.term) and read_word(raw) is not None)
                     added.append(Added([(term, weight) for term, _ in adds], False, unknown))
                     explained.update(unknown)
                 matched = True

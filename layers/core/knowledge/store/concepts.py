@@ -322,9 +322,9 @@ class ConceptStore(ChangeJournal, ConceptHistory, VocabularyFile):
         return sorted(names)
 
     def has_shared(self, tenant: str) -> bool:
-        """Whether the tenant keeps any shared concept (one listing of at most one key)."""
-        answer = self._call("list_objects_v2", Bucket=self.bucket, Prefix=f"{agent_prefix(tenant, SHARED)}concepts/",
-                            MaxKeys=1)
+        """Whether the tenant keeps anything shared: a concept, or the snapshot of concepts since
+        deleted, which the snapshot pass writes over (one listing of at most one key)."""
+        answer = self._call("list_objects_v2", Bucket=self.bucket, Prefix=agent_prefix(tenant, SHARED), MaxKeys=1)
         return bool(answer.get("KeyCount", 0))
 
     def undelete(self, tenant: str, agent: str, name: str, *, actor: str) -> StoredConcept:
@@ -360,8 +360,11 @@ class ConceptStore(ChangeJournal, ConceptHistory, VocabularyFile):
         current = self._get_or_none(key, name)
         if if_match is not None and (current is None or current.etag != if_match):
             raise Conflict(f"concept {name!r} changed since it was read", current)
-        if current is None:
-            return self._put(key, name, old.data, actor, "restore", if_none_match=True)
+        if current is None:  # deleted: the learning is the version the delete hid (an undelete: that one)
+            hidden = next((v for v in self.versions(tenant, agent, name) if not v.deleted), None)
+            data = old.data if hidden is None or hidden.version_id == version_id else _learning_of(
+                self.read_version(tenant, agent, name, hidden.version_id), old)
+            return self._put(key, name, data, actor, "restore", if_none_match=True)
         return self._put(key, name, _learning_of(current, old), actor, "restore", if_match=current.etag,
                          sightings=current.sightings)
 
