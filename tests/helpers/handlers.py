@@ -4,6 +4,7 @@ events/ that `sam local invoke` uses, and a context."""
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from dataclasses import dataclass
 
@@ -33,3 +34,14 @@ def load_handler(function: str, monkeypatch, **env: str):
         monkeypatch.setenv(key, value)
     return load_real_handler(function, module_name=f"handler_{function}_{uuid.uuid4().hex[:8]}",
                              template_settings=False)
+
+
+def until(check, seconds: float = 60.0):
+    """Ask `check()` until it answers true (a warm container's refresh window passing; a loaded
+    machine may take longer than the window), and answer its last value."""
+    ends = time.monotonic() + seconds
+    while True:
+        value = check()
+        if value or time.monotonic() > ends:
+            return value
+        time.sleep(0.1)

@@ -308,7 +308,8 @@ def test_restoring_the_version_that_held_a_word_now_removed_brings_back_its_text
     _, concept, _ = api("GET", f"{BASE}/concepts/{name}")
     edited = "\n".join(line for line in concept["markdown"].split("\n") if '"destrocar"' not in line)
     edited = edited.replace("em até 30 dias após a entrega", "em até 15 dias após a entrega")
-    status, _, _ = api("PUT", f"{BASE}/concepts/{name}", body={"markdown": edited}, headers={"if-match": concept["etag"]})
+    status, _, _ = api("PUT", f"{BASE}/concepts/{name}", body={"markdown": edited},
+                       headers={"if-match": concept["etag"]})
     assert status == 200
     for deleted_first in (False, True):
         if deleted_first:

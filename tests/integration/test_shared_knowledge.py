@@ -4,12 +4,11 @@ of the same name wins; an agent that did not opt in, and another tenant, never s
 
 from __future__ import annotations
 
-import time
 import uuid
 
 import pytest
 from helpers.concepts import make_concept
-from helpers.handlers import LambdaContext, load_handler
+from helpers.handlers import LambdaContext, load_handler, until
 
 from knowledge.store.keys import SHARED
 
@@ -89,16 +88,6 @@ def test_an_agent_that_did_not_opt_in_and_another_tenant_never_see_it(tenant, mo
         hits = handler.lambda_handler({"action": "search_knowledge", "tenant": tenant_name, "agent": agent,
                                        "session_id": "s1", "query": "devolucao"}, LambdaContext())["hits"]
         assert POLICY not in [h["name"] for h in hits]
-
-
-def until(check, seconds: float = 60.0):
-    """Wait for `check()` to answer true (the refresh is REFRESH; a loaded machine may take longer)."""
-    ends = time.monotonic() + seconds
-    while True:
-        value = check()
-        if value or time.monotonic() > ends:
-            return value
-        time.sleep(0.1)
 
 
 def test_one_edit_of_the_shared_policy_is_recalled_by_both_agents_warm_containers(tenant, monkeypatch, bucket, bus):

@@ -6,14 +6,13 @@ RetrieveFunction handler."""
 
 from __future__ import annotations
 
-import time
 import uuid
 
 import pytest
 from helpers.concepts import make_concept
-from helpers.handlers import LambdaContext, load_handler
+from helpers.handlers import LambdaContext, load_handler, until
 from helpers.paths import DEMO
-from helpers.studio import A, ANA, BASE, T, demo_studio
+from helpers.studio import ANA, BASE, A, T, demo_studio
 
 from knowledge.store.keys import SHARED
 
@@ -140,15 +139,6 @@ def test_another_tenants_operator_never_reaches_the_shared_scope(api, store):
     # Its own shared scope is another prefix: empty.
     status, own, _ = api("GET", f"/tenants/loja-b/agents/{SHARED}/concepts", claims=other)
     assert status == 404 or own["concepts"] == []
-
-
-def until(check, seconds: float = 60.0):
-    ends = time.monotonic() + seconds
-    while True:
-        value = check()
-        if value or time.monotonic() > ends:
-            return value
-        time.sleep(0.1)
 
 
 def test_two_agents_recall_one_shared_policy_edited_once_in_the_studio(api, store, monkeypatch, bucket, bus):
