@@ -421,7 +421,7 @@ def test_each_version_links_to_where_its_sighting_was_quoted_never_the_quote(con
 
 
 @pytest.mark.parametrize("text", ["", "x", "a/b/20261120T140531.123456Z/2/58-10", "a b/t/20261120T140531.123456Z/1/0-1",
-                                  "s/t/20261340T140531.123456Z/1/0-1", "s/t/20261120T140531.123456Z/1/0-1/extra"])
+                                  "s/t/20261340T140531.123456Z/1/0-1", "s/t/20261120T140531.123456Z/1/0-1/extra/more"])
 def test_a_link_that_is_not_one_reads_as_none(text):
     from knowledge.format.evidence import EvidenceLink
 

@@ -70,3 +70,16 @@ def test_an_agent_that_does_not_recall_shared_knowledge_learns_the_name_as_its_o
     run(consolidate, sighting("sess_1", agent="vendas"))
     assert store.get(T, "vendas", "politica-de-devolucao").reason == "created"
     assert [v.reason for v in store.versions(T, SHARED, "politica-de-devolucao")] == ["created"]
+
+
+def test_the_claim_kept_beside_links_its_evidence_naming_the_agent_whose_turn_it_came_from(consolidate, store):
+    from knowledge.format.sighting import EvidenceRef
+
+    moment = datetime(2026, 11, 20, 14, 5, 31, tzinfo=timezone.utc)
+    seen = sighting("sess_7")
+    seen = Sighting.of(T, A, "sess_7", "t1", seen.parsed(), evidence=EvidenceRef(completed_at=moment, message=0,
+                                                                                   start=0, end=20))
+    assert run(consolidate, seen) == {"batchItemFailures": []}
+    link = store.versions(T, SHARED, "politica-de-devolucao")[0].evidence
+    assert (link.session_id, link.turn_id, link.agent, link.start, link.end) == ("sess_7", "t1", A, 0, 20)
+

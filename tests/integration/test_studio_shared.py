@@ -156,3 +156,30 @@ def test_two_agents_recall_one_shared_policy_edited_once_in_the_studio(api, stor
         headers={"if-match": created["etag"]})
     assert until(lambda: "45 dias" in block(A)) and until(lambda: "45 dias" in block("site-chat"))
     assert "30 dias" not in block("site-chat")
+
+
+def test_a_claim_kept_beside_a_shared_concept_shows_its_quote_from_the_agent_whose_turn_it_came_from(
+        api, store, s3, sessions_bucket):
+    """Consolidation writes the claim on the shared concept with the link of the sighting, naming its
+    agent (the shared scope has no archive of its own); the studio reads the quote from that agent's."""
+    from helpers.studio import archive_demo_turn
+
+    from knowledge.format.concept import parse
+    from knowledge.format.evidence import EvidenceLink
+
+    turn = archive_demo_turn(s3, sessions_bucket)
+    quote = "despachados no mesmo dia"
+    start = turn.messages[3].content.index(quote)
+    created = store.create(T, SHARED, parse(policy_text(30)), actor="operator:ana")
+    for agent, reason in ((A, "kept_beside"), (None, "kept_beside")):
+        current = store.get(T, SHARED, POLICY)
+        link = EvidenceLink(turn.session_id, turn.turn_id, turn.completed_at, 3, start, start + len(quote), agent)
+        store.replace(T, SHARED, current.concept.replace(occurrences=current.concept.occurrences + 1),
+                      if_match=current.etag, actor="engine", reason=reason, evidence=link)
+    _, history, _ = api("GET", f"{SHARED_BASE}/concepts/{POLICY}/versions")
+    unnamed, named = history["versions"][0]["version_id"], history["versions"][1]["version_id"]
+    assert history["versions"][2]["version_id"] == created.version_id
+    status, evidence, _ = api("GET", f"{SHARED_BASE}/concepts/{POLICY}/versions/{named}/evidence")
+    assert status == 200 and (evidence["status"], evidence["excerpt"]) == ("available", quote)
+    status, refused, _ = api("GET", f"{SHARED_BASE}/concepts/{POLICY}/versions/{unnamed}/evidence")
+    assert status == 404 and refused["error"]["code"] == "no_evidence"

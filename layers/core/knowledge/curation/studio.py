@@ -449,7 +449,10 @@ class Studio:
             raise NoEvidence(f"version {version_id!r} of concept {name!r} was not learned from a sighting")
         if self._archive is None:
             raise ArchiveNotConfigured("the studio has no session archive to read evidence from (SESSIONS_BUCKET)")
-        quote = self._quote(tenant, agent, link)
+        if agent == SHARED and link.agent is None:
+            raise NoEvidence(f"version {version_id!r} of shared concept {name!r} does not say which agent's "
+                             "conversation it was learned from")
+        quote = self._quote(tenant, link.agent if agent == SHARED else agent, link)
         return {"session_id": link.session_id, "turn_id": link.turn_id, "completed_at": _stamp(link.completed_at),
                 "status": "expired" if quote is None else "available", "excerpt": quote}
 

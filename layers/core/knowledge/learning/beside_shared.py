@@ -55,7 +55,7 @@ def beside_shared(store: ConceptStore, ledger: SightingLedger, sighting: Sightin
             break
         try:
             store.replace(tenant, SHARED, updated, if_match=shared.etag, actor=ENGINE, reason="kept_beside",
-                          sightings=(me,), evidence=EvidenceLink.of(sighting))
+                          sightings=(me,), evidence=EvidenceLink.of(sighting, naming_agent=True))
             break
         except Conflict as lost:
             if lost.current is None:
