@@ -172,3 +172,30 @@ def test_a_row_written_by_hand_with_odd_metadata_falls_back_to_s3s_own_time_and_
     head = s3.head_object(Bucket=bucket, Key=f"agents/{T}/{A}/concepts/horario-loja.md")
     assert row["written_by"] is None
     assert row["written_at"] == head["LastModified"].strftime("%Y-%m-%dT%H:%M:%S.000000Z")
+
+
+def test_a_warm_list_of_an_agent_that_recalls_shared_knowledge_asks_one_more_journal_and_nothing_else(counted):
+    """What it costs to say which rows override a shared concept: the shared scope's own journal,
+    once per list once warm (its rows are held like an agent's); an agent that does not opt in asks
+    nothing more."""
+    from knowledge.store.keys import SHARED
+
+    store, calls = counted
+    store.create(T, SHARED, make_concept("troca-em-30-dias", description="Troca em todas as lojas."),
+                 actor="operator:ana")
+    store.create(T, SHARED, make_concept("horario-lojas", description="Lojas abrem às 9h."), actor="operator:ana")
+    studio = Studio(store)
+    alone = studio.list(ANA, T, A)
+    assert alone["shared_recalled"] is None and not any(row["shadows_shared"] for row in alone["concepts"])
+    calls.clear()
+    studio.list(ANA, T, A)
+    quiet_alone = calls["s3"]
+    current = store.get_config(T, A)
+    store.put_config(T, A, current.text.replace("  retrieve: true\n", "  retrieve: true\n  shared: true\n"),
+                     actor="operator:ana", if_match=current.etag)
+    opted = studio.list(ANA, T, A)
+    assert opted["shared_recalled"] == 1
+    assert [row["name"] for row in opted["concepts"] if row["shadows_shared"]] == ["troca-em-30-dias"]
+    calls.clear()
+    studio.list(ANA, T, A)
+    assert (quiet_alone, calls["s3"]) == (1, 2)  # the agent's journal; then the shared scope's too
