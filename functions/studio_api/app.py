@@ -157,9 +157,10 @@ class ConceptList(BaseModel):
     config_problem: Optional[ConfigProblem] = Field(None, description="Set while the agent's knowledge.yaml does "
                                                                       "not parse (checked every 10 s).")
     shared_recalled: Optional[int] = Field(None, description="How many of the tenant's shared concepts the agent "
-                                                             "recalls beside these (those its own do not shadow); "
-                                                             "null when it does not opt in (`shared: true`) and in "
-                                                             "the shared scope itself.")
+                                                             "has beside these (those its own do not shadow; each "
+                                                             "recalled unless out of recall by its rules); null "
+                                                             "when it does not opt in (`shared: true`) and in the "
+                                                             "shared scope itself.")
 
 
 class StoredConcept(BaseModel):
@@ -239,7 +240,8 @@ class ShareRequest(BaseModel):
 
 
 class SharedCopy(StoredConcept):
-    moved: bool = Field(description="Whether the agent's concept was deleted (a move).")
+    moved: bool = Field(description="Whether the agent's concept was deleted (a move); false for a copy, and for "
+                                    "a move whose concept was written since it was copied (it stays).")
 
 
 class DeletedItem(BaseModel):

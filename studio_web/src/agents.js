@@ -32,9 +32,11 @@ export async function loadAgents() {
     if (agent.new) fresh.append(" ", badge("to review", "new"));
   }
   $("shared-link").href = agentUrl(SHARED);
-  const waiting = [shared.conflicts && `${shared.conflicts} to resolve`, shared.new && `${shared.new} new for you`];
-  $("shared-counts").textContent = `(${shared.concepts} concept${shared.concepts === 1 ? "" : "s"}`
-    + `${waiting.filter(Boolean).map((part) => `, ${part}`).join("")})`;
+  if (shared) {  // an API older than the page answers no `shared`: the link alone
+    const waiting = [shared.conflicts && `${shared.conflicts} to resolve`, shared.new && `${shared.new} new for you`];
+    $("shared-counts").textContent = `(${shared.concepts} concept${shared.concepts === 1 ? "" : "s"}`
+      + `${waiting.filter(Boolean).map((part) => `, ${part}`).join("")})`;
+  }
   $("agents-empty").hidden = agents.length > 0;
   showAgentsConfigProblems(agents);
   const left = agents.reduce((sum, agent) => sum + (agent.catching_up || 0), 0);

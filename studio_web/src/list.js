@@ -118,8 +118,15 @@ export function triageKeys(event) {
   if (target) target.querySelector("button.link").focus();
 }
 
+// Whether this agent recalls the tenant's shared knowledge, as its last list said (null: no list yet).
+let sharedRecalled;
+export function recallsShared() {
+  return sharedRecalled === undefined ? null : sharedRecalled !== null;
+}
+
 // What the scope of the list is: the tenant's shared knowledge, or what of it this agent also recalls.
 function showShared(page) {
+  sharedRecalled = page.shared_recalled ?? null;
   const line = $("shared-line");
   line.replaceChildren();
   if (inShared) {

@@ -51,6 +51,13 @@ def test_an_operator_copies_edits_and_moves_concepts_to_shared_knowledge(page, s
     # Moved from the agent: its own is in Deleted concepts, the shared one is there.
     page.goto(f"{studio.url}/studio/knowledge?agent={A}&concept=prazo-reembolso-pix")
     page.wait_for_selector(".cm-content")
+    # The agent does not recall shared knowledge: the page asks first, and a No moves nothing.
+    asked = []
+    page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.dismiss()))
+    page.click("#move-to-shared")
+    expect(page.locator("#status")).to_have_text("Not moved: prazo-reembolso-pix stays in this agent.")
+    assert "no longer recalls prazo-reembolso-pix" in asked[0] and store.find(T, A, "prazo-reembolso-pix")
+    page.once("dialog", lambda dialog: dialog.accept())
     page.click("#move-to-shared")
     expect(page.locator("#status")).to_contain_text("Moved prazo-reembolso-pix to shared knowledge")
     page.wait_for_selector("#list-view:not([hidden])")

@@ -105,6 +105,39 @@ def test_a_move_deletes_the_agents_concept_restorably_and_finishes_when_asked_ag
     assert [v.reason for v in store.versions(T, SHARED, "prazo-reembolso-pix")] == ["created"]
 
 
+def test_a_move_never_deletes_what_was_written_since_it_was_copied(api, store, monkeypatch):
+    from knowledge.curation.sharing import Sharing
+
+    real = Sharing._delete_unchanged
+
+    def engine_writes_first(self, op, tenant, agent, source):  # a sighting merged between the copy and the delete
+        current = store.get(T, A, source.name)
+        store.replace(T, A, current.concept.replace(occurrences=current.concept.occurrences + 1),
+                      if_match=current.etag, actor="engine", reason="confirmed")
+        return real(self, op, tenant, agent, source)
+
+    monkeypatch.setattr(Sharing, "_delete_unchanged", engine_writes_first)
+    status, answer, _ = api("POST", f"{BASE}/concepts/rastreio-pedido/share", body={"move": True})
+    assert status == 201 and answer["moved"] is False
+    assert store.get(T, A, "rastreio-pedido").reason == "confirmed" and store.find(T, SHARED, "rastreio-pedido")
+
+
+def test_a_deleted_shared_name_is_said_and_a_retired_concept_is_shared_recallable(api, store):
+    api("POST", f"{BASE}/concepts/troca-em-30-dias/share", body={})
+    api("DELETE", f"{SHARED_BASE}/concepts/troca-em-30-dias")
+    status, refused, _ = api("POST", f"{BASE}/concepts/troca-em-30-dias/share", body={"move": True})
+    assert status == 409 and refused["error"]["code"] == "name_deleted" and refused["deleted_at"]
+    assert store.find(T, A, "troca-em-30-dias") is not None and store.find(T, SHARED, "troca-em-30-dias") is None
+    # Retired by this agent's policy: the policy is not the shared scope's, so the copy is recalled there.
+    current = store.get(T, A, "cep-sudeste-cd-campinas")
+    store.replace(T, A, current.concept.replace(retired_by="frete-gratis-acima-199"), if_match=current.etag,
+                  actor="engine", reason="retired")
+    status, _, _ = api("POST", f"{BASE}/concepts/cep-sudeste-cd-campinas/share", body={})
+    assert status == 201 and store.get(T, SHARED, "cep-sudeste-cd-campinas").concept.retired_by is None
+    _, listed, _ = api("GET", f"{SHARED_BASE}/concepts")
+    assert {c["name"]: c["recall"] for c in listed["concepts"]} == {"cep-sudeste-cd-campinas": None}
+
+
 def test_the_agents_overview_counts_the_shared_scope(api, store):
     status, overview, _ = api("GET", f"/tenants/{T}/agents")
     assert status == 200 and overview["shared"]["name"] == SHARED and overview["shared"]["concepts"] == 0

@@ -4,17 +4,20 @@ extraction never promotes what it learned on its own (docs/retrieval.md, shared 
 
 The copy is a new shared concept written by the operator (reason `created`), the document exactly
 as the agent has it; the agent's concept keeps its own history. A move then deletes the agent's
-concept (a restorable delete marker), so that the agents that opt in recall the shared one. A
-shared concept of the name already there is NameTaken, unless it is this very document: a move
-that failed after its copy (S3 down between the two writes) finishes when asked again.
+concept (a restorable delete marker), so that the agents that opt in recall the shared one, unless
+it was written since it was copied (then it stays, and the answer says `moved: false`). A shared
+concept of the name already there is NameTaken, unless it is this very document: a move that failed
+after its copy (S3 down between the two writes) finishes when asked again. A deleted shared concept
+of the name is NameDeleted, as for a create in the studio: restore it there, or rename this one.
 """
 
 from __future__ import annotations
 
+from datetime import timezone
 from typing import Any
 
 from knowledge.curation.documents import stored_answer
-from knowledge.errors import NameTaken
+from knowledge.errors import NameDeleted, NameTaken
 from knowledge.store.concepts import ConceptStore
 from knowledge.store.keys import SHARED
 from shared.errors import Conflict, InvalidConcept, KnowledgeError, NotFound
@@ -46,19 +49,44 @@ class Sharing:
             source = self._store.get(tenant, agent, name)
         except NotFound:
             raise NotFound(f"there is no concept {name!r} in agent {agent!r} to share") from None
-        concept = source.concept  # InvalidConcept: a file that does not parse is repaired first
+        self._refuse_deleted_name(tenant, name)
+        # InvalidConcept: a file that does not parse is repaired first. `retired_by` names a policy of
+        # the agent's, which the shared scope does not have: there it would keep the concept out of
+        # every agent's recall.
+        concept = source.concept.replace(retired_by=None)
         try:
             copy = self._store.create(tenant, SHARED, concept, actor=op.actor, reason="created")
         except Conflict as exc:
             if exc.current is None or not move or not _same_document(exc.current, concept):
                 raise SharedNameTaken(name) from None
             copy = exc.current  # a move asked again after its copy was written
-        if move:
-            try:
-                self._store.delete(tenant, agent, name, actor=op.actor)
-            except NotFound:
-                pass  # deleted meanwhile: moved all the same
-        return {**stored_answer(copy), "moved": move}
+        moved = move and self._delete_unchanged(op, tenant, agent, source)
+        return {**stored_answer(copy), "moved": moved}
+
+    def _refuse_deleted_name(self, tenant: str, name: str) -> None:
+        """NameDeleted when the shared scope's newest version of `name` is a delete marker: the copy
+        would go on that deleted concept's history (restore it there, or rename this one)."""
+        try:
+            newest, _ = self._store.version_page(tenant, SHARED, name, limit=1, marker=None)
+        except NotFound:
+            return
+        if newest and newest[0].deleted:
+            when = newest[0].time.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+            raise NameDeleted(name, when, newest[0].actor)
+
+    def _delete_unchanged(self, op: Operator, tenant: str, agent: str, source: Any) -> bool:
+        """Delete the agent's concept if it is still the version copied; False (kept) when it was
+        written since: the shared copy stands, and nothing unread is deleted."""
+        current = self._store.find(tenant, agent, source.name)
+        if current is None:
+            return True  # deleted meanwhile: moved all the same
+        if current.etag != source.etag:
+            return False
+        try:
+            self._store.delete(tenant, agent, source.name, actor=op.actor)
+        except NotFound:
+            pass
+        return True
 
 
 def _same_document(current: Any, concept: Any) -> bool:
