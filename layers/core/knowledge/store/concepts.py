@@ -335,7 +335,7 @@ class ConceptStore(ChangeJournal, ConceptHistory, VocabularyFile):
         previous = next((v for v in versions if not v.deleted), None)
         if previous is None:
             raise NotFound(f"concept {name!r} has no version to bring back")
-        return self.restore(tenant, agent, name, previous.version_id, actor=actor)
+        return self.restore(tenant, agent, name, previous.version_id, actor=actor, hidden=previous.version_id)
 
     # ------------------------------------------------------------ history
     def read_version(self, tenant: str, agent: str, name: str, version_id: str) -> StoredConcept:
@@ -345,9 +345,11 @@ class ConceptStore(ChangeJournal, ConceptHistory, VocabularyFile):
         return self._get(key, name, version_id=version_id)
 
     def restore(
-        self, tenant: str, agent: str, name: str, version_id: str, *, actor: str, if_match: Optional[str] = None
+        self, tenant: str, agent: str, name: str, version_id: str, *, actor: str, if_match: Optional[str] = None,
+        hidden: Optional[str] = None,
     ) -> StoredConcept:
-        """Write an old version back as a new one (read, then a conditional put).
+        """Write an old version back as a new one (read, then a conditional put); `hidden`: of a
+        deleted concept, the version its delete hid, when the caller has listed it already.
 
         With `if_match`, the current version must still be that ETag; without it, the
         restore is conditional on whatever is current when it is read. The concept's learned and
@@ -361,9 +363,11 @@ class ConceptStore(ChangeJournal, ConceptHistory, VocabularyFile):
         if if_match is not None and (current is None or current.etag != if_match):
             raise Conflict(f"concept {name!r} changed since it was read", current)
         if current is None:  # deleted: the learning is the version the delete hid (an undelete: that one)
-            hidden = next((v for v in self.versions(tenant, agent, name) if not v.deleted), None)
-            data = old.data if hidden is None or hidden.version_id == version_id else _learning_of(
-                self.read_version(tenant, agent, name, hidden.version_id), old)
+            if hidden is None:
+                kept = next((v for v in self.versions(tenant, agent, name) if not v.deleted), None)
+                hidden = kept.version_id if kept is not None else version_id
+            data = old.data if hidden == version_id else _learning_of(
+                self.read_version(tenant, agent, name, hidden), old)
             return self._put(key, name, data, actor, "restore", if_none_match=True)
         return self._put(key, name, _learning_of(current, old), actor, "restore", if_match=current.etag,
                          sightings=current.sightings)
