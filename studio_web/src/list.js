@@ -84,6 +84,8 @@ async function reviewRow(name) {
   const state = await markReviewed(name, concept.written_at);
   if (!state) return;
   concept.new = false;
+  // The count this page just changed is no news for the list's watch to announce over this answer.
+  if (newestShown && newestShown !== "unknown") newestShown = newestShown.replace(/ \d+$/, ` ${state.new}`);
   const mark = row.querySelector(".triage");
   const next = nextNewRow(row);
   if (mark) mark.remove();
