@@ -409,3 +409,25 @@ def test_many_deletions_compact_the_postings():
     index.settle()
     assert len(index) == 50 and index._dead_postings == 0 and len(index._by_slot) == 50
     assert {h.name for h in index.search("frete campinas", 60)} == {f"c-{i}" for i in range(250, 300)}
+
+
+ONLY_POLICY = make_concept("prazo-de-troca", type="policy", provenance="policy", confidence=1.0, sources=(),
+                           description="Trocas e devoluções em até 30 dias corridos após a entrega.",
+                           body="A loja aceita trocas e devoluções em até 30 dias corridos após a entrega, com o "
+                                "produto na embalagem original e a nota fiscal.")
+DEFAULTS = parse_config("knowledge:\n  retrieve: true\n")  # min_score 1.0, the default
+
+
+@pytest.mark.parametrize("message", ["qual o prazo de troca?", "posso devolver em quantos dias apos a entrega?",
+                                     "trocas e devoluções", "oi boa noite, qual o prazo pra trocar? pedido 48213"])
+def test_a_short_question_reaches_the_one_concept_of_a_small_index(message):
+    # A tenant's one shared policy, a new agent's first FAQ row: min_score reads rarity as the floor does
+    # (as if there were 40 concepts), or every word of a one-concept index would weigh 0.29 against 3.3.
+    assert [i.hit.name for i in select(index_of(ONLY_POLICY), message, DEFAULTS)] == ["prazo-de-troca"]
+
+
+@pytest.mark.parametrize("message", ["oi, tudo bem?", "boa tarde, obrigado pela ajuda", "aceitam pix?",
+                                     "qual o horário de funcionamento da loja?", "vocês vendem sofá?",
+                                     "o frete pra Campinas é grátis?", "quero falar com um atendente"])
+def test_what_the_one_concept_does_not_answer_stays_silent(message):
+    assert select(index_of(ONLY_POLICY), message, DEFAULTS) == []

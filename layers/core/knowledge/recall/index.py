@@ -707,6 +707,7 @@ class Index:
         matched = self._match(query, readings=readings)
         if matched is None:
             return []
+        min_score = self._gate(min_score)
         scores, shared, told, term_slots, grounded, terms = matched
         ok = (scores > 0) & (scores >= min_score) & (shared >= min(MIN_SHARED, SINGLE))
         if grounded is not None:
@@ -741,6 +742,16 @@ class Index:
             return []
         return self._hits(matched, top_k, min_score, TAIL * max(shared.item(slot) for slot in named), grounded, named,
                           excluded)
+
+    def _gate(self, min_score: float) -> float:
+        """`min_score` as this index reads it: a BM25 score as an agent of FLOOR_CONCEPTS concepts would
+        give it, as the floor reads rarity. In a smaller one every word's idf is a fraction of that (one
+        concept: 0.29 against 3.3), and no short question reached the 1.0 a tenant's one shared policy
+        or a new agent's first concepts needed; it is scaled by a rare word's idf here against there."""
+        n_docs = len(self.docs)
+        if min_score <= 0 or n_docs >= FLOOR_CONCEPTS:
+            return min_score
+        return min_score * bm25_idf(n_docs, 1) / bm25_idf(FLOOR_CONCEPTS, 1)
 
     def _hits(self, matched: tuple, top_k: int, min_score: float, least_shared: float = 0.0,
               grounded: Optional[np.ndarray] = None, named: frozenset | set = frozenset(),

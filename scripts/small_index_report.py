@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Recall in a small index (a tenant's few shared policies, a new agent's first FAQ rows), with
+`min_score` read as the floor reads rarity (Index._gate) against the raw BM25 score, in the same run.
+
+    .venv/bin/python scripts/small_index_report.py [--heldout] [--json]
+
+Each labelled store of tests/data/stores/ (the five tuning stores; `--heldout`: the held-out one,
+read once) is cut into small indexes: each concept alone, then disjoint groups of 3, 5 and 10 in the
+file's order. Every test message of the store is asked of every index, through the engine's own
+selection (knowledge.recall.retrieve.select, the store's defaults: `top_k` 5, `min_score` 1.0, no
+vocabulary). A message whose expected concepts the index holds is *answerable*: hit@5 counts it.
+Another concept's question is *unanswerable*, and the off-topic slice's messages (small talk, other
+subjects) are counted apart: "injected" is the share of each for which the index injected anything,
+which it should not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+STORES = ROOT / "tests" / "data" / "stores"
+SIZES = (1, 3, 5, 10)
+
+
+def concepts_of(store: dict):
+    from knowledge.format.concept import parse
+
+    out = []
+    for c in store["concepts"]:
+        provenance = "policy" if c["type"] == "policy" else "observed"
+        out.append(parse(f"---\nname: {c['name']}\ndescription: {json.dumps(c['description'], ensure_ascii=False)}\n"
+                         f"type: {c['type']}\nprovenance: {provenance}\nconfidence: 0.6\nsources: [s1]\n"
+                         f"occurrences: 1\ncreated_at: 2026-10-01T00:00:00Z\nupdated_at: 2026-10-01T00:00:00Z\n"
+                         f"---\n\n{c['body']}\n"))
+    return out
+
+
+def index_of(concepts):
+    from knowledge.recall.index import Index
+
+    index = Index()
+    for concept in concepts:
+        index.upsert(concept.name, "etag", concept, concept.render().encode())
+    index.settle()
+    return index
+
+
+def measure(store: dict, size: int, gated: bool) -> dict:
+    from knowledge.format.config import parse_config
+    from knowledge.recall.index import Index
+    from knowledge.recall.retrieve import select
+
+    config = parse_config("knowledge:\n  retrieve: true\n")
+    concepts = concepts_of(store)
+    groups = [concepts[i:i + size] for i in range(0, len(concepts), size)]
+    original = Index._gate
+    if not gated:
+        Index._gate = lambda self, min_score: min_score  # the raw BM25 score, as before
+    try:
+        asked = hits = unanswerable = injected = off = off_injected = 0
+        for group in groups:
+            index, names = index_of(group), {c.name for c in group}
+            for test in store["tests"]:
+                shown = [i.hit.name for i in select(index, test["message"], config)]
+                if names & set(test["expected"]):
+                    asked += 1
+                    hits += bool(names & set(test["expected"]) & set(shown))
+                elif test["slice"] == "off-topic" or not test["expected"]:
+                    off += 1
+                    off_injected += bool(shown)
+                else:
+                    unanswerable += 1
+                    injected += bool(shown)
+    finally:
+        Index._gate = original
+    return {"indexes": len(groups), "answerable": asked, "hit5": hits / asked if asked else None,
+            "unanswerable": unanswerable, "injected": injected / unanswerable if unanswerable else None,
+            "off_topic": off, "off_injected": off_injected / off if off else None}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--heldout", action="store_true")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    paths = sorted((STORES / "heldout").glob("*.json")) if args.heldout else sorted(STORES.glob("*.json"))
+    stores = [json.loads(p.read_text(encoding="utf-8")) for p in paths]
+    rows = []
+    for size in SIZES:
+        for gated in (False, True):
+            total = {"answerable": 0, "hits": 0.0, "unanswerable": 0, "injected": 0.0, "indexes": 0,
+                     "off_topic": 0, "off_injected": 0.0}
+            for store in stores:
+                r = measure(store, size, gated)
+                total["indexes"] += r["indexes"]
+                total["answerable"] += r["answerable"]
+                total["hits"] += (r["hit5"] or 0) * r["answerable"]
+                total["unanswerable"] += r["unanswerable"]
+                total["injected"] += (r["injected"] or 0) * r["unanswerable"]
+                total["off_topic"] += r["off_topic"]
+                total["off_injected"] += (r["off_injected"] or 0) * r["off_topic"]
+            rows.append({"size": size, "min_score": "scaled" if gated else "raw", "indexes": total["indexes"],
+                         "answerable": total["answerable"], "hit5": round(total["hits"] / total["answerable"], 3),
+                         "unanswerable": total["unanswerable"],
+                         "injected": round(total["injected"] / total["unanswerable"], 3),
+                         "off_topic": total["off_topic"],
+                         "off_injected": round(total["off_injected"] / total["off_topic"], 3)})
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    print(f"stores: {', '.join(s['store'] for s in stores)}; select() with top_k 5, min_score 1.0, no vocabulary\n")
+    print(f"{'concepts':>8} {'min_score':>9} {'indexes':>7} {'answerable':>10} {'hit@5':>6} {'unanswerable':>12} "
+          f"{'injected':>8} {'off-topic':>9} {'injected':>8}")
+    for r in rows:
+        print(f"{r['size']:>8} {r['min_score']:>9} {r['indexes']:>7} {r['answerable']:>10} {r['hit5']:>6.3f} "
+              f"{r['unanswerable']:>12} {r['injected'] * 100:>7.1f}% {r['off_topic']:>9} {r['off_injected'] * 100:>7.1f}%")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path[:0] = [str(ROOT / "layers" / "core")]
+    sys.exit(main())
