@@ -117,7 +117,8 @@ def main() -> int:
           f"{'injected':>8} {'off-topic':>9} {'injected':>8}")
     for r in rows:
         print(f"{r['size']:>8} {r['min_score']:>9} {r['indexes']:>7} {r['answerable']:>10} {r['hit5']:>6.3f} "
-              f"{r['unanswerable']:>12} {r['injected'] * 100:>7.1f}% {r['off_topic']:>9} {r['off_injected'] * 100:>7.1f}%")
+              f"{r['unanswerable']:>12} {r['injected'] * 100:>7.1f}% {r['off_topic']:>9} "
+              f"{r['off_injected'] * 100:>7.1f}%")
     return 0
 
 
