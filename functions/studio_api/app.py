@@ -446,7 +446,7 @@ def review_if_policy(tenant: str, agent: str, saved: dict) -> dict:
     """A policy concept just saved is queued for review: the observed concepts it contradicts are
     retired off the request path (PolicyReviewFunction). The save stands whatever the queue says;
     a review that could not be queued is counted (PolicyReviewNotQueued) and logged, names only."""
-    if policy_reviews is None or agent == SHARED:  # the review ranks one agent's observed concepts
+    if policy_reviews is None:  # a shared policy's review is fanned out to the agents that recall it
         return saved
     try:
         policy_reviews.saved(tenant, agent, saved["markdown"])

@@ -326,7 +326,7 @@ def test_imported_policies_are_queued_for_their_policy_review_as_a_studio_save_q
     assert f"Policy [[{payments['name']}]]" in flagged.body and flagged.retired_by is None
 
 
-def test_only_the_import_and_the_studio_may_queue_a_policy_review_and_only_on_its_queue():
+def test_only_the_import_the_studio_and_the_review_itself_may_queue_a_policy_review_and_only_on_its_queue():
     from helpers.operations import RESOURCES
 
     senders = {}
@@ -339,9 +339,12 @@ def test_only_the_import_and_the_studio_may_queue_a_policy_review_and_only_on_it
                 if "sqs:SendMessage" in (actions if isinstance(actions, list) else [actions]) \
                         and st["Resource"] == {"Fn::GetAtt": ["PolicyReviewQueue", "Arn"]}:
                     senders[logical_id] = st["Action"]
-    assert senders == {"StudioApiFunction": ["sqs:SendMessage"], "ImportFunction": ["sqs:SendMessage"]}
-    variables = RESOURCES["ImportFunction"]["Properties"]["Environment"]["Variables"]
-    assert variables["POLICY_REVIEW_QUEUE_URL"] == {"Ref": "PolicyReviewQueue"}
+    # PolicyReviewFunction fans a shared policy's review out, one message per agent that recalls it.
+    assert senders == {"StudioApiFunction": ["sqs:SendMessage"], "ImportFunction": ["sqs:SendMessage"],
+                       "PolicyReviewFunction": ["sqs:SendMessage"]}
+    for function in ("ImportFunction", "PolicyReviewFunction"):
+        variables = RESOURCES[function]["Properties"]["Environment"]["Variables"]
+        assert variables["POLICY_REVIEW_QUEUE_URL"] == {"Ref": "PolicyReviewQueue"}
 
 
 def test_importing_again_after_words_were_learned_keeps_them_and_their_removals(world, s3, bucket, capsys):

@@ -50,9 +50,11 @@ def test_each_function_may_do_in_the_shared_scope_only_what_it_needs():
         "s3:PutObject": {"*/shared/concepts/*", "*/shared/deletions/*", "*/shared/concepts-index/snapshot",
                          "*/shared/reviews/*"},
         "s3:DeleteObject": {"*/shared/concepts/*", "*/shared/deletions/*"}}
+    # A shared policy's review reads it, and retires only agents' concepts.
+    assert grants("PolicyReviewFunction") == {"s3:GetObject": {"*/shared/concepts/*"}}
     functions = [name for name, r in RESOURCES.items() if r["Type"] == "AWS::Serverless::Function"]
     allowed = {"RetrieveFunction", "ExtractFunction", "ConsolidateFunction", "PurgeFunction", "ExportFunction",
-               "ImportFunction", "SnapshotFunction", "StudioApiFunction"}
+               "ImportFunction", "SnapshotFunction", "StudioApiFunction", "PolicyReviewFunction"}
     assert {name for name in functions if grants(name)} == allowed
 
 

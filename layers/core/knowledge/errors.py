@@ -25,6 +25,12 @@ class InvalidPolicyReview(KnowledgeError, ValueError):
     code = "invalid_policy_review"
 
 
+class ReviewsNotQueued(KnowledgeError):
+    """A shared policy's reviews the queue refused some of: the message is received again."""
+
+    code = "reviews_not_queued"
+
+
 class DailyCapReached(KnowledgeError):
     """The tenant has spent its extraction calls for the day: the turn is retried later, never dropped."""
 

@@ -117,17 +117,22 @@ def consolidator(settings: Settings) -> "Consolidator":
 
 
 def policy_reviewer(settings: Settings) -> "PolicyReviewer":
-    """PolicyReviewFunction's service: the agent's index (as retrieval holds it) and the judge."""
-    from knowledge.learning.policy_review import PolicyReviewer
+    """PolicyReviewFunction's service: the agent's index (as retrieval holds it) and the judge; a shared
+    policy's reviews fanned out on POLICY_REVIEW_QUEUE_URL (its own queue) where it is set."""
+    from knowledge.learning.policy_review import PolicyReviewer, PolicyReviewQueue
     from knowledge.recall.warm import WarmIndexes
     from knowledge.store.concepts import ConceptStore
     from knowledge.store.config_cache import ConfigCache
     from shared.aws import client
     from shared.events import EventBridgeEvents
+    from shared.telemetry import Counters
 
-    store = ConceptStore(client("s3"), settings.knowledge_bucket, max_workers=32)
+    store, counters = ConceptStore(client("s3"), settings.knowledge_bucket, max_workers=32), Counters()
+    queue = (PolicyReviewQueue(client("sqs"), settings.policy_review_queue_url, counters, words=False)
+             if settings.policy_review_queue_url else None)
     return PolicyReviewer(store, WarmIndexes(store, lambda config: True), ConfigCache(store), model_cache(settings),
-                          settings.utility_model, EventBridgeEvents(lambda: client("events"), settings.event_bus_name))
+                          settings.utility_model, EventBridgeEvents(lambda: client("events"), settings.event_bus_name),
+                          counters, queue)
 
 
 def word_proposer(settings: Settings) -> "WordProposer":

@@ -27,7 +27,6 @@ from knowledge.curation.studio import Studio, UnknownAgent
 from knowledge.errors import NameTaken
 from knowledge.format.concept import PROVENANCES, TYPES, Concept, utc_now
 from knowledge.store.concepts import ConceptStore, StoredConcept
-from knowledge.store.keys import SHARED
 from shared import awscall
 from shared.errors import Conflict, InvalidConcept, KnowledgeError
 from shared.httpapi import OPERATOR_ID, Operator
@@ -284,7 +283,7 @@ class ConceptImport:
 
     def _review(self, tenant: str, agent: str, saved: dict[str, Any]) -> None:
         """Queue the policy review of what was just written, when it is a policy (the queue reads that)."""
-        if self.reviews is None or agent == SHARED:  # the review ranks one agent's observed concepts
+        if self.reviews is None:  # a shared policy's review is fanned out to the agents that recall it
             return
         try:
             self.reviews.saved(tenant, agent, saved["markdown"])

@@ -15,6 +15,11 @@ and the policy say the same:
 
 Never the other way round: a policy concept, or a body an operator wrote, is never retired
 (it is flagged beside instead when the judge finds them contradicting).
+
+A policy in the tenant's shared scope is in force in every agent that recalls shared knowledge
+(`knowledge: shared: true`) and has no concept of its name: its message (agent SHARED) is fanned
+out as one message per such agent (`shared: true`), each reviewed, retried and dead-lettered on
+its own as an agent's own policy is, against that agent's observed concepts.
 """
 
 from __future__ import annotations
@@ -22,11 +27,11 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Literal, Optional
+from typing import Literal, Optional, Union
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
-from knowledge.errors import InvalidPolicyReview
+from knowledge.errors import InvalidPolicyReview, ReviewsNotQueued
 from knowledge.format.concept import Concept, parse, utc_now
 from knowledge.format.events import LEARNED, detail
 from knowledge.learning import claims
@@ -34,7 +39,7 @@ from knowledge.learning.usage import record_model_call
 from knowledge.recall.warm import WarmIndexes
 from knowledge.store.concepts import ConceptStore
 from knowledge.store.config_cache import ConfigCache
-from knowledge.store.keys import is_agent
+from knowledge.store.keys import SHARED, is_agent
 from shared.errors import Conflict, InvalidConcept
 from shared.events import Events
 from shared.model import ModelCache, metered
@@ -49,23 +54,33 @@ RETIRE_HISTORY_LOOKED = 50
 ENGINE = "engine"
 # What the index is asked for: more than REVIEWED_MAX, since the policy itself and other policies rank too.
 _ASKED = 4 * REVIEWED_MAX
+_BATCH = 10  # SQS's most messages in one SendMessageBatch
 
 
 class PolicySaved(BaseModel):
     """The PolicyReviewQueue message: which concept an operator saved, never its text; `job`: the
     policy review (a policy concept; the field is then left out) or the model's word proposal
-    (`words`, any concept: knowledge.learning.proposal)."""
+    (`words`, any concept: knowledge.learning.proposal). `agent` SHARED: a policy of the tenant's
+    shared scope, fanned out; `shared: true`: that policy reviewed against `agent`'s concepts."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     v: Literal[1] = 1
     tenant: Slug
-    agent: Slug
+    agent: Union[Literal["_shared"], Slug]
     name: Slug
     job: Literal["review", "words"] = "review"
+    shared: bool = False
+
+    @model_validator(mode="after")
+    def _one_scope(self) -> "PolicySaved":
+        if self.agent == SHARED and (self.job != "review" or self.shared):
+            raise ValueError("the shared scope's message is a policy review, fanned out to its agents")
+        return self
 
     def body(self) -> str:
-        return self.model_dump_json(exclude={"job"} if self.job == "review" else None)
+        left_out = {"job"} if self.job == "review" else set()
+        return self.model_dump_json(exclude=left_out | ({"shared"} if not self.shared else set()))
 
 
 def parse_policy_saved(body: str) -> PolicySaved:
@@ -102,6 +117,19 @@ class PolicyReviewQueue:
         self.counters.count("PolicyReviewQueued")
         return True
 
+    def fan_out(self, tenant: str, agents: list[str], name: str) -> None:
+        """The shared policy `name` queued for its review in each of `agents`, ten to a request; an
+        entry the queue refused raises, so the fanned-out message is received again (a review
+        repeated finds its work done: retired and flagged concepts are kept as they are)."""
+        for start in range(0, len(agents), _BATCH):
+            entries = [{"Id": str(i), "MessageBody": PolicySaved(tenant=tenant, agent=agent, name=name,
+                                                                  shared=True).body()}
+                       for i, agent in enumerate(agents[start:start + _BATCH])]
+            answer = self._sqs.send_message_batch(QueueUrl=self._url, Entries=entries)
+            if answer.get("Failed"):
+                raise ReviewsNotQueued(f"{len(answer['Failed'])} of {len(entries)} shared policy reviews not queued")
+            self.counters.count("PolicyReviewQueued", len(entries))
+
 
 @dataclass
 class Review:
@@ -114,21 +142,31 @@ class Review:
 
 class PolicyReviewer:
     def __init__(self, store: ConceptStore, warm: WarmIndexes, configs: ConfigCache, models: ModelCache,
-                 utility_model: Optional[str], events: Events, counters: Optional[Counters] = None):
+                 utility_model: Optional[str], events: Events, counters: Optional[Counters] = None,
+                 queue: Optional[PolicyReviewQueue] = None):
         self._store, self._warm, self._configs = store, warm, configs
         self._models, self._utility_model, self._events = models, utility_model, events
         self.counters = counters or Counters()
+        self._queue = queue  # where a shared policy's review is fanned out (None: reviewed here, in turn)
 
     def review(self, saved: PolicySaved) -> Review:
         tenant, agent = saved.tenant, saved.agent
         review = Review(saved.name)
-        current = self._store.find(tenant, agent, saved.name)
+        scope = SHARED if saved.shared else agent
+        current = self._store.find(tenant, scope, saved.name)
         if current is None:
             return self._skip(review, "gone")
         policy = current.concept  # an unreadable concept raises InvalidConcept: the message fails
         if policy.provenance != "policy":
             return self._skip(review, "not_policy")
+        if agent == SHARED:
+            return self._fan_out(tenant, policy, review)
         config = self._configs.get(tenant, agent)
+        if saved.shared:
+            if config is None or not config.shared:
+                return self._skip(review, "not_shared")  # the agent stopped recalling shared knowledge
+            if self._store.find(tenant, agent, policy.name) is not None:
+                return self._skip(review, "shadowed")  # its own concept of the name is in force there
         knowledge = self._warm.knowledge(tenant, agent, config=config)
         text = f"{policy.description}\n{claims.primary_claim(policy.body)}"
         names = [hit.name for hit in knowledge.index.search(text, _ASKED)
@@ -139,6 +177,21 @@ class PolicyReviewer:
             review.outcomes[outcome] += 1
             self.counters.count("PolicyReviewOutcome", outcome=outcome)
         self.counters.count("PolicyReviewed")
+        return review
+
+    def _fan_out(self, tenant: str, policy: Concept, review: Review) -> Review:
+        """The shared policy's review, one per agent that recalls shared knowledge: queued, or (no
+        queue) done here in turn. An agent whose configuration cannot be read fails the message."""
+        agents = [a for a in self._store.agents(tenant)
+                  if (config := self._configs.get(tenant, a)) is not None and config.shared]
+        review.outcomes["agents"] = len(agents)
+        if self._queue is not None:
+            self._queue.fan_out(tenant, agents, policy.name)
+        else:
+            for agent in agents:
+                review.outcomes.update(self.review(PolicySaved(tenant=tenant, agent=agent, name=policy.name,
+                                                               shared=True)).outcomes)
+        self.counters.count("PolicyReviewFannedOut")
         return review
 
     def _skip(self, review: Review, why: str) -> Review:
