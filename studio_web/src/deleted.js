@@ -20,8 +20,12 @@ async function removeCurrent() {
   }
   forgetCurrent();
   visit(null);
-  await loadList();
-  say("Deleted. Restore it from \"Deleted concepts\".");
+  const deleted = "Deleted. Restore it from \"Deleted concepts\".";
+  if (!(await loadList())) {
+    $("status").textContent = deleted;  // beside the failure the list left on screen, which stays
+    return;
+  }
+  say(deleted);
 }
 
 export async function showDeleted() {

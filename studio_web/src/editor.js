@@ -34,9 +34,11 @@ let editor = null;
 export let current = null; // { name, etag } of the version in the editor; name null for a new concept
 let savedText = null; // the text as loaded or last saved: anything else in the editor is unsaved work
 
-// The editor holds no concept any more (the list or another view takes its place).
+// The editor holds no concept any more (it was deleted or moved): it leaves the page at once, so a
+// list that then fails to load leaves its problem on screen, never the text of a concept that is gone.
 export function forgetCurrent() {
   current = null;
+  $("editor-view").hidden = true;
 }
 
 // ------------------------------------------------------------------ unsaved work

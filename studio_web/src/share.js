@@ -60,9 +60,13 @@ async function share(move) {
   }
   forgetCurrent();
   visit(null);
-  if (!(await loadList())) return;  // the list says why it is not shown
-  say(`Moved ${name} to shared knowledge: every agent that opts in recalls it now. `
-    + "Its own copy is in Deleted concepts, restorable.");
+  const moved = `Moved ${name} to shared knowledge: every agent that opts in recalls it now. `
+    + "Its own copy is in Deleted concepts, restorable.";
+  if (!(await loadList())) {
+    $("status").textContent = moved;  // beside the failure the list left on screen, which stays
+    return;
+  }
+  say(moved);
 }
 
 export function wireShare() {

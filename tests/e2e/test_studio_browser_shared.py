@@ -79,3 +79,21 @@ def test_an_operator_copies_edits_and_moves_concepts_to_shared_knowledge(page, s
         "overrides shared")
     expect(page.locator("#concepts tbody .badge.shared")).to_have_count(1)
     expect(page.locator("#shared-line")).to_contain_text("This agent also recalls 1 shared concept of the tenant")
+
+
+def test_a_move_whose_list_then_fails_leaves_the_problem_on_screen_not_the_moved_concept(page, store, studio):
+    page.goto(f"{studio.url}/studio/knowledge?agent={A}&concept=prazo-reembolso-pix")
+    page.wait_for_selector(".cm-content")
+    # The move is answered; every request after it (the list) fails.
+    page.route("**/concepts?*", lambda route: route.fulfill(status=503, content_type="application/json",
+                                                           body='{"error": {"code": "unavailable", "message": "down"}}'))
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#move-to-shared")
+    expect(page.locator("#problem")).to_contain_text("Could not load the concepts")
+    expect(page.locator("#status")).to_contain_text("Moved prazo-reembolso-pix to shared knowledge")
+    expect(page.locator("#editor-view")).to_be_hidden()
+    assert store.find(T, A, "prazo-reembolso-pix") is None and store.find(T, SHARED, "prazo-reembolso-pix")
+    page.unroute("**/concepts?*")
+    page.click("#problem button")  # Try again: the list, without the moved concept
+    page.wait_for_selector("#list-view:not([hidden])")
+    assert "prazo-reembolso-pix" not in rows(page)
