@@ -25,7 +25,7 @@ SHARED_BASE = f"/tenants/{T}/agents/{SHARED}"
 
 
 @pytest.fixture
-def world(monkeypatch, store, bucket, sessions_bucket, sqs, bus, model):
+def world(monkeypatch, store, s3, bucket, sessions_bucket, sqs, bus, model):
     queue = new_queue(sqs)
     api = demo_studio(monkeypatch, store, bucket, sessions_bucket, POLICY_REVIEW_QUEUE_URL=queue)
     for agent in (*RECALLING, NOT_RECALLING, OWN_OF_THE_NAME):
@@ -39,7 +39,7 @@ def world(monkeypatch, store, bucket, sessions_bucket, sqs, bus, model):
     store.create(T, OWN_OF_THE_NAME, own, actor="operator:ana")
     env = dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, EVENT_BUS_NAME=bus["name"],
                UTILITY_MODEL="openai:judge", OPENAI_BASE_URL=model.base_url, POLICY_REVIEW_QUEUE_URL=queue)
-    return {"api": api, "queue": queue, "env": env}
+    return {"api": api, "queue": queue, "env": env, "s3": s3, "bucket": bucket}
 
 
 def saved_shared_policy(world, sqs) -> list[str]:
@@ -106,6 +106,14 @@ def test_an_agent_that_stopped_recalling_shared_knowledge_is_not_reviewed_and_a_
     sqs.delete_queue(QueueUrl=world["queue"])  # the fan-out cannot be sent: the message fails, to come back
     assert review.lambda_handler(sqs_event(*messages), LambdaContext()) == {"batchItemFailures": [
         {"itemIdentifier": "m0"}]}
+
+    # An agent whose knowledge.yaml was written invalid (aws s3 cp) is off: it blocks no other agent's review.
+    world["s3"].put_object(Bucket=world["bucket"], Key=f"agents/{T}/whatsapp/knowledge.yaml",
+                           Body=b"knowledge:\n  shared: [yes\n")
+    world["queue"] = new_queue(sqs)
+    review = load_handler("policy_review", monkeypatch, **dict(world["env"], POLICY_REVIEW_QUEUE_URL=world["queue"]))
+    assert review.lambda_handler(sqs_event(*messages), LambdaContext()) == {"batchItemFailures": []}
+    assert sorted(json.loads(m)["agent"] for m in reviews_queued(sqs, world["queue"])) == ["balcao", "site"]
 
     # A review queued for an agent that has since turned shared knowledge off: skipped, nothing judged.
     store.put_config(T, "site", "knowledge:\n  extract: true\n", actor="operator:ana",

@@ -40,7 +40,7 @@ from knowledge.recall.warm import WarmIndexes
 from knowledge.store.concepts import ConceptStore
 from knowledge.store.config_cache import ConfigCache
 from knowledge.store.keys import SHARED, is_agent
-from shared.errors import Conflict, InvalidConcept
+from shared.errors import Conflict, InvalidConcept, InvalidConfig
 from shared.events import Events
 from shared.model import ModelCache, metered
 from shared.names import Slug
@@ -161,12 +161,11 @@ class PolicyReviewer:
             return self._skip(review, "not_policy")
         if agent == SHARED:
             return self._fan_out(tenant, policy, review)
+        if saved.shared and not self._recalls_shared(tenant, agent):
+            return self._skip(review, "not_shared")  # the agent stopped recalling shared knowledge
+        if saved.shared and self._store.find(tenant, agent, policy.name) is not None:
+            return self._skip(review, "shadowed")  # its own concept of the name is in force there
         config = self._configs.get(tenant, agent)
-        if saved.shared:
-            if config is None or not config.shared:
-                return self._skip(review, "not_shared")  # the agent stopped recalling shared knowledge
-            if self._store.find(tenant, agent, policy.name) is not None:
-                return self._skip(review, "shadowed")  # its own concept of the name is in force there
         knowledge = self._warm.knowledge(tenant, agent, config=config)
         text = f"{policy.description}\n{claims.primary_claim(policy.body)}"
         names = [hit.name for hit in knowledge.index.search(text, _ASKED)
@@ -182,8 +181,7 @@ class PolicyReviewer:
     def _fan_out(self, tenant: str, policy: Concept, review: Review) -> Review:
         """The shared policy's review, one per agent that recalls shared knowledge: queued, or (no
         queue) done here in turn. An agent whose configuration cannot be read fails the message."""
-        agents = [a for a in self._store.agents(tenant)
-                  if (config := self._configs.get(tenant, a)) is not None and config.shared]
+        agents = [a for a in self._store.agents(tenant) if self._recalls_shared(tenant, a)]
         review.outcomes["agents"] = len(agents)
         if self._queue is not None:
             self._queue.fan_out(tenant, agents, policy.name)
@@ -193,6 +191,16 @@ class PolicyReviewer:
                                                                shared=True)).outcomes)
         self.counters.count("PolicyReviewFannedOut")
         return review
+
+    def _recalls_shared(self, tenant: str, agent: str) -> bool:
+        """Whether the agent recalls shared knowledge now. An invalid knowledge.yaml turns the agent off
+        (a kill switch fails safe): it recalls nothing shared, and blocks no other agent's review."""
+        try:
+            config = self._configs.get(tenant, agent)
+        except InvalidConfig:
+            self.counters.count("PolicyReviewSkipped", reason="invalid_config")
+            return False
+        return config is not None and config.shared
 
     def _skip(self, review: Review, why: str) -> Review:
         review.skipped = why
