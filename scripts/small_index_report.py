@@ -6,9 +6,9 @@
 
 Each labelled store of tests/data/stores/ (the five tuning stores; `--heldout`: the held-out one,
 read once) is cut into small indexes: each concept alone, then disjoint groups of 3, 5 and 10 in the
-file's order. Every test message of the store is asked of every index, through the engine's own
-selection (knowledge.recall.retrieve.select, the store's defaults: `top_k` 5, `min_score` 1.0, no
-vocabulary). A message whose expected concepts the index holds is *answerable*: hit@5 counts it.
+file's order (each concept as scripts/stores_report.py writes it). Every test message of the store
+is asked of every index, through the engine's own selection (knowledge.recall.retrieve.select, the
+store's defaults: `top_k` 5, `min_score` 1.0, no vocabulary). A message whose expected concepts the index holds is *answerable*: hit@5 counts it.
 Another concept's question is *unanswerable*, and the off-topic slice's messages (small talk, other
 subjects) are counted apart: "injected" is the share of each for which the index injected anything,
 which it should not.
@@ -26,30 +26,10 @@ STORES = ROOT / "tests" / "data" / "stores"
 SIZES = (1, 3, 5, 10)
 
 
-def concepts_of(store: dict):
-    from knowledge.format.concept import parse
-
-    out = []
-    for c in store["concepts"]:
-        provenance = "policy" if c["type"] == "policy" else "observed"
-        out.append(parse(f"---\nname: {c['name']}\ndescription: {json.dumps(c['description'], ensure_ascii=False)}\n"
-                         f"type: {c['type']}\nprovenance: {provenance}\nconfidence: 0.6\nsources: [s1]\n"
-                         f"occurrences: 1\ncreated_at: 2026-10-01T00:00:00Z\nupdated_at: 2026-10-01T00:00:00Z\n"
-                         f"---\n\n{c['body']}\n"))
-    return out
-
-
-def index_of(concepts):
-    from knowledge.recall.index import Index
-
-    index = Index()
-    for concept in concepts:
-        index.upsert(concept.name, "etag", concept, concept.render().encode())
-    index.settle()
-    return index
-
-
 def measure(store: dict, size: int, gated: bool) -> dict:
+    from bench_knowledge_index import build_index as index_of
+    from stores_report import concepts_of
+
     from knowledge.format.config import parse_config
     from knowledge.recall.index import Index
     from knowledge.recall.retrieve import select
@@ -123,5 +103,5 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.path[:0] = [str(ROOT / "layers" / "core")]
+    sys.path[:0] = [str(ROOT / "layers" / "core"), str(ROOT / "devstack"), str(ROOT / "scripts")]
     sys.exit(main())
