@@ -8,7 +8,8 @@ Each labelled store of tests/data/stores/ (the five tuning stores; `--heldout`: 
 read once) is cut into small indexes: each concept alone, then disjoint groups of 3, 5 and 10 in the
 file's order (each concept as scripts/stores_report.py writes it). Every test message of the store
 is asked of every index, through the engine's own selection (knowledge.recall.retrieve.select, the
-store's defaults: `top_k` 5, `min_score` 1.0, no vocabulary). A message whose expected concepts the index holds is *answerable*: hit@5 counts it.
+store's defaults: `top_k` 5, `min_score` 1.0, no vocabulary). A message whose expected concepts
+the index holds is *answerable*: hit@5 counts it.
 Another concept's question is *unanswerable*, and the off-topic slice's messages (small talk, other
 subjects) are counted apart: "injected" is the share of each for which the index injected anything,
 which it should not.
