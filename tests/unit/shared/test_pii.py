@@ -193,6 +193,14 @@ def test_bare_person_names_are_found_and_places_brands_and_products_are_left_on_
      "Entregamos em Natal, Salvador e Vitória; aceitamos Sodexo e Alelo."),
     ("tem loja em Vitória? sou de Vila Velha", "tem loja em Vitória? sou de Vila Velha"),
     ("A Poltrona Dona Rosa veio com defeito", "A Poltrona Dona Rosa veio com defeito"),
+    # A city named like a person is the city where a place is said, and a person anywhere else.
+    ("oi, boa tarde! moro em João Pessoa, o frete pro CEP 58038-000 é grátis?",
+     "oi, boa tarde! moro em João Pessoa, o frete pro CEP 58038-000 é grátis?"),
+    ("vcs tem entrega pra joao pessoa? e loja em Lauro de Freitas?",
+     "vcs tem entrega pra joao pessoa? e loja em Lauro de Freitas?"),
+    ("Paulo Afonso aqui, cade meu pedido 48213?", "[name] aqui, cade meu pedido 48213?"),
+    ("meu nome é João Pessoa e moro em Recife", "meu nome é [name] e moro em Recife"),
+    ("o pedido de Carlos Barbosa chegou quebrado", "o pedido de [name] chegou quebrado"),
 ])
 def test_a_bare_name_is_redacted_and_a_place_or_product_is_not(text, expected):
     assert redact(text).text == expected
@@ -201,3 +209,10 @@ def test_a_bare_name_is_redacted_and_a_place_or_product_is_not(text, expected):
 def test_a_name_the_turn_gives_is_redacted_wherever_it_is_repeated():
     assert redact("A cliente KLEBERSON pediu; kleberson volta amanhã", known=("Kleberson",)).text == (
         "A cliente [name] pediu; [name] volta amanhã")
+
+
+def test_a_concept_may_be_named_for_a_city_named_like_a_person_but_never_for_a_customer():
+    from shared.pii import person_in_slug
+
+    assert not person_in_slug("frete-joao-pessoa") and not person_in_slug("entrega-lauro-de-freitas")
+    assert person_in_slug("cliente-joao-pessoa") and person_in_slug("paulo-afonso-vip")

@@ -10,7 +10,9 @@ capitalised, not opening a sentence, and not right after "em", "de", "para" (a p
 No name starts right after a street word ("Rua Augusta"), "Santa"/"São" ("Fazenda Santa Luzia") or a
 product noun ("ração Golden"). The turn's own names (`known`: those the other detectors read in the
 turn, such as the customer's greeting) are names wherever they appear, in any case. Places, brands and
-products that are not given names are never read (Natal, Salvador, Sodexo); the false-positive rate on
+products that are not given names are never read (Natal, Salvador, Sodexo), nor a city named like a
+person right after a place's word (data/places_named_like_people.txt: "moro em João Pessoa",
+frete-joao-pessoa; "Paulo Afonso aqui" is a person); the false-positive rate on
 them is measured by scripts/pii_report.py on the names sets in tests/data/.
 """
 
@@ -28,6 +30,10 @@ _DATA = Path(__file__).resolve().parent / "data"
 _WORD = re.compile(r"[^\W\d_][^\W\d_'’-]*(?:['’-][^\W\d_]+)*")
 _CONNECTORS = words("da de do das dos")
 _PLACE_BEFORE = words("em de do da para pra pro no na nos nas até ate")
+# The words after which a city named like a person (data/places_named_like_people.txt) is that city.
+# Not after "de": "o pedido de Paulo Afonso" may be a person's.
+_PLACE_CONTEXT = words("em para pra pro no na até ate frete entrega entregas entregam envio envios cep cidade capital "
+                       "loja lojas")
 _NO_NAME_AFTER = words("""
 santa santo são sao nossa senhora rua r avenida av travessa tv alameda al rodovia rod estrada praça pça largo
 viela beco ladeira bairro jardim vila parque residencial condomínio condominio edifício edificio shopping
@@ -63,6 +69,10 @@ def surnames() -> frozenset[str]:
 
 def ambiguous_names() -> frozenset[str]:
     return _lexicon("ambiguous_names.txt")
+
+
+def places_named_like_people() -> frozenset[str]:
+    return _lexicon("places_named_like_people.txt")
 
 
 def _shape(word: str) -> str:
@@ -160,6 +170,9 @@ def find_bare_names(context: Context) -> Iterator[Span]:
                 break
             end = position = nxt.end()
         done = end
+        if previous and previous[-1] in _PLACE_CONTEXT and \
+                " ".join(fold(w) for w in text[match.start():end].split()) in places_named_like_people():
+            continue  # a city where a place is said ("moro em João Pessoa", frete-joao-pessoa), not a person
         yield match.start(), end, True
 
 
@@ -178,4 +191,5 @@ def known_finder(known: Iterable[str]):
     return find
 
 
-__all__ = ["ambiguous_names", "find_bare_names", "fold", "given_names", "known_finder", "surnames"]
+__all__ = ["ambiguous_names", "find_bare_names", "fold", "given_names", "known_finder", "places_named_like_people",
+           "surnames"]
