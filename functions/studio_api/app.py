@@ -482,7 +482,8 @@ def delete_concept(tenant: Slug, agent: Scope, name: Slug) -> Removed:
                                                  "knowledge, which every agent that opts in recalls",
           responses=answers(201, SharedCopy, 409))
 def share_concept(tenant: Slug, agent: Slug, name: Slug, body: ShareRequest) -> Response[SharedCopy]:
-    return _json(201, sharing.share(operator(), tenant, agent, name, move=body.move))
+    # A policy copied there is in force in every agent that recalls shared knowledge: reviewed there.
+    return _json(201, review_if_policy(tenant, SHARED, sharing.share(operator(), tenant, agent, name, move=body.move)))
 
 
 @app.get(f"{BASE}/concepts/<name>/versions",

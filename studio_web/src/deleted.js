@@ -22,7 +22,8 @@ async function removeCurrent() {
   visit(null);
   const deleted = "Deleted. Restore it from \"Deleted concepts\".";
   if (!(await loadList())) {
-    $("status").textContent = deleted;  // beside the failure the list left on screen, which stays
+    // Beside the failure the list left on screen, which stays (not over what else the list said).
+    if (!$("problem").hidden) $("status").textContent = deleted;
     return;
   }
   say(deleted);

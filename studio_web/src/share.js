@@ -63,7 +63,8 @@ async function share(move) {
   const moved = `Moved ${name} to shared knowledge: every agent that opts in recalls it now. `
     + "Its own copy is in Deleted concepts, restorable.";
   if (!(await loadList())) {
-    $("status").textContent = moved;  // beside the failure the list left on screen, which stays
+    // Beside the failure the list left on screen, which stays (not over what else the list said).
+    if (!$("problem").hidden) $("status").textContent = moved;
     return;
   }
   say(moved);

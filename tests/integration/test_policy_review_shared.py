@@ -129,6 +129,7 @@ def test_an_agent_that_stopped_recalling_shared_knowledge_is_not_reviewed_and_a_
     {"v": 1, "tenant": T, "agent": SHARED, "name": "prazo-de-troca", "shared": True},  # fanned out to itself
     {"v": 1, "tenant": T, "agent": "_outro", "name": "prazo-de-troca"},
     {"v": 1, "tenant": T, "agent": "site", "name": "prazo-de-troca", "shared": "yes"},
+    {"v": 1, "tenant": T, "agent": "site", "name": "prazo-de-troca", "job": "words", "shared": True},
 ])
 def test_a_shared_message_the_studio_never_sends_fails(monkeypatch, world, body):
     review = load_handler("policy_review", monkeypatch, **world["env"])
@@ -143,3 +144,40 @@ def test_a_policy_imported_into_the_shared_scope_is_queued_for_its_review_as_a_s
     assert status == 200 and body["created"] == 1, body
     assert [json.loads(m) for m in reviews_queued(sqs, world["queue"])] == [
         {"v": 1, "tenant": T, "agent": SHARED, "name": "aceitam-devolucao-depois-de-30-dias"}]
+
+
+def test_a_policy_copied_to_the_shared_scope_is_queued_for_its_review(world, store, sqs):
+    store.create(T, "site", make_concept("entrega-agendada", description="Entrega agendada em até 15 dias úteis.",
+                                         body="A entrega agendada é feita em até 15 dias úteis.", type="policy",
+                                         provenance="policy", confidence=1.0, sources=()), actor="operator:ana")
+    drain(sqs, world["queue"])
+    status, body, _ = world["api"]("POST", f"/tenants/{T}/agents/site/concepts/entrega-agendada/share",
+                                   body={"move": False})
+    assert status == 201, body
+    assert [json.loads(m) for m in reviews_queued(sqs, world["queue"])] == [
+        {"v": 1, "tenant": T, "agent": SHARED, "name": "entrega-agendada"}]
+    # An observed concept copied there is no policy: nothing to review.
+    status, _, _ = world["api"]("POST", f"/tenants/{T}/agents/site/concepts/frete-campinas/share", body={"move": False})
+    assert status == 201 and reviews_queued(sqs, world["queue"]) == []
+
+
+class RefusingQueue:
+    """An SQS client whose SendMessageBatch refuses the last entry of each request, as SQS may."""
+
+    def __init__(self):
+        self.sent = []
+
+    def send_message_batch(self, QueueUrl, Entries):  # noqa: N803 - boto3's parameter names
+        self.sent += Entries[:-1]
+        return {"Successful": [{"Id": e["Id"]} for e in Entries[:-1]],
+                "Failed": [{"Id": Entries[-1]["Id"], "SenderFault": False, "Code": "InternalError"}]}
+
+
+def test_a_fan_out_the_queue_refused_part_of_raises_so_the_message_comes_back():
+    from knowledge.errors import ReviewsNotQueued
+    from knowledge.learning.policy_review import PolicyReviewQueue
+
+    client = RefusingQueue()
+    with pytest.raises(ReviewsNotQueued, match="1 of 3 shared policy reviews not queued"):
+        PolicyReviewQueue(client, "https://queue", words=False).fan_out(T, ["a", "b", "c"], "prazo-de-troca")
+    assert [json.loads(e["MessageBody"])["agent"] for e in client.sent] == ["a", "b"]

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Literal, Optional, Union
 
@@ -40,6 +41,7 @@ from knowledge.recall.warm import WarmIndexes
 from knowledge.store.concepts import ConceptStore
 from knowledge.store.config_cache import ConfigCache
 from knowledge.store.keys import SHARED, is_agent
+from shared import awscall, deadline
 from shared.errors import Conflict, InvalidConcept, InvalidConfig
 from shared.events import Events
 from shared.model import ModelCache, metered
@@ -55,6 +57,7 @@ ENGINE = "engine"
 # What the index is asked for: more than REVIEWED_MAX, since the policy itself and other policies rank too.
 _ASKED = 4 * REVIEWED_MAX
 _BATCH = 10  # SQS's most messages in one SendMessageBatch
+FAN_OUT_READS = 16  # agents' knowledge.yaml read at once when a shared policy is fanned out
 
 
 class PolicySaved(BaseModel):
@@ -76,6 +79,8 @@ class PolicySaved(BaseModel):
     def _one_scope(self) -> "PolicySaved":
         if self.agent == SHARED and (self.job != "review" or self.shared):
             raise ValueError("the shared scope's message is a policy review, fanned out to its agents")
+        if self.shared and self.job != "review":
+            raise ValueError("a shared concept's message is a policy review: the shared scope learns no words")
         return self
 
     def body(self) -> str:
@@ -120,12 +125,12 @@ class PolicyReviewQueue:
     def fan_out(self, tenant: str, agents: list[str], name: str) -> None:
         """The shared policy `name` queued for its review in each of `agents`, ten to a request; an
         entry the queue refused raises, so the fanned-out message is received again (a review
-        repeated finds its work done: retired and flagged concepts are kept as they are)."""
+        repeated retires and flags nothing twice; a concept it kept is judged again)."""
         for start in range(0, len(agents), _BATCH):
             entries = [{"Id": str(i), "MessageBody": PolicySaved(tenant=tenant, agent=agent, name=name,
                                                                   shared=True).body()}
                        for i, agent in enumerate(agents[start:start + _BATCH])]
-            answer = self._sqs.send_message_batch(QueueUrl=self._url, Entries=entries)
+            answer = awscall.call(self._sqs, "send_message_batch", QueueUrl=self._url, Entries=entries)
             if answer.get("Failed"):
                 raise ReviewsNotQueued(f"{len(answer['Failed'])} of {len(entries)} shared policy reviews not queued")
             self.counters.count("PolicyReviewQueued", len(entries))
@@ -161,8 +166,8 @@ class PolicyReviewer:
             return self._skip(review, "not_policy")
         if agent == SHARED:
             return self._fan_out(tenant, policy, review)
-        if saved.shared and not self._recalls_shared(tenant, agent):
-            return self._skip(review, "not_shared")  # the agent stopped recalling shared knowledge
+        if saved.shared and (why := self._not_recalling(tenant, agent)):
+            return self._skip(review, why)  # the agent stopped recalling shared knowledge, or is off
         if saved.shared and self._store.find(tenant, agent, policy.name) is not None:
             return self._skip(review, "shadowed")  # its own concept of the name is in force there
         config = self._configs.get(tenant, agent)
@@ -180,8 +185,15 @@ class PolicyReviewer:
 
     def _fan_out(self, tenant: str, policy: Concept, review: Review) -> Review:
         """The shared policy's review, one per agent that recalls shared knowledge: queued, or (no
-        queue) done here in turn. An agent whose configuration cannot be read fails the message."""
-        agents = [a for a in self._store.agents(tenant) if self._recalls_shared(tenant, a)]
+        queue) done here in turn. The agents' knowledge.yaml are read side by side (FAN_OUT_READS at
+        once); one the store cannot answer fails the message, one that does not parse is skipped."""
+        listed = self._store.agents(tenant)
+        with ThreadPoolExecutor(max_workers=max(1, min(FAN_OUT_READS, len(listed)))) as pool:
+            why_not = list(pool.map(deadline.carry(lambda a: self._not_recalling(tenant, a)), listed))
+        agents = [a for a, why in zip(listed, why_not) if why is None]
+        for why in why_not:
+            if why == "invalid_config":
+                self.counters.count("PolicyReviewSkipped", reason=why)
         review.outcomes["agents"] = len(agents)
         if self._queue is not None:
             self._queue.fan_out(tenant, agents, policy.name)
@@ -192,15 +204,15 @@ class PolicyReviewer:
         self.counters.count("PolicyReviewFannedOut")
         return review
 
-    def _recalls_shared(self, tenant: str, agent: str) -> bool:
-        """Whether the agent recalls shared knowledge now. An invalid knowledge.yaml turns the agent off
-        (a kill switch fails safe): it recalls nothing shared, and blocks no other agent's review."""
+    def _not_recalling(self, tenant: str, agent: str) -> Optional[str]:
+        """Why the agent does not recall shared knowledge now (None: it does). An invalid knowledge.yaml
+        turns the agent off (a kill switch fails safe): it recalls nothing shared, and blocks no other
+        agent's review."""
         try:
             config = self._configs.get(tenant, agent)
         except InvalidConfig:
-            self.counters.count("PolicyReviewSkipped", reason="invalid_config")
-            return False
-        return config is not None and config.shared
+            return "invalid_config"
+        return None if config is not None and config.shared else "not_shared"
 
     def _skip(self, review: Review, why: str) -> Review:
         review.skipped = why
