@@ -13,6 +13,11 @@ the index holds is *answerable*: hit@5 counts it.
 Another concept's question is *unanswerable*, and the off-topic slice's messages (small talk, other
 subjects) are counted apart: "injected" is the share of each for which the index injected anything,
 which it should not.
+
+Then the case shared knowledge is for: each policy of each store moved, alone, to a one-concept
+shared index recalled beside the agent's other concepts (select with `shared`, as RetrieveFunction
+merges them), against the same policy kept as the agent's own, raw and scaled `min_score`: how
+often the policy's own questions get it, how often the others' get it too, and the others' hit@5.
 """
 
 from __future__ import annotations
@@ -63,6 +68,52 @@ def measure(store: dict, size: int, gated: bool) -> dict:
             "off_topic": off, "off_injected": off_injected / off if off else None}
 
 
+def beside(store: dict) -> dict:
+    """Counts for one store, each policy in turn as the tenant's one shared concept."""
+    from bench_knowledge_index import build_index as index_of
+    from stores_report import concepts_of
+
+    from knowledge.format.config import parse_config
+    from knowledge.recall.index import Index
+    from knowledge.recall.retrieve import select
+
+    config = parse_config("knowledge:\n  retrieve: true\n")
+    concepts = concepts_of(store)
+    whole = index_of(concepts)
+    as_own = {t["id"]: [i.hit.name for i in select(whole, t["message"], config)] for t in store["tests"]}
+    counts = {key: [0, 0] for key in ("hit", "hit_raw", "hit_own", "stray", "stray_raw", "stray_own",
+                                      "others", "others_own")}
+
+    def add(key: str, yes: bool) -> None:
+        counts[key][0] += yes
+        counts[key][1] += 1
+
+    original = Index._gate
+    try:
+        for policy in [c for c in concepts if c.type == "policy"]:
+            own, shared = index_of([c for c in concepts if c.name != policy.name]), index_of([policy])
+            for raw in (True, False):
+                Index._gate = (lambda self, min_score: min_score) if raw else original
+                suffix = "_raw" if raw else ""
+                for test in store["tests"]:
+                    shown = [i.hit.name for i in select(own, test["message"], config, shared=(shared, set()))]
+                    before = as_own[test["id"]]
+                    if policy.name in test["expected"]:
+                        add("hit" + suffix, policy.name in shown)
+                        if raw:
+                            add("hit_own", policy.name in before)
+                        continue
+                    add("stray" + suffix, policy.name in shown)
+                    if raw:
+                        add("stray_own", policy.name in before)
+                    elif test["expected"]:
+                        add("others", bool(set(test["expected"]) & set(shown)))
+                        add("others_own", bool(set(test["expected"]) & set(before)))
+    finally:
+        Index._gate = original
+    return counts
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--heldout", action="store_true")
@@ -90,8 +141,16 @@ def main() -> int:
                          "injected": round(total["injected"] / total["unanswerable"], 3),
                          "off_topic": total["off_topic"],
                          "off_injected": round(total["off_injected"] / total["off_topic"], 3)})
+    totals: dict[str, list[int]] = {}
+    for store in stores:
+        for key, (yes, of) in beside(store).items():
+            totals.setdefault(key, [0, 0])
+            totals[key][0] += yes
+            totals[key][1] += of
+    merged = {key: round(yes / of, 3) if of else None for key, (yes, of) in totals.items()}
+    merged["policies_questions"], merged["other_questions"] = totals["hit"][1], totals["stray"][1]
     if args.json:
-        print(json.dumps(rows, indent=2))
+        print(json.dumps({"small": rows, "beside": merged}, indent=2))
         return 0
     print(f"stores: {', '.join(s['store'] for s in stores)}; select() with top_k 5, min_score 1.0, no vocabulary\n")
     print(f"{'concepts':>8} {'min_score':>9} {'indexes':>7} {'answerable':>10} {'hit@5':>6} {'unanswerable':>12} "
@@ -100,6 +159,13 @@ def main() -> int:
         print(f"{r['size']:>8} {r['min_score']:>9} {r['indexes']:>7} {r['answerable']:>10} {r['hit5']:>6.3f} "
               f"{r['unanswerable']:>12} {r['injected'] * 100:>7.1f}% {r['off_topic']:>9} "
               f"{r['off_injected'] * 100:>7.1f}%")
+    print(f"\none policy as the tenant's one shared concept, beside the agent's other concepts "
+          f"({merged['policies_questions']} of its questions, {merged['other_questions']} others)")
+    print(f"{'':<32} {'as its own':>10} {'shared, raw':>11} {'shared':>8}")
+    print(f"{'its questions: hit@5':<32} {merged['hit_own']:>10.3f} {merged['hit_raw']:>11.3f} {merged['hit']:>8.3f}")
+    print(f"{'other questions: it injected':<32} {merged['stray_own'] * 100:>9.1f}% "
+          f"{merged['stray_raw'] * 100:>10.1f}% {merged['stray'] * 100:>7.1f}%")
+    print(f"{'other questions: hit@5':<32} {merged['others_own']:>10.3f} {'':>11} {merged['others']:>8.3f}")
     return 0
 
 
