@@ -181,3 +181,15 @@ def test_a_fan_out_the_queue_refused_part_of_raises_so_the_message_comes_back():
     with pytest.raises(ReviewsNotQueued, match="1 of 3 shared policy reviews not queued"):
         PolicyReviewQueue(client, "https://queue", words=False).fan_out(T, ["a", "b", "c"], "prazo-de-troca")
     assert [json.loads(e["MessageBody"])["agent"] for e in client.sent] == ["a", "b"]
+
+
+def test_without_a_queue_to_fan_out_on_a_shared_policy_is_skipped_counted_and_nothing_is_judged(
+        monkeypatch, world, store, sqs, model, capsys):
+    messages = saved_shared_policy(world, sqs)
+    env = {k: v for k, v in world["env"].items() if k != "POLICY_REVIEW_QUEUE_URL"}
+    monkeypatch.delenv("POLICY_REVIEW_QUEUE_URL", raising=False)
+    review = load_handler("policy_review", monkeypatch, **env)
+    assert review.lambda_handler(sqs_event(*messages), LambdaContext()) == {"batchItemFailures": []}
+    assert model.requests == [] and drain(sqs, world["queue"]) == []
+    skipped = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"PolicyReviewSkipped"' in line]
+    assert [m["reason"] for m in skipped] == ["no_queue"]

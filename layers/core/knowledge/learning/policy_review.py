@@ -28,9 +28,9 @@ import json
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Literal, Optional, Union
+from typing import Annotated, Literal, Optional
 
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, model_validator
 
 from knowledge.errors import InvalidPolicyReview, ReviewsNotQueued
 from knowledge.format.concept import Concept, parse, utc_now
@@ -40,7 +40,7 @@ from knowledge.learning.usage import record_model_call
 from knowledge.recall.warm import WarmIndexes
 from knowledge.store.concepts import ConceptStore
 from knowledge.store.config_cache import ConfigCache
-from knowledge.store.keys import SHARED, is_agent
+from knowledge.store.keys import SHARED, check_scope, is_agent
 from shared import awscall, deadline
 from shared.errors import Conflict, InvalidConcept, InvalidConfig
 from shared.events import Events
@@ -70,7 +70,7 @@ class PolicySaved(BaseModel):
 
     v: Literal[1] = 1
     tenant: Slug
-    agent: Union[Literal["_shared"], Slug]
+    agent: Annotated[str, AfterValidator(check_scope)]  # an agent, or SHARED
     name: Slug
     job: Literal["review", "words"] = "review"
     shared: bool = False
@@ -152,7 +152,7 @@ class PolicyReviewer:
         self._store, self._warm, self._configs = store, warm, configs
         self._models, self._utility_model, self._events = models, utility_model, events
         self.counters = counters or Counters()
-        self._queue = queue  # where a shared policy's review is fanned out (None: reviewed here, in turn)
+        self._queue = queue  # where a shared policy's review is fanned out (None: it is skipped, counted)
 
     def review(self, saved: PolicySaved) -> Review:
         tenant, agent = saved.tenant, saved.agent
@@ -165,6 +165,8 @@ class PolicyReviewer:
         if policy.provenance != "policy":
             return self._skip(review, "not_policy")
         if agent == SHARED:
+            if self._queue is None:  # the template always sets POLICY_REVIEW_QUEUE_URL; a bare setup may not
+                return self._skip(review, "no_queue")
             return self._fan_out(tenant, policy, review)
         if saved.shared and (why := self._not_recalling(tenant, agent)):
             return self._skip(review, why)  # the agent stopped recalling shared knowledge, or is off
@@ -184,9 +186,9 @@ class PolicyReviewer:
         return review
 
     def _fan_out(self, tenant: str, policy: Concept, review: Review) -> Review:
-        """The shared policy's review, one per agent that recalls shared knowledge: queued, or (no
-        queue) done here in turn. The agents' knowledge.yaml are read side by side (FAN_OUT_READS at
-        once); one the store cannot answer fails the message, one that does not parse is skipped."""
+        """The shared policy's review queued, one per agent that recalls shared knowledge. The agents'
+        knowledge.yaml are read side by side (FAN_OUT_READS at once); one the store cannot answer fails
+        the message, one that does not parse is skipped."""
         listed = self._store.agents(tenant)
         with ThreadPoolExecutor(max_workers=max(1, min(FAN_OUT_READS, len(listed)))) as pool:
             why_not = list(pool.map(deadline.carry(lambda a: self._not_recalling(tenant, a)), listed))
@@ -195,12 +197,7 @@ class PolicyReviewer:
             if why == "invalid_config":
                 self.counters.count("PolicyReviewSkipped", reason=why)
         review.outcomes["agents"] = len(agents)
-        if self._queue is not None:
-            self._queue.fan_out(tenant, agents, policy.name)
-        else:
-            for agent in agents:
-                review.outcomes.update(self.review(PolicySaved(tenant=tenant, agent=agent, name=policy.name,
-                                                               shared=True)).outcomes)
+        self._queue.fan_out(tenant, agents, policy.name)
         self.counters.count("PolicyReviewFannedOut")
         return review
 
