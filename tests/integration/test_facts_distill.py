@@ -274,6 +274,11 @@ def test_finding_due_sessions_never_lists_the_archive(distill, s3, sessions_buck
     listed: list[str] = []
 
     def count(params, model, **_):
+        # The agent's config is read again once its switch interval has passed (a switch pulled
+        # mid-pass holds): on a loaded machine the pass may outlast it, so it is counted apart.
+        if model.name == "GetObject" and params.get("url_path", "").endswith("/knowledge.yaml"):
+            calls["config"] += 1
+            return
         calls[model.name] += 1
         if model.name == "ListObjectsV2":
             listed.append(params.get("Prefix", ""))
@@ -287,9 +292,11 @@ def test_finding_due_sessions_never_lists_the_archive(distill, s3, sessions_buck
     assert not any("/turns/" in prefix for prefix in listed)
     # Two listings find the agents, one the idle markers, one per session the customer's latches.
     assert calls["ListObjectsV2"] == 2 + 1 + 2
-    # Per session: its state, its 2 turns, the cell; the agent's config once; and the second
-    # session's Pix (same customer) reads the proposal it collides with, to see it is not expired.
-    assert calls["GetObject"] == 1 + 2 * (1 + 2 + 1) + 1
+    # Per session: its state, its 2 turns, the cell; and the second session's Pix (same customer)
+    # reads the proposal it collides with, to see it is not expired. The agent's config: once, unless
+    # the pass outlasted the switch interval.
+    assert calls["GetObject"] == 2 * (1 + 2 + 1) + 1
+    assert 1 <= calls["config"] <= 2
     assert report["filtered"] == {"duplicate": 1}
 
 
