@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from shared.errors import KnowledgeError
+from shared.errors import FieldError, InvalidConcept, KnowledgeError
 
 
 class InvalidTurn(KnowledgeError, ValueError):
@@ -17,6 +17,16 @@ class InvalidTurn(KnowledgeError, ValueError):
 
 class InvalidSighting(KnowledgeError, ValueError):
     code = "invalid_sighting"
+
+
+class Unindexable(InvalidConcept):
+    """A concept that parses but whose text the index could not read (a fault of the analyzer): it is
+    skipped and shown as unreadable, never allowed to take its agent's recall or learning down."""
+
+    code = "unindexable"
+
+    def __init__(self) -> None:
+        super().__init__([FieldError("body", "its text could not be indexed; the other concepts still answer")])
 
 
 class InvalidPolicyReview(KnowledgeError, ValueError):

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
 from typing import Any, Mapping, Optional
 
+from knowledge.errors import Unindexable
 from knowledge.format.concept import out_of_recall
 from knowledge.format.config import KnowledgeConfig
 from knowledge.recall.index import Index
@@ -67,16 +68,21 @@ class HeldList:
 
     def take(self, stored: StoredConcept) -> None:
         summary = Summary.of(stored)
-        self.summaries[stored.name] = summary
         if summary.problem is None:
             concept = stored.concept
-            self.index.upsert(stored.name, stored.etag, concept, stored.data)
-            self.unreadable.pop(stored.name, None)
-            self.folded[stored.name] = fold_for_search(f"{concept.name}\n{concept.description}")
-        else:
-            self.index.remove(stored.name)
-            self.unreadable[stored.name] = stored.etag
-            self.folded[stored.name] = fold_for_search(stored.name)
+            try:
+                self.index.upsert(stored.name, stored.etag, concept, stored.data)
+            except Unindexable as exc:  # parses, but its text cannot be indexed: listed as unreadable
+                summary = summary._replace(problem=str(exc))
+            else:
+                self.summaries[stored.name] = summary
+                self.unreadable.pop(stored.name, None)
+                self.folded[stored.name] = fold_for_search(f"{concept.name}\n{concept.description}")
+                return
+        self.summaries[stored.name] = summary
+        self.index.remove(stored.name)
+        self.unreadable[stored.name] = stored.etag
+        self.folded[stored.name] = fold_for_search(stored.name)
 
     def value(self, name: str, sort: str) -> Any:
         if sort in ("type", "provenance", "confidence"):

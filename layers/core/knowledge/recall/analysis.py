@@ -42,6 +42,7 @@ _TOKEN = re.compile(r"""
   | (?P<num>\d+(?:[.,]\d+)*)
   | (?P<word>[^\W\d_]+)
 """, re.UNICODE | re.VERBOSE)
+_CEP_WRITTEN = re.compile(r"\d{5}(?:-?\d{3})?")
 INFINITY = float("inf")
 
 
@@ -77,6 +78,11 @@ def _value(text: str) -> Optional[float]:
         return float(text)
     except ValueError:
         return None
+
+
+def _cep_prefix(text: str) -> Optional[float]:
+    """A CEP's 5-digit prefix, for a token written as one (12345, 12345-678, 12345678); else None."""
+    return float(text[:5]) if _CEP_WRITTEN.fullmatch(text) else None
 
 
 def analyze(text: str, open_ranges: bool = True, shorthand: bool = False) -> Analysis:
@@ -140,10 +146,12 @@ def analyze(text: str, open_ranges: bool = True, shorthand: bool = False) -> Ana
         elif kind == "cepx":
             digits = text_.rstrip("x")
             unit, low, high = "cep", float(digits.ljust(5, "0")), float(digits.ljust(5, "9"))
-        elif kind == "num" and len(text_) == 5 and not ident and (
+        elif kind == "num" and (prefix := _cep_prefix(text_)) is not None and len(text_) == 5 and not ident and (
                 any(w in _CEP_WORDS for w in [word_at(j) for j in range(max(0, i - 3), i)])
-                or (word_at(i + 1) in ("-", "a") and i + 2 < n and len(tokens[i + 2][1]) == 5)):
-            unit, low = "cep", float(text_)
+                or (word_at(i + 1) in ("-", "a") and i + 2 < n and tokens[i + 2][0] in ("num", "cep")
+                    and _cep_prefix(tokens[i + 2][1]) is not None)):
+            # Five digits alone: "59,90 - anual" is a price then a word, never a CEP range.
+            unit, low = "cep", prefix
             high = low
         value = _value(text_) if kind != "cep" or ident else None
         j = i + 1
@@ -180,7 +188,7 @@ def analyze(text: str, open_ranges: bool = True, shorthand: bool = False) -> Ana
             if k < n and tokens[k][0] in ("num", "cep"):
                 end_text = tokens[k][1]
                 if unit == "cep":
-                    end = float(end_text[:5]) if len(end_text.replace("-", "")) in (5, 8) else None
+                    end = _cep_prefix(end_text)
                 else:
                     end = _value(end_text)
                     later, k2 = unit_after(k + 1)

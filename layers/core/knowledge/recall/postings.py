@@ -11,6 +11,7 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
+from knowledge.errors import Unindexable
 from knowledge.format.concept import Concept, parse_stored
 from knowledge.recall.analysis import Interval, analyze
 
@@ -79,6 +80,15 @@ class Hit(NamedTuple):
 
 
 def concept_terms(concept: Concept) -> tuple[dict[str, float], float, dict[Interval, float], set[tuple[str, str]]]:
+    """A concept's weighted terms, length, spans and word forms; Unindexable when its text cannot be
+    read. The analyzer reads text anyone may write: a fault in it costs that concept, not its agent."""
+    try:
+        return _concept_terms(concept)
+    except Exception as exc:  # noqa: BLE001 — any fault, turned into the one typed refusal above
+        raise Unindexable() from exc
+
+
+def _concept_terms(concept: Concept) -> tuple[dict[str, float], float, dict[Interval, float], set[tuple[str, str]]]:
     tf: dict[str, float] = {}
     spans: dict[Interval, float] = {}
     forms: set[tuple[str, str]] = set()

@@ -44,6 +44,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
+from knowledge.errors import Unindexable
 from knowledge.format.config import KnowledgeConfig, parse_agent_config
 from knowledge.format.vocabulary import InvalidVocabulary, parse_vocabulary
 from knowledge.recall.index import Index
@@ -400,10 +401,11 @@ class WarmIndexes:
             knowledge.summaries[name] = Summary.of(stored_concept)
             try:
                 index.upsert(stored_concept.name, stored_concept.etag, stored_concept.concept, stored_concept.data)
-            except InvalidConcept:
+            except InvalidConcept as exc:  # or Unindexable: skipped and named, the others still answer
                 index.remove(stored_concept.name)
                 knowledge.unreadable[stored_concept.name] = stored_concept.etag
-                self.counters.count("ConceptUnreadable")
+                knowledge.summaries[name] = knowledge.summaries[name]._replace(problem=str(exc))
+                self.counters.count("ConceptUnreadable", **({"reason": exc.code} if isinstance(exc, Unindexable) else {}))
             else:
                 knowledge.unreadable.pop(name, None)
 
