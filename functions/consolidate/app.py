@@ -40,7 +40,8 @@ def record_handler(record: SQSRecord) -> None:
     logger.append_keys(tenant=sighting.tenant, agent=sighting.agent, session_id=sighting.session_id,
                        turn_id=sighting.turn_id)
     try:
-        outcome = consolidator.apply(sighting)
+        # The receive count bounds how often an answer that is no verdict is asked again (ANSWER_ATTEMPTS).
+        outcome = consolidator.apply(sighting, delivery=int(record.attributes.approximate_receive_count or 1))
         logger.info("sighting consolidated", extra={"outcome": outcome.kind, "attempts": outcome.attempts,
                                                     "verdict": outcome.verdict})
     except KnowledgeError as exc:

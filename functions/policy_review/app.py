@@ -41,7 +41,7 @@ def record_handler(record: SQSRecord) -> None:
 
 
 def review_policy(saved, record: SQSRecord) -> dict:
-    review = reviewer.review(saved)
+    review = reviewer.review(saved, delivery=int(record.attributes.approximate_receive_count or 1))
     return {"outcomes": dict(review.outcomes), "skipped": review.skipped}
 
 

@@ -160,44 +160,52 @@ OTHER_CLAIM = dict(description="Free shipping above R$299 everywhere.", body="Or
 
 
 @pytest.mark.parametrize("judge", ["no model", "prose"])
-def test_an_unjudged_sighting_waits_beside_a_policy_and_never_drags_it(monkeypatch, env, store, script, sqs, bus, judge):
+def test_an_unjudged_sighting_waits_beside_a_policy_and_writes_nothing_into_it(monkeypatch, env, store, script, sqs,
+                                                                               bus, judge):
     if judge == "no model":
         env = {key: value for key, value in env.items() if key != "UTILITY_MODEL"}
     else:
-        script.replies.append("I think these are probably about the same thing.")  # complete, but no verdict
+        script.default = "I think these are probably about the same thing."  # complete, but no verdict
     handler = load_handler("consolidate", monkeypatch, **env)
-    store.create(T, A, make_concept("frete-gratis", provenance="policy", confidence=0.9, sources=(), **FRETE),
-                 actor="operator:ana")
-    assert run(handler, sighting("sess_2", **OTHER_CLAIM)) == {"batchItemFailures": []}
+    created = store.create(T, A, make_concept("frete-gratis", provenance="policy", confidence=0.9, sources=(),
+                                              **FRETE), actor="operator:ana")
+    if judge == "prose":  # as a judge outage is: asked again on the sighting's next deliveries
+        for receive in ("1", "2"):
+            record = event(sighting("sess_2", **OTHER_CLAIM))
+            record["Records"][0]["attributes"]["ApproximateReceiveCount"] = receive
+            assert handler.lambda_handler(record, LambdaContext()) == {"batchItemFailures": [{"itemIdentifier": "m0"}]}
+        record["Records"][0]["attributes"]["ApproximateReceiveCount"] = "3"
+        assert handler.lambda_handler(record, LambdaContext()) == {"batchItemFailures": []}
+    else:
+        assert run(handler, sighting("sess_2", **OTHER_CLAIM)) == {"batchItemFailures": []}
+    # No entry, no link, no version: the policy is as the operator wrote it.
     stored = store.get(T, A, "frete-gratis")
-    concept = stored.concept
-    assert not concept.in_conflict and concept.confidence == 0.9  # before: 0.4, in conflict
-    assert (concept.occurrences, concept.sources) == (1, ())  # nobody judged it: no confirmation either
-    assert concept.body.startswith(FRETE["body"] + "\n\n## Related claims\n\nSession sess_2 (")
-    assert concept.body.endswith("Free shipping above R$299 everywhere.\n\n> Orders above R$299 ship free anywhere.")
-    assert stored.reason == "kept_beside"
+    assert (stored.version_id, stored.concept) == (created.version_id, created.concept)
+    [pair] = store.waiting().of(T, A, "frete-gratis")
+    assert (pair.kind, pair.session_id, pair.why) == ("sighting", "sess_2", "no_model" if judge == "no model"
+                                                      else "unusable")
+    assert pair.description == OTHER_CLAIM["description"] and pair.body == OTHER_CLAIM["body"]
     [announced] = published(sqs, bus)
-    assert announced["detail-type"] == "knowledge_learned" and announced["detail"]["outcome"] == "kept_beside"
+    assert announced["detail-type"] == "knowledge_learned" and announced["detail"]["outcome"] == "waiting"
 
 
 def test_an_unjudged_sighting_waits_beside_an_operators_body_but_contradicts_the_engines(monkeypatch, env, store):
     handler = load_handler("consolidate", monkeypatch, **{k: v for k, v in env.items() if k != "UTILITY_MODEL"})
-    store.create(T, A, make_concept("frete-gratis", confidence=0.7, sources=("sess_0", "sess_1"), **FRETE),
-                 actor="operator:ana")
+    ana = store.create(T, A, make_concept("frete-gratis", confidence=0.7, sources=("sess_0", "sess_1"), **FRETE),
+                       actor="operator:ana")
     store.create(T, A, make_concept("trocas", confidence=0.7, sources=("sess_0", "sess_1"),
                                     description="Returns within 30 days.", body="Returns are accepted within 30 days."),
                  actor="engine")
     run(handler, sighting("sess_2", **OTHER_CLAIM))
     run(handler, sighting("sess_2", name="trocas", description="Returns within 7 days.",
                           body="Returns are accepted within 7 days."))
-    kept = store.get(T, A, "frete-gratis").concept
-    assert not kept.in_conflict and kept.confidence == 0.7 and "## Related claims" in kept.body
-    # Kept beside once, the operator's text stays theirs for the next unjudged sighting too.
     run(handler, sighting("sess_3", description="Free shipping above R$399.", body="Orders above R$399 ship free."))
-    again = store.get(T, A, "frete-gratis").concept
-    assert not again.in_conflict and again.confidence == 0.7 and "R$399" in again.body
+    kept = store.get(T, A, "frete-gratis")
+    assert kept.version_id == ana.version_id and kept.concept == ana.concept  # the operator's text, untouched
+    assert sorted(p.session_id for p in store.waiting().of(T, A, "frete-gratis")) == ["sess_2", "sess_3"]
     engine = store.get(T, A, "trocas").concept
     assert engine.in_conflict and engine.confidence == 0.4  # the engine's own guess still goes to a human
+    assert store.waiting().counts(T, A) == {"frete-gratis": 2}
 
 
 def test_an_operators_body_confirmed_by_the_engine_is_still_never_rewritten_by_a_merge(consolidate, store, script):

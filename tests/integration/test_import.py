@@ -311,8 +311,8 @@ def test_imported_policies_are_queued_for_their_policy_review_as_a_studio_save_q
     assert handler.lambda_handler(event, LambdaContext())["unchanged"] == CSV_GOOD
     assert drain(sqs, queue) == []  # nothing written again, nothing reviewed again
 
-    # The queued review runs as for a studio save: with no model, the observed concept the payments
-    # answer speaks of is flagged beside it for a human (nothing is retired unjudged).
+    # The queued review runs as for a studio save: with no model, nothing is written into the observed
+    # concept the payments answer speaks of; the pair waits beside it for a human (nothing is retired unjudged).
     [payments] = [m for m in messages if "pagamento" in m["name"]]
     review = load_handler("policy_review", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
                           EVENT_BUS_NAME=bus["name"])
@@ -322,8 +322,10 @@ def test_imported_policies_are_queued_for_their_policy_review_as_a_studio_save_q
               "eventSource": "aws:sqs", "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:policy-review",
               "awsRegion": "us-east-1"}
     assert review.lambda_handler({"Records": [record]}, LambdaContext()) == {"batchItemFailures": []}
-    flagged = world.get(T, A, "parcelamento-sem-juros-10x").concept
-    assert f"Policy [[{payments['name']}]]" in flagged.body and flagged.retired_by is None
+    observed = world.get(T, A, "parcelamento-sem-juros-10x")
+    assert observed.reason == "created" and observed.concept.retired_by is None and "Policy [[" not in \
+        observed.concept.body
+    assert [p.policy for p in world.waiting().of(T, A, "parcelamento-sem-juros-10x")] == [payments["name"]]
 
 
 def test_only_the_import_the_studio_and_the_review_itself_may_queue_a_policy_review_and_only_on_its_queue():

@@ -1,7 +1,7 @@
 """A human's policy retires the observed concepts it contradicts: the studio queues a saved policy,
 PolicyReviewFunction judges the closest observed concepts (moto's S3 and SQS, the scripted judge
-server) and retires a contradicted one from recall, kept and restorable; with no model nothing is
-retired and the policy waits beside the observed concept for a human."""
+server) and retires a contradicted one from recall, kept and restorable; with no usable verdict nothing
+is written into the observed concept and the pair waits beside it for a human."""
 
 from __future__ import annotations
 
@@ -86,18 +86,40 @@ def test_a_saved_policy_retires_the_observed_concept_it_contradicts_kept_and_res
     assert status == 200 and store.get(T, A, "troca-em-7-dias").concept.retired_by is None
 
 
-def test_with_no_model_nothing_is_retired_and_the_policy_waits_beside_for_a_human(
+def waiting(store, name):
+    return [(p.kind, p.policy, p.why) for p in store.waiting().of(T, A, name)]
+
+
+def test_with_no_model_nothing_is_written_and_the_policy_waits_beside_for_a_human(
         monkeypatch, world, store, sqs):
+    before = store.get(T, A, "troca-em-7-dias")
     messages = saved_policy(world, sqs)
     env = {k: v for k, v in world["env"].items() if k != "UTILITY_MODEL"}
     review = load_handler("policy_review", monkeypatch, **env)
     assert review.lambda_handler(sqs_event(*messages), LambdaContext()) == {"batchItemFailures": []}
-    flagged = store.get(T, A, "troca-em-7-dias").concept
-    assert flagged.retired_by is None and flagged.confidence == 0.8 and not flagged.in_conflict
-    assert "## Related claims" in flagged.body and "Policy [[prazo-de-troca]]" in flagged.body
-    # Reviewed again (the policy saved once more): the flag is not repeated.
+    # No entry, no link, no version: the observed concept is as the conversations left it.
+    after = store.get(T, A, "troca-em-7-dias")
+    assert (after.version_id, after.concept) == (before.version_id, before.concept)
+    assert waiting(store, "troca-em-7-dias") == [("policy", "prazo-de-troca", "no_model")]
+    # Reviewed again (the policy saved once more): the pair is one pair.
     review.lambda_handler(sqs_event(*messages), LambdaContext())
-    assert store.get(T, A, "troca-em-7-dias").concept.body.count("Policy [[prazo-de-troca]]") == 1
+    assert waiting(store, "troca-em-7-dias") == [("policy", "prazo-de-troca", "no_model")]
+    assert store.get(T, A, "troca-em-7-dias").version_id == before.version_id
+
+
+def test_an_answer_that_is_no_verdict_is_asked_again_then_waits_and_writes_nothing(
+        monkeypatch, world, store, sqs, model):
+    before = {name: store.get(T, A, name).version_id for name in ("troca-em-7-dias", "frete-campinas")}
+    messages = saved_policy(world, sqs)
+    model.responder = lambda request: "Desculpe, não sei."
+    review = load_handler("policy_review", monkeypatch, **world["env"])
+    for receive in (1, 2):  # as a judge outage is: the message fails and the queue brings it back
+        assert review.lambda_handler(sqs_event(*messages, receive=receive), LambdaContext()) == {
+            "batchItemFailures": [{"itemIdentifier": "m0"}]}
+        assert store.waiting().counts(T, A) == {}
+    assert review.lambda_handler(sqs_event(*messages, receive=3), LambdaContext()) == {"batchItemFailures": []}
+    assert waiting(store, "troca-em-7-dias") == [("policy", "prazo-de-troca", "unusable")]
+    assert {name: store.get(T, A, name).version_id for name in before} == before
 
 
 def test_a_human_text_is_never_retired_and_an_observed_one_never_retires_anything(

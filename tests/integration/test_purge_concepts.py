@@ -144,3 +144,30 @@ def test_forget_customer_scrubs_a_tenants_shared_concept_citing_their_sessions(h
     assert (current.reason, current.concept.sources) == ("purged", ("sess_outro",))
     texts = bodies(s3, bucket, f"tenants/{T}/shared/concepts/")
     assert texts and [k for k, text in texts.items() if "Joana" in text or "sess_joana" in text] == []
+
+
+def test_forget_customer_removes_the_claims_of_their_sessions_waiting_beside_a_policy_and_no_other(
+        handlers, store, s3, bucket):
+    """A sighting beside a policy that no judge decided waits beside it (nothing is written into the
+    policy): the forgotten customer's claim goes with every version; another customer's stays."""
+    assert handlers["extract"].lambda_handler(turns_event("sess_joana", CUSTOMER), LambdaContext()) == {
+        "batchItemFailures": []}
+    assert handlers["extract"].lambda_handler(turns_event("sess_outro", OTHER), LambdaContext()) == {
+        "batchItemFailures": []}
+    store.create(T, A, make_concept("frete-vip", provenance="policy", type="policy", confidence=1.0, sources=(),
+                                    description="Clientes VIP têm frete grátis acima de R$ 99.",
+                                    body="Clientes VIP têm frete grátis em compras acima de R$ 99."),
+                 actor="operator:ana")
+    # The fixture's judge answers "[]": complete, but no verdict; on the sighting's last delivery it waits.
+    for session in ("sess_joana", "sess_outro"):
+        event = sighting_event(session, "frete-vip", description="VIP tem frete grátis só acima de R$ 150.",
+                               body="O frete é grátis para VIP apenas acima de R$ 150.")
+        event["Records"][0]["attributes"]["ApproximateReceiveCount"] = "3"
+        assert handlers["consolidate"].lambda_handler(event, LambdaContext()) == {"batchItemFailures": []}
+    assert sorted(p.session_id for p in store.waiting().of(T, A, "frete-vip")) == ["sess_joana", "sess_outro"]
+    answer = handlers["purge"].lambda_handler(load_event("forget-customer.json"), LambdaContext())
+    assert answer["complete"] is True and answer["removed"]["waiting_pairs"] == 1
+    assert [p.session_id for p in store.waiting().of(T, A, "frete-vip")] == ["sess_outro"]
+    texts = bodies(s3, bucket, f"agents/{T}/{A}/waiting/")
+    assert texts and [k for k, text in texts.items() if "sess_joana" in text] == []
+    assert store.get(T, A, "frete-vip").reason == "created"  # the policy was never written

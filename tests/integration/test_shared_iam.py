@@ -30,9 +30,9 @@ def test_each_function_may_do_in_the_shared_scope_only_what_it_needs():
         "s3:PutObject": {"*/shared/concepts-index/snapshot"}}
     assert grants("ExtractFunction") == {
         "s3:GetObject": {"*/shared/concepts/*", "*/shared/concepts-index/snapshot"}}
-    # Consolidation writes a claim beside a shared concept, never its snapshot or anything else.
-    assert grants("ConsolidateFunction") == {action: {"*/shared/concepts/*"} for action in
-                                             ("s3:GetObject", "s3:GetObjectVersion", "s3:PutObject")}
+    # Consolidation reads a shared concept and never writes the shared scope: a claim about one waits
+    # in the agent's own waiting pairs (shared knowledge serves only what a human approved).
+    assert grants("ConsolidateFunction") == {"s3:GetObject": {"*/shared/concepts/*"}}
     assert grants("PurgeFunction") == {"s3:GetObject": {"*/shared/concepts/*"},
                                        "s3:GetObjectVersion": {"*/shared/concepts/*"},
                                        "s3:PutObject": {"*/shared/concepts/*"}, "s3:DeleteObjectVersion": {"*"}}

@@ -3,7 +3,9 @@
 New name -> created. Known name -> same claim (no model) confirms; otherwise one model call
 decides related (merged) or contradicting (appended under `## Contradiction`, confidence
 0.4, a human resolves it); no model or an unusable answer means contradicting, except beside a
-human's text (policy, or an operator's body), where the claim is kept under `## Related claims`. Every write
+human's text (policy, or an operator's body), which nothing unjudged is written into: the pair waits
+beside it for the operator (knowledge.store.waiting), asked again first while the sighting has
+deliveries left (ANSWER_ATTEMPTS), as a judge outage is. Every write
 is a compare-and-swap on the ETag that was read; a lost race is re-read and re-decided.
 
 Replay safety: a sighting (tenant, agent, name, session, turn) is applied exactly once, however
@@ -20,10 +22,10 @@ back in order. Only a complete answer that is no verdict counts as unusable (con
 An echo (the store's side restating what its session was shown) is no independent source: it
 is counted as use (`echoed`) and writes nothing, so it needs no marker to be replay safe.
 
-Shared knowledge is never created or promoted here: for an agent that recalls its tenant's shared
-concepts, a sighting whose name is a shared concept's and not the agent's own is kept beside the
-shared concept under `## Related claims` for a human (counted SightingBesideShared), never
-creating the agent's own concept that would shadow it (knowledge.learning.beside_shared).
+Shared knowledge is never created, promoted or written here: for an agent that recalls its tenant's
+shared concepts, a sighting whose name is a shared concept's and not the agent's own waits beside it,
+in that agent's waiting pairs, for a human (counted SightingBesideShared), never creating the agent's
+own concept that would shadow it (knowledge.learning.beside_shared).
 """
 
 from __future__ import annotations
@@ -43,14 +45,15 @@ from knowledge.learning.usage import record_model_call
 from knowledge.store.concepts import ConceptStore, StoredConcept
 from knowledge.store.config_cache import ConfigCache
 from knowledge.store.ledgers import SightingLedger, sighting_id
+from knowledge.store.waiting import SIGHTING, WaitingPair
 from shared import deadline
 from shared.errors import Conflict, KnowledgeError
 from shared.events import Events
-from shared.model import ModelCache, metered
+from shared.model import ModelAnswerUnusable, ModelCache, answer_attempts_left, metered
 from shared.telemetry import Counters
 
 ENGINE = "engine"
-OUTCOMES = ("created", "confirmed", "merged", "kept_beside", "contradiction")
+OUTCOMES = ("created", "confirmed", "merged", "kept_beside", "contradiction", "waiting")
 MAX_ATTEMPTS = 8
 # The versions a related or unjudged sighting reads for an operator's (the lifecycle keeps 20; this
 # read is on the sighting path). Not policy_review.RETIRE_HISTORY_LOOKED: a retirement looks further back.
@@ -65,7 +68,7 @@ class ConsolidationGaveUp(KnowledgeError):
 
 @dataclass(frozen=True)
 class Outcome:
-    kind: str  # created | confirmed | merged | kept_beside | contradiction | replayed | echoed
+    kind: str  # created | confirmed | merged | kept_beside | contradiction | waiting | replayed | echoed
     name: str
     type: str
     attempts: int = 1
@@ -81,7 +84,9 @@ class Consolidator:
         self.counters = counters or Counters()
         self._max_attempts, self._sleep = max_attempts, sleep
 
-    def apply(self, sighting: Sighting) -> Outcome:
+    def apply(self, sighting: Sighting, delivery: Optional[int] = None) -> Outcome:
+        """`delivery`: the sighting's receive count; before the ANSWER_ATTEMPTS-th, an answer that is no
+        verdict beside a human's text fails it so the queue asks again (None: no queue, it waits at once)."""
         new = sighting.parsed()
         if sighting.echo:  # never a source, an occurrence or confidence; never creates the concept
             return self._done(Outcome("echoed", new.name, new.type))
@@ -92,7 +97,7 @@ class Consolidator:
         else:
             config = self._configs.get(tenant, agent)
             if config is not None and config.shared:
-                kept = beside_shared(self._store, self._ledger, sighting, new, me, self._max_attempts)
+                kept = beside_shared(self._store, self._ledger, sighting, new)
                 if kept is not None:
                     self.counters.count("SightingBesideShared", tenant=tenant, agent=agent)
                     return self._done(Outcome(kept[0], new.name, kept[1]))
@@ -109,7 +114,7 @@ class Consolidator:
         verdicts: dict[str, claims.Verdict] = {}  # by recorded claim: a re-read need not ask again
         for attempt in range(1, self._max_attempts + 1):
             try:
-                outcome, written = self._write(sighting, new, current, me, attempt, verdicts)
+                outcome, written = self._write(sighting, new, current, me, attempt, verdicts, delivery)
             except Conflict as lost:
                 current = lost.current
                 if current is not None and me in current.sightings:
@@ -135,7 +140,7 @@ class Consolidator:
         return self._done(Outcome(kind, concept.name, concept.type))
 
     def _write(self, sighting: Sighting, new: Concept, current: Optional[StoredConcept], me: str, attempt: int,
-               verdicts: dict[str, claims.Verdict]) -> tuple[Outcome, Concept]:
+               verdicts: dict[str, claims.Verdict], delivery: Optional[int]) -> tuple[Outcome, Concept]:
         tenant, agent = sighting.tenant, sighting.agent
         evidence = EvidenceLink.of(sighting)
         if current is None:
@@ -157,9 +162,14 @@ class Consolidator:
             if decision.same:
                 kind, updated = "confirmed", claims.confirm(existing, sighting.session_id, now)
             elif not decision.related and decision.why in claims.UNJUDGED and human and not existing.in_conflict:
-                # Nobody judged it: a human's text is never dragged to 0.4 by it; it waits beside.
-                kind, updated = "kept_beside", claims.keep_beside(existing, new, sighting.session_id, now,
-                                                                  counted=False)
+                # Nobody judged it: nothing is written into a human's text; the pair waits beside it.
+                if decision.why == "unusable" and delivery is not None and answer_attempts_left(delivery):
+                    raise ModelAnswerUnusable(f"the judge's answer on {new.name!r} was no verdict (delivery {delivery})")
+                self._store.waiting().put(tenant, agent, WaitingPair(
+                    concept=existing.name, kind=SIGHTING, why=decision.why, since=now.strftime("%Y-%m-%d"),
+                    description=new.description, body=new.body, session_id=sighting.session_id,
+                    turn_id=sighting.turn_id, evidence=evidence.encode() if evidence else None))
+                return Outcome("waiting", new.name, existing.type, attempt, verdict), existing
             elif not decision.related:
                 kind, updated = "contradiction", claims.contradict(existing, new, sighting.session_id, now)
             elif existing.provenance == "policy" or existing.in_conflict:

@@ -9,12 +9,13 @@ and the policy say the same:
 - contradicting: the observed concept is retired (`retired_by: <the policy>`): out of recall,
   kept, and listed under the studio's Retired filter; restoring its version before (one action
   in its history) brings it back;
-- no model, or a complete answer that is no verdict: nothing is retired; the policy's claim
-  waits under the observed concept's `## Related claims` for a human;
+- no model, or a complete answer that is no verdict (asked again on the message's next deliveries,
+  up to ANSWER_ATTEMPTS, as a judge outage is): nothing is written into the observed concept — no
+  entry, no link, no version; the pair waits beside it for the operator (knowledge.store.waiting);
 - same or related: nothing changes.
 
 Never the other way round: a policy concept, or a body an operator wrote, is never retired
-(it is flagged beside instead when the judge finds them contradicting).
+(the judged contradiction is noted beside it instead, under `## Related claims`).
 
 A policy in the tenant's shared scope is in force in every agent that recalls shared knowledge
 (`knowledge: shared: true`) and has no concept of its name: its message (agent SHARED) is fanned
@@ -41,10 +42,11 @@ from knowledge.recall.warm import WarmIndexes
 from knowledge.store.concepts import ConceptStore
 from knowledge.store.config_cache import ConfigCache
 from knowledge.store.keys import SHARED, check_scope, is_agent
+from knowledge.store.waiting import POLICY, WaitingPair
 from shared import awscall, deadline
 from shared.errors import Conflict, InvalidConcept, InvalidConfig
 from shared.events import Events
-from shared.model import ModelCache, metered
+from shared.model import ModelAnswerUnusable, ModelCache, answer_attempts_left, metered
 from shared.names import Slug
 from shared.telemetry import Counters
 
@@ -154,7 +156,9 @@ class PolicyReviewer:
         self.counters = counters or Counters()
         self._queue = queue  # where a shared policy's review is fanned out (None: it is skipped, counted)
 
-    def review(self, saved: PolicySaved) -> Review:
+    def review(self, saved: PolicySaved, delivery: Optional[int] = None) -> Review:
+        """`delivery`: the message's receive count; before the ANSWER_ATTEMPTS-th, an answer that is no
+        verdict fails the message so the queue asks again (None: no queue, the pair waits at once)."""
         tenant, agent = saved.tenant, saved.agent
         review = Review(saved.name)
         scope = SHARED if saved.shared else agent
@@ -179,7 +183,7 @@ class PolicyReviewer:
                  if hit.name != policy.name and hit.doc.provenance == "observed"][:REVIEWED_MAX]
         ref = (config.model if config else None) or self._utility_model
         for name in names:
-            outcome = self._review_one(tenant, agent, name, policy, ref)
+            outcome = self._review_one(tenant, agent, name, policy, ref, delivery)
             review.outcomes[outcome] += 1
             self.counters.count("PolicyReviewOutcome", outcome=outcome)
         self.counters.count("PolicyReviewed")
@@ -216,7 +220,8 @@ class PolicyReviewer:
         self.counters.count("PolicyReviewSkipped", reason=why)
         return review
 
-    def _review_one(self, tenant: str, agent: str, name: str, policy: Concept, ref: Optional[str]) -> str:
+    def _review_one(self, tenant: str, agent: str, name: str, policy: Concept, ref: Optional[str],
+                    delivery: Optional[int]) -> str:
         verdicts: dict[str, claims.Verdict] = {}
         for _ in range(3):  # a concept written meanwhile is read and judged again (the verdict is kept)
             stored = self._store.find(tenant, agent, name)
@@ -231,11 +236,13 @@ class PolicyReviewer:
             if key not in verdicts:
                 verdicts[key] = self._judge(tenant, observed, policy, ref)
             verdict = verdicts[key]
+            if verdict.why in claims.UNJUDGED:
+                return self._wait(tenant, agent, name, policy, verdict.why, delivery)
             human = self._operator_wrote(tenant, agent, name, stored.actor)
             if verdict.why == "contradicting" and not human:
                 updated, outcome, reason = observed.replace(retired_by=policy.name), "retired", "retired"
-            elif verdict.why in claims.UNJUDGED or verdict.why == "contradicting":
-                # Nobody judged it, or it is a human's text: a human decides, from beside it.
+            elif verdict.why == "contradicting":
+                # A human's text the judge found contradicting: never retired; a human decides, from beside it.
                 updated, outcome, reason = flag_beside(observed, policy), "flagged", "kept_beside"
                 if updated.body == observed.body:
                     return "flagged"
@@ -249,6 +256,15 @@ class PolicyReviewer:
             self._events.publish(LEARNED, detail(tenant, agent, name, observed.type, outcome=outcome))
             return outcome
         return "contended"
+
+    def _wait(self, tenant: str, agent: str, name: str, policy: Concept, why: str, delivery: Optional[int]) -> str:
+        """No usable verdict: asked again while the message has deliveries left, then the pair waits
+        beside the observed concept for the operator; the concept itself is not written."""
+        if why == "unusable" and delivery is not None and answer_attempts_left(delivery):
+            raise ModelAnswerUnusable(f"the judge's answer on {name!r} was no verdict (delivery {delivery})")
+        pair = WaitingPair(concept=name, kind=POLICY, why=why, since=utc_now().strftime("%Y-%m-%d"), policy=policy.name)
+        self._store.waiting().put(tenant, agent, pair)
+        return "waiting"
 
     def _operator_wrote(self, tenant: str, agent: str, name: str, actor: Optional[str]) -> bool:
         """An operator wrote one of the concept's last RETIRE_HISTORY_LOOKED versions: its text is (partly)
@@ -269,9 +285,9 @@ class PolicyReviewer:
 
 
 def flag_beside(observed: Concept, policy: Concept) -> Concept:
-    """The policy's claim under the observed concept's `## Related claims`, for a human to judge;
-    nothing else moves. Once there, it is not repeated."""
-    entry = f"Policy [[{policy.name}]] ({utc_now().strftime('%Y-%m-%d')}), not judged: {policy.description}"
+    """The policy the judge found contradicting a human's text, under its `## Related claims`, for a human
+    to decide; nothing else moves. Once there, it is not repeated. The hop never follows its link."""
+    entry = f"Policy [[{policy.name}]] ({utc_now().strftime('%Y-%m-%d')}), judged contradicting: {policy.description}"
     if f"Policy [[{policy.name}]]" in observed.body:
         return observed
     body = claims.add_related(observed.body, [entry])

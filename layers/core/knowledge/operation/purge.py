@@ -52,7 +52,8 @@ def knowledge_kind(bucket: Bucket, key: str) -> Optional[str]:
             return None
         rest = "/".join(parts[3:])
         for start, kind in (("concepts/", "concepts"), ("deletions/", "deletion_records"),
-                            ("concepts-index/changes/", "journal_entries"), ("reviews/", "review_states")):
+                            ("concepts-index/changes/", "journal_entries"), ("reviews/", "review_states"),
+                            ("waiting/", "waiting_pairs")):
             if rest.startswith(start):
                 return kind
         return {"knowledge.yaml": "configs", "concepts-index/snapshot": "snapshots"}.get(rest)
@@ -158,6 +159,7 @@ class CustomerShare:
             for agent, ids in sessions.items():
                 if ids:
                     self._citing(sweeper, tenant, agent, frozenset(ids), names)
+                    self._waiting(sweeper, tenant, agent, frozenset(ids))
             # A shared concept copied from an agent's keeps the sessions it cited: scrubbed alike.
             every = frozenset(i for ids in sessions.values() for i in ids)
             if every:
@@ -201,6 +203,18 @@ class CustomerShare:
                 report.complete = False  # written meanwhile: the next run reads it again
                 continue
             sweeper.versions(store.bucket, key, [stored.version_id], "concept_versions")
+
+    def _waiting(self, sweeper: Sweeper, tenant: str, agent: str, sessions: frozenset[str]) -> None:
+        """Each pair waiting for a judgment whose claim came from one of `sessions`: every version deleted."""
+        waiting = self._concepts.waiting()
+        doomed = []
+        for key in waiting.keys(tenant, agent):
+            sweeper.checkpoint()
+            pair = waiting.read(key)
+            if pair is not None and pair.session_id in sessions:
+                doomed.append(key)
+        if doomed:
+            sweeper.keys(waiting.bucket, doomed, "waiting_pairs")
 
     def _dead_letters(self, sweeper: Sweeper, tenant: str, customer_id: str,
                       sessions: Mapping[str, Sequence[str]]) -> None:

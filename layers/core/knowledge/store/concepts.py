@@ -35,6 +35,7 @@ from knowledge.format.evidence import EvidenceLink
 from knowledge.store import agents
 from knowledge.store.history import VERSION_ID, ConceptHistory, precise
 from knowledge.store.journal import CONFIG_CHANGE, ChangeJournal
+from knowledge.store.waiting import WaitingPairs
 from knowledge.store.keys import (
     SHARED,
     agent_of,
@@ -172,6 +173,10 @@ class ConceptStore(ChangeJournal, ConceptHistory, VocabularyFile):
         self._s3 = s3
         self.bucket = bucket
         self._max_workers = max_workers
+
+    def waiting(self) -> "WaitingPairs":
+        """The pairs no judge decided, kept beside this store's concepts (knowledge.store.waiting)."""
+        return WaitingPairs(self._s3, self.bucket)
 
     # ------------------------------------------------------------ reading
     def get(self, tenant: str, agent: str, name: str) -> StoredConcept:

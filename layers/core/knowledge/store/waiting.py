@@ -1,0 +1,115 @@
+"""Pairs waiting for a judgment, beside a concept and never in it (docs/contract.md, "Waiting pairs").
+
+A policy review or a sighting beside a human's text that got no usable verdict writes nothing into
+the concept: the pair is kept here, one object per pair, at
+`{agent prefix}waiting/{concept}/{pair}.json` in KNOWLEDGE_BUCKET, for the operator to judge. Its
+key is the pair's identity, so a pair recorded twice is one object; a listing of the agent's prefix
+counts each concept's pairs without reading them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from typing import Any, Iterator, Optional
+
+from knowledge.store.keys import agent_prefix
+from shared import awscall
+from shared.errors import NotFound
+from shared.names import check_slug
+
+POLICY, SIGHTING = "policy", "sighting"
+_LIST_PAGE = 1000
+
+
+@dataclass(frozen=True)
+class WaitingPair:
+    """One pair no judge decided: `concept` (where it waits; `scope` SHARED's name when it is a shared
+    concept an agent recalls) and either the `policy` it was reviewed against or a sighting's claim
+    (`description`, `body`: redacted as every sighting is) from `session_id`'s turn `turn_id`."""
+
+    concept: str
+    kind: str  # policy | sighting
+    why: str  # no_model | unusable
+    since: str  # YYYY-MM-DD, the day it was set aside
+    policy: Optional[str] = None
+    description: Optional[str] = None
+    body: Optional[str] = None
+    session_id: Optional[str] = None
+    turn_id: Optional[str] = None
+    shared: bool = False  # the concept is the tenant's shared one, recalled by this agent
+    evidence: Optional[str] = None  # the sighting's EvidenceLink, encoded (where its quote is)
+
+    @property
+    def pair_id(self) -> str:
+        if self.kind == POLICY:
+            return f"policy-{self.policy}"
+        digest = hashlib.sha256(f"{self.session_id}/{self.turn_id}".encode()).hexdigest()[:16]
+        return f"sighting-{digest}"
+
+    def to_json(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if v is not None and v is not False}
+
+
+def waiting_prefix(tenant: str, agent: str) -> str:
+    return f"{agent_prefix(tenant, agent)}waiting/"
+
+
+def waiting_key(tenant: str, agent: str, concept: str, pair_id: str) -> str:
+    return f"{waiting_prefix(tenant, agent)}{check_slug('name', concept)}/{pair_id}.json"
+
+
+class WaitingPairs:
+    """The agent's waiting pairs in KNOWLEDGE_BUCKET."""
+
+    def __init__(self, s3: Any, bucket: str):
+        self._s3, self.bucket = s3, bucket
+
+    def put(self, tenant: str, agent: str, pair: WaitingPair) -> None:
+        awscall.call(self._s3, "put_object", Bucket=self.bucket, Key=waiting_key(tenant, agent, pair.concept, pair.pair_id),
+                     Body=json.dumps(pair.to_json(), ensure_ascii=False).encode(), ContentType="application/json")
+
+    def keys(self, tenant: str, agent: str, concept: Optional[str] = None) -> Iterator[str]:
+        prefix = waiting_prefix(tenant, agent) + (f"{check_slug('name', concept)}/" if concept else "")
+        token: Optional[str] = None
+        while True:
+            page = awscall.call(self._s3, "list_objects_v2", Bucket=self.bucket, Prefix=prefix, MaxKeys=_LIST_PAGE,
+                                **({"ContinuationToken": token} if token else {}))
+            for item in page.get("Contents", []):
+                if item["Key"].endswith(".json"):
+                    yield item["Key"]
+            token = page.get("NextContinuationToken")
+            if not token:
+                return
+
+    def counts(self, tenant: str, agent: str) -> dict[str, int]:
+        """Pairs waiting per concept, from one listing (no object read)."""
+        prefix, counted = waiting_prefix(tenant, agent), {}
+        for key in self.keys(tenant, agent):
+            concept = key[len(prefix):].split("/", 1)[0]
+            counted[concept] = counted.get(concept, 0) + 1
+        return counted
+
+    def of(self, tenant: str, agent: str, concept: str) -> list[WaitingPair]:
+        """The pairs waiting beside `concept`, oldest first; an object that does not read is left out."""
+        pairs = []
+        for key in self.keys(tenant, agent, concept):
+            pair = self.read(key)
+            if pair is not None:
+                pairs.append(pair)
+        return sorted(pairs, key=lambda p: (p.since, p.pair_id))
+
+    def read(self, key: str) -> Optional[WaitingPair]:
+        try:
+            body = awscall.call(self._s3, "get_object", Bucket=self.bucket, Key=key, read_body=True)["Body"]
+        except NotFound:
+            return None
+        try:
+            data = json.loads(body)
+            return WaitingPair(**{k: v for k, v in data.items() if k in WaitingPair.__dataclass_fields__})
+        except (ValueError, TypeError):
+            return None
+
+    def delete(self, key: str) -> None:
+        awscall.call(self._s3, "delete_object", Bucket=self.bucket, Key=key)
