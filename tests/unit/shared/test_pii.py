@@ -201,6 +201,11 @@ def test_bare_person_names_are_found_and_places_brands_and_products_are_left_on_
     ("Paulo Afonso aqui, cade meu pedido 48213?", "[name] aqui, cade meu pedido 48213?"),
     ("meu nome é João Pessoa e moro em Recife", "meu nome é [name] e moro em Recife"),
     ("o pedido de Carlos Barbosa chegou quebrado", "o pedido de [name] chegou quebrado"),
+    # "loja de" names the city; a person's order, a customer "de" a city, stays a person's name.
+    ("Qual o horário na loja de João Pessoa?", "Qual o horário na loja de João Pessoa?"),
+    ("a unidade de Paulo Afonso abre sábado?", "a unidade de Paulo Afonso abre sábado?"),
+    ("o pedido de Paulo Afonso atrasou", "o pedido de [name] atrasou"),
+    ("a cliente de João Pessoa ligou de novo", "a cliente de [name] ligou de novo"),
 ])
 def test_a_bare_name_is_redacted_and_a_place_or_product_is_not(text, expected):
     assert redact(text).text == expected
@@ -216,3 +221,4 @@ def test_a_concept_may_be_named_for_a_city_named_like_a_person_but_never_for_a_c
 
     assert not person_in_slug("frete-joao-pessoa") and not person_in_slug("entrega-lauro-de-freitas")
     assert person_in_slug("cliente-joao-pessoa") and person_in_slug("paulo-afonso-vip")
+    assert not person_in_slug("horario-da-loja-de-joao-pessoa") and person_in_slug("pedido-de-paulo-afonso")
