@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -62,6 +63,7 @@ class Item:
     markdown: str | None = None
     problem: str | None = None
     row: bool = False  # an FAQ row: a problem is reported at the row's line, not the document's
+    legacy: str | None = None  # an FAQ row: the document it made before answers led the block
 
     @property
     def where(self) -> str:
@@ -129,13 +131,13 @@ def items_of(files: list[File], *, default_type: str = "fact") -> tuple[list[Ite
             try:
                 rows = read_faq(data, FAQ_SUFFIXES[suffix], default_type)
             except FaqUnreadable as exc:
-                items.append(Item(label, problem=str(exc)))
+                items.append(Item(label, exc.line, problem=exc.reason))
                 continue
             for row in rows:
                 if isinstance(row, RowProblem):
                     items.append(Item(label, row.line, problem=row.reason, row=True))
                 else:
-                    items.append(Item(label, row.line, markdown=row.markdown, row=True))
+                    items.append(Item(label, row.line, markdown=row.markdown, row=True, legacy=row.legacy))
         else:
             ignored.append(label)
     if len(items) > CONCEPTS_MAX:
@@ -170,6 +172,7 @@ class _Planned:
     concept: Concept | None = None
     current: StoredConcept | None = None
     outcome: Outcome | None = None
+    legacy: Concept | None = None  # an FAQ row as an import before answers led the block wrote it
 
 
 def _problem(item: Item, exc: InvalidConcept) -> tuple[int | None, str]:
@@ -177,6 +180,24 @@ def _problem(item: Item, exc: InvalidConcept) -> tuple[int | None, str]:
     if item.row:
         return item.line, "; ".join(f"{e.field}: {e.message}" for e in exc.errors)
     return next((e.line for e in exc.errors if e.line), None), str(exc)
+
+
+def _with_provenance(concept: Concept, provenance: str) -> Concept:
+    if provenance == KEEP:
+        return concept
+    # A concept retired where it was exported is recalled again as the human's choice here.
+    return concept.replace(provenance=provenance, retired_by=concept.retired_by if provenance == "observed" else None)
+
+
+def _legacy(item: Item, now: datetime, provenance: str) -> Concept | None:
+    """An FAQ row's concept as an import before answers led the block wrote it (None: not a row, or that
+    document would not be valid now)."""
+    if item.legacy is None:
+        return None
+    try:
+        return _with_provenance(concept_by_hand(item.legacy, now), provenance)
+    except InvalidConcept:
+        return None
 
 
 def _learning_kept(stored: Concept, concept: Concept) -> Concept:
@@ -255,10 +276,8 @@ class ConceptImport:
                 line, reason = _problem(item, exc)
                 p.outcome = Outcome(item.source, line, None, REFUSED, reason)
                 continue
-            if provenance != KEEP:
-                # A concept retired where it was exported is recalled again as the human's choice here.
-                concept = concept.replace(provenance=provenance,
-                                          retired_by=concept.retired_by if provenance == "observed" else None)
+            concept = _with_provenance(concept, provenance)
+            p.legacy = _legacy(item, now, provenance)
             if concept.name in seen:
                 p.outcome = Outcome(item.source, item.line, concept.name, REFUSED,
                                     f"name: {concept.name!r} is also {seen[concept.name]}'s (the first one is imported)")
@@ -277,6 +296,8 @@ class ConceptImport:
                 continue  # deleted since the listing: created
             if _same(current, p.concept):
                 p.outcome = self._outcome(p, UNCHANGED)
+            elif p.legacy is not None and _same(current, p.legacy):
+                continue  # this row as an earlier import wrote it: brought up to date (changed), replace or not
             elif not replace:
                 p.outcome = self._outcome(p, SKIPPED, "a concept of this name exists and says otherwise "
                                                       "(--replace writes a new, restorable version)")
