@@ -27,6 +27,7 @@ from knowledge.curation.scoped import ScopedRequest
 from knowledge.curation.studio import Studio, UnknownAgent
 from knowledge.errors import NameTaken
 from knowledge.format.concept import PROVENANCES, TYPES, Concept, utc_now
+from knowledge.format.learned import REMOVED_MAX, fold_word
 from knowledge.store.concepts import ConceptStore, StoredConcept
 from shared import awscall
 from shared.errors import Conflict, InvalidConcept, KnowledgeError
@@ -201,11 +202,18 @@ def _legacy(item: Item, now: datetime, provenance: str) -> Concept | None:
 
 
 def _learning_kept(stored: Concept, concept: Concept) -> Concept:
-    """An imported document that says nothing of learned words (an FAQ row, an export from before
-    them) keeps the stored concept's learned and removed words: importing is no operator's removal."""
-    if concept.learned_words or concept.removed_words:
-        return concept
-    return concept.replace(learned_words=stored.learned_words, removed_words=stored.removed_words)
+    """The imported concept with the stored one's learning kept: its removed words are both's (an export
+    taken before an operator removed a word never brings the word back), and none of them is learned; an
+    imported document that says nothing of learned words (an FAQ row, an export from before them) keeps
+    the stored concept's learned words. Importing is no operator's removal, nor an undoing of one."""
+    # The stored removals first, in their order, then the import's others (newest last, as an edit adds them).
+    union: dict[str, str] = {}
+    for word in (*stored.removed_words, *concept.removed_words):
+        union.setdefault(fold_word(word), word)
+    removed = tuple(union.values())
+    learned = concept.learned_words if concept.learned_words or concept.removed_words else stored.learned_words
+    return concept.replace(learned_words=tuple(e for e in learned if fold_word(e.word) not in union),
+                           removed_words=removed[-REMOVED_MAX:])
 
 
 def _same(current: StoredConcept, concept: Concept) -> bool:
