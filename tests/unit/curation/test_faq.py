@@ -112,6 +112,8 @@ def test_a_bad_row_is_a_problem_at_its_line(row, reason):
     (b"", "csv", None, "is empty"),
     ("question,answer\nprazo é,cinco\n".encode("utf-16"), "csv", None, "UTF-16"),
     (b"question,answer\nx,y\nprazo,\x81\x00\n", "csv", 3, "neither UTF-8 nor Windows-1252"),
+    ("question,answer\nQual é o prazo?,Cinco dias úteis.\n".encode() + b"x,\xe9\n", "csv", 3,
+     "UTF-8 text with a byte that is not UTF-8"),  # never read as Windows-1252's "Ã©"
     ("question,answer\nx,y\nprazo \ufffd,cinco\n".encode(), "csv", 3, "likely Windows-1252; save it as CSV UTF-8"),
     (b"question: x\n", "yaml", None, "a list of rows"),
     (b"- &a {question: x, answer: y}\n- *a\n", "yaml", 1, "anchors"),

@@ -55,6 +55,7 @@ _EXCEL_SEPARATOR = re.compile(r"sep=(.)\r?")
 # What a spreadsheet's text may hold besides the printable: tab and line ends. Anything else read from
 # Windows-1252 means the file is not text in that encoding either (UTF-16, a binary file).
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_UTF8_LETTER = re.compile(rb"\xc3[\x80-\xbf]")
 
 
 @dataclass(frozen=True)
@@ -167,6 +168,11 @@ def _text(data: bytes) -> str:
         text = data.decode("utf-8").lstrip("\ufeff")
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
+        # UTF-8's mark, or its way of writing an accented letter (Ã followed by a sign is no Portuguese in
+        # Windows-1252): UTF-8 text with a broken byte, which Windows-1252 would read as "Ã©" everywhere.
+        if data.startswith(b"\xef\xbb\xbf") or _UTF8_LETTER.search(data):
+            raise FaqUnreadable(f"is UTF-8 text with a byte that is not UTF-8 (byte {exc.start}): save it again as "
+                                "CSV UTF-8", line) from None
         try:
             text = data.decode("cp1252")
         except UnicodeDecodeError:
