@@ -3,9 +3,11 @@ agent, each concept through the studio's own create and save (validation, compar
 journal, the version history), with the importing operator as the actor.
 
 A file is read by its name: `.md` one concept, `.csv`, `.yaml` or `.yml` an FAQ (knowledge.curation.faq),
-anything else ignored. Each concept comes out created, changed (`replace`: a new, restorable version),
-unchanged (what is stored says the same, stamps aside: nothing is written), skipped (the name is taken
+anything else ignored. Each concept comes out created, changed (`replace`, or an FAQ row as an earlier
+import wrote it before the answer led the block: a new, restorable version), unchanged (what is stored
+says the same, stamps aside and the stored learning kept: nothing is written), skipped (the name is taken
 and `replace` is off) or refused (with its file, its line and why); one refused never stops the rest.
+An operator's removed words are never undone by an import (_learning_kept).
 """
 
 from __future__ import annotations
