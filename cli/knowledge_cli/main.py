@@ -1,5 +1,5 @@
-"""The `knowledge` command: export, import, backfill, history, show, redrive, send-turn, vocabulary and the LGPD
-purges."""
+"""The `knowledge` command: export, import, check-names, backfill, history, show, redrive, send-turn, vocabulary and
+the LGPD purges."""
 
 from __future__ import annotations
 
@@ -133,6 +133,11 @@ def build_parser(also: Sequence[tuple[str, str]] = ()) -> argparse.ArgumentParse
     bring.add_argument("path", help="a folder (its .md, .csv, .yaml, .yml files), or one such file")
     bring.set_defaults(run=_import)
 
+    names = commands.add_parser(
+        "check-names", help="list the concepts stored under a name that carries personal data, to rename (read-only)")
+    _scope_arguments(names)
+    names.set_defaults(run=_check_names)
+
     replay = commands.add_parser("backfill", help="replay an agent's archived turns through the extractor")
     replay.add_argument("--agent", required=True, type=_slug("agent"))
     replay.add_argument("--tenant", default="default", type=_slug("tenant"))
@@ -242,6 +247,21 @@ def _import(args: argparse.Namespace) -> int:
         print(vocabulary_done)
     print(f"{report.summary()} ({args.tenant}/{'shared' if args.shared else args.agent})")
     return 1 if report.refused else 0
+
+
+def _check_names(args: argparse.Namespace) -> int:
+    from knowledge.curation.name_check import check_names
+
+    where = f"{args.tenant}/{'shared' if args.shared else args.agent}"
+    result = check_names(_store(), args.tenant, _scope(args))
+    for found in result.to_rename:
+        print(f"{found.name:<64} holds {found.holds}")
+    if not result.to_rename:
+        print(f"check-names: none of the {result.checked} concept names of {where} carries personal data")
+        return 0
+    print(f"check-names: {len(result.to_rename)} of {result.checked} concept names of {where} carry personal data: "
+          "rename each (create it under a name that says what it is, then delete this one)", file=sys.stderr)
+    return 1
 
 
 def _history(args: argparse.Namespace) -> int:

@@ -59,8 +59,11 @@ def test_an_faq_becomes_policy_concepts_by_the_operator_and_each_bad_row_is_refu
         assert row.startswith("refused") and reason in row
     stored = world.get(T, A, "qual-e-o-prazo-de-entrega-para-o-nordeste")
     concept = stored.concept
-    assert concept.description == "Qual é o prazo de entrega para o Nordeste?"
-    assert concept.body.startswith("O prazo de entrega para os estados do Nordeste é de 5 a 9 dias úteis")
+    # The block's line is the store's answer; the customer's question heads the body.
+    assert concept.description == ("O prazo de entrega para os estados do Nordeste é de 5 a 9 dias úteis após a "
+                                   "confirmação do pagamento.")
+    assert concept.body.startswith("**Qual é o prazo de entrega para o Nordeste?**\n\nO prazo de entrega para os "
+                                   "estados do Nordeste é de 5 a 9 dias úteis")
     assert (concept.provenance, concept.type, concept.confidence, concept.sources) == ("policy", "fact", 0.95, ())
     assert (stored.actor, stored.reason) == ("operator:ana.souza", "created")
     assert world.find(T, A, "qual-e-o-regulamento-da-promocao-de-aniversario") is None  # never half-written
@@ -90,7 +93,7 @@ def test_a_taken_name_is_skipped_unless_replace_writes_a_new_version_that_can_be
     [row] = [row for row in out.splitlines() if "o-frete-e-gratis" in row]
     assert code == 1 and row.startswith("changed") and "changed 1" in out and f"unchanged {CSV_GOOD - 1}" in out
     now = world.get(T, A, "o-frete-e-gratis")
-    assert now.concept.body.startswith("O frete é grátis para compras acima de R$ 199,00")
+    assert now.concept.description.startswith("O frete é grátis para compras acima de R$ 199,00")
     assert (now.actor, now.reason) == ("operator:ana.souza", "edit")
     assert now.concept.created_at == mine.created_at  # the concept's own history goes on
     history = world.versions(T, A, "o-frete-e-gratis")
@@ -157,19 +160,23 @@ def test_a_yaml_faq_takes_name_type_and_description_columns(world, capsys):
     assert "faq-politicas.yaml:15" in err and "answer: must not be empty" in err
     assert "faq-politicas.yaml:17" in err and "type: must be one of" in err
     shoes = world.get(T, A, "troca-calcados").concept
-    assert shoes.type == "policy" and shoes.body.startswith("Calçados podem ser trocados em até 30 dias")
+    assert shoes.type == "policy" and shoes.description.startswith("Calçados podem ser trocados em até 30 dias")
     assert world.get(T, A, "como-funciona-o-reembolso-no-pix").concept.type == "procedure"
     cards = world.get(T, A, "posso-pagar-com-dois-cartoes").concept
     assert cards.description == "Pagamento com dois cartões de crédito no mesmo pedido"
 
 
-def test_an_faq_not_in_utf8_is_refused_whole_and_other_files_go_on(world, tmp_path, capsys):
+def test_a_spreadsheets_faq_in_windows_1252_is_read_and_one_in_utf16_is_refused_whole_as_other_files_go_on(
+        world, tmp_path, capsys):
     folder = tmp_path / "mixed"
     folder.mkdir()
-    (folder / "latin1.csv").write_bytes("question,answer\nQual é o prazo?,Cinco dias úteis.\n".encode("latin-1"))
+    text = "question;answer\r\nQual é o prazo?;Cinco dias úteis.\r\n"
+    (folder / "excel.csv").write_bytes(text.encode("cp1252"))
+    (folder / "unicode.csv").write_bytes(text.encode("utf-16"))
     shutil.copy(DEMO / "troca-em-30-dias.md", folder)
     code, out, err = run(capsys, "--agent", A, str(folder))
-    assert code == 1 and "created 1" in out and "latin1.csv" in err and "not UTF-8" in err
+    assert code == 1 and "created 2" in out and "unicode.csv" in err and "UTF-16" in err
+    assert world.get(T, A, "qual-e-o-prazo").concept.description == "Cinco dias úteis."
 
 
 def test_progress_off_a_terminal_is_counts_only():

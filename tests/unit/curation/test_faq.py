@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from knowledge.curation.faq import FaqUnreadable, Row, RowProblem, one_line, read_faq, slug_of
+from knowledge.curation.faq import FaqUnreadable, Row, RowProblem, first_sentence, one_line, read_faq, slug_of
 from knowledge.format.concept import parse
 
 
@@ -46,9 +46,45 @@ def test_csv_rows_map_to_concepts_with_the_line_each_row_starts_on():
     rows = read_faq(text.encode(), "csv")
     assert [row.line for row in rows] == [2, 5]
     first, second = concepts(rows)
-    assert (first.name, first.description, first.type) == ("qual-e-o-prazo", "Qual é o prazo?", "policy")
-    assert first.body == "Cinco dias úteis.\nPix confirma na hora."
-    assert (second.name, second.type, second.body) == ("o-frete-e-gratis", "fact", "Acima de R$ 199,00.")
+    assert (first.name, first.description, first.type) == ("qual-e-o-prazo", "Cinco dias úteis.", "policy")
+    assert first.body == "**Qual é o prazo?**\n\nCinco dias úteis.\nPix confirma na hora."
+    assert (second.name, second.type, second.body) == ("o-frete-e-gratis", "fact",
+                                                       "**O frete é grátis?**\n\nAcima de R$ 199,00.")
+
+
+@pytest.mark.parametrize("answer, line", [
+    ("O frete é grátis acima de R$ 199,00. Abaixo disso, depende do CEP.", "O frete é grátis acima de R$ 199,00."),
+    # A bare yes or no says nothing without the question: the next sentence goes with it.
+    ("Sim. Pelo direito de arrependimento (art. 49 do CDC), a devolução vale por 7 dias. O reembolso segue.",
+     "Sim. Pelo direito de arrependimento (art. 49 do CDC), a devolução vale por 7 dias."),
+    ("Não! Só entregamos no Brasil.", "Não! Só entregamos no Brasil."),
+    ("Fale com o Sr. Almeida na loja da Av. Paulista. Ele atende até as 18h.",
+     "Fale com o Sr. Almeida na loja da Av. Paulista."),
+    ("Aceitamos:\n- Pix\n- cartão", "Aceitamos: - Pix - cartão"),
+    ("Entregamos em 2 dias úteis", "Entregamos em 2 dias úteis"),
+    ("Pedidos pagos no Pix saem “no mesmo dia.” Os demais, em 2 dias.", "Pedidos pagos no Pix saem “no mesmo dia.”"),
+])
+def test_an_answers_first_sentence_is_the_block_line(answer, line):
+    assert first_sentence(answer) == line
+
+
+def test_a_first_sentence_over_the_description_limit_is_cut_at_a_word_and_the_question_stays_in_the_body():
+    answer = "Regulamento " + " ".join(["válido para compras no site e no aplicativo"] * 20) + ". Fim."
+    [concept] = concepts(read_faq(f"question,answer\nQual é o regulamento?,{answer}\n".encode(), "csv"))
+    assert len(concept.description) <= 300 and concept.description.endswith("…")
+    assert answer.startswith(concept.description[:-1])
+    assert concept.body.startswith("**Qual é o regulamento?**\n\nRegulamento válido")
+
+
+def test_a_description_column_still_wins_and_each_row_carries_the_document_it_made_before():
+    [row] = read_faq(b"question,answer,description\nTem troca?,Sim. Em 30 dias.,Trocas em 30 dias\n", "csv")
+    [now] = concepts([row])
+    [before] = concepts([Row(row.line, row.legacy)])
+    assert (now.description, now.body) == ("Trocas em 30 dias", "**Tem troca?**\n\nSim. Em 30 dias.")
+    assert (before.name, before.description, before.body) == (now.name, "Trocas em 30 dias", "Sim. Em 30 dias.")
+    [row] = read_faq(b"question,answer\nTem troca?,Sim. Em 30 dias.\n", "csv")
+    assert (concepts([Row(row.line, row.legacy)])[0].description, concepts([row])[0].description) == (
+        "Tem troca?", "Sim. Em 30 dias.")
 
 
 def test_a_row_longer_than_the_csv_modules_field_limit_is_read_and_the_rows_after_it_too():
@@ -68,18 +104,47 @@ def test_a_bad_row_is_a_problem_at_its_line(row, reason):
     assert isinstance(problem, RowProblem) and problem.line == 2 and reason in problem.reason
 
 
-@pytest.mark.parametrize("data, kind, fragment", [
-    (b"pergunta,resposta\nx,y\n", "csv", "missing: question, answer"),
-    (b"question,answer,price\nx,y,1\n", "csv", "unknown column 'price'"),
-    (b"", "csv", "is empty"),
-    ("question,answer\nprazo é,cinco\n".encode("latin-1"), "csv", "not UTF-8"),
-    (b"question: x\n", "yaml", "a list of rows"),
-    (b"- &a {question: x, answer: y}\n- *a\n", "yaml", "anchors"),
+@pytest.mark.parametrize("data, kind, line, fragment", [
+    (b"pergunta,resposta\nx,y\n", "csv", 1, "missing: question, answer; read with ',' as the separator"),
+    (b"question|answer\nx|y\n", "csv", 1, "separated by ',', ';' or a tab"),
+    (b"question,answer,price\nx,y,1\n", "csv", 1, "unknown column 'price'"),
+    (b"question,answer,Answer \nx,y,z\n", "csv", 1, "the column 'answer' is named twice"),
+    (b"", "csv", None, "is empty"),
+    ("question,answer\nprazo é,cinco\n".encode("utf-16"), "csv", None, "UTF-16"),
+    (b"question,answer\nx,y\nprazo,\x81\x00\n", "csv", 3, "neither UTF-8 nor Windows-1252"),
+    ("question,answer\nQual é o prazo?,Cinco dias úteis.\n".encode() + b"x,\xe9\n", "csv", 3,
+     "UTF-8 text with a byte that is not UTF-8"),  # never read as Windows-1252's "Ã©"
+    ("question,answer\nx,y\nprazo \ufffd,cinco\n".encode(), "csv", 3, "likely Windows-1252; save it as CSV UTF-8"),
+    (b"question: x\n", "yaml", None, "a list of rows"),
+    (b"- &a {question: x, answer: y}\n- *a\n", "yaml", 1, "anchors"),
 ])
-def test_a_file_that_is_not_an_faq_is_refused_whole(data, kind, fragment):
+def test_a_file_that_is_not_an_faq_is_refused_whole_with_its_line(data, kind, line, fragment):
     with pytest.raises(FaqUnreadable) as refused:
         read_faq(data, kind)
-    assert fragment in str(refused.value)
+    assert fragment in str(refused.value) and refused.value.line == line
+
+
+@pytest.mark.parametrize("rows, line", [
+    # The quote never closes: before, every row after it was read into this one answer.
+    ('Qual o prazo?,"Cinco dias\nTem troca?,Sim\nTem loja?,Sim\n', 2),
+    ('Qual o prazo?,Cinco dias\nTem troca?,"Sim, em 30 dias\nTem loja?,"Sim"\n', 3),
+    ('Qual o prazo?,"Cinco" dias\n', 2),
+])
+def test_quotes_that_do_not_pair_refuse_the_file_at_the_row_they_open_in(rows, line):
+    with pytest.raises(FaqUnreadable) as refused:
+        read_faq(("question,answer\n" + rows).encode(), "csv")
+    assert refused.value.line == line and 'a \" is missing' in str(refused.value)
+
+
+def test_a_spreadsheets_csv_is_read_windows_1252_semicolons_tabs_and_its_sep_line():
+    text = "question;answer\r\nQual é o prazo?;Cinco dias úteis, “sem custo”.\r\n"
+    for data in (text.encode("cp1252"), ("sep=;\r\n" + text).encode("cp1252"),
+                 text.replace(";", "\t").encode("utf-8"),
+                 ("sep=,\n" + text.replace(";", ",", 1).replace(";Cinco", ',"Cinco').replace(".\r", '."\r')).encode()):
+        [row] = read_faq(data, "csv")
+        [concept] = concepts([row])
+        assert (concept.name, concept.description) == ("qual-e-o-prazo", "Cinco dias úteis, “sem custo”."), data
+    assert read_faq(("sep=;\r\n" + text).encode("cp1252"), "csv")[0].line == 3
 
 
 def test_yaml_rows_carry_their_lines_and_optional_columns():

@@ -265,6 +265,12 @@ def test_pii_in_a_name_rejects_the_candidate():
     assert report.rejected == {"pii_in_name": 1}
 
 
+def test_a_name_whose_digit_groups_spell_a_cpf_or_a_phone_rejects_the_candidate():
+    report = run([item(name="cliente-529-982-247-25"), item(name="contato-11-98765-4321"),
+                  item(name="frete-gratis-acima-199")])
+    assert report.rejected == {"pii_in_name": 2} and [c.name for c in report.candidates] == ["frete-gratis-acima-199"]
+
+
 NEGATED = said(("user", "Oi, boa tarde! Comprei na promoção (pedido 48213), posso devolver?"),
                ("assistant", "Infelizmente não aceitamos devolução de produto comprado em promoção; fazemos a troca "
                              "em até 7 dias. Aceitamos devolução de produtos sem uso em até 30 dias."))

@@ -204,6 +204,11 @@ def test_bare_person_names_are_found_and_places_brands_and_products_are_left_on_
     ("Paulo Afonso aqui, cade meu pedido 48213?", "[name] aqui, cade meu pedido 48213?"),
     ("meu nome é João Pessoa e moro em Recife", "meu nome é [name] e moro em Recife"),
     ("o pedido de Carlos Barbosa chegou quebrado", "o pedido de [name] chegou quebrado"),
+    # "loja de" names the city; a person's order, a customer "de" a city, stays a person's name.
+    ("Qual o horário na loja de João Pessoa?", "Qual o horário na loja de João Pessoa?"),
+    ("a unidade de Paulo Afonso abre sábado?", "a unidade de Paulo Afonso abre sábado?"),
+    ("o pedido de Paulo Afonso atrasou", "o pedido de [name] atrasou"),
+    ("a cliente de João Pessoa ligou de novo", "a cliente de [name] ligou de novo"),
 ])
 def test_a_bare_name_is_redacted_and_a_place_or_product_is_not(text, expected):
     assert redact(text).text == expected
@@ -219,3 +224,30 @@ def test_a_concept_may_be_named_for_a_city_named_like_a_person_but_never_for_a_c
 
     assert not person_in_slug("frete-joao-pessoa") and not person_in_slug("entrega-lauro-de-freitas")
     assert person_in_slug("cliente-joao-pessoa") and person_in_slug("paulo-afonso-vip")
+    assert not person_in_slug("horario-da-loja-de-joao-pessoa") and person_in_slug("pedido-de-paulo-afonso")
+
+
+@pytest.mark.parametrize("slug, kind", [
+    ("cliente-529-982-247-25", "cpf"),  # 529.982.247-25, its dots and dash written as hyphens
+    ("cliente-52998224725-vip", "cpf"),
+    ("pedido-2024-529-982-247-25", "cpf"),  # read from any digit group on
+    ("fornecedor-11-222-333-0001-81", "cnpj"),
+    ("cliente-11-98765-4321", "phone"),
+    ("whats-11987654321", "phone"),
+    ("loja-centro-3456-7890", "phone"),  # read as the redactor reads "3456 7890"
+    ("cliente-joana-prado-vip", "name"),
+    ("cliente_529_982_247_25", "cpf"),  # a fact's name, with underscores
+    # Numbers a store's concepts are named for: prices, CEPs, order and model numbers, years, sizes.
+    ("frete-gratis-acima-199", None),
+    ("parcelamento-sem-juros-10x", None),
+    ("cep-01310-100-sao-paulo", None),
+    ("pedido-1234-5678", None),
+    ("prazo-natal-2025-2026", None),
+    ("tamanhos-34-36-38-40", None),
+    ("cliente-123-456-789-00", None),  # the check digits do not hold
+    ("horario-da-loja-de-joao-pessoa", None),
+])
+def test_a_slug_carries_personal_data_when_its_digit_groups_spell_a_number_the_redactor_reads(slug, kind):
+    from shared.pii import pii_in_slug
+
+    assert pii_in_slug(slug) == kind

@@ -63,11 +63,18 @@ def concept_by_hand(markdown: str, now: datetime) -> Concept:
     stamp = format_timestamp(now)
     with located(markdown):
         concept = parse(checked_size(markdown), defaults=HAND_DEFAULTS, overrides={"created_at": stamp, "updated_at": stamp})
-    # The name is the object key and outlives forget_customer: a person's name never goes there.
-    if pii.person_in_slug(concept.name):
-        raise InvalidConcept([FieldError("name", "holds a person's name: name the concept for what it says, "
-                                                 "not for a customer", name_line(markdown))])
+    # The name is the object key and outlives forget_customer: a person's name or number never goes there.
+    kind = pii.pii_in_slug(concept.name)
+    if kind is not None:
+        raise InvalidConcept([FieldError("name", name_pii_problem(kind), name_line(markdown))])
     return concept
+
+
+def name_pii_problem(kind: str) -> str:
+    """What an operator reads when a concept's name carries personal data of this kind (pii.pii_in_slug)."""
+    what = pii.SLUG_KINDS.get(kind, "personal data")
+    spelled = "" if kind == "name" else " (its digits, read together)"
+    return f"holds {what}{spelled}: name the concept for what it says, not for a customer"
 
 
 # What the concept format refuses in a body, as concept.py's check does: the line holding it is marked.

@@ -3,9 +3,11 @@ agent, each concept through the studio's own create and save (validation, compar
 journal, the version history), with the importing operator as the actor.
 
 A file is read by its name: `.md` one concept, `.csv`, `.yaml` or `.yml` an FAQ (knowledge.curation.faq),
-anything else ignored. Each concept comes out created, changed (`replace`: a new, restorable version),
-unchanged (what is stored says the same, stamps aside: nothing is written), skipped (the name is taken
+anything else ignored. Each concept comes out created, changed (`replace`, or an FAQ row as an earlier
+import wrote it before the answer led the block: a new, restorable version), unchanged (what is stored
+says the same, stamps aside and the stored learning kept: nothing is written), skipped (the name is taken
 and `replace` is off) or refused (with its file, its line and why); one refused never stops the rest.
+An operator's removed words are never undone by an import (_learning_kept).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Literal
 
@@ -26,6 +29,7 @@ from knowledge.curation.scoped import ScopedRequest
 from knowledge.curation.studio import Studio, UnknownAgent
 from knowledge.errors import NameTaken
 from knowledge.format.concept import PROVENANCES, TYPES, Concept, utc_now
+from knowledge.format.learned import REMOVED_MAX, fold_word
 from knowledge.store.concepts import ConceptStore, StoredConcept
 from shared import awscall
 from shared.errors import Conflict, InvalidConcept, KnowledgeError
@@ -62,6 +66,7 @@ class Item:
     markdown: str | None = None
     problem: str | None = None
     row: bool = False  # an FAQ row: a problem is reported at the row's line, not the document's
+    legacy: str | None = None  # an FAQ row: the document it made before answers led the block
 
     @property
     def where(self) -> str:
@@ -129,13 +134,13 @@ def items_of(files: list[File], *, default_type: str = "fact") -> tuple[list[Ite
             try:
                 rows = read_faq(data, FAQ_SUFFIXES[suffix], default_type)
             except FaqUnreadable as exc:
-                items.append(Item(label, problem=str(exc)))
+                items.append(Item(label, exc.line, problem=exc.reason))
                 continue
             for row in rows:
                 if isinstance(row, RowProblem):
                     items.append(Item(label, row.line, problem=row.reason, row=True))
                 else:
-                    items.append(Item(label, row.line, markdown=row.markdown, row=True))
+                    items.append(Item(label, row.line, markdown=row.markdown, row=True, legacy=row.legacy))
         else:
             ignored.append(label)
     if len(items) > CONCEPTS_MAX:
@@ -170,6 +175,7 @@ class _Planned:
     concept: Concept | None = None
     current: StoredConcept | None = None
     outcome: Outcome | None = None
+    legacy: Concept | None = None  # an FAQ row as an import before answers led the block wrote it
 
 
 def _problem(item: Item, exc: InvalidConcept) -> tuple[int | None, str]:
@@ -179,12 +185,37 @@ def _problem(item: Item, exc: InvalidConcept) -> tuple[int | None, str]:
     return next((e.line for e in exc.errors if e.line), None), str(exc)
 
 
-def _learning_kept(stored: Concept, concept: Concept) -> Concept:
-    """An imported document that says nothing of learned words (an FAQ row, an export from before
-    them) keeps the stored concept's learned and removed words: importing is no operator's removal."""
-    if concept.learned_words or concept.removed_words:
+def _with_provenance(concept: Concept, provenance: str) -> Concept:
+    if provenance == KEEP:
         return concept
-    return concept.replace(learned_words=stored.learned_words, removed_words=stored.removed_words)
+    # A concept retired where it was exported is recalled again as the human's choice here.
+    return concept.replace(provenance=provenance, retired_by=concept.retired_by if provenance == "observed" else None)
+
+
+def _legacy(item: Item, now: datetime, provenance: str) -> Concept | None:
+    """An FAQ row's concept as an import before answers led the block wrote it (None: not a row, or that
+    document would not be valid now)."""
+    if item.legacy is None:
+        return None
+    try:
+        return _with_provenance(concept_by_hand(item.legacy, now), provenance)
+    except InvalidConcept:
+        return None
+
+
+def _learning_kept(stored: Concept, concept: Concept) -> Concept:
+    """The imported concept with the stored one's learning kept: its removed words are both's (an export
+    taken before an operator removed a word never brings the word back), and none of them is learned; an
+    imported document that says nothing of learned words (an FAQ row, an export from before them) keeps
+    the stored concept's learned words. Importing is no operator's removal, nor an undoing of one."""
+    # The stored removals first, in their order, then the import's others (newest last, as an edit adds them).
+    union: dict[str, str] = {}
+    for word in (*stored.removed_words, *concept.removed_words):
+        union.setdefault(fold_word(word), word)
+    removed = tuple(union.values())
+    learned = concept.learned_words if concept.learned_words or concept.removed_words else stored.learned_words
+    return concept.replace(learned_words=tuple(e for e in learned if fold_word(e.word) not in union),
+                           removed_words=removed[-REMOVED_MAX:])
 
 
 def _same(current: StoredConcept, concept: Concept) -> bool:
@@ -255,10 +286,8 @@ class ConceptImport:
                 line, reason = _problem(item, exc)
                 p.outcome = Outcome(item.source, line, None, REFUSED, reason)
                 continue
-            if provenance != KEEP:
-                # A concept retired where it was exported is recalled again as the human's choice here.
-                concept = concept.replace(provenance=provenance,
-                                          retired_by=concept.retired_by if provenance == "observed" else None)
+            concept = _with_provenance(concept, provenance)
+            p.legacy = _legacy(item, now, provenance)
             if concept.name in seen:
                 p.outcome = Outcome(item.source, item.line, concept.name, REFUSED,
                                     f"name: {concept.name!r} is also {seen[concept.name]}'s (the first one is imported)")
@@ -277,6 +306,8 @@ class ConceptImport:
                 continue  # deleted since the listing: created
             if _same(current, p.concept):
                 p.outcome = self._outcome(p, UNCHANGED)
+            elif p.legacy is not None and _same(current, p.legacy):
+                continue  # this row as an earlier import wrote it: brought up to date (changed), replace or not
             elif not replace:
                 p.outcome = self._outcome(p, SKIPPED, "a concept of this name exists and says otherwise "
                                                       "(--replace writes a new, restorable version)")

@@ -19,7 +19,7 @@ from typing import Iterable, NamedTuple, Optional, Protocol, Sequence
 from knowledge.format.concept import BODY_MAX_BYTES, DESCRIPTION_MAX, TYPES
 from shared.language import detect, other_language
 from shared.names import is_slug
-from shared.pii import names_in, person_in_slug, redact
+from shared.pii import names_in, pii_in_slug, redact
 from shared.validation import unfence
 
 MODEL_KEYS = ("name", "description", "type", "body", "evidence")
@@ -259,8 +259,9 @@ def _check(item: object, messages: Sequence[Said], haystack: list[tuple[int, str
     if len(description) > DESCRIPTION_MAX or len(body.encode("utf-8", "surrogatepass")) > BODY_MAX_BYTES:
         return TOO_LARGE, None
     # In a slug, hyphens join what PII detectors need to see as separate words; a person's bare name
-    # ("cliente-joana-prado-vip") is PII too, and would outlive forget_customer as an object key.
-    if redact(name.replace("-", " ")).counts or person_in_slug(name, known):
+    # ("cliente-joana-prado-vip") or a CPF in digit groups ("cliente-529-982-247-25") is PII too, and
+    # would outlive forget_customer as an object key.
+    if pii_in_slug(name, known) is not None:
         return PII_IN_NAME, None
     span = locate(messages[source].content, needle)
     if span is None:  # cannot happen while locate folds as squash does; refused rather than trusted

@@ -186,6 +186,45 @@ def person_in_slug(slug: str, known: Sequence[str] = ()) -> bool:
     return any(f.kind == "name" for f in find(words, known=known))
 
 
+# A slug's digit groups ("cliente-529-982-247-25"): hyphens and underscores are how a slug writes the
+# dots, dashes and spaces a number is typed with, so the redactor's own patterns never see the number.
+_DIGIT_GROUPS = re.compile(r"\d+(?:[-_]\d+)*")
+_GROUP_SEPARATOR = re.compile(r"[-_]")
+# What a slug is said to hold, for the refusal an operator reads.
+SLUG_KINDS = {"name": "a person's name", "cpf": "a CPF", "cnpj": "a CNPJ", "phone": "a phone number",
+              "card": "a card number", "voter_id": "a voter id", "rg": "an RG number", "ip": "an IP address",
+              "email": "an e-mail", "pix": "a Pix key", "cvv": "a card's security code", "address": "an address"}
+
+
+def _number_in_groups(slug: str) -> str | None:
+    """'cpf', 'cnpj' or 'phone' when consecutive digit groups of a slug, read as one number, are one as
+    the redactor reads its digits (a CPF's and a CNPJ's check digits, a mobile number with its area code)."""
+    for run in _DIGIT_GROUPS.finditer(slug):
+        groups = _GROUP_SEPARATOR.split(run.group())
+        for first in range(len(groups)):
+            number = ""
+            for group in groups[first:]:
+                number += group
+                if len(number) == 11 and (cpf_ok(number) or PHONE_BR_PLAIN.fullmatch(number)):
+                    return "cpf" if cpf_ok(number) else "phone"
+                if len(number) == 14 and cnpj_ok(number):
+                    return "cnpj"
+                if len(number) > 14:
+                    break
+    return None
+
+
+def pii_in_slug(slug: str, known: Sequence[str] = ()) -> str | None:
+    """The kind of personal data a concept's name (a slug) carries, or None: a person's name, or any number
+    the redactor reads — written with hyphens for spaces ("cliente-11-3456-7890"), or digit groups that
+    spell a CPF, CNPJ or phone number ("cliente-529-982-247-25"). A name is an object key that outlives
+    forget_customer."""
+    found = find(slug.replace("-", " ").replace("_", " "), known=known)
+    if found:
+        return found[0].kind
+    return _number_in_groups(slug)
+
+
 def redact(text: str, *, placeholder: Callable[[str], str] = lambda kind: f"[{kind}]",
            published: Sequence[str] = (), known: Sequence[str] = ()) -> Redaction:
     """`text` with each finding replaced by a typed placeholder, and the count of each kind; the store's

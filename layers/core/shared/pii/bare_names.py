@@ -12,7 +12,8 @@ product noun ("ração Golden"). The turn's own names (`known`: those the other 
 turn, such as the customer's greeting) are names wherever they appear, in any case. Places, brands and
 products that are not given names are never read (Natal, Salvador, Sodexo), nor a city named like a
 person right after a place's word (data/places_named_like_people.txt: "moro em João Pessoa",
-frete-joao-pessoa; "Paulo Afonso aqui" is a person); the false-positive rate on
+frete-joao-pessoa, "a loja de João Pessoa"; "Paulo Afonso aqui" and "o pedido de Paulo Afonso" are a
+person's); the false-positive rate on
 them is measured by scripts/pii_report.py on the names sets in tests/data/.
 """
 
@@ -34,6 +35,9 @@ _PLACE_BEFORE = words("em de do da para pra pro no na nos nas até ate")
 # Not after "de": "o pedido de Paulo Afonso" may be a person's.
 _PLACE_CONTEXT = words("em para pra pro no na até ate frete entrega entregas entregam envio envios cep cidade capital "
                        "loja lojas")
+# ...and the places whose "de" names a city: "a loja de João Pessoa", "a unidade de Paulo Afonso". A person's
+# thing before "de" ("o pedido de Paulo Afonso") is not one of them: that may be a person's.
+_PLACE_OF = words("loja lojas unidade unidades filial filiais cidade região regiao")
 _NO_NAME_AFTER = words("""
 santa santo são sao nossa senhora rua r avenida av travessa tv alameda al rodovia rod estrada praça pça largo
 viela beco ladeira bairro jardim vila parque residencial condomínio condominio edifício edificio shopping
@@ -138,6 +142,16 @@ def _alternation(present: frozenset[str]) -> re.Pattern:
 _NEXT_WORD = re.compile(r"[ \t]([^\W\d_][^\W\d_'’-]*(?:['’-][^\W\d_]+)*)")
 
 
+def _place_said(previous: list[str]) -> bool:
+    """Whether the words just before a city named like a person say it is a place: "em", "frete", or
+    "loja de" (previous: the lowercase words before it, the nearest last)."""
+    if not previous:
+        return False
+    if previous[-1] in _PLACE_CONTEXT:
+        return True
+    return previous[-1] == "de" and len(previous) > 1 and previous[-2] in _PLACE_OF
+
+
 def find_bare_names(context: Context) -> Iterator[Span]:
     text = context.text
     # Most texts hold no given name at all: one split in C says so before any word is matched, and
@@ -170,7 +184,7 @@ def find_bare_names(context: Context) -> Iterator[Span]:
                 break
             end = position = nxt.end()
         done = end
-        if previous and previous[-1] in _PLACE_CONTEXT and \
+        if _place_said(previous) and \
                 " ".join(fold(w) for w in text[match.start():end].split()) in places_named_like_people():
             continue  # a city where a place is said ("moro em João Pessoa", frete-joao-pessoa), not a person
         yield match.start(), end, True
