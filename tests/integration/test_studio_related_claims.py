@@ -59,3 +59,18 @@ def test_a_concept_with_related_claims_and_a_contradiction_counts_only_the_relat
     _, body, _ = api("GET", f"{BASE}/concepts", query={"status": "related"})
     [concept] = body["concepts"]
     assert (concept["name"], concept["related"], concept["conflict"]) == ("troca-em-30-dias", 1, True)
+
+
+def test_policies_noted_beside_count_as_the_entries_they_are_in_the_list_and_the_editor(api, store):
+    current = store.get(T, A, "troca-em-30-dias")
+    body = current.concept.body + (
+        "\n\n## Related claims\n\n"
+        "Policy [[rastreio-pedido]] (2026-12-01), not judged: Rastreio pelo link do e-mail.\n\n"
+        "Policy [[frete-gratis-acima-199]] (2026-12-01), not judged: Frete grátis acima de R$ 199.\n\n"
+        "Policy [[prazo-reembolso-pix]] (2026-12-02), judged contradicting: Reembolso no Pix em 1 dia.")
+    store.replace(T, A, current.concept.replace(body=body), if_match=current.etag, actor="engine",
+                  reason="kept_beside")
+    status, listed, _ = api("GET", f"{BASE}/concepts")
+    assert status == 200 and {c["name"]: c["related"] for c in listed["concepts"]}["troca-em-30-dias"] == 3
+    _, concept, _ = api("GET", f"{BASE}/concepts/troca-em-30-dias")
+    assert concept["related"] == 3

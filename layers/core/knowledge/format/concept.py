@@ -69,6 +69,7 @@ MAX_CONFIDENCE = 0.95
 CONFLICT_HEADING = "## Contradiction"
 RELATED_HEADING = "## Related claims"
 RELATED_SECTION = re.compile(r"^## Related claims[ \t]*$", re.MULTILINE)
+_ENGINE_SECTIONS = re.compile(r"^## (?:Related claims|Contradiction)[ \t]*$", re.MULTILINE)
 
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
 _LINK = re.compile(r"\[\[([^\[\]\n]{1,200})\]\]")
@@ -96,17 +97,27 @@ def links(body: str) -> list[str]:
     return list(seen)
 
 
+def hop_links(body: str) -> list[str]:
+    """The links retrieval's one hop follows: those of the body above its first `## Related claims` or
+    `## Contradiction` heading. An engine-written entry (a claim kept beside, a contradiction, a flag)
+    is no one's statement that the concepts belong together, so its links are never followed."""
+    heading = _ENGINE_SECTIONS.search(body)
+    return links(body[:heading.start()] if heading else body)
+
+
 def in_conflict(body: str) -> bool:
     """A concept is in conflict exactly when its body holds a `## Contradiction` heading."""
     return _CONFLICT.search(body) is not None
 
 
-_ENTRY = re.compile(r"^Session \S+ \(\d{4}-\d{2}-\d{2}\): ", re.MULTILINE)  # the head `_entries` writes
+# The head of an entry the engine writes there: a sighting kept beside (`Session … (date): `), or a
+# policy a review noted beside a human's text (`Policy [[name]] (date), …: `).
+_ENTRY = re.compile(r"^(?:Session \S+|Policy \[\[[^\]\n]+\]\]) \(\d{4}-\d{2}-\d{2}\)[:,] ", re.MULTILINE)
 
 
 def related_waiting(body: str) -> int:
-    """How many claims `keep_beside` left under `## Related claims` for an operator to fold in:
-    the section's entries, or 1 when it holds text in another shape (an operator's own)."""
+    """How many claims wait under `## Related claims` for an operator: the section's entries (a sighting
+    kept beside, a policy noted beside), or 1 when it holds text in another shape (an operator's own)."""
     heading = RELATED_SECTION.search(body)
     if heading is None:
         return 0
@@ -219,6 +230,10 @@ class Concept:
     @property
     def links(self) -> list[str]:
         return links(self.body)
+
+    @property
+    def hop_links(self) -> list[str]:
+        return hop_links(self.body)
 
     @property
     def in_conflict(self) -> bool:

@@ -176,7 +176,7 @@ class Index:
             self._recency = grown
         ids = array("i", (self._term_id(t) for t in tf))
         doc = Doc(name, etag, data, concept.description, concept.type, concept.provenance, concept.confidence,
-                  tuple(concept.links), slot, length, ids, array("f", tf.values()), concept.updated_at.timestamp(),
+                  tuple(concept.hop_links), slot, length, ids, array("f", tf.values()), concept.updated_at.timestamp(),
                   tuple((span.unit, span.low, span.high, count) for span, count in spans.items()))
         for term, form in forms:
             self._add_form(term, form)

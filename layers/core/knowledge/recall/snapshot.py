@@ -36,8 +36,9 @@ if TYPE_CHECKING:  # pragma: no cover
 # index one as readable, so it is no snapshot and is rebuilt. 6: summaries carry valid_from and
 # valid_until (what keeps a concept out of recall), which a format 5 snapshot does not know. 7: a
 # concept's learned words are terms of their own (knowledge.recall.postings.LEARNED). 8: a learned
-# word's weight no longer depends on its concept's length.
-MAGIC = b"KNOWLEDGE-SNAPSHOT/8\n"
+# word's weight no longer depends on its concept's length. 9: a concept's links are those the hop
+# follows (never one inside an engine-written entry), and its related count is every entry waiting.
+MAGIC = b"KNOWLEDGE-SNAPSHOT/9\n"
 _PRECISE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z")
 _LENGTH = struct.Struct(">I")
 
