@@ -6,7 +6,7 @@ module itself imports nothing heavy, so a handler can import it and build later.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, NamedTuple, Optional, Sequence
 
 from shared.coldstart import Deferred  # noqa: F401 - the handlers build their service through it
 
@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from knowledge.format.turn import Turn
     from knowledge.learning.consolidate import Consolidator
     from knowledge.learning.extract import Extractor, SessionRecorder
+    from knowledge.learning.jobs import PolicyReviewJobs, SightingJobs, TurnJobs
     from knowledge.learning.policy_review import PolicyReviewer, PolicyReviewQueue, PolicySaved
     from knowledge.learning.proposal import WordProposer
     from knowledge.learning.save import Saver
@@ -79,6 +80,17 @@ def extractor(settings: Settings, sessions: Optional["SessionRecorder"] = None) 
         quota=daily_cap(s3, settings.sessions_bucket),  # KNOWLEDGE_TENANT_DAILY_MODEL_CALLS; None: no cap
         teacher=Teacher(store, WordLedger(s3, settings.sessions_bucket), counters),
     )
+
+
+def turn_jobs_from_env(sessions: Optional[Callable[[Settings], "SessionRecorder"]] = None) -> "TurnJobs":
+    """ExtractFunction's queue: each turn through the extractor; an invalid one to TURN_DLQ_URL at once.
+    Settings: SESSIONS_BUCKET, CANDIDATES_QUEUE_URL; `sessions` builds the recorder of sessions (Facts')."""
+    from knowledge.learning.jobs import TurnJobs
+    from shared.settings import Settings
+
+    settings = Settings.from_env(require=("SESSIONS_BUCKET", "CANDIDATES_QUEUE_URL"))
+    return TurnJobs(extractor(settings, sessions=sessions(settings) if sessions else None),
+                    redelivery(settings.turn_dlq_url))
 
 
 def redelivery(dead_letter_url: Optional[str]) -> "Redelivery":
