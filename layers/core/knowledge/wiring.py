@@ -128,6 +128,16 @@ def consolidator(settings: Settings) -> "Consolidator":
     )
 
 
+def sighting_jobs_from_env() -> "SightingJobs":
+    """ConsolidateFunction's queue: each sighting consolidated; an invalid one to CANDIDATES_DLQ_URL at once.
+    Settings: SESSIONS_BUCKET (the sighting ledger), EVENT_BUS_NAME."""
+    from knowledge.learning.jobs import SightingJobs
+    from shared.settings import Settings
+
+    settings = Settings.from_env(require=("SESSIONS_BUCKET", "EVENT_BUS_NAME"))
+    return SightingJobs(consolidator(settings), redelivery(settings.candidates_dlq_url))
+
+
 def policy_reviewer(settings: Settings) -> "PolicyReviewer":
     """PolicyReviewFunction's service: the agent's index (as retrieval holds it) and the judge; a shared
     policy's reviews fanned out on POLICY_REVIEW_QUEUE_URL (its own queue) where it is set."""
