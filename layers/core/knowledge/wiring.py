@@ -171,6 +171,16 @@ def word_proposer(settings: Settings) -> "WordProposer":
                         quota=daily_cap(client("s3"), settings.sessions_bucket))
 
 
+def policy_review_jobs_from_env() -> "PolicyReviewJobs":
+    """PolicyReviewFunction's queue: a saved policy's review, or a saved concept's words (`job` words).
+    Settings: EVENT_BUS_NAME; POLICY_REVIEW_QUEUE_URL (a shared policy's fan-out), SESSIONS_BUCKET (the cap)."""
+    from knowledge.learning.jobs import PolicyReviewJobs
+    from shared.settings import Settings
+
+    settings = Settings.from_env(require=("EVENT_BUS_NAME",))
+    return PolicyReviewJobs(policy_reviewer(settings), word_proposer(settings))
+
+
 def policy_review_queue(settings: Settings) -> Optional["PolicyReviewQueue"]:
     """The studio's sender of saved policies to review; None where no queue is configured."""
     from knowledge.learning.policy_review import PolicyReviewQueue
