@@ -41,18 +41,10 @@ from shared.httpapi import (
     operator_from_claims,
     plain_path,
 )
-from shared.settings import Settings
 
 logger = Logger()
-settings = Settings.from_env()
-studio = wiring.studio(settings)
-reviews = wiring.reviews(settings, studio)
-policy_reviews = wiring.policy_review_queue(settings)
-vocabularies = wiring.vocabulary_editor(settings)
-importing = wiring.studio_import(settings, studio, policy_reviews)
-config_checks = wiring.config_check(settings)
-recreation = wiring.recreation(settings, studio)
-sharing = wiring.sharing(settings)
+studio, reviews, policy_reviews, vocabularies, importing, config_checks, recreation, sharing = \
+    wiring.studio_api_from_env()
 LIMITS = wiring.studio_limits()
 ImportBody, ImportAnswer, InvalidImport = wiring.studio_import_api()
 # Only the studio's own origin may call the API from a browser.

@@ -22,10 +22,11 @@ OURS = ("knowledge", "facts", "shared", "knowledge_cli", "knowledge_dev")
 PACKAGE_DIRS = {"knowledge": ROOT / "layers/core/knowledge", "facts": ROOT / "layers/core/facts",
                 "shared": ROOT / "layers/core/shared", "knowledge_cli": ROOT / "cli/knowledge_cli",
                 "knowledge_dev": ROOT / "devstack/knowledge_dev"}
-# What a handler may import of ours: its loop's wiring and errors, the settings, and the pieces of the
-# Lambda runtime handlers share (the invocation's deadline, the queue consumer, the two HTTP APIs' answers).
+# What a handler may import of ours: its loop's wiring (which builds its service from the environment)
+# and errors, and the pieces of the Lambda runtime handlers share (the invocation's deadline, the queue
+# consumer, the two HTTP APIs' answers).
 HANDLER_IMPORTS = {"knowledge.wiring", "facts.wiring", "knowledge.errors", "facts.errors", "shared.errors",
-                   "shared.settings", "shared.deadline", "shared.consumer", "shared.httpapi"}
+                   "shared.deadline", "shared.consumer", "shared.httpapi"}
 SOURCE_DIRS = ("layers", "cli", "functions", "devstack", "scripts", "tests")
 
 

@@ -122,7 +122,6 @@ def studio_from_env() -> "FactsStudio":
 
 
 # ------------------------------------------------------------------ what each handler takes from here
-# A handler imports only wiring, settings and errors (tests/unit/test_architecture.py).
 
 
 def session_states(settings: "Settings") -> "SessionStates":
@@ -142,6 +141,13 @@ def customer_purge(settings: "Settings", parts: Sequence["CustomerPart"] = ()) -
 
     return CustomerPurge(client("s3"), knowledge_bucket=settings.knowledge_bucket,
                          sessions_bucket=settings.sessions_bucket, parts=parts)
+
+
+def customer_purge_from_env(parts: Sequence["CustomerPart"] = ()) -> "CustomerPurge":
+    """PurgeFunction's forget_customer. Settings: KNOWLEDGE_BUCKET, SESSIONS_BUCKET."""
+    from shared.settings import Settings
+
+    return customer_purge(Settings.from_env(require=("SESSIONS_BUCKET",)), parts=parts)
 
 
 def tenant_part() -> "TenantPart":

@@ -1,7 +1,10 @@
 """Building the real parts from settings: the one place that knows which adapter goes where.
 
-Imports are inside the builders so a function loads only what it uses (cold start); this
-module itself imports nothing heavy, so a handler can import it and build later.
+Every handler builds its service one way, from its environment: `<service>_from_env()`, which names
+the settings it needs beside it (a missing or bad one fails with SettingsError), called at import or,
+where the cold start defers it, through `Deferred`. The builders that take a Settings are the parts
+they are made of (and the CLI's). Imports are inside the builders so a function loads only what it
+uses (cold start); this module itself imports nothing heavy, so a handler can import it and build later.
 """
 
 from __future__ import annotations
@@ -191,11 +194,6 @@ def policy_review_queue(settings: Settings) -> Optional["PolicyReviewQueue"]:
     return PolicyReviewQueue(client("sqs"), settings.policy_review_queue_url)
 
 
-def parse_policy_saved(body: str) -> "PolicySaved":
-    from knowledge.learning.policy_review import parse_policy_saved as parse
-
-    return parse(body)
-
 
 def retriever(settings: Settings) -> "Retriever":
     from knowledge.recall.retrieve import Retriever
@@ -287,23 +285,9 @@ def retriever_from_env() -> "AgentTools":
     return agent_tools(Settings.from_env(require=("EVENT_BUS_NAME",)))
 
 
-# ------------------------------------------------------------------ what each handler takes from here
-# A handler imports only wiring, settings and errors (tests/unit/test_architecture.py): the
-# parsers, services and limits it needs are reached through the functions below.
+# ------------------------------------------------------------------ the operator's functions and the studio
 
 
-def parse_turn(body: "str | bytes") -> "Turn":
-    """The engine's turn-complete message, validated (InvalidTurn)."""
-    from knowledge.format.turn import parse_turn
-
-    return parse_turn(body)
-
-
-def parse_sighting(body: "str | bytes") -> "Sighting":
-    """A CandidatesQueue message, validated (InvalidSighting)."""
-    from knowledge.format.sighting import parse_sighting
-
-    return parse_sighting(body)
 
 
 def backfiller(settings: Settings, sessions: Optional["SessionRecorder"] = None) -> "Backfiller":
@@ -315,6 +299,15 @@ def backfiller(settings: Settings, sessions: Optional["SessionRecorder"] = None)
                       sessions=sessions)
 
 
+def backfiller_from_env(sessions: Optional[Callable[[Settings], "SessionRecorder"]] = None) -> "Backfiller":
+    """BackfillFunction's service. Settings: SESSIONS_BUCKET, CANDIDATES_QUEUE_URL; `sessions` builds the
+    recorder of the sessions of agents that distil (Facts')."""
+    from shared.settings import Settings
+
+    settings = Settings.from_env(require=("SESSIONS_BUCKET", "CANDIDATES_QUEUE_URL"))
+    return backfiller(settings, sessions=sessions(settings) if sessions else None)
+
+
 def exporter(settings: Settings) -> "Exporter":
     """ExportFunction's service: the agent's concepts to a prefix of SESSIONS_BUCKET."""
     from knowledge.curation.export import Exporter
@@ -323,6 +316,13 @@ def exporter(settings: Settings) -> "Exporter":
 
     s3 = client("s3")
     return Exporter(ConceptStore(s3, settings.knowledge_bucket), s3, settings.sessions_bucket)
+
+
+def exporter_from_env() -> "Exporter":
+    """ExportFunction's service. Settings: SESSIONS_BUCKET (where exports are written)."""
+    from shared.settings import Settings
+
+    return exporter(Settings.from_env(require=("SESSIONS_BUCKET",)))
 
 
 def concept_import(settings: Settings) -> "ConceptImport":
@@ -367,6 +367,32 @@ def sharing(settings: Settings) -> "Sharing":
     return Sharing(ConceptStore(client("s3"), settings.knowledge_bucket))
 
 
+class StudioApi(NamedTuple):
+    """StudioApiFunction's services, over one studio."""
+
+    studio: "Studio"
+    reviews: "ReviewQueue"
+    policy_reviews: Optional["PolicyReviewQueue"]  # the API's own queue, whose counters it flushes
+    vocabularies: "VocabularyEditor"
+    importing: "StudioImport"
+    config_checks: "ConfigCheck"
+    recreation: "Recreation"
+    sharing: "Sharing"
+
+
+def studio_api_from_env() -> StudioApi:
+    """StudioApiFunction's services. Settings: KNOWLEDGE_BUCKET; SESSIONS_BUCKET (a version's evidence, else
+    that route says so), POLICY_REVIEW_QUEUE_URL (a saved policy's review, a concept's words; else none)."""
+    from shared.settings import Settings
+
+    settings = Settings.from_env()
+    built = studio(settings)
+    queue = policy_review_queue(settings)
+    return StudioApi(built, reviews(settings, built), queue, vocabulary_editor(settings),
+                     studio_import(settings, built, queue), config_check(settings), recreation(settings, built),
+                     sharing(settings))
+
+
 class StudioImportApi(NamedTuple):
     """What the studio API's import route declares and answers (knowledge.curation.studio_import)."""
 
@@ -397,6 +423,13 @@ def importer(settings: Settings) -> "Importer":
     from shared.aws import client
 
     return Importer(concept_import(settings), S3Files(client("s3"), settings.sessions_bucket))
+
+
+def importer_from_env() -> "Importer":
+    """ImportFunction's service. Settings: SESSIONS_BUCKET (the imports/ prefixes); POLICY_REVIEW_QUEUE_URL."""
+    from shared.settings import Settings
+
+    return importer(Settings.from_env(require=("SESSIONS_BUCKET",)))
 
 
 def reviews(settings: Settings, studio: "Studio") -> "ReviewQueue":
@@ -437,6 +470,13 @@ def tenant_purge(settings: Settings, parts: Sequence["TenantPart"] = ()) -> "Ten
                        sessions_bucket=settings.sessions_bucket, parts=parts)
 
 
+def tenant_purge_from_env(parts: Sequence["TenantPart"] = ()) -> "TenantPurge":
+    """PurgeFunction's delete_tenant_data. Settings: SESSIONS_BUCKET."""
+    from shared.settings import Settings
+
+    return tenant_purge(Settings.from_env(require=("SESSIONS_BUCKET",)), parts=parts)
+
+
 def customer_share(settings: Settings) -> "CustomerShare":
     """Knowledge's share of PurgeFunction's forget_customer: the customer's dead letters
     (TURN_DLQ_URL, CANDIDATES_DLQ_URL; a queue not set is skipped) and the concepts citing their sessions."""
@@ -447,6 +487,13 @@ def customer_share(settings: Settings) -> "CustomerShare":
     return CustomerShare(client("sqs"), turn_dlq_url=settings.turn_dlq_url,
                          candidates_dlq_url=settings.candidates_dlq_url,
                          concepts=ConceptStore(client("s3"), settings.knowledge_bucket))
+
+
+def customer_share_from_env() -> "CustomerShare":
+    """Knowledge's share of PurgeFunction's forget_customer. Settings: TURN_DLQ_URL, CANDIDATES_DLQ_URL."""
+    from shared.settings import Settings
+
+    return customer_share(Settings.from_env())
 
 
 def counters() -> "Counters":
