@@ -23,10 +23,11 @@ PACKAGE_DIRS = {"knowledge": ROOT / "layers/core/knowledge", "facts": ROOT / "la
                 "shared": ROOT / "layers/core/shared", "knowledge_cli": ROOT / "cli/knowledge_cli",
                 "knowledge_dev": ROOT / "devstack/knowledge_dev"}
 # What a handler may import of ours: its loop's wiring (which builds its service from the environment)
-# and errors, and the pieces of the Lambda runtime handlers share (the invocation's deadline, the queue
-# consumer, the two HTTP APIs' answers).
+# and errors, an HTTP API's requests and answers (their room's api_models), and the pieces of the Lambda
+# runtime handlers share (the invocation's deadline, the queue consumer, the two HTTP APIs' answers).
 HANDLER_IMPORTS = {"knowledge.wiring", "facts.wiring", "knowledge.errors", "facts.errors", "shared.errors",
-                   "shared.deadline", "shared.consumer", "shared.httpapi"}
+                   "knowledge.curation.api_models", "facts.api_models", "shared.deadline", "shared.consumer",
+                   "shared.httpapi"}
 SOURCE_DIRS = ("layers", "cli", "functions", "devstack", "scripts", "tests")
 
 

@@ -23,12 +23,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from knowledge.curation.studio import Studio
     from knowledge.curation.studio_import import StudioImport
     from knowledge.curation.vocabulary import VocabularyEditor
-    from knowledge.format.sighting import Sighting
-    from knowledge.format.turn import Turn
     from knowledge.learning.consolidate import Consolidator
     from knowledge.learning.extract import Extractor, SessionRecorder
     from knowledge.learning.jobs import PolicyReviewJobs, SightingJobs, TurnJobs
-    from knowledge.learning.policy_review import PolicyReviewer, PolicyReviewQueue, PolicySaved
+    from knowledge.learning.policy_review import PolicyReviewer, PolicyReviewQueue
     from knowledge.learning.proposal import WordProposer
     from knowledge.learning.save import Saver
     from knowledge.learning.tools import AgentTools
@@ -393,20 +391,6 @@ def studio_api_from_env() -> StudioApi:
                      sharing(settings))
 
 
-class StudioImportApi(NamedTuple):
-    """What the studio API's import route declares and answers (knowledge.curation.studio_import)."""
-
-    body: type
-    answer: type
-    invalid: type  # the error a refused import raises (422)
-
-
-def studio_import_api() -> StudioImportApi:
-    from knowledge.curation.imports import InvalidImport
-    from knowledge.curation.studio_import import ImportAnswer, ImportBody
-
-    return StudioImportApi(ImportBody, ImportAnswer, InvalidImport)
-
 
 def config_check(settings: Settings) -> "ConfigCheck":
     """The studio's check that each agent's knowledge.yaml parses (its banner when one does not)."""
@@ -439,26 +423,6 @@ def reviews(settings: Settings, studio: "Studio") -> "ReviewQueue":
 
     return ReviewQueue(ReviewStore(client("s3"), settings.knowledge_bucket), studio)
 
-
-class StudioLimits(NamedTuple):
-    """What the studio API's request schema declares."""
-
-    markdown_max_bytes: int
-    vocabulary_max_bytes: int
-    sorts: tuple[str, ...]
-    slug_pattern: str  # a tenant's or an agent's name in a path
-    slug_max: int
-    shared_scope: str  # where an agent's name would be: the tenant's shared concepts
-
-
-def studio_limits() -> StudioLimits:
-    from knowledge.curation.documents import MARKDOWN_MAX_BYTES
-    from knowledge.curation.listing import SORTS
-    from knowledge.format.vocabulary import VOCABULARY_MAX_BYTES
-    from knowledge.store.keys import SHARED
-    from shared.names import SLUG_MAX, SLUG_SCHEMA
-
-    return StudioLimits(MARKDOWN_MAX_BYTES, VOCABULARY_MAX_BYTES, SORTS, SLUG_SCHEMA["pattern"], SLUG_MAX, SHARED)
 
 
 def tenant_purge(settings: Settings, parts: Sequence["TenantPart"] = ()) -> "TenantPurge":
