@@ -6,13 +6,11 @@ from aws_lambda_powertools import Logger
 from facts import wiring as facts_wiring
 from knowledge import wiring
 from shared.errors import KnowledgeError
-from shared.settings import Settings
 
 logger = Logger()
-settings = Settings.from_env(require=("SESSIONS_BUCKET", "CANDIDATES_QUEUE_URL"))
 # A backfill of months spends the same per-tenant daily cap as live turns (when one is set); Facts is
 # told of each replayed turn of an agent that distils, as ExtractFunction is of live ones.
-backfiller = wiring.backfiller(settings, sessions=facts_wiring.session_states(settings))
+backfiller = wiring.backfiller_from_env(sessions=facts_wiring.session_states)
 extractor, archive = backfiller.extractor, backfiller.archive
 # Stop early enough to answer before Lambda's timeout; the answer says where to resume.
 SAFETY_MS = 60_000

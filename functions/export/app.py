@@ -4,11 +4,9 @@ from aws_lambda_powertools import Logger
 
 from knowledge import wiring
 from shared.errors import KnowledgeError
-from shared.settings import Settings
 
 logger = Logger()
-settings = Settings.from_env(require=("SESSIONS_BUCKET",))
-exporter = wiring.exporter(settings)
+exporter = wiring.exporter_from_env()
 
 
 @logger.inject_lambda_context
@@ -20,4 +18,4 @@ def lambda_handler(event, context):
         return {"ok": False, "error": {"code": exc.code, "message": str(exc)}}
     logger.info("export written", extra={"tenant": request.tenant, "agent": request.scope,
                                          "format": request.format, "concepts": result.concepts})
-    return {"ok": True, "bucket": settings.sessions_bucket, "prefix": prefix, **result.as_dict()}
+    return {"ok": True, "bucket": exporter.bucket, "prefix": prefix, **result.as_dict()}

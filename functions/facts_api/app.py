@@ -2,23 +2,40 @@
 under /tenants/{tenant}/agents/{agent}/facts/).
 
 Wiring only: the operator comes from the verified token's claims (the knowledge studio's check),
-the work is done by facts.studio, and every domain error is mapped to HTTP once, below. Every
-answer may hold customer data: none is cached on the way, and none is logged.
+the work is done by facts.studio, and every domain error is mapped to HTTP once, below; the
+requests and answers the routes declare live in facts.api_models. Every answer may hold customer
+data: none is cached on the way, and none is logged.
 """
 
 import json
 import os
 import string
-from typing import Annotated, Any, Literal, Optional, Union
+from typing import Annotated, Optional
 from urllib.parse import unquote
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, CORSConfig, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
-from pydantic import BaseModel, Field, StrictInt
 
 from facts import wiring
+from facts.api_models import (
+    CUSTOMER_ID_MAX,
+    NAME_MAX,
+    PAGE_MAX,
+    SLUG_MAX,
+    SLUG_PATTERN,
+    FactEdit,
+    FactRemoval,
+    FactView,
+    MemoryCell,
+    ProposalList,
+    ProposalView,
+    Reject,
+    Reset,
+    Trimmed,
+    answers,
+)
 from facts.errors import (
     Busy,
     CellReadable,
@@ -45,19 +62,18 @@ from shared.httpapi import (
 
 logger = Logger()
 facts = wiring.studio_from_env()
-LIMITS = wiring.api_limits()
 # Only the studio's own origin may call the API from a browser.
 app = APIGatewayHttpResolver(enable_validation=True,
                              cors=CORSConfig(allow_origin=os.environ.get("STUDIO_ORIGIN", "http://127.0.0.1:8080"),
                                              allow_headers=["Authorization", "Content-Type"],
                                              max_age=600, allow_credentials=False))
 BASE = "/tenants/<tenant>/agents/<agent>/facts"
-Slug = Annotated[str, Path(pattern=LIMITS.slug_pattern, max_length=LIMITS.slug_max)]
-CustomerId = Annotated[str, Path(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$", max_length=LIMITS.customer_id_max)]
+Slug = Annotated[str, Path(pattern=SLUG_PATTERN, max_length=SLUG_MAX)]
+CustomerId = Annotated[str, Path(pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]*$", max_length=CUSTOMER_ID_MAX)]
 ProposalId = Annotated[str, Path(pattern=r"^[0-9a-f]{32}$")]
 # A fact name is checked by the core, which says what one may be in words (a pattern here would answer a
 # regex); it arrives as the page encoded it (a valid one has nothing to decode), so it is decoded first.
-FactName = Annotated[str, Path(min_length=1, max_length=4 * LIMITS.name_max)]
+FactName = Annotated[str, Path(min_length=1, max_length=4 * NAME_MAX)]
 
 
 def refuse_control_characters(app, next_middleware):
@@ -66,141 +82,6 @@ def refuse_control_characters(app, next_middleware):
 
 
 app.use(middlewares=[refuse_control_characters])
-
-
-# ------------------------------------------------------------------ payloads
-class Excerpt(BaseModel):
-    turn_id: str
-    completed_at: str
-    message: int = Field(description="The message's index in its turn.")
-    status: Literal["available", "expired"] = Field(description="expired: the archived turn is gone.")
-    role: Optional[str]
-    excerpt: Optional[str] = Field(description="The message, read from the archive now and redacted; null when expired.")
-
-
-class CurrentFact(BaseModel):
-    value: str
-    origin: str
-    revision: int
-
-
-class ProposalView(BaseModel):
-    id: str
-    customer_id: str
-    scope: str = Field(description="tenant:customer, the memory cell an approval writes.")
-    session_id: str
-    name: str
-    value: str
-    confidence: Optional[float]
-    status: Literal["pending", "approving", "approved", "rejected", "dismissed", "stale", "expired"]
-    proposed_at: str
-    resolved_at: Optional[str]
-    resolved_by: Optional[str] = Field(description="The operator (the token's subject) who decided.")
-    reason: Optional[str] = Field(description="A rejection's reason, when one was given.")
-    current: Optional[CurrentFact] = Field(description="Stale: the customer's fact as it stood when the approval "
-                                                       "found it changed.")
-    current_deleted: bool
-    evidence: Optional[list[Excerpt]] = Field(description="Pending and stale rows: the supporting messages.")
-
-
-class ProposalList(BaseModel):
-    proposals: list[ProposalView]
-    total: int
-    next: Optional[str] = Field(description="The cursor of the next page; null on the last.")
-    counts: dict[str, int] = Field(description="How many proposals each list (pending, stale, recent) holds.")
-
-
-class Reject(BaseModel):
-    reason: Optional[str] = Field(None, max_length=LIMITS.reason_max, description="Shown on the card; optional.")
-
-
-class FactView(BaseModel):
-    name: str
-    value: str
-    origin: str = Field(description="engine, operator, legacy or distilled:<session>.")
-    at: str
-    revision: int
-
-
-class Removal(BaseModel):
-    name: str
-    by: str = Field(description="The operator (the token's subject) who removed it.")
-    at: str
-    revision: int = Field(description="The removed fact's revision (the cell's earlier version holds its value).")
-    reason: Optional[str] = Field(description="Why, when the operator said.")
-
-
-class MemoryCell(BaseModel):
-    customer_id: str
-    scope: str
-    facts: list[FactView] = Field(description="What a read serves: at most 200, the most recently written.")
-    stored: int = Field(description="How many facts the cell holds (more than `facts` when it is over-full).")
-    problem: Optional[str] = Field(description="Set when the cell holds more facts than a customer may have.")
-    removals: list[Removal] = Field(description="The last 20 facts operators removed, newest first: who, when, why.")
-
-
-class Trimmed(MemoryCell):
-    removed: int = Field(description="How many facts were removed (those no read served).")
-
-
-class Reset(BaseModel):
-    confirm: str = Field(max_length=LIMITS.customer_id_max,
-                         description="The customer id again: every fact of the unreadable cell is lost.")
-
-
-class FactEdit(BaseModel):
-    value: str = Field(min_length=1, max_length=LIMITS.value_max)
-    revision: Optional[StrictInt] = Field(ge=1, description="The fact's revision as read; null when it is a new fact.")
-    personal_data: list[Literal[LIMITS.personal_data_kinds]] = Field(  # type: ignore[valid-type]
-        default_factory=list, max_length=len(LIMITS.personal_data_kinds),
-        description="The kinds of personal data the operator confirms this value holds, after a 422 personal_data "
-                    "named them (payment card data is refused whatever is confirmed).")
-
-
-class FactRemoval(BaseModel):
-    reason: Optional[str] = Field(None, max_length=LIMITS.reason_max, description="Why (optional), kept in the cell.")
-
-
-class ErrorDetail(BaseModel):
-    code: str
-    message: str
-
-
-class ErrorBody(BaseModel):
-    error: ErrorDetail
-
-
-class WentStale(ErrorBody):
-    proposal: ProposalView
-
-
-class Stale(ErrorBody):
-    current: Optional[FactView] = Field(description="The fact now; null when it was removed.")
-
-
-class PersonalDataFound(ErrorBody):
-    kinds: list[str] = Field(description="The kinds of personal data found in the value (never the value).")
-    can_confirm: bool = Field(description="Whether saving again with these kinds in personal_data keeps it.")
-
-
-def answers(model: Any, *also: int) -> dict[int, dict[str, Any]]:
-    def body(kind: Any) -> dict[str, Any]:
-        return {"content": {"application/json": {"model": kind}}}
-
-    errors = {400: ("A tenant, agent, customer, proposal or fact name that cannot be one", ErrorBody),
-              401: ("No valid token", ErrorBody), 403: ("The operator is not a member of the tenant", ErrorBody),
-              404: ("No such proposal, route or agent (unknown_agent: neither a knowledge.yaml nor any concept)",
-                    ErrorBody),
-              409: (("Already decided otherwise, the fact changed (the proposal went stale), or the customer's "
-                     "memory cell is unreadable (record_unreadable: restore or reset it)"), Union[WentStale, ErrorBody]),
-              412: ("The fact changed since it was read", Stale),
-              422: ("The request is invalid (personal_data: the value holds personal data, said with its kinds)",
-                    Union[PersonalDataFound, ErrorBody]),
-              503: ("Storage is busy", ErrorBody)}
-    out = {200: {"description": "Success", **body(model)}}
-    for code in sorted({400, 401, 403, 404, 422, 503, *also}):
-        out[code] = {"description": errors[code][0], **body(errors[code][1])}
-    return out
 
 
 def operator():
@@ -222,7 +103,7 @@ def _error(status: int, exc: KnowledgeError, **extra) -> Response:
                                       "newest first", responses=answers(ProposalList))
 def list_proposals(tenant: Slug, agent: Slug,
                    state: Annotated[str, Query(pattern="^(pending|stale|recent)$")] = "pending",
-                   limit: Annotated[int, Query(ge=1, le=LIMITS.page_max)] = 20,
+                   limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = 20,
                    cursor: Annotated[Optional[str], Query(pattern="^[0-9]{1,9}$")] = None) -> Response[ProposalList]:
     return _json(200, facts.proposals(operator(), tenant, agent, state, limit=limit, cursor=cursor))
 

@@ -6,11 +6,9 @@ from aws_lambda_powertools import Logger
 
 from knowledge import wiring
 from shared.errors import KnowledgeError
-from shared.settings import Settings
 
 logger = Logger()
-settings = Settings.from_env(require=("SESSIONS_BUCKET",))
-importer = wiring.importer(settings)
+importer = wiring.importer_from_env()
 PROGRESS_EVERY = 500  # concepts between two progress lines (counts only)
 
 

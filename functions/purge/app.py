@@ -13,17 +13,15 @@ from facts import wiring as facts_wiring
 from knowledge import wiring
 from shared import deadline
 from shared.errors import InvalidPurge, KnowledgeError
-from shared.settings import Settings
 
 # A batch is one listing and one DeleteObjects of up to 1000 versions: start one only with this left.
 STOP_SECONDS = 10.0
 
 logger = Logger()
-settings = Settings.from_env(require=("SESSIONS_BUCKET",))
 counters = wiring.counters()
 # Each action: its request's parser and the purge itself (a tenant's includes Facts' share of it).
-ACTIONS = {"forget_customer": facts_wiring.customer_purge(settings, parts=(wiring.customer_share(settings),)),
-           "delete_tenant_data": wiring.tenant_purge(settings, parts=(facts_wiring.tenant_part(),))}
+ACTIONS = {"forget_customer": facts_wiring.customer_purge_from_env(parts=(wiring.customer_share_from_env(),)),
+           "delete_tenant_data": wiring.tenant_purge_from_env(parts=(facts_wiring.tenant_part(),))}
 
 
 @logger.inject_lambda_context

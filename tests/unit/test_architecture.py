@@ -22,10 +22,12 @@ OURS = ("knowledge", "facts", "shared", "knowledge_cli", "knowledge_dev")
 PACKAGE_DIRS = {"knowledge": ROOT / "layers/core/knowledge", "facts": ROOT / "layers/core/facts",
                 "shared": ROOT / "layers/core/shared", "knowledge_cli": ROOT / "cli/knowledge_cli",
                 "knowledge_dev": ROOT / "devstack/knowledge_dev"}
-# What a handler may import of ours: its loop's wiring and errors, the settings, and the two pieces of
-# the Lambda runtime every handler shares (the invocation's deadline, the two HTTP APIs' answers).
+# What a handler may import of ours: its loop's wiring (which builds its service from the environment)
+# and errors, an HTTP API's requests and answers (their room's api_models), and the pieces of the Lambda
+# runtime handlers share (the invocation's deadline, the queue consumer, the two HTTP APIs' answers).
 HANDLER_IMPORTS = {"knowledge.wiring", "facts.wiring", "knowledge.errors", "facts.errors", "shared.errors",
-                   "shared.settings", "shared.deadline", "shared.httpapi"}
+                   "knowledge.curation.api_models", "facts.api_models", "shared.deadline", "shared.consumer",
+                   "shared.httpapi"}
 SOURCE_DIRS = ("layers", "cli", "functions", "devstack", "scripts", "tests")
 
 

@@ -9,7 +9,7 @@ Manager secret template.yaml creates); UTILITY_MODEL / OPENAI_* and EVENT_BUS_NA
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Mapping, NamedTuple, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
 
 from shared.coldstart import Deferred  # noqa: F401 - the handlers build their service through it
 
@@ -122,7 +122,6 @@ def studio_from_env() -> "FactsStudio":
 
 
 # ------------------------------------------------------------------ what each handler takes from here
-# A handler imports only wiring, settings and errors (tests/unit/test_architecture.py).
 
 
 def session_states(settings: "Settings") -> "SessionStates":
@@ -144,6 +143,13 @@ def customer_purge(settings: "Settings", parts: Sequence["CustomerPart"] = ()) -
                          sessions_bucket=settings.sessions_bucket, parts=parts)
 
 
+def customer_purge_from_env(parts: Sequence["CustomerPart"] = ()) -> "CustomerPurge":
+    """PurgeFunction's forget_customer. Settings: KNOWLEDGE_BUCKET, SESSIONS_BUCKET."""
+    from shared.settings import Settings
+
+    return customer_purge(Settings.from_env(require=("SESSIONS_BUCKET",)), parts=parts)
+
+
 def tenant_part() -> "TenantPart":
     """Facts' share of a tenant, for knowledge's delete_tenant_data."""
     from .purge import TENANT_PART
@@ -163,26 +169,3 @@ def distill_session_seconds() -> float:
 
     return SESSION_SECONDS
 
-
-class ApiLimits(NamedTuple):
-    """What the Facts API's request schema declares."""
-
-    name_max: int
-    value_max: int
-    reason_max: int
-    page_max: int
-    slug_pattern: str  # a tenant's or an agent's name in a path
-    slug_max: int
-    customer_id_max: int
-    personal_data_kinds: tuple[str, ...]  # what an operator may confirm a value holds (shared.pii's kinds)
-
-
-def api_limits() -> ApiLimits:
-    from shared.names import SESSION_ID_MAX, SLUG_MAX, SLUG_SCHEMA
-    from shared.pii import KINDS
-
-    from .fact import NAME_MAX, REASON_MAX, VALUE_MAX
-    from .studio import PAGE_MAX
-
-    return ApiLimits(NAME_MAX, VALUE_MAX, REASON_MAX, PAGE_MAX, SLUG_SCHEMA["pattern"], SLUG_MAX, SESSION_ID_MAX,
-                     KINDS)

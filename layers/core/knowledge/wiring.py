@@ -1,12 +1,15 @@
 """Building the real parts from settings: the one place that knows which adapter goes where.
 
-Imports are inside the builders so a function loads only what it uses (cold start); this
-module itself imports nothing heavy, so a handler can import it and build later.
+Every handler builds its service one way, from its environment: `<service>_from_env()`, which names
+the settings it needs beside it (a missing or bad one fails with SettingsError), called at import or,
+where the cold start defers it, through `Deferred`. The builders that take a Settings are the parts
+they are made of (and the CLI's). Imports are inside the builders so a function loads only what it
+uses (cold start); this module itself imports nothing heavy, so a handler can import it and build later.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, NamedTuple, Optional, Sequence
 
 from shared.coldstart import Deferred  # noqa: F401 - the handlers build their service through it
 
@@ -20,11 +23,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from knowledge.curation.studio import Studio
     from knowledge.curation.studio_import import StudioImport
     from knowledge.curation.vocabulary import VocabularyEditor
-    from knowledge.format.sighting import Sighting
-    from knowledge.format.turn import Turn
     from knowledge.learning.consolidate import Consolidator
     from knowledge.learning.extract import Extractor, SessionRecorder
-    from knowledge.learning.policy_review import PolicyReviewer, PolicyReviewQueue, PolicySaved
+    from knowledge.learning.jobs import PolicyReviewJobs, SightingJobs, TurnJobs
+    from knowledge.learning.policy_review import PolicyReviewer, PolicyReviewQueue
     from knowledge.learning.proposal import WordProposer
     from knowledge.learning.save import Saver
     from knowledge.learning.tools import AgentTools
@@ -81,6 +83,17 @@ def extractor(settings: Settings, sessions: Optional["SessionRecorder"] = None) 
     )
 
 
+def turn_jobs_from_env(sessions: Optional[Callable[[Settings], "SessionRecorder"]] = None) -> "TurnJobs":
+    """ExtractFunction's queue: each turn through the extractor; an invalid one to TURN_DLQ_URL at once.
+    Settings: SESSIONS_BUCKET, CANDIDATES_QUEUE_URL; `sessions` builds the recorder of sessions (Facts')."""
+    from knowledge.learning.jobs import TurnJobs
+    from shared.settings import Settings
+
+    settings = Settings.from_env(require=("SESSIONS_BUCKET", "CANDIDATES_QUEUE_URL"))
+    return TurnJobs(extractor(settings, sessions=sessions(settings) if sessions else None),
+                    redelivery(settings.turn_dlq_url))
+
+
 def redelivery(dead_letter_url: Optional[str]) -> "Redelivery":
     """How a queue consumer backs off failed records and dead-letters invalid ones."""
     from knowledge.store.queues import Redelivery
@@ -116,6 +129,16 @@ def consolidator(settings: Settings) -> "Consolidator":
     )
 
 
+def sighting_jobs_from_env() -> "SightingJobs":
+    """ConsolidateFunction's queue: each sighting consolidated; an invalid one to CANDIDATES_DLQ_URL at once.
+    Settings: SESSIONS_BUCKET (the sighting ledger), EVENT_BUS_NAME."""
+    from knowledge.learning.jobs import SightingJobs
+    from shared.settings import Settings
+
+    settings = Settings.from_env(require=("SESSIONS_BUCKET", "EVENT_BUS_NAME"))
+    return SightingJobs(consolidator(settings), redelivery(settings.candidates_dlq_url))
+
+
 def policy_reviewer(settings: Settings) -> "PolicyReviewer":
     """PolicyReviewFunction's service: the agent's index (as retrieval holds it) and the judge; a shared
     policy's reviews fanned out on POLICY_REVIEW_QUEUE_URL (its own queue) where it is set."""
@@ -149,6 +172,16 @@ def word_proposer(settings: Settings) -> "WordProposer":
                         quota=daily_cap(client("s3"), settings.sessions_bucket))
 
 
+def policy_review_jobs_from_env() -> "PolicyReviewJobs":
+    """PolicyReviewFunction's queue: a saved policy's review, or a saved concept's words (`job` words).
+    Settings: EVENT_BUS_NAME; POLICY_REVIEW_QUEUE_URL (a shared policy's fan-out), SESSIONS_BUCKET (the cap)."""
+    from knowledge.learning.jobs import PolicyReviewJobs
+    from shared.settings import Settings
+
+    settings = Settings.from_env(require=("EVENT_BUS_NAME",))
+    return PolicyReviewJobs(policy_reviewer(settings), word_proposer(settings))
+
+
 def policy_review_queue(settings: Settings) -> Optional["PolicyReviewQueue"]:
     """The studio's sender of saved policies to review; None where no queue is configured."""
     from knowledge.learning.policy_review import PolicyReviewQueue
@@ -158,11 +191,6 @@ def policy_review_queue(settings: Settings) -> Optional["PolicyReviewQueue"]:
         return None
     return PolicyReviewQueue(client("sqs"), settings.policy_review_queue_url)
 
-
-def parse_policy_saved(body: str) -> "PolicySaved":
-    from knowledge.learning.policy_review import parse_policy_saved as parse
-
-    return parse(body)
 
 
 def retriever(settings: Settings) -> "Retriever":
@@ -255,23 +283,9 @@ def retriever_from_env() -> "AgentTools":
     return agent_tools(Settings.from_env(require=("EVENT_BUS_NAME",)))
 
 
-# ------------------------------------------------------------------ what each handler takes from here
-# A handler imports only wiring, settings and errors (tests/unit/test_architecture.py): the
-# parsers, services and limits it needs are reached through the functions below.
+# ------------------------------------------------------------------ the operator's functions and the studio
 
 
-def parse_turn(body: "str | bytes") -> "Turn":
-    """The engine's turn-complete message, validated (InvalidTurn)."""
-    from knowledge.format.turn import parse_turn
-
-    return parse_turn(body)
-
-
-def parse_sighting(body: "str | bytes") -> "Sighting":
-    """A CandidatesQueue message, validated (InvalidSighting)."""
-    from knowledge.format.sighting import parse_sighting
-
-    return parse_sighting(body)
 
 
 def backfiller(settings: Settings, sessions: Optional["SessionRecorder"] = None) -> "Backfiller":
@@ -283,6 +297,15 @@ def backfiller(settings: Settings, sessions: Optional["SessionRecorder"] = None)
                       sessions=sessions)
 
 
+def backfiller_from_env(sessions: Optional[Callable[[Settings], "SessionRecorder"]] = None) -> "Backfiller":
+    """BackfillFunction's service. Settings: SESSIONS_BUCKET, CANDIDATES_QUEUE_URL; `sessions` builds the
+    recorder of the sessions of agents that distil (Facts')."""
+    from shared.settings import Settings
+
+    settings = Settings.from_env(require=("SESSIONS_BUCKET", "CANDIDATES_QUEUE_URL"))
+    return backfiller(settings, sessions=sessions(settings) if sessions else None)
+
+
 def exporter(settings: Settings) -> "Exporter":
     """ExportFunction's service: the agent's concepts to a prefix of SESSIONS_BUCKET."""
     from knowledge.curation.export import Exporter
@@ -291,6 +314,13 @@ def exporter(settings: Settings) -> "Exporter":
 
     s3 = client("s3")
     return Exporter(ConceptStore(s3, settings.knowledge_bucket), s3, settings.sessions_bucket)
+
+
+def exporter_from_env() -> "Exporter":
+    """ExportFunction's service. Settings: SESSIONS_BUCKET (where exports are written)."""
+    from shared.settings import Settings
+
+    return exporter(Settings.from_env(require=("SESSIONS_BUCKET",)))
 
 
 def concept_import(settings: Settings) -> "ConceptImport":
@@ -335,19 +365,31 @@ def sharing(settings: Settings) -> "Sharing":
     return Sharing(ConceptStore(client("s3"), settings.knowledge_bucket))
 
 
-class StudioImportApi(NamedTuple):
-    """What the studio API's import route declares and answers (knowledge.curation.studio_import)."""
+class StudioApi(NamedTuple):
+    """StudioApiFunction's services, over one studio."""
 
-    body: type
-    answer: type
-    invalid: type  # the error a refused import raises (422)
+    studio: "Studio"
+    reviews: "ReviewQueue"
+    policy_reviews: Optional["PolicyReviewQueue"]  # the API's own queue, whose counters it flushes
+    vocabularies: "VocabularyEditor"
+    importing: "StudioImport"
+    config_checks: "ConfigCheck"
+    recreation: "Recreation"
+    sharing: "Sharing"
 
 
-def studio_import_api() -> StudioImportApi:
-    from knowledge.curation.imports import InvalidImport
-    from knowledge.curation.studio_import import ImportAnswer, ImportBody
+def studio_api_from_env() -> StudioApi:
+    """StudioApiFunction's services. Settings: KNOWLEDGE_BUCKET; SESSIONS_BUCKET (a version's evidence, else
+    that route says so), POLICY_REVIEW_QUEUE_URL (a saved policy's review, a concept's words; else none)."""
+    from shared.settings import Settings
 
-    return StudioImportApi(ImportBody, ImportAnswer, InvalidImport)
+    settings = Settings.from_env()
+    built = studio(settings)
+    queue = policy_review_queue(settings)
+    return StudioApi(built, reviews(settings, built), queue, vocabulary_editor(settings),
+                     studio_import(settings, built, queue), config_check(settings), recreation(settings, built),
+                     sharing(settings))
+
 
 
 def config_check(settings: Settings) -> "ConfigCheck":
@@ -367,6 +409,13 @@ def importer(settings: Settings) -> "Importer":
     return Importer(concept_import(settings), S3Files(client("s3"), settings.sessions_bucket))
 
 
+def importer_from_env() -> "Importer":
+    """ImportFunction's service. Settings: SESSIONS_BUCKET (the imports/ prefixes); POLICY_REVIEW_QUEUE_URL."""
+    from shared.settings import Settings
+
+    return importer(Settings.from_env(require=("SESSIONS_BUCKET",)))
+
+
 def reviews(settings: Settings, studio: "Studio") -> "ReviewQueue":
     """Each operator's review state, kept in KNOWLEDGE_BUCKET, over the studio's list."""
     from knowledge.curation.reviews import ReviewQueue, ReviewStore
@@ -374,26 +423,6 @@ def reviews(settings: Settings, studio: "Studio") -> "ReviewQueue":
 
     return ReviewQueue(ReviewStore(client("s3"), settings.knowledge_bucket), studio)
 
-
-class StudioLimits(NamedTuple):
-    """What the studio API's request schema declares."""
-
-    markdown_max_bytes: int
-    vocabulary_max_bytes: int
-    sorts: tuple[str, ...]
-    slug_pattern: str  # a tenant's or an agent's name in a path
-    slug_max: int
-    shared_scope: str  # where an agent's name would be: the tenant's shared concepts
-
-
-def studio_limits() -> StudioLimits:
-    from knowledge.curation.documents import MARKDOWN_MAX_BYTES
-    from knowledge.curation.listing import SORTS
-    from knowledge.format.vocabulary import VOCABULARY_MAX_BYTES
-    from knowledge.store.keys import SHARED
-    from shared.names import SLUG_MAX, SLUG_SCHEMA
-
-    return StudioLimits(MARKDOWN_MAX_BYTES, VOCABULARY_MAX_BYTES, SORTS, SLUG_SCHEMA["pattern"], SLUG_MAX, SHARED)
 
 
 def tenant_purge(settings: Settings, parts: Sequence["TenantPart"] = ()) -> "TenantPurge":
@@ -403,6 +432,13 @@ def tenant_purge(settings: Settings, parts: Sequence["TenantPart"] = ()) -> "Ten
 
     return TenantPurge(client("s3"), knowledge_bucket=settings.knowledge_bucket,
                        sessions_bucket=settings.sessions_bucket, parts=parts)
+
+
+def tenant_purge_from_env(parts: Sequence["TenantPart"] = ()) -> "TenantPurge":
+    """PurgeFunction's delete_tenant_data. Settings: SESSIONS_BUCKET."""
+    from shared.settings import Settings
+
+    return tenant_purge(Settings.from_env(require=("SESSIONS_BUCKET",)), parts=parts)
 
 
 def customer_share(settings: Settings) -> "CustomerShare":
@@ -415,6 +451,13 @@ def customer_share(settings: Settings) -> "CustomerShare":
     return CustomerShare(client("sqs"), turn_dlq_url=settings.turn_dlq_url,
                          candidates_dlq_url=settings.candidates_dlq_url,
                          concepts=ConceptStore(client("s3"), settings.knowledge_bucket))
+
+
+def customer_share_from_env() -> "CustomerShare":
+    """Knowledge's share of PurgeFunction's forget_customer. Settings: TURN_DLQ_URL, CANDIDATES_DLQ_URL."""
+    from shared.settings import Settings
+
+    return customer_share(Settings.from_env())
 
 
 def counters() -> "Counters":

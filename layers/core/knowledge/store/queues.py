@@ -85,10 +85,10 @@ class Redelivery:
         finally:
             self._until.clear()
 
-    def next_day(self, record: dict) -> None:
-        """This record cannot succeed before the next UTC day (a daily cap): it waits until then
-        (at most 12 hours at a time) rather than spending its receives on the back-off."""
-        self._until[record.get("messageId", "")] = seconds_to_next_utc_day()
+    def hold(self, record: dict, seconds: int) -> None:
+        """This record cannot succeed for `seconds` (a daily cap, until the next UTC day): it waits that
+        long (at most SQS's 12 hours at a time) rather than spending its receives on the back-off."""
+        self._until[record.get("messageId", "")] = min(VISIBILITY_MAX_SECONDS, seconds)
 
     def later(self, records: list[dict]) -> None:
         """Push back each failed record by the backoff for its receive count (best effort: if

@@ -1,0 +1,108 @@
+"""The learning loop's queues as shared.consumer runs them: what each message is, the keys its log
+lines carry, and the job it is. A turn is extracted, a sighting consolidated, a saved concept's
+policy reviewed or its words proposed (the message's `job`); a tenant's daily cap holds a turn until
+the next UTC day. Log fields are counts and outcomes, never a message's or a concept's words.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Optional
+
+from knowledge.errors import DailyCapReached
+from knowledge.format.sighting import Sighting, parse_sighting
+from knowledge.format.turn import Turn, parse_turn
+from knowledge.store.queues import Redelivery, seconds_to_next_utc_day
+from shared.consumer import Job
+from shared.errors import KnowledgeError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from knowledge.learning.consolidate import Consolidator
+    from knowledge.learning.extract import Extractor
+    from knowledge.learning.policy_review import PolicyReviewer, PolicySaved
+    from knowledge.learning.proposal import WordProposer
+
+TURN_KEYS = ("tenant", "agent", "session_id", "turn_id")
+
+
+def until_the_cap_resets(error: KnowledgeError) -> Optional[int]:
+    """A tenant's daily cap resets at 00:00 UTC: a turn it deferred waits until then, not the back-off."""
+    return seconds_to_next_utc_day() if isinstance(error, DailyCapReached) else None
+
+
+class TurnJobs:
+    """The TurnCompleteQueue: each turn extracted (ExtractFunction)."""
+
+    what, rejected = "turn", "TurnRejected"
+
+    def __init__(self, extractor: "Extractor", redelivery: Optional[Redelivery]):
+        self.extractor, self.redelivery = extractor, redelivery
+        self.counters = (extractor.counters,)
+
+    def parse(self, body: str) -> Turn:
+        return parse_turn(body)
+
+    def keys(self, turn: Turn) -> dict[str, str]:
+        return {key: getattr(turn, key) for key in TURN_KEYS}
+
+    def job(self, turn: Turn, delivery: int) -> Job:
+        # The receive count bounds how often an unusable answer is asked again (shared.model.ANSWER_ATTEMPTS).
+        return Job("turn", lambda: self.extractor.process(turn, delivery=delivery).log_fields(), done="turn processed",
+                   failed="TurnFailed", counters=self.extractor.counters, says_why=True, wait=until_the_cap_resets)
+
+
+class SightingJobs:
+    """The CandidatesQueue: each sighting consolidated into its concept (ConsolidateFunction)."""
+
+    what, rejected = "sighting", "SightingRejected"
+
+    def __init__(self, consolidator: "Consolidator", redelivery: Optional[Redelivery]):
+        self.consolidator, self.redelivery = consolidator, redelivery
+        self.counters = (consolidator.counters,)
+
+    def parse(self, body: str) -> Sighting:
+        return parse_sighting(body)
+
+    def keys(self, sighting: Sighting) -> dict[str, str]:
+        return {key: getattr(sighting, key) for key in TURN_KEYS}
+
+    def job(self, sighting: Sighting, delivery: int) -> Job:
+        def consolidate() -> dict[str, Any]:
+            # The receive count bounds how often an answer that is no verdict is asked again (ANSWER_ATTEMPTS).
+            outcome = self.consolidator.apply(sighting, delivery=delivery)
+            return {"outcome": outcome.kind, "attempts": outcome.attempts, "verdict": outcome.verdict}
+
+        return Job("sighting", consolidate, done="sighting consolidated", failed="ConsolidationFailed",
+                   counters=self.consolidator.counters)
+
+
+class PolicyReviewJobs:
+    """The PolicyReviewQueue (PolicyReviewFunction): a saved policy's review, or a saved concept's words
+    proposed by the model (`job` words). A message the studio never sends is left to the queue's redrive."""
+
+    what, rejected = "policy review", "PolicyReviewRejected"
+    redelivery = None
+
+    def __init__(self, reviewer: "PolicyReviewer", proposer: "WordProposer"):
+        self.reviewer, self.proposer = reviewer, proposer
+        self.counters = (reviewer.counters, proposer.counters)
+
+    def parse(self, body: str) -> "PolicySaved":
+        from knowledge.learning.policy_review import parse_policy_saved
+
+        return parse_policy_saved(body)
+
+    def keys(self, saved: "PolicySaved") -> dict[str, str]:
+        return {"tenant": saved.tenant, "agent": saved.agent, "name": saved.name}
+
+    def job(self, saved: "PolicySaved", delivery: int) -> Job:
+        if saved.job == "words":
+            return Job("word proposal", lambda: {"outcome": self.proposer.propose(saved.tenant, saved.agent, saved.name,
+                                                                                  delivery=delivery)},
+                       done="word proposal done", failed="WordProposalFailed", counters=self.proposer.counters)
+
+        def review() -> dict[str, Any]:
+            done = self.reviewer.review(saved, delivery=delivery)
+            return {"outcomes": dict(done.outcomes), "skipped": done.skipped}
+
+        return Job("policy review", review, done="policy review done", failed="PolicyReviewFailed",
+                   counters=self.reviewer.counters)
