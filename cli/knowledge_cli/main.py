@@ -1,5 +1,5 @@
-"""The `knowledge` command: export, import, check-names, backfill, history, show, redrive, send-turn, vocabulary and
-the LGPD purges."""
+"""The `knowledge` command: export, import, check-names, repair-related, backfill, history, show, redrive,
+send-turn, vocabulary and the LGPD purges."""
 
 from __future__ import annotations
 
@@ -138,6 +138,12 @@ def build_parser(also: Sequence[tuple[str, str]] = ()) -> argparse.ArgumentParse
     _scope_arguments(names)
     names.set_defaults(run=_check_names)
 
+    repair = commands.add_parser(
+        "repair-related", help="move the engine's unjudged entries out of the concepts into their waiting pairs")
+    _scope_arguments(repair)
+    repair.add_argument("--dry-run", action="store_true", help="print what would move; write nothing")
+    repair.set_defaults(run=_repair_related)
+
     replay = commands.add_parser("backfill", help="replay an agent's archived turns through the extractor")
     replay.add_argument("--agent", required=True, type=_slug("agent"))
     replay.add_argument("--tenant", default="default", type=_slug("tenant"))
@@ -262,6 +268,23 @@ def _check_names(args: argparse.Namespace) -> int:
     print(f"check-names: {len(result.to_rename)} of {result.checked} concept names of {where} carry personal data: "
           "rename each (create it under a name that says what it is, then delete this one)", file=sys.stderr)
     return 1
+
+
+def _repair_related(args: argparse.Namespace) -> int:
+    from knowledge.operation.repair import repair_related
+
+    where = f"{args.tenant}/{'shared' if args.shared else args.agent}"
+    repair = repair_related(_store(), args.tenant, _scope(args), dry_run=args.dry_run)
+    verb = "would move" if args.dry_run else "moved"
+    for name, entries in sorted(repair.moved.items()):
+        print(f"{name:<64} {verb} {entries} unjudged entr{'y' if entries == 1 else 'ies'} to its waiting pairs")
+    for name, entries in sorted(repair.left.items()):
+        print(f"{name:<64} left {entries} (the agent whose turn it came from is no longer in its history)")
+    for name in repair.contended:
+        print(f"{name:<64} written meanwhile: run again", file=sys.stderr)
+    print(f"repair-related: {sum(repair.moved.values())} entries of {len(repair.moved)} of {repair.checked} concepts "
+          f"of {where} {verb}" + (" (dry run: nothing written)" if args.dry_run else ""))
+    return 1 if repair.contended else 0
 
 
 def _history(args: argparse.Namespace) -> int:

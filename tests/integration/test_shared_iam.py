@@ -50,11 +50,15 @@ def test_each_function_may_do_in_the_shared_scope_only_what_it_needs():
         "s3:PutObject": {"*/shared/concepts/*", "*/shared/deletions/*", "*/shared/concepts-index/snapshot",
                          "*/shared/reviews/*"},
         "s3:DeleteObject": {"*/shared/concepts/*", "*/shared/deletions/*"}}
+    # The repair moves a shared concept's unjudged claims to the waiting pairs of the agents they came
+    # from, found by the versions that kept them there; it writes nothing else in the shared scope.
+    assert grants("RepairFunction") == {action: {"*/shared/concepts/*"} for action in
+                                        ("s3:GetObject", "s3:PutObject", "s3:GetObjectVersion")}
     # A shared policy's review reads it, and retires only agents' concepts.
     assert grants("PolicyReviewFunction") == {"s3:GetObject": {"*/shared/concepts/*"}}
     functions = [name for name, r in RESOURCES.items() if r["Type"] == "AWS::Serverless::Function"]
     allowed = {"RetrieveFunction", "ExtractFunction", "ConsolidateFunction", "PurgeFunction", "ExportFunction",
-               "ImportFunction", "SnapshotFunction", "StudioApiFunction", "PolicyReviewFunction"}
+               "ImportFunction", "SnapshotFunction", "StudioApiFunction", "PolicyReviewFunction", "RepairFunction"}
     assert {name for name in functions if grants(name)} == allowed
 
 

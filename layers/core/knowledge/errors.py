@@ -29,6 +29,12 @@ class Unindexable(InvalidConcept):
         super().__init__([FieldError("body", "its text could not be indexed; the other concepts still answer")])
 
 
+class InvalidRepair(KnowledgeError, ValueError):
+    """A RepairFunction event that breaks the contract (docs/contract.md, "Waiting pairs")."""
+
+    code = "invalid_request"
+
+
 class InvalidPolicyReview(KnowledgeError, ValueError):
     """A PolicyReviewQueue message that is not one the studio sends: it can never succeed."""
 

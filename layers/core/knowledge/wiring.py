@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from knowledge.learning.tools import AgentTools
     from knowledge.operation.backfill import Backfiller
     from knowledge.operation.purge import CustomerShare, TenantPart, TenantPurge
+    from knowledge.operation.repair import Repairer
     from knowledge.operation.snapshots import SnapshotPass
     from knowledge.recall.retrieve import Retriever
     from knowledge.store.archive import TurnArchive
@@ -321,6 +322,22 @@ def exporter_from_env() -> "Exporter":
     from shared.settings import Settings
 
     return exporter(Settings.from_env(require=("SESSIONS_BUCKET",)))
+
+
+def repairer(settings: Settings) -> "Repairer":
+    """RepairFunction's service (and the CLI's `repair-related`): unjudged entries moved to the waiting pairs."""
+    from knowledge.operation.repair import Repairer
+    from knowledge.store.concepts import ConceptStore
+    from shared.aws import client
+
+    return Repairer(ConceptStore(client("s3"), settings.knowledge_bucket))
+
+
+def repairer_from_env() -> "Repairer":
+    """RepairFunction's service. Settings: KNOWLEDGE_BUCKET only."""
+    from shared.settings import Settings
+
+    return repairer(Settings.from_env())
 
 
 def concept_import(settings: Settings) -> "ConceptImport":

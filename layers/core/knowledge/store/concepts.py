@@ -52,7 +52,7 @@ from shared.errors import Conflict, InvalidConcept, InvalidName, KnowledgeError,
 from shared.names import check_slug
 
 REASONS = ("created", "confirmed", "merged", "kept_beside", "contradiction", "retired", "edit", "restore", "delete",
-           "purged", "learned")
+           "purged", "learned", "repaired")
 # `learning`: the engine writing a word its traffic taught into a concept's learned_words.
 _ACTOR = re.compile(r"engine|learning|operator:[A-Za-z0-9._@+:-]{1,128}")
 _SIGHTING_ID = re.compile(r"[0-9a-f]{16}")
