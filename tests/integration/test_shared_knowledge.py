@@ -134,3 +134,18 @@ def test_between_refreshes_a_turn_sends_no_s3_request_and_a_refresh_one_listing_
     sent = s3_requests(handler, lambda: ask(handler, T, "whatsapp"))
     # The agent's journal listing and its conditional knowledge.yaml GET; the shared index's journal listing.
     assert sorted(sent) == ["GetObject", "ListObjectsV2", "ListObjectsV2"]
+
+
+def test_a_claim_left_beside_a_shared_policy_before_is_never_served_to_an_agent(tenant, monkeypatch, bucket, bus):
+    """Shared knowledge serves only what a human approved: a customer's claim an older release kept under the
+    shared policy's `## Related claims` is not in what any agent's load_knowledge answers."""
+    current = tenant.get(T, SHARED, POLICY)
+    beside = current.concept.body + ("\n\n## Related claims\n\nSession sess_9 (2026-11-20): Cliente diz que a "
+                                     "devolucao leva 10 dias.\n\n> A aprovacao demora 10 dias uteis.")
+    tenant.replace(T, SHARED, current.concept.replace(body=beside), if_match=current.etag, actor="engine",
+                   reason="kept_beside")
+    handler = container(monkeypatch, bucket, bus)
+    for agent in ("whatsapp", "site-chat"):
+        loaded = load(handler, T, agent)
+        assert loaded["concept"]["body"] == "A devolucao de qualquer produto e gratis em ate 30 dias.", agent
+        assert "10 dias" not in loaded["markdown"] and "Related claims" not in loaded["markdown"]

@@ -69,6 +69,8 @@ MAX_CONFIDENCE = 0.95
 CONFLICT_HEADING = "## Contradiction"
 RELATED_HEADING = "## Related claims"
 RELATED_SECTION = re.compile(r"^## Related claims[ \t]*$", re.MULTILINE)
+_SECTION_AFTER = re.compile(r"^## ", re.MULTILINE)
+_SESSION_ENTRY = re.compile(r"Session \S+ \(\d{4}-\d{2}-\d{2}\): ")
 _ENGINE_SECTIONS = re.compile(r"^## (?:Related claims|Contradiction)[ \t]*$", re.MULTILINE)
 
 _TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
@@ -103,6 +105,31 @@ def hop_links(body: str) -> list[str]:
     is no one's statement that the concepts belong together, so its links are never followed."""
     heading = _ENGINE_SECTIONS.search(body)
     return links(body[:heading.start()] if heading else body)
+
+
+def without_claims_kept_beside(body: str) -> str:
+    """`body` without the sightings' claims kept under its `## Related claims` (`Session … (date): …` and
+    the quote under each), the heading gone with its last entry: what another agent is served of a shared
+    concept, whose unreviewed claims only a human may approve. The text above stays byte for byte."""
+    heading = RELATED_SECTION.search(body)
+    if heading is None:
+        return body
+    following = _SECTION_AFTER.search(body, heading.end())
+    section = body[heading.end():following.start() if following else len(body)]
+    kept: list[str] = []
+    dropping = False
+    for paragraph in (p.strip("\n") for p in re.split(r"\n[ \t]*\n", section) if p.strip()):
+        if paragraph.startswith(">"):
+            if not dropping:
+                kept.append(paragraph)
+            continue
+        dropping = _SESSION_ENTRY.match(paragraph) is not None
+        if not dropping:
+            kept.append(paragraph)
+    head = body[:heading.start()].rstrip()
+    tail = body[following.start():] if following else ""
+    middle = f"\n\n{RELATED_HEADING}\n\n" + "\n\n".join(kept) if kept else ""
+    return head + middle + ("\n\n" + tail if tail else "")
 
 
 def in_conflict(body: str) -> bool:

@@ -25,6 +25,7 @@ from knowledge.format.concept import (
     out_of_recall,
     parse_stored,
     recall_changes_at,
+    without_claims_kept_beside,
 )
 from knowledge.format.config import KnowledgeConfig
 from knowledge.format.events import RETRIEVED, SEARCHED, detail, search_detail
@@ -337,6 +338,10 @@ class Retriever:
             # Changed since it was indexed into something retrieval cannot serve under this name.
             self.counters.count("ConceptUnreadable")
             raise NotFound(f"no such concept: {request.name}") from None
+        if scope == SHARED and (served := without_claims_kept_beside(concept.body)) != concept.body:
+            # Shared knowledge serves only what a human approved: claims a sighting left beside it are not.
+            concept = concept.replace(body=served)
+            data = concept.render().encode("utf-8")
         try:
             self._events.publish(RETRIEVED, detail(request.tenant, request.agent, concept.name, concept.type,
                                                    session_id=request.session_id))
