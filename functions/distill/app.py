@@ -19,11 +19,8 @@ def lambda_handler(event, context):
     # Outside the try: a misconfigured function fails the invocation, loudly, not as an answer.
     distiller = service.get()
     try:
-        request = wiring.parse_distill_request(event)
         with deadline.until(deadline.at_the_latest(context)):
-            report = distiller.run(
-                tenant=request.tenant, agent=request.agent,
-                keep_going=lambda: context.get_remaining_time_in_millis() / 1000 > wiring.distill_session_seconds())
+            report = distiller.handle(event, remaining_seconds=lambda: context.get_remaining_time_in_millis() / 1000)
     except KnowledgeError as exc:
         logger.warning("distill pass stopped", extra={"error_code": exc.code})
         return {"ok": False, "error": {"code": exc.code, "message": str(exc)}}

@@ -18,9 +18,8 @@ def lambda_handler(event, context):
     # Outside the try: a misconfigured function fails the invocation, loudly, not as an answer.
     snapshots = service.get()
     try:
-        tenant = wiring.parse_snapshot_request(event)
         with deadline.until(deadline.at_the_latest(context)):
-            report = snapshots.run(tenant)
+            report = snapshots.handle(event)
     except KnowledgeError as exc:
         logger.warning("snapshot pass stopped", extra={"error_code": exc.code})
         return {"ok": False, "error": {"code": exc.code, "message": str(exc)}}

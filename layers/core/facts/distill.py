@@ -103,6 +103,13 @@ class Distiller:
         self._looked: dict[tuple[str, str], float] = {}  # when (ticks) each file was last looked at
 
     # ------------------------------------------------------------ the pass
+    def handle(self, event: Any, remaining_seconds: Callable[[], float]) -> PassReport:
+        """DistillFunction's event ({}, or {"tenant"[, "agent"]} by hand): its pass, stopped while
+        SESSION_SECONDS are left for one more session."""
+        request = parse_distill_request(event)
+        return self.run(tenant=request.tenant, agent=request.agent,
+                        keep_going=lambda: remaining_seconds() > SESSION_SECONDS)
+
     def run(self, *, tenant: Optional[str] = None, agent: Optional[str] = None,
             keep_going: Callable[[], bool] = lambda: True) -> PassReport:
         report = PassReport()

@@ -9,7 +9,7 @@ Manager secret template.yaml creates); UTILITY_MODEL / OPENAI_* and EVENT_BUS_NA
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any, Mapping, Optional, Sequence
+from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 
 from shared.coldstart import Deferred  # noqa: F401 - the handlers build their service through it
 
@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from knowledge.operation.purge import TenantPart
     from shared.settings import Settings
 
-    from .distill import Distiller, DistillRequest
+    from .distill import Distiller
     from .keys import FactKeys
     from .memory import Memory
     from .purge import CustomerPart, CustomerPurge
@@ -155,17 +155,3 @@ def tenant_part() -> "TenantPart":
     from .purge import TENANT_PART
 
     return TENANT_PART
-
-
-def parse_distill_request(event: Any) -> "DistillRequest":
-    from .distill import parse_distill_request
-
-    return parse_distill_request(event)
-
-
-def distill_session_seconds() -> float:
-    """What a distill pass keeps in hand for one more session before it stops."""
-    from .distill import SESSION_SECONDS
-
-    return SESSION_SECONDS
-

@@ -245,13 +245,6 @@ def snapshot_pass_from_env() -> "SnapshotPass":
     return snapshot_pass(Settings.from_env())
 
 
-def parse_snapshot_request(event: object) -> "Optional[str]":
-    """SnapshotFunction's event: {} or {"tenant"} (InvalidSnapshotRequest otherwise)."""
-    from knowledge.operation.snapshots import parse_snapshot_request
-
-    return parse_snapshot_request(event)
-
-
 def agent_tools(settings: Settings) -> "AgentTools":
     """RetrieveFunction's service: retrieval (retrieve, load_knowledge, search_knowledge) and
     save_knowledge, which needs SESSIONS_BUCKET and CANDIDATES_QUEUE_URL (without them a save says so)."""

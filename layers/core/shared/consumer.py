@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Protocol, Sequence
 
+from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch import (
     BatchProcessor,
     EventType,
@@ -33,6 +34,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from shared import deadline
 from shared.errors import KnowledgeError
 from shared.telemetry import Counters
+
 
 def no_wait(error: KnowledgeError) -> Optional[int]:
     return None
@@ -90,9 +92,10 @@ def delivery(record: SQSRecord) -> int:
 
 
 class QueueConsumer:
-    """A queue's records through their service's jobs, one batch per invocation."""
+    """A queue's records through their service's jobs, one batch per invocation. `logger` is the handler's
+    (made at its import, as Powertools' examples make it); `service` names the metrics' `service`."""
 
-    def __init__(self, jobs: Jobs, logger: Any, service: str, fifo: bool = False):
+    def __init__(self, jobs: Jobs, logger: Logger, service: str, fifo: bool = False):
         self.jobs, self.logger, self.service = jobs, logger, service
         # A batch whose every record failed is answered like any other (all items listed) rather than
         # raised: the outcome for the queue is the same, and the log stays free of tracebacks.

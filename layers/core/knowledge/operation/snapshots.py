@@ -78,6 +78,10 @@ class SnapshotPass:
     def __init__(self, studio: Catching, store: Agents, *, clock: Callable[[], float] = time.monotonic):
         self._studio, self._store, self._clock = studio, store, clock
 
+    def handle(self, event: Any) -> PassReport:
+        """SnapshotFunction's event ({}, or {"tenant"} to run one tenant): its pass."""
+        return self.run(parse_snapshot_request(event))
+
     def run(self, tenant: Optional[str] = None) -> PassReport:
         """One pass over every agent (of `tenant`, when given) within the deadline in force."""
         report = PassReport()
