@@ -32,6 +32,7 @@ from knowledge.format.concept import (
     confidence_for_sources,
     in_conflict,
 )
+from knowledge.learning.claim_order import reordered, shapes
 from knowledge.learning.wording import Claim, Sentence, read_claim, words_of
 from shared.pii import redact
 from shared.validation import unfence
@@ -96,15 +97,21 @@ def same_claim(existing: Concept, new: Concept) -> bool:
     date, greetings dropped, a misspelt word read as the record's), it either restates the whole
     record — the same terms and negations, every new sentence in order inside one of the record's,
     and each of the record's body sentences inside one of the new, so a swap ("Pix 10%, boleto 5%"
-    / "Pix 5%, boleto 10%") is not a rewording — or it states some of the record's sentences,
-    each whole. Anything else is the model's to judge.
+    / "Pix 5%, boleto 10%") is not a rewording — or restates it in another order, each piece's
+    role kept (knowledge.learning.claim_order) — or it states some of the record's sentences, each
+    whole. Anything else is the model's to judge.
     """
     record = (existing.description, primary_claim(existing.body))
+    spelling = words_of(*record)
     old = read_claim(*record)
-    fresh = read_claim(new.description, new.body, spelling=words_of(*record))
+    fresh = read_claim(new.description, new.body, spelling=spelling)
     if not old.sentences or not fresh.sentences:
         return False
-    return _restated(old, fresh) or _part_of(old, fresh)
+    if _restated(old, fresh) or _part_of(old, fresh):
+        return True
+    if old.terms != fresh.terms or old.negations != fresh.negations:
+        return False
+    return reordered(shapes(*record), shapes(new.description, new.body, spelling), len(old.body_sentences))
 
 
 # ------------------------------------------------------------------ how a concept changes
