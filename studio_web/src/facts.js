@@ -1,109 +1,29 @@
 // The Facts page: proposals about customers waiting for a decision, stale ones, recent decisions,
 // and a customer's memory cell. All state comes from the Facts API; nothing is kept but the
-// sign-in token (shared with the Knowledge page in this tab).
+// sign-in token (shared with the Knowledge page in this tab). It stands on the pieces the Knowledge
+// page does: dom.js, status.js, session.js (sign-in and the API call), url.js and state.js.
 
-import { ApiError, plainWords, request } from "./api.js";
-import { TOKEN_KEY, beginSignIn as startSignIn, finishSignIn as completeSignIn } from "./signin.js";
+import { ApiError, plainWords } from "./api.js";
+import { $, button, el, show, stamp } from "./dom.js";
+import { api, beginSignIn, finishSignIn, loadConfig, signIn, token, useSignIn } from "./session.js";
+import { register, state } from "./state.js";
+import { fail, say, tryAgain } from "./status.js";
+import { params, scope } from "./url.js";
 
-const $ = (id) => document.getElementById(id);
-const params = new URLSearchParams(location.search);
-const scope = { tenant: params.get("tenant") || "default", agent: params.get("agent") || "" };
-const SIGN_IN_KEY = "facts-studio-sign-in";
 const PAGE = 20;
 const PAGE_MAX = 100;  // the most one request of the API answers
 const LISTS = ["pending", "stale", "recent"];
 
-let config = { apiBase: "/api", signIn: null };
-let retryAction = null;
-const shown = { pending: [], stale: [], recent: [] };
-const next = { pending: null, stale: null, recent: null };
-let customer = null;  // the customer whose memory is open
-
-// ------------------------------------------------------------------ saying things
-
-function say(text) {
-  $("status").textContent = text;
-  if (text) $("problem").hidden = true;  // news replaces an older failure
-}
-
-// A failure in plain words, with "Try again" where asking again can help.
-function fail(what, error, retry) {
-  if (error && error.status === 401) return;
-  $("status").textContent = "";
-  $("problem-text").textContent = `${what}: ${plainWords(error)}`;
-  $("problem-retry").hidden = !retry || (error instanceof ApiError && error.status < 500);
-  retryAction = retry || null;
-  $("problem").hidden = false;
-}
-
-// ------------------------------------------------------------------ sign-in: authorization code + PKCE
-// The Knowledge page's flow; this page is its own callback ("facts" beside the Knowledge page's).
-
-function redirectUri() {
-  return new URL("facts", config.signIn.redirectUri).href;
-}
-
-function beginSignIn() {
-  return startSignIn(config.signIn, { redirectUri: redirectUri(), pendingKey: SIGN_IN_KEY });
-}
-
-function finishSignIn() {
-  return completeSignIn(config.signIn, {
-    redirectUri: config.signIn ? redirectUri() : "", pendingKey: SIGN_IN_KEY,
-    failed: (message) => { show("signin"); say(message); },
-  });
-}
-
-function token() {
-  return sessionStorage.getItem(TOKEN_KEY);
-}
-
-function signIn() {
-  sessionStorage.removeItem(TOKEN_KEY);
-  show("signin");
-  say(config.signIn ? "" : "Sign-in is not configured for this page (config.json has no signIn).");
-}
-
-// ------------------------------------------------------------------ the API
-
-function factsBase() {
-  return `${config.apiBase}/tenants/${encodeURIComponent(scope.tenant)}/agents/${encodeURIComponent(scope.agent)}/facts`;
-}
-
-function api(method, path, body) {
-  return request(factsBase() + path, { method, token: token(), body, unauthorized: signIn });
+// The Facts API of this tenant's agent (session.js: the agent's API, signed in).
+function factsApi(method, path, body) {
+  return api(method, `/facts${path}`, { body });
 }
 
 function proposalPath(p, action) {
   return `/proposals/${encodeURIComponent(p.customer_id)}/${encodeURIComponent(p.id)}/${action}`;
 }
 
-// ------------------------------------------------------------------ views
-
-function show(view) {
-  for (const id of ["signin", "no-agent", "unknown-agent", "proposals-view", "memory-view"]) $(id).hidden = id !== view;
-}
-
-function when(iso) {
-  return iso ? `${iso.slice(0, 16).replace("T", " ")} UTC` : "";
-}
-
-function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [key, value] of Object.entries(attrs)) {
-    if (key === "class") node.className = value;
-    else if (key === "text") node.textContent = value;
-    else node.setAttribute(key, value);
-  }
-  for (const child of children) node.append(child);
-  return node;
-}
-
-function button(label, onClick, cls = "") {
-  const b = el("button", { type: "button", text: label, ...(cls ? { class: cls } : {}) });
-  b.addEventListener("click", onClick);
-  return b;
-}
+// ------------------------------------------------------------------ a proposal's card
 
 const ROLES = { user: "Customer", assistant: "Agent", system: "System", tool: "Tool" };
 
@@ -126,7 +46,7 @@ function details(p) {
   const confidence = p.confidence == null ? "not given" : `${Math.round(p.confidence * 100)}%`;
   const list = el("dl", { class: "meta" });
   for (const [term, value] of [["Confidence", confidence], ["Scope", p.scope], ["Session", p.session_id],
-    ["Proposed", when(p.proposed_at)]]) {
+    ["Proposed", stamp(p.proposed_at)]]) {
     list.append(el("div", {}, el("dt", { text: term }), el("dd", { text: value })));
   }
   return list;
@@ -219,7 +139,7 @@ async function decide(p, article, action, body, done) {
   const index = cardIndex(article);
   busy(article, true);
   try {
-    await api("POST", proposalPath(p, action), body);
+    await factsApi("POST", proposalPath(p, action), body);
   } catch (error) {
     busy(article, false);
     if (error instanceof ApiError && error.code === "fact_moved") {
@@ -256,28 +176,28 @@ function dismiss(p, article) {
 
 function renderList(list, counts) {
   $(`${list}-count`).textContent = `(${counts[list]})`;
-  $(`${list}-empty`).hidden = shown[list].length > 0;
-  $(`${list}-more`).hidden = !next[list];
+  $(`${list}-empty`).hidden = state.facts.shown[list].length > 0;
+  $(`${list}-more`).hidden = !state.facts.next[list];
   if (list === "recent") {
     const body = $("recent").tBodies[0];
     body.replaceChildren();
-    for (const p of shown.recent) {
+    for (const p of state.facts.shown.recent) {
       const row = body.insertRow();
       const decision = { approved: "Approved, saved to memory", rejected: "Rejected", dismissed: "Dismissed",
         expired: "Expired unanswered" }[p.status] || p.status;
-      for (const text of [p.name, p.value, p.scope, decision, p.resolved_by || "", when(p.resolved_at),
+      for (const text of [p.name, p.value, p.scope, decision, p.resolved_by || "", stamp(p.resolved_at),
         p.reason || ""]) row.insertCell().textContent = text;
     }
-    $("recent").hidden = shown.recent.length === 0;
+    $("recent").hidden = state.facts.shown.recent.length === 0;
     return;
   }
-  $(`${list}-list`).replaceChildren(...shown[list].map((p) => card(p, list)));
+  $(`${list}-list`).replaceChildren(...state.facts.shown[list].map((p) => card(p, list)));
 }
 
 async function fetchPage(list, cursor = null, limit = PAGE) {
   const query = new URLSearchParams({ state: list, limit: String(limit) });
   if (cursor) query.set("cursor", cursor);
-  return api("GET", `/proposals?${query}`);
+  return factsApi("GET", `/proposals?${query}`);
 }
 
 // A list's first `keep` rows again, in as many requests as the API's page allows: a list the
@@ -293,8 +213,8 @@ async function fetchFirst(list, keep) {
 }
 
 function apply(list, page, more = false) {
-  shown[list] = more ? shown[list].concat(page.proposals) : page.proposals;
-  next[list] = page.next;
+  state.facts.shown[list] = more ? state.facts.shown[list].concat(page.proposals) : page.proposals;
+  state.facts.next[list] = page.next;
   renderList(list, page.counts);
 }
 
@@ -305,7 +225,7 @@ async function refresh(lists, announce = false, decided = null) {
   try {
     const pages = [];
     for (const list of lists) {
-      const keep = Math.max(PAGE, shown[list].length - (list === decided ? 1 : 0));
+      const keep = Math.max(PAGE, state.facts.shown[list].length - (list === decided ? 1 : 0));
       pages.push([list, await fetchFirst(list, keep)]);
     }
     for (const [list, page] of pages) apply(list, page);
@@ -335,8 +255,8 @@ function unknownAgent() {
 
 async function more(list) {
   try {
-    const before = shown[list].length;
-    apply(list, await fetchPage(list, next[list]), true);
+    const before = state.facts.shown[list].length;
+    apply(list, await fetchPage(list, state.facts.next[list]), true);
     const first = list === "recent" ? $("recent").tBodies[0].rows[before] : $(`${list}-list`).children[before];
     if (first) (first.querySelector("button") || $(`${list}-title`)).focus();
   } catch (error) {
@@ -345,7 +265,7 @@ async function more(list) {
 }
 
 async function showProposals(focus = true) {
-  customer = null;
+  state.facts.customer = null;
   show("proposals-view");
   if (await refresh(LISTS, true) && focus) $("pending-title").focus();
 }
@@ -360,14 +280,14 @@ function urlFor(customerId) {
 }
 
 function memoryPath(name) {
-  const base = `/customers/${encodeURIComponent(customer)}/memory`;
+  const base = `/customers/${encodeURIComponent(state.facts.customer)}/memory`;
   return name ? `${base}/${encodeURIComponent(name)}` : base;
 }
 
 async function openMemory(customerId, push = true) {
   let cell = null, unreadable = null;
   try {
-    cell = await api("GET", `/customers/${encodeURIComponent(customerId)}/memory`);
+    cell = await factsApi("GET", `/customers/${encodeURIComponent(customerId)}/memory`);
   } catch (error) {
     // A cell that does not parse: say so, and offer the two repairs (docs/facts.md).
     if (error instanceof ApiError && error.status === 409 && error.code === "record_unreadable") unreadable = error;
@@ -376,7 +296,7 @@ async function openMemory(customerId, push = true) {
       return false;
     }
   }
-  customer = customerId;
+  state.facts.customer = customerId;
   if (push && location.pathname + location.search !== urlFor(customerId)) history.pushState(null, "", urlFor(customerId));
   if (unreadable) renderUnreadable(customerId, unreadable);
   else renderMemory(cell);
@@ -396,7 +316,7 @@ function renderUnreadable(customerId, error) {
 async function repair(what, body, done) {
   let cell;
   try {
-    cell = await api("POST", memoryPath(what), body);
+    cell = await factsApi("POST", memoryPath(what), body);
   } catch (error) {
     fail(what === "restore" ? "Could not restore this memory" : "Could not reset this memory", error,
       () => repair(what, body, done));
@@ -431,11 +351,11 @@ function askRemoval(row, fact) {
 async function removeFact(fact, reason = "") {
   let cell;
   try {
-    cell = await api("DELETE", `${memoryPath(fact.name)}?revision=${fact.revision}`, { reason: reason || null });
+    cell = await factsApi("DELETE", `${memoryPath(fact.name)}?revision=${fact.revision}`, { reason: reason || null });
   } catch (error) {
     if (error instanceof ApiError && error.status === 412) {
       const now = error.body && error.body.current;
-      await openMemory(customer, false);
+      await openMemory(state.facts.customer, false);
       fail(`${fact.name} was not removed`,
         `someone changed this fact after you opened it: it now reads “${now ? now.value : "(removed)"}”.`);
       return;
@@ -445,13 +365,13 @@ async function removeFact(fact, reason = "") {
   }
   renderMemory(cell);
   $("memory-title").focus();
-  say(`Removed ${fact.name} from ${customer}'s memory.`);
+  say(`Removed ${fact.name} from ${state.facts.customer}'s memory.`);
 }
 
 async function trimMemory() {
   let cell;
   try {
-    cell = await api("POST", memoryPath("trim"));
+    cell = await factsApi("POST", memoryPath("trim"));
   } catch (error) {
     fail("Could not remove the facts not served", error, trimMemory);
     return;
@@ -474,7 +394,7 @@ function renderRemovals(removals) {
   body.replaceChildren();
   for (const removal of removals) {
     const row = body.insertRow();
-    for (const text of [removal.name, removal.by, when(removal.at), removal.reason || ""]) row.insertCell().textContent = text;
+    for (const text of [removal.name, removal.by, stamp(removal.at), removal.reason || ""]) row.insertCell().textContent = text;
   }
   $("memory-removed-section").hidden = removals.length === 0;
 }
@@ -494,7 +414,7 @@ function renderMemory(cell) {
     row.insertCell().textContent = fact.name;
     row.insertCell().textContent = fact.value;
     row.insertCell().textContent = originWords(fact.origin);
-    row.insertCell().textContent = when(fact.at);
+    row.insertCell().textContent = stamp(fact.at);
     row.insertCell();
     renderRowActions(row, fact);
   }
@@ -508,7 +428,7 @@ function editRow(row, fact) {
   const input = el("input", { maxlength: "500", autocomplete: "off", "aria-label": `New value of ${fact.name}` });
   input.value = fact.value;
   const form = el("form", { class: "inline-edit" }, input, el("button", { type: "submit", text: "Save" }),
-    button("Cancel", () => openMemory(customer, false)));
+    button("Cancel", () => openMemory(state.facts.customer, false)));
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     saveFact(fact.name, input.value.trim(), fact.revision, [], input);
@@ -521,11 +441,9 @@ function editRow(row, fact) {
 
 // Personal data in a value (the write path's redaction rules, checked by the API): said before anything
 // is saved, with "Save it anyway" when the operator may confirm it (never for card data).
-let keepPersonalData = null;
-
 function hidePersonalData() {
   $("personal-data").hidden = true;
-  keepPersonalData = null;
+  state.facts.keepPersonalData = null;
 }
 
 function warnPersonalData(name, error, retry, input) {
@@ -533,7 +451,7 @@ function warnPersonalData(name, error, retry, input) {
   $("personal-data-text").textContent = `${name}: ${plainWords(error)}`;
   const canConfirm = Boolean(error.body && error.body.can_confirm);
   $("personal-data-keep").hidden = !canConfirm;
-  keepPersonalData = canConfirm ? retry : null;
+  state.facts.keepPersonalData = canConfirm ? retry : null;
   $("personal-data-change").onclick = () => {
     hidePersonalData();
     input.focus();
@@ -545,7 +463,7 @@ function warnPersonalData(name, error, retry, input) {
 async function saveFact(name, value, revision, confirmed = [], input = $("add-fact-value")) {
   let saved;
   try {
-    saved = await api("PUT", `/customers/${encodeURIComponent(customer)}/memory/${encodeURIComponent(name)}`,
+    saved = await factsApi("PUT", `/customers/${encodeURIComponent(state.facts.customer)}/memory/${encodeURIComponent(name)}`,
       { value, revision, personal_data: confirmed });
   } catch (error) {
     if (error instanceof ApiError && error.code === "personal_data") {
@@ -555,7 +473,7 @@ async function saveFact(name, value, revision, confirmed = [], input = $("add-fa
     }
     if (error instanceof ApiError && error.status === 412) {
       const now = error.body && error.body.current;
-      await openMemory(customer, false);
+      await openMemory(state.facts.customer, false);
       fail(`Nothing was saved for ${name}`,
         `someone changed this fact after you opened it: it now reads “${now ? now.value : "(removed)"}”. Edit it again if it still needs your change.`);
       return;
@@ -565,24 +483,22 @@ async function saveFact(name, value, revision, confirmed = [], input = $("add-fa
   }
   hidePersonalData();
   if (input === $("add-fact-value")) { $("add-fact-name").value = ""; input.value = ""; }
-  await openMemory(customer, false);
-  say(`Saved ${saved.name} = “${saved.value}” to ${customer}'s memory.`);
+  await openMemory(state.facts.customer, false);
+  say(`Saved ${saved.name} = “${saved.value}” to ${state.facts.customer}'s memory.`);
   return true;
 }
 
 // ------------------------------------------------------------------ start
 
+// This page's sign-in: its own pending request and callback ("facts" beside the Knowledge page's); a
+// return that did not sign in is said on the sign-in view.
+useSignIn({ pendingKey: "facts-studio-sign-in", callbackPage: "facts" });
+register({ signInFailed: (message) => { show("signin"); say(message); } });
+
 async function start() {
-  try {
-    config = { ...config, ...(await (await fetch("config.json")).json()) };
-  } catch { /* the defaults serve a page hosted next to its API */ }
-  $("problem-retry").addEventListener("click", () => {
-    const retry = retryAction;
-    $("problem").hidden = true;
-    say("Trying again…");
-    if (retry) retry();
-  });
-  $("signin-link").addEventListener("click", (event) => { event.preventDefault(); if (config.signIn) beginSignIn(); });
+  await loadConfig();
+  $("problem-retry").addEventListener("click", tryAgain);
+  $("signin-link").addEventListener("click", (event) => { event.preventDefault(); if (state.config.signIn) beginSignIn(); });
   if (await finishSignIn()) return;
   const knowledge = new URLSearchParams({ tenant: scope.tenant });
   if (scope.agent) knowledge.set("agent", scope.agent);
@@ -603,14 +519,14 @@ async function start() {
     await saveFact(name, $("add-fact-value").value.trim(), null);
   });
   $("personal-data-keep").addEventListener("click", () => {
-    if (keepPersonalData) keepPersonalData();
+    if (state.facts.keepPersonalData) state.facts.keepPersonalData();
   });
   $("memory-trim").addEventListener("click", trimMemory);
   $("memory-restore").addEventListener("click", () => repair("restore", undefined,
-    (cell) => `Restored ${customer}'s memory to its last readable version (${cell.stored} fact${cell.stored === 1 ? "" : "s"}).`));
+    (cell) => `Restored ${state.facts.customer}'s memory to its last readable version (${cell.stored} fact${cell.stored === 1 ? "" : "s"}).`));
   $("memory-reset").addEventListener("submit", (event) => {
     event.preventDefault();
-    repair("reset", { confirm: $("memory-reset-confirm").value.trim() }, () => `${customer}'s memory was reset to empty.`);
+    repair("reset", { confirm: $("memory-reset-confirm").value.trim() }, () => `${state.facts.customer}'s memory was reset to empty.`);
   });
   $("back-to-proposals").addEventListener("click", () => {
     history.pushState(null, "", urlFor(null));
