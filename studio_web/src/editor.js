@@ -101,7 +101,7 @@ function relatedDecorations(doc) {
 }
 
 const relatedField = StateField.define({
-  create: (state) => relatedDecorations(state.doc),
+  create: (initial) => relatedDecorations(initial.doc),  // CodeMirror's state, not the page's
   update: (decorations, transaction) => (transaction.docChanged ? relatedDecorations(transaction.state.doc) : decorations),
   provide: (field) => EditorView.decorations.from(field),
 });
