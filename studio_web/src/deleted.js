@@ -1,21 +1,22 @@
 // Deleting the open concept, and the deleted concepts: their list, a preview of what each held, and undelete.
 import { $, button, cell, show, stamp } from "./dom.js";
-import { current, forgetCurrent } from "./editor.js";
+import { forgetCurrent } from "./editor.js";
 import { loadList } from "./list.js";
 import { api } from "./session.js";
+import { state } from "./state.js";
 import { fail, say } from "./status.js";
 import { visit } from "./url.js";
 
 export async function deleteCurrent() {
-  if (!confirm(`Delete ${current.name}? It can be restored from "Deleted concepts".`)) return;
+  if (!confirm(`Delete ${state.editor.current.name}? It can be restored from "Deleted concepts".`)) return;
   await removeCurrent();
 }
 
 async function removeCurrent() {
   try {
-    await api("DELETE", `/concepts/${encodeURIComponent(current.name)}`);
+    await api("DELETE", `/concepts/${encodeURIComponent(state.editor.current.name)}`);
   } catch (error) {
-    fail(`Not deleted: ${current.name} is still there`, error, removeCurrent);
+    fail(`Not deleted: ${state.editor.current.name} is still there`, error, removeCurrent);
     return;
   }
   forgetCurrent();

@@ -1,11 +1,23 @@
-// DOM helpers for the studio page: elements by id, which view is shown, badges, table cells, buttons, times.
+// DOM helpers for both studio pages: elements by id, which view is shown, elements, badges, table
+// cells, buttons, times.
 
 export const $ = (id) => document.getElementById(id);
 
+// One view at a time: the page's views are the elements its HTML marks `data-view`.
 export function show(view) {
-  for (const id of ["signin", "agents-view", "list-view", "deleted-view", "editor-view", "vocabulary-view"]) {
-    $(id).hidden = id !== view;
+  for (const element of document.querySelectorAll("[data-view]")) element.hidden = element.id !== view;
+}
+
+// An element with attributes (`class`, `text` for its text, any other as is) and children (nodes or text).
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = value;
+    else node.setAttribute(key, value);
   }
+  for (const child of children) node.append(child);
+  return node;
 }
 
 export function badge(text, kind) {
@@ -22,10 +34,11 @@ export function cell(row, content) {
   return td;
 }
 
-export function button(text, onClick) {
+export function button(text, onClick, className = "") {
   const element = document.createElement("button");
   element.type = "button";
   element.textContent = text;
+  if (className) element.className = className;
   element.addEventListener("click", onClick);
   return element;
 }

@@ -10,10 +10,9 @@ import { $, show } from "./dom.js";
 import { api } from "./session.js";
 import { readConflict } from "./conflict.mjs";
 import { hideConflict, initResolution, noticeChange, showConflict } from "./resolution.js";
-import { hideDeletedName, showDeletedName } from "./recreate.js";
+import { calls, state } from "./state.js";
 import { fail, say } from "./status.js";
 import { showLearned } from "./learned.js";
-import { showShareButtons } from "./share.js";
 import { NEW, scope, urlFor, visit } from "./url.js";
 
 const DRAFT_KEY = "knowledge-studio-draft";
@@ -30,21 +29,23 @@ What is true, for the agent to use. Link a neighbour as [[its-name]].
 const STORED_HINT = "Promote observed to policy by editing the provenance line.";
 const NEW_HINT = "Fields you leave out are filled in: provenance policy, no sources.";
 
-let editor = null;
-export let current = null; // { name, etag } of the version in the editor; name null for a new concept
-let savedText = null; // the text as loaded or last saved: anything else in the editor is unsaved work
-
 // The editor holds no concept any more (it was deleted or moved): it leaves the page at once, so a
 // list that then fails to load leaves its problem on screen, never the text of a concept that is gone.
 export function forgetCurrent() {
-  current = null;
+  state.editor.current = null;
   $("editor-view").hidden = true;
 }
 
 // ------------------------------------------------------------------ unsaved work
 
+// The text in the editor now.
+function editorText() {
+  return state.editor.view.state.doc.toString();
+}
+
 export function isDirty() {
-  return Boolean(current && editor && !$("editor-view").hidden && editor.state.doc.toString() !== savedText);
+  const { current, view, savedText } = state.editor;
+  return Boolean(current && view && !$("editor-view").hidden && editorText() !== savedText);
 }
 
 function markDirty() {
@@ -54,7 +55,7 @@ function markDirty() {
 // Asks before unsaved work is thrown away; true when it may go.
 export function mayDiscard(what) {
   if (!isDirty()) return true;
-  const name = current.name || "the new concept";
+  const name = state.editor.current.name || "the new concept";
   return confirm(`You have unsaved changes to ${name}. ${what} discards them. Discard them?`);
 }
 
@@ -62,7 +63,8 @@ export function mayDiscard(what) {
 export function keepDraft() {
   if (!isDirty()) return false;
   sessionStorage.setItem(DRAFT_KEY, JSON.stringify({
-    tenant: scope.tenant, agent: scope.agent, name: current.name, etag: current.etag, text: editor.state.doc.toString(),
+    tenant: scope.tenant, agent: scope.agent, name: state.editor.current.name, etag: state.editor.current.etag,
+    text: editorText(),
   }));
   return true;
 }
@@ -99,7 +101,7 @@ function relatedDecorations(doc) {
 }
 
 const relatedField = StateField.define({
-  create: (state) => relatedDecorations(state.doc),
+  create: (initial) => relatedDecorations(initial.doc),  // CodeMirror's state, not the page's
   update: (decorations, transaction) => (transaction.docChanged ? relatedDecorations(transaction.state.doc) : decorations),
   provide: (field) => EditorView.decorations.from(field),
 });
@@ -110,16 +112,17 @@ function showRelatedNote(count) {
 }
 
 export function goToRelatedClaims() {
-  const lines = relatedLines(editor.state.doc);
+  const view = state.editor.view;
+  const lines = relatedLines(view.state.doc);
   if (!lines.length) return;
   const last = lines[lines.length - 1];
-  editor.dispatch({ selection: { anchor: lines[0].from, head: last.to }, scrollIntoView: true });
-  editor.focus();
+  view.dispatch({ selection: { anchor: lines[0].from, head: last.to }, scrollIntoView: true });
+  view.focus();
 }
 
 function ensureEditor() {
-  if (editor) return editor;
-  editor = new EditorView({
+  if (state.editor.view) return state.editor.view;
+  state.editor.view = new EditorView({
     parent: $("editor"),
     extensions: [
       basicSetup,
@@ -136,14 +139,15 @@ function ensureEditor() {
       }),
     ],
   });
-  initResolution({ text: () => editor.state.doc.toString(), replace: replaceText, save: () => save(), diff: diffEditor });
-  return editor;
+  initResolution({ text: editorText, replace: replaceText, save: () => save(), diff: diffEditor });
+  return state.editor.view;
 }
 
 // One change the operator can undo (Ctrl/Cmd-Z) as a step of its own: a user event the history
 // never joins to the change before it, however soon after.
 function replaceText(text) {
-  editor.dispatch({ changes: { from: 0, to: editor.state.doc.length, insert: text }, userEvent: "resolve.conflict" });
+  const view = state.editor.view;
+  view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text }, userEvent: "resolve.conflict" });
   markDirty();
 }
 
@@ -193,7 +197,7 @@ function goToLine(number) {
 function resetPanels() {
   $("errors").replaceChildren();
   $("taken").hidden = true;
-  hideDeletedName();
+  calls.hideDeletedName();
   $("related-note").hidden = true;
   $("stale").hidden = true;
   $("history-panel").hidden = true;
@@ -207,20 +211,20 @@ export async function openConcept(name) {
   say("Loading…");
   try {
     const concept = await api("GET", `/concepts/${encodeURIComponent(name)}`);
-    current = { name: concept.name, etag: concept.etag };
+    state.editor.current = { name: concept.name, etag: concept.etag };
     resetPanels();
     show("editor-view");
     $("editor-title").textContent = concept.name;
     $("editor-meta").textContent = STORED_HINT;
     $("history").disabled = $("delete").disabled = false;
-    showShareButtons(concept.name);
-    savedText = concept.markdown;
+    calls.showShareButtons(concept.name);
+    state.editor.savedText = concept.markdown;
     setText(concept.markdown);
     showRelatedNote(concept.related);
     showLearned(concept.markdown, replaceText);
     showConflict(concept.markdown);
     say("");
-    editor.focus();
+    state.editor.view.focus();
     return true;
   } catch (error) {
     fail(`Could not open ${name}`, error, async () => { if (await openConcept(name)) visit(name); });
@@ -229,17 +233,17 @@ export async function openConcept(name) {
 }
 
 export function newConcept() {
-  current = { name: null, etag: null };
+  state.editor.current = { name: null, etag: null };
   resetPanels();
   show("editor-view");
   $("editor-title").textContent = "New concept";
   $("editor-meta").textContent = NEW_HINT;
   $("history").disabled = $("delete").disabled = true;
-  showShareButtons(null);
-  savedText = NEW_CONCEPT;  // the untouched template is nobody's work
+  calls.showShareButtons(null);
+  state.editor.savedText = NEW_CONCEPT;  // the untouched template is nobody's work
   setText(NEW_CONCEPT);
   say("");
-  editor.focus();
+  state.editor.view.focus();
 }
 
 // Back in the editor after a sign-in, with the text the expired session could not save. The
@@ -247,7 +251,7 @@ export function newConcept() {
 export async function restoreDraft(draft) {
   if (draft.name) {
     if (!(await openConcept(draft.name))) return;
-    current.etag = draft.etag;
+    state.editor.current.etag = draft.etag;
   } else {
     newConcept();
   }
@@ -260,29 +264,30 @@ export async function restoreDraft(draft) {
 
 // `newHistory`: create it even though a deleted concept had the name (recreate.js).
 export async function save(etagOverride, { newHistory = false } = {}) {
-  if (!current) return;
-  const text = editor.state.doc.toString();
+  if (!state.editor.current) return;
+  const text = editorText();
   $("errors").replaceChildren();
   $("taken").hidden = true;
-  hideDeletedName();
-  if (!current.name && text === NEW_CONCEPT) {
+  calls.hideDeletedName();
+  if (!state.editor.current.name && text === NEW_CONCEPT) {
     say("Nothing saved: the template is unchanged. Write the concept (its name first), then save.");
     return;
   }
   say("Saving…");
   try {
+    const { current } = state.editor;
     const saved = current.name
       ? await api("PUT", `/concepts/${encodeURIComponent(current.name)}`, { body: { markdown: text }, etag: etagOverride || current.etag })
       : await api("POST", newHistory ? "/concepts?new_history=true" : "/concepts", { body: { markdown: text } });
-    const unchanged = current.name && saved.etag === current.etag;
-    const resolved = readConflict(savedText || "") && !readConflict(saved.markdown);
-    current = { name: saved.name, etag: saved.etag };
+    const unchanged = state.editor.current.name && saved.etag === state.editor.current.etag;  // read after the wait
+    const resolved = readConflict(state.editor.savedText || "") && !readConflict(saved.markdown);
+    state.editor.current = { name: saved.name, etag: saved.etag };
     $("editor-title").textContent = saved.name;
     $("editor-meta").textContent = STORED_HINT;  // created: nothing is filled in any more
     $("history").disabled = $("delete").disabled = false;
-    showShareButtons(saved.name);
+    calls.showShareButtons(saved.name);
     $("stale").hidden = true;
-    savedText = saved.markdown;
+    state.editor.savedText = saved.markdown;
     setText(saved.markdown);
     history.replaceState(null, "", urlFor(saved.name));
     showRelatedNote(saved.related);
@@ -294,12 +299,12 @@ export async function save(etagOverride, { newHistory = false } = {}) {
       showErrors(error.body.errors || [{ field: "document", message: error.message }]);
       say("Not saved: fix the marked lines.");
     } else if (error.status === 412 && error.body && error.body.current) {
-      showStale(savedText, error.body.current.markdown, text);
+      showStale(state.editor.savedText, error.body.current.markdown, text);
       $("stale").hidden = false;
       $("stale").dataset.etag = error.body.current.etag;
       say("Not saved: a newer version exists.");
     } else if (error.status === 409 && error.code === "name_deleted") {
-      showDeletedName(error.body);
+      calls.showDeletedName(error.body);
       say(`Not saved: a deleted concept was named ${error.body.name}.`);
     } else if (error.status === 409 && error.body && error.body.name) {
       $("taken-name").textContent = error.body.name;
@@ -335,10 +340,9 @@ export function diffEditor(parent, label, before, after) {
 
 // The stale save, three ways: from the version the operator started from, what the other
 // writer saved and what the operator has, each as a diff against that common start.
-let staleViews = [];
 function showStale(base, theirs, mine) {
-  for (const view of staleViews) view.destroy();
-  staleViews = [
+  for (const view of state.editor.staleViews) view.destroy();
+  state.editor.staleViews = [
     diffEditor($("stale-theirs"), "What they saved, against the version you started from", base, theirs),
     diffEditor($("stale-mine"), "What you have, against the version you started from", base, mine),
   ];

@@ -6,6 +6,7 @@ import { plainWords } from "./api.js";
 import { $, cell } from "./dom.js";
 import { loadList } from "./list.js";
 import { api } from "./session.js";
+import { state } from "./state.js";
 import { scope } from "./url.js";
 
 const SUFFIXES = [".md", ".csv", ".yaml", ".yml"];
@@ -19,22 +20,19 @@ const WORDS = {
   done: { created: "created", changed: "changed", unchanged: "unchanged", skipped: "skipped", refused: "invalid" },
 };
 
-let chosen = null; // [{ name, text }] as sent
-let busy = false;
-
 export function wireImport() {
   $("import-open").addEventListener("click", openImport);
   $("import-files").addEventListener("change", (event) => choose(event.target.files));
   $("import-folder").addEventListener("change", (event) => choose(event.target.files));
-  $("import-replace").addEventListener("change", () => { if (chosen && !busy) dryRun(); });
+  $("import-replace").addEventListener("change", () => { if (state.import.chosen && !state.import.busy) dryRun(); });
   $("import-confirm").addEventListener("click", confirmImport);
-  $("import-close").addEventListener("click", () => { if (!busy) $("import-dialog").close(); });
+  $("import-close").addEventListener("click", () => { if (!state.import.busy) $("import-dialog").close(); });
   // Escape closes the dialog, except while writing (what is under way is shown to its end).
-  $("import-dialog").addEventListener("cancel", (event) => { if (busy) event.preventDefault(); });
+  $("import-dialog").addEventListener("cancel", (event) => { if (state.import.busy) event.preventDefault(); });
 }
 
 function openImport() {
-  chosen = null;
+  state.import.chosen = null;
   for (const id of ["import-files", "import-folder"]) $(id).value = "";
   $("import-replace").checked = false;
   $("import-agent").textContent = `${scope.tenant} / ${scope.agent}`;
@@ -76,11 +74,11 @@ function showResult(report, { dry = true, heading = "" } = {}) {
 }
 
 async function choose(list) {
-  if (busy) return;
+  if (state.import.busy) return;
   const files = [...list];
   const taken = files.filter((f) => SUFFIXES.some((s) => f.name.toLowerCase().endsWith(s)));
   const size = taken.reduce((sum, f) => sum + f.size, 0);
-  chosen = null;
+  state.import.chosen = null;
   showResult(null);
   if (!taken.length) {
     tell("None of these files can be imported: choose .md concept files, or an FAQ as .csv, .yaml or .yml.", true);
@@ -102,7 +100,7 @@ async function choose(list) {
       + `"knowledge import --agent ${scope.agent} --tenant ${scope.tenant} PATH" (or ImportFunction).`, true);
     return;
   }
-  chosen = read;
+  state.import.chosen = read;
   await dryRun();
 }
 
@@ -110,7 +108,7 @@ async function dryRun() {
   tell("Checking what the import would do…");
   let report;
   try {
-    report = await api("POST", "/import", { body: { files: chosen, dry_run: true, replace: $("import-replace").checked } });
+    report = await api("POST", "/import", { body: { files: state.import.chosen, dry_run: true, replace: $("import-replace").checked } });
   } catch (error) {
     showResult(null);
     tell(`Nothing can be imported: ${plainWords(error)}`, true);
@@ -124,7 +122,7 @@ async function dryRun() {
 }
 
 async function confirmImport() {
-  busy = true;
+  state.import.busy = true;
   $("import-confirm").hidden = true;
   const replace = $("import-replace").checked;
   const progress = $("import-progress");
@@ -135,7 +133,7 @@ async function confirmImport() {
   progress.value = 0;
   try {
     while (start !== null) {
-      const report = await api("POST", "/import", { body: { files: chosen, dry_run: false, replace, start, count: WINDOW } });
+      const report = await api("POST", "/import", { body: { files: state.import.chosen, dry_run: false, replace, start, count: WINDOW } });
       total = report.total;
       for (const key of ["created", "changed", "unchanged", "skipped", "refused"]) done[key] += report[key];
       done.items.push(...report.items);
@@ -146,16 +144,16 @@ async function confirmImport() {
       tell(`Imported ${progress.value} of ${total}…`);
     }
   } catch (error) {
-    busy = false;
+    state.import.busy = false;
     showResult(done, { dry: false, heading: `Stopped after ${done.items.length} of ${total ?? "the"} concepts` });
     tell(`The import stopped: ${plainWords(error)} What is written stays; choose the same files again to go on `
       + "(what is already written comes out unchanged).", true);
     await loadList();
     return;
   }
-  busy = false;
+  state.import.busy = false;
   showResult(done, { dry: false, heading: "Imported" });
   tell(`Done: ${done.created} created, ${done.changed} changed.`);
-  chosen = null;
+  state.import.chosen = null;
   await loadList();
 }

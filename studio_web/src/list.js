@@ -4,23 +4,16 @@ import { openConcept } from "./editor.js";
 import { loadAgents } from "./agents.js";
 import { showConfigProblem } from "./banner.js";
 import { markReviewed, showReview } from "./review.js";
-import { api, config, operatorActor } from "./session.js";
+import { api, operatorActor } from "./session.js";
+import { state } from "./state.js";
 import { plainWords } from "./api.js";
 import { fail, say, spokenCount } from "./status.js";
 import { SHARED, agentUrl, filtersInUrl, inShared, listUrl, visit } from "./url.js";
 
-let concepts = [];
-let sortKey = "written_at";  // last written first: what the engine just learned is on top
 const PAGE = 50;  // rows per page; the server pages, the browser holds only what it shows
-let nextCursor = null;
-let total = 0;
-let listScroll = 0;  // where the list was scrolled when a concept was opened from it
-let sortDescending = true;
-// With a query, relevance orders the list (the server's default) until the operator picks a column.
-let sortChosen = false;
 
 function searching() {
-  return !sortChosen && $("filter-q").value.trim() !== "";
+  return !state.list.sortChosen && $("filter-q").value.trim() !== "";
 }
 
 // The sorted column says so to assistive technology (aria-sort) and to the eye (an arrow).
@@ -28,9 +21,9 @@ function markSort() {
   for (const button of document.querySelectorAll("th button[data-sort]")) {
     const th = button.closest("th");
     const arrow = button.querySelector(".arrow");
-    if (button.dataset.sort === sortKey && !searching()) {
-      th.setAttribute("aria-sort", sortDescending ? "descending" : "ascending");
-      arrow.textContent = sortDescending ? "▼" : "▲";
+    if (button.dataset.sort === state.list.sortKey && !searching()) {
+      th.setAttribute("aria-sort", state.list.sortDescending ? "descending" : "ascending");
+      arrow.textContent = state.list.sortDescending ? "▼" : "▲";
     } else {
       th.removeAttribute("aria-sort");
       arrow.textContent = "";
@@ -41,9 +34,10 @@ function markSort() {
 // A column's sort button: the same column again turns the order round; a new one starts
 // descending (names ascending).
 export function sortBy(key) {
-  sortDescending = sortKey === key && !searching() ? !sortDescending : key !== "name";
-  sortKey = key;
-  sortChosen = true;
+  const list = state.list;
+  list.sortDescending = list.sortKey === key && !searching() ? !list.sortDescending : key !== "name";
+  list.sortKey = key;
+  list.sortChosen = true;
   loadList();
 }
 
@@ -78,20 +72,21 @@ function newMark(concept) {
 // One concept reviewed: its mark goes, the count follows, and focus moves on to the next new row
 // (else stays on this row's name), so a queue is worked through from the keyboard.
 async function reviewRow(name) {
-  const concept = concepts.find((c) => c.name === name);
+  const concept = state.list.concepts.find((c) => c.name === name);
   const row = rowNamed(name);
   if (!concept || !concept.new || !row) return;
-  const state = await markReviewed(name, concept.written_at);
-  if (!state) return;
+  const answer = await markReviewed(name, concept.written_at);
+  if (!answer) return;
   concept.new = false;
   // The count this page just changed is no news for the list's watch to announce over this answer.
-  if (newestShown && newestShown !== "unknown") newestShown = newestShown.replace(/ \d+$/, ` ${state.new}`);
+  const newest = state.list.newestShown;
+  if (newest && newest !== "unknown") state.list.newestShown = newest.replace(/ \d+$/, ` ${answer.new}`);
   const mark = row.querySelector(".triage");
   const next = nextNewRow(row);
   if (mark) mark.remove();
   const target = next || row;
   target.querySelector("button.link").focus();
-  say(`${name} marked reviewed. ${state.new ? `${state.new} new left${next ? `: on to ${next.dataset.name}` : ""}.` : "Nothing new left."}`);
+  say(`${name} marked reviewed. ${answer.new ? `${answer.new} new left${next ? `: on to ${next.dataset.name}` : ""}.` : "Nothing new left."}`);
 }
 
 function nextNewRow(row) {
@@ -121,14 +116,13 @@ export function triageKeys(event) {
 }
 
 // Whether this agent recalls the tenant's shared knowledge, as its last list said (null: no list yet).
-let sharedRecalled;
 export function recallsShared() {
-  return sharedRecalled === undefined ? null : sharedRecalled !== null;
+  return state.list.sharedRecalled === undefined ? null : state.list.sharedRecalled !== null;
 }
 
 // What the scope of the list is: the tenant's shared knowledge, or what of it this agent also recalls.
 function showShared(page) {
-  sharedRecalled = page.shared_recalled ?? null;
+  state.list.sharedRecalled = page.shared_recalled ?? null;
   const line = $("shared-line");
   line.replaceChildren();
   if (inShared) {
@@ -157,7 +151,7 @@ function renderList(rows, more = false) {
     open.className = "link";
     open.textContent = concept.name;
     open.addEventListener("click", async () => {
-      listScroll = window.scrollY;
+      state.list.listScroll = window.scrollY;
       if (await openConcept(concept.name)) visit(concept.name);
     });
     open.dataset.name = concept.name;
@@ -190,6 +184,7 @@ function renderList(rows, more = false) {
     why.textContent = writtenWhy(concept);
     written.append(why);
   }
+  const { concepts, nextCursor, total } = state.list;
   $("empty").hidden = concepts.length > 0;
   $("more").hidden = !nextCursor;
   $("more").textContent = `Show ${Math.min(PAGE, total - concepts.length)} more (${concepts.length} of ${total} shown)`;
@@ -212,6 +207,7 @@ function marked(text, ranges) {
 }
 
 export function counted() {
+  const { concepts, total, shownFilters } = state.list;
   const q = shownFilters.q.trim();
   if (q) {
     const shown = concepts.length < total ? ` (${concepts.length} shown)` : "";
@@ -243,12 +239,12 @@ function listQuery(wanted, limit, cursor) {
 // first new row only when it was on the button that asked.
 export async function showMore() {
   const asked = document.activeElement === $("more");
-  const before = concepts.length;
+  const before = state.list.concepts.length;
   try {
-    const page = await api("GET", `/concepts?${listQuery(shownFilters, PAGE, nextCursor)}`);
-    concepts = concepts.concat(page.concepts);
-    nextCursor = page.next;
-    total = page.total;
+    const page = await api("GET", `/concepts?${listQuery(state.list.shownFilters, PAGE, state.list.nextCursor)}`);
+    state.list.concepts = state.list.concepts.concat(page.concepts);
+    state.list.nextCursor = page.next;
+    state.list.total = page.total;
     renderList(page.concepts, true);
     say(counted());
     if (asked) {
@@ -263,14 +259,9 @@ export async function showMore() {
 // The list keeps itself up to date: every `refreshSeconds` (config.json, 30 by default) while
 // the list is on screen and the tab visible, one row is asked for (the last written, with the
 // agent's count of new ones); when either moved, the rows shown are listed again in place.
-let newestShown = null;
-const CATCH_UP_MS = 3000;
-let watching = null;
 // A look answered while the list was being listed (or after it was) is older than the rows shown:
-// it is dropped, so an operator's own action (mark all as seen) is never followed by a stale
-// "updated" that overwrites what the action said.
-let listings = 0;
-let listing = 0;
+// it is dropped (state.list.listings), so an operator's own action (mark all as seen) is never
+// followed by a stale "updated" that overwrites what the action said.
 
 function signature(page) {
   const top = page.concepts[0];
@@ -282,23 +273,23 @@ async function newestWrite() {
 }
 
 export function watchForChanges() {
-  clearInterval(watching);
+  clearInterval(state.list.watching);
   let looking = false;
-  watching = setInterval(async () => {
-    if (looking || listing || $("list-view").hidden || document.hidden || !$("problem").hidden) return;
+  state.list.watching = setInterval(async () => {
+    if (looking || state.list.listing || $("list-view").hidden || document.hidden || !$("problem").hidden) return;
     looking = true;
-    const asked = listings;
+    const asked = state.list.listings;
     try {
       const page = await newestWrite();
       showConfigProblem(page.config_problem);
-      const current = asked === listings && !listing;
+      const current = asked === state.list.listings && !state.list.listing;
       if (!current) {
         // A list was listed meanwhile: it is the newer one, and says itself whether it is current.
-      } else if (signature(page) !== newestShown && !$("list-view").hidden) {
+      } else if (signature(page) !== state.list.newestShown && !$("list-view").hidden) {
         const before = spokenCount();  // an action's answer said during the refresh is newer news: it stays
         const refreshed = refreshList();
-        const mine = listings;  // refreshList has begun its listing: any later one is someone else's
-        if (await refreshed && mine === listings && spokenCount() === before) {
+        const mine = state.list.listings;  // refreshList has begun its listing: any later one is someone else's
+        if (await refreshed && mine === state.list.listings && spokenCount() === before) {
           say(`${counted()}. The list was updated with the latest changes.`, { background: true });
         }
       } else {
@@ -310,21 +301,19 @@ export function watchForChanges() {
       if (error.status !== 401) markBehind(error);
     }
     looking = false;
-  }, (config.refreshSeconds || 30) * 1000);
+  }, (state.config.refreshSeconds || 30) * 1000);
 }
 
 // Whether the list on screen is known to be current: it says when it could not be checked, and
 // since when it is as shown.
-let currentAt = null;
-
 function markCurrent(asOf) {
-  currentAt = asOf || currentAt;
+  state.list.currentAt = asOf || state.list.currentAt;
   $("list-stale").hidden = true;
 }
 
 function markBehind(error) {
-  $("list-stale").textContent = `This list may be out of date: it could not be updated since ${stamp(currentAt, true)} `
-    + `(${plainWords(error).replace(/\.$/, "")}). It is checked again every ${config.refreshSeconds || 30} s.`;
+  $("list-stale").textContent = `This list may be out of date: it could not be updated since ${stamp(state.list.currentAt, true)} `
+    + `(${plainWords(error).replace(/\.$/, "")}). It is checked again every ${state.config.refreshSeconds || 30} s.`;
   $("list-stale").hidden = false;
 }
 
@@ -340,7 +329,7 @@ export async function refreshList() {
   // would move its name within it.
   const place = (row) => (row.querySelector("button.link") || row).getBoundingClientRect().top;
   const top = anchor && { name: anchor.dataset.name, y: place(anchor) };
-  if (!(await loadList(concepts.length, { quiet: true }))) return false;
+  if (!(await loadList(state.list.concepts.length, { quiet: true }))) return false;
   const again = top && rowNamed(top.name);
   if (again) window.scrollBy(0, place(again) - top.y);
   if (focusedRow) focusRow(focusedRow);
@@ -351,17 +340,15 @@ function rowNamed(name) {
   return [...$("concepts").tBodies[0].rows].find((row) => row.dataset.name === name);
 }
 
-// The filters the list on screen was loaded with: a failed load puts the controls back to them,
-// so a ticked filter never sits above a list it did not filter.
-let shownFilters = { fresh: false, conflict: false, related: false, expired: false, notStarted: false, stale: false, retired: false,
-  type: "", q: "", sort: sortKey, desc: sortDescending };
-
+// The filters the controls say. The list on screen keeps those it was loaded with
+// (state.list.shownFilters): a failed load puts the controls back to them, so a ticked filter never
+// sits above a list it did not filter.
 function filters() {
   return { fresh: $("filter-new").checked, conflict: $("filter-conflict").checked, related: $("filter-related").checked,
     expired: $("filter-expired").checked, notStarted: $("filter-not-started").checked, stale: $("filter-stale").checked,
     retired: $("filter-retired").checked,
-    type: $("filter-type").value, q: $("filter-q").value, sort: searching() ? "relevance" : sortKey,
-    desc: searching() ? true : sortDescending };
+    type: $("filter-type").value, q: $("filter-q").value, sort: searching() ? "relevance" : state.list.sortKey,
+    desc: searching() ? true : state.list.sortDescending };
 }
 
 function setFilters(wanted) {
@@ -374,9 +361,9 @@ function setFilters(wanted) {
   $("filter-retired").checked = wanted.retired;
   $("filter-type").value = wanted.type;
   $("filter-q").value = wanted.q;
-  sortKey = wanted.sort === "relevance" ? "written_at" : wanted.sort;
-  sortDescending = wanted.sort === "relevance" ? true : wanted.desc;
-  sortChosen = wanted.q.trim() ? wanted.sort !== "relevance" : wanted.sort !== "written_at" || !wanted.desc;
+  state.list.sortKey = wanted.sort === "relevance" ? "written_at" : wanted.sort;
+  state.list.sortDescending = wanted.sort === "relevance" ? true : wanted.desc;
+  state.list.sortChosen = wanted.q.trim() ? wanted.sort !== "relevance" : wanted.sort !== "written_at" || !wanted.desc;
   markSort();
 }
 
@@ -402,13 +389,13 @@ export function useUrlFilters() {
 // lists again without saying so (the list keeping itself up to date).
 // `replace`: the URL's history entry is replaced rather than added (keepInUrl).
 export async function loadList(rows = PAGE, { quiet = false, replace = false } = {}) {
-  listings += 1;
-  listing += 1;
-  const mine = listings;
+  state.list.listings += 1;
+  state.list.listing += 1;
+  const mine = state.list.listings;
   try {
-    return await listRows(rows, { quiet, replace }, () => mine !== listings);
+    return await listRows(rows, { quiet, replace }, () => mine !== state.list.listings);
   } finally {
-    listing -= 1;
+    state.list.listing -= 1;
   }
 }
 
@@ -430,20 +417,20 @@ async function listRows(rows, { quiet, replace }, overtaken) {
     if (overtaken()) return true;
     // The list updating itself while the operator opened a concept meanwhile: the concept stays.
     if (quiet && $("list-view").hidden) return false;
-    concepts = page.concepts;
-    nextCursor = page.next;
-    total = page.total;
-    shownFilters = wanted;
+    state.list.concepts = page.concepts;
+    state.list.nextCursor = page.next;
+    state.list.total = page.total;
+    state.list.shownFilters = wanted;
     keepInUrl(wanted, status, quiet || replace);
     showReview(page);
     showConfigProblem(page.config_problem);
     showShared(page);
     markCurrent(page.as_of);
     const caughtUp = showCatchingUp(page);
-    renderList(concepts);
+    renderList(state.list.concepts);
     show("list-view");
     if (!quiet || (caughtUp && spokenCount() === spokenBefore)) say(counted(), { background: quiet });  // the count said while catching up was short
-    newestShown = unfiltered ? signature(page) : before ? signature(before) : "unknown";
+    state.list.newestShown = unfiltered ? signature(page) : before ? signature(before) : "unknown";
     return true;
   } catch (error) {
     if (overtaken()) return true;  // the later listing says how it went
@@ -452,10 +439,10 @@ async function listRows(rows, { quiet, replace }, overtaken) {
       say(`${error.message}. Choose one of the tenant's agents below.`);
       return false;
     }
-    const filtered = JSON.stringify(wanted) !== JSON.stringify(shownFilters);
+    const filtered = JSON.stringify(wanted) !== JSON.stringify(state.list.shownFilters);
     if (filtered && !$("list-view").hidden) {
-      setFilters(shownFilters);
-      history.replaceState(null, "", listUrl(shownFilters, statusOf(shownFilters)));
+      setFilters(state.list.shownFilters);
+      history.replaceState(null, "", listUrl(state.list.shownFilters, statusOf(state.list.shownFilters)));
     }
     fail(filtered && !$("list-view").hidden ? "The filter was not applied (the list below is unchanged)"
       : "Could not load the concepts", error, () => { setFilters(wanted); return loadList(); });
@@ -465,7 +452,7 @@ async function listRows(rows, { quiet, replace }, overtaken) {
 
 // An answer the service gave before reading every change (after bulk writes) says how many it
 // has not read: the rows shown may be behind, and the list is asked again shortly to read on.
-let catchingUp = null;
+const CATCH_UP_MS = 3000;
 
 // Whether this answer is the first to have read every change after one that had not.
 function showCatchingUp(page) {
@@ -474,17 +461,19 @@ function showCatchingUp(page) {
   $("catching-up").hidden = !left;
   $("catching-up").textContent = left
     ? `Still catching up on ${left} change${left === 1 ? "" : "s"}: some rows may be behind; the list updates itself.` : "";
-  clearTimeout(catchingUp);
+  clearTimeout(state.list.catchingUp);
   if (left) {
-    catchingUp = setTimeout(() => { if (!$("list-view").hidden && !document.hidden) refreshList(); }, CATCH_UP_MS);
+    state.list.catchingUp = setTimeout(() => {
+      if (!$("list-view").hidden && !document.hidden) refreshList();
+    }, CATCH_UP_MS);
   }
   return caughtUp;
 }
 
 // Back to the list as it was left: as many rows, the same scroll position, focus on the concept.
 export async function backToList(left) {
-  if (!(await loadList(concepts.length))) return;
-  window.scrollTo(0, listScroll);
+  if (!(await loadList(state.list.concepts.length))) return;
+  window.scrollTo(0, state.list.listScroll);
   focusRow(left);
 }
 

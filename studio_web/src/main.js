@@ -1,4 +1,5 @@
-// The studio page's entry: starts it and wires its controls, Back/Forward and leaving, to the pieces below.
+// The studio page's entry: starts it, registers the callbacks by which a module calls one above it
+// (state.js), and wires its controls, Back/Forward and leaving, to the pieces below.
 // The page: list, conflicts, edit (CodeMirror), history with diffs and restore, delete and undelete.
 // All state comes from the studio HTTP API; the page keeps only the ETag of what it shows, and
 // an unsaved edit in the tab's storage while the operator signs in again.
@@ -6,18 +7,27 @@ import { $ } from "./dom.js";
 import { loadAgents } from "./agents.js";
 import { deleteCurrent, showDeleted } from "./deleted.js";
 import {
-  current, forgetCurrent, goToRelatedClaims, isDirty, mayDiscard, newConcept, openConcept, restoreDraft, save, takeDraft,
+  forgetCurrent, goToRelatedClaims, isDirty, keepDraft, mayDiscard, newConcept, openConcept, restoreDraft, save, takeDraft,
 } from "./editor.js";
-import { backToList, focusList, loadList, showMore, sortBy, triageKeys, useUrlFilters, watchForChanges } from "./list.js";
+import {
+  backToList, counted, focusList, loadList, refreshList, showMore, sortBy, triageKeys, useUrlFilters, watchForChanges,
+} from "./list.js";
 import { wireImport } from "./import.js";
-import { wireRecreate } from "./recreate.js";
+import { hideDeletedName, showDeletedName, wireRecreate } from "./recreate.js";
 import { markSeen, undoSeen } from "./review.js";
-import { beginSignIn, config, finishSignIn, leavingOnPurpose, loadConfig, signIn, token } from "./session.js";
+import { beginSignIn, finishSignIn, loadConfig, signIn, token, useSignIn } from "./session.js";
+import { register, state } from "./state.js";
 import { problemShown, say, showProblem, tryAgain } from "./status.js";
 import { NEW, agentUrl, inShared, scope, urlFor, visit, wantedInUrl } from "./url.js";
 import { olderVersions, showHistory } from "./versions.js";
-import { wireShare } from "./share.js";
+import { showShareButtons, wireShare } from "./share.js";
 import { wireVocabulary } from "./vocabulary.js";
+
+useSignIn({ pendingKey: "knowledge-studio-sign-in" });
+// Where a module calls one above it (state.js says who calls each).
+register({
+  keepDraft, signInFailed: say, refreshList, counted, showShareButtons, showDeletedName, hideDeletedName,
+});
 
 // Shows what the URL names: a concept, a new one, or the list.
 async function follow() {
@@ -40,7 +50,7 @@ async function follow() {
 async function start() {
   await loadConfig();
   $("problem-retry").addEventListener("click", tryAgain);
-  $("signin-link").addEventListener("click", (event) => { event.preventDefault(); if (config.signIn) beginSignIn(); });
+  $("signin-link").addEventListener("click", (event) => { event.preventDefault(); if (state.config.signIn) beginSignIn(); });
   if (await finishSignIn()) return;
   $("scope").textContent = inShared ? `${scope.tenant} / shared knowledge`
     : scope.agent ? `${scope.tenant} / ${scope.agent}` : scope.tenant;
@@ -84,7 +94,7 @@ async function start() {
   $("delete").addEventListener("click", deleteCurrent);
   $("back-from-editor").addEventListener("click", async () => {
     if (!mayDiscard("Going back to the list")) return;
-    const left = current && current.name;
+    const left = state.editor.current && state.editor.current.name;
     forgetCurrent();
     visit(null);
     await backToList(left);
@@ -99,6 +109,7 @@ async function start() {
   watchForChanges();
   $("new-concept").addEventListener("click", () => { newConcept(); visit(NEW); });
   $("stale-reload").addEventListener("click", async () => {
+    const current = state.editor.current;
     if (current && current.name && await openConcept(current.name)) say("Loaded the newer version.");
   });
   $("taken-open").addEventListener("click", async () => {
@@ -110,7 +121,7 @@ async function start() {
   // Back and Forward move between the list and concepts; unsaved work is asked about first.
   window.addEventListener("popstate", async () => {
     const wanted = wantedInUrl();
-    const showing = current ? current.name || NEW : null;
+    const showing = state.editor.current ? state.editor.current.name || NEW : null;
     if (wanted === showing) {
       if (!wanted && !$("list-view").hidden) {  // Back or Forward between two lists
         useUrlFilters();
@@ -130,7 +141,7 @@ async function start() {
     } else await follow();
   });
   window.addEventListener("beforeunload", (event) => {
-    if (leavingOnPurpose || !isDirty()) return;
+    if (state.leavingOnPurpose || !isDirty()) return;
     event.preventDefault();
     event.returnValue = "";  // the browser asks: leave the page with unsaved changes?
   });

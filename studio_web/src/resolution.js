@@ -2,23 +2,20 @@
 // the new claim or edit both, each an edit of the editor's text the operator reviews (a diff)
 // before saving. What the section says and each resolution's text come from conflict.mjs.
 import { $ } from "./dom.js";
+import { state } from "./state.js";
 import { say } from "./status.js";
 import {
   BODY_MAX_BYTES, CONTRADICTION_CONFIDENCE, RESOLVED_CONFIDENCE, editBoth, keepRecord, readConflict, takeNewClaim,
 } from "./conflict.mjs";
 
-let editing = null; // { text(), replace(markdown), save(), diff(parent, label, before, after) } from the editor
-let before = null; // the text as it was before the resolution under review
-let reviewView = null;
-let shown = ""; // what the explanation shows, to redraw it only when the section's reading changes
-
+// The editor, as the resolutions reach it (state.resolution.editor).
 export function initResolution(editor) {
-  editing = editor;
+  state.resolution.editor = editor;
   $("conflict-keep").addEventListener("click", () => resolve("keep"));
   $("conflict-take").addEventListener("click", () => resolve("take"));
   $("conflict-both").addEventListener("click", () => resolve("both"));
   $("conflict-undo").addEventListener("click", undo);
-  $("conflict-save").addEventListener("click", () => editing.save());
+  $("conflict-save").addEventListener("click", () => state.resolution.editor.save());
   $("conflict-confidence").textContent = String(RESOLVED_CONFIDENCE);
 }
 
@@ -40,7 +37,7 @@ const takeable = (conflict) => conflict.entries.map((entry, index) => ({ entry, 
 export function showConflict(markdown) {
   closeReview();
   const conflict = readConflict(markdown);
-  shown = JSON.stringify(conflict);
+  state.resolution.shown = JSON.stringify(conflict);
   $("conflict").hidden = !conflict;
   $("conflict-refused").textContent = "";
   if (!conflict) return;
@@ -88,7 +85,7 @@ function chosen(conflict) {
 }
 
 function resolve(kind) {
-  const text = editing.text();
+  const text = state.resolution.editor.text();
   const conflict = readConflict(text);
   $("conflict-refused").textContent = "";
   if (!conflict) {
@@ -122,30 +119,31 @@ function resolve(kind) {
       + "first, or keep one of the claims.";
     return;
   }
-  before = text;
-  editing.replace(result.markdown);
+  state.resolution.before = text;
+  state.resolution.editor.replace(result.markdown);
   $("conflict").hidden = true;
   $("conflict-review").hidden = false;
   $("conflict-review-title").textContent = `Review: ${title}`;
   $("conflict-review-what").textContent = `${what} Provenance is policy and confidence ${RESOLVED_CONFIDENCE}.`;
-  if (reviewView) reviewView.destroy();
-  reviewView = editing.diff($("conflict-diff"), `${title}: the change, against the text before it`, before, result.markdown);
+  if (state.resolution.review) state.resolution.review.destroy();
+  state.resolution.review = state.resolution.editor.diff($("conflict-diff"),
+    `${title}: the change, against the text before it`, state.resolution.before, result.markdown);
   $("conflict-review-title").focus();
   say(`${title}: review the change, then save. Nothing is saved yet.`);
 }
 
 function closeReview() {
   $("conflict-review").hidden = true;
-  if (reviewView) reviewView.destroy();
-  reviewView = null;
-  before = null;
+  if (state.resolution.review) state.resolution.review.destroy();
+  state.resolution.review = null;
+  state.resolution.before = null;
 }
 
 // Puts the text back as it was before the resolution (Ctrl/Cmd-Z in the editor does as much).
 function undo() {
-  const text = before;
+  const text = state.resolution.before;
   if (text === null) return;
-  editing.replace(text);
+  state.resolution.editor.replace(text);
   showConflict(text);
   $("conflict-title").focus();
   say("Undone: the text is as it was before.");
@@ -154,9 +152,9 @@ function undo() {
 // The editor's text changed: back at the text before the resolution (undone in the editor), the
 // guidance comes back; edited by hand outside a review, it follows the section (gone with it).
 export function noticeChange(text) {
-  if (before !== null) {
-    if (text === before) showConflict(text);
-  } else if (JSON.stringify(readConflict(text)) !== shown) {
+  if (state.resolution.before !== null) {
+    if (text === state.resolution.before) showConflict(text);
+  } else if (JSON.stringify(readConflict(text)) !== state.resolution.shown) {
     const picked = document.querySelector("input[name=conflict-entry]:checked");
     showConflict(text);
     const again = picked && document.querySelector(`input[name=conflict-entry][value="${picked.value}"]`);

@@ -1,9 +1,10 @@
 // Copy or move the open concept to the tenant's shared knowledge, which every agent that opts in
 // (`shared: true`) recalls as its own. What is stored is what is copied: unsaved work is saved first.
 import { $ } from "./dom.js";
-import { current, forgetCurrent, isDirty } from "./editor.js";
+import { forgetCurrent, isDirty } from "./editor.js";
 import { loadList, recallsShared } from "./list.js";
 import { api } from "./session.js";
+import { state } from "./state.js";
 import { fail, say } from "./status.js";
 import { SHARED, agentUrl, inShared, visit } from "./url.js";
 
@@ -22,6 +23,7 @@ function note(text, name) {
 }
 
 async function share(move) {
+  const current = state.editor.current;
   const name = current && current.name;
   if (!name) return;
   if (isDirty()) {

@@ -1,10 +1,14 @@
 // A concept's history: its versions a page at a time, what each was learned from, diffs between them, and restore.
 import { $, button, cell, stamp } from "./dom.js";
-import { current, diffEditor, mayDiscard, openConcept } from "./editor.js";
+import { diffEditor, mayDiscard, openConcept } from "./editor.js";
 import { api } from "./session.js";
+import { state } from "./state.js";
 import { fail, say } from "./status.js";
 
-let diffView = null;
+// The open concept's path in the API (state.editor: the concept in the editor).
+function conceptPath() {
+  return `/concepts/${encodeURIComponent(state.editor.current.name)}`;
+}
 
 // "Learned from session X", and on demand the quote, read from the archived turn now (the API
 // redacts it); once the archive has expired or been purged, the link says so.
@@ -20,7 +24,7 @@ function evidenceCell(row, version) {
   const show = button("Show quote", async () => {
     show.disabled = true;
     try {
-      const path = `/concepts/${encodeURIComponent(current.name)}/versions/${encodeURIComponent(version.version_id)}/evidence`;
+      const path = `${conceptPath()}/versions/${encodeURIComponent(version.version_id)}/evidence`;
       const evidence = await api("GET", path);
       if (evidence.status === "available") {
         quote.textContent = evidence.excerpt;
@@ -45,8 +49,8 @@ function describe(version) {
 }
 
 function showDiff(label, before, after) {
-  if (diffView) diffView.destroy();
-  diffView = diffEditor($("diff"), label, before, after);
+  if (state.versions.diff) state.versions.diff.destroy();
+  state.versions.diff = diffEditor($("diff"), label, before, after);
   $("diff-label").textContent = label;
   $("diff-same").hidden = before !== after;
   $("diff-panel").hidden = false;
@@ -54,7 +58,7 @@ function showDiff(label, before, after) {
 }
 
 async function readVersion(version) {
-  return (await api("GET", `/concepts/${encodeURIComponent(current.name)}/versions/${encodeURIComponent(version.version_id)}`)).markdown;
+  return (await api("GET", `${conceptPath()}/versions/${encodeURIComponent(version.version_id)}`)).markdown;
 }
 
 async function compare(label, older, newer) {
@@ -70,14 +74,12 @@ async function compare(label, older, newer) {
 // History comes a page at a time (a concept confirmed thousands of times still opens at once):
 // "Older versions" asks for the next page. Versions older than the bucket's lifecycle rule keeps
 // are gone, and the panel says which are kept.
-let versionsShown = [];
-let versionsNext = null;
 const VERSIONS_PAGE = 50;
 
 async function versionPage(cursor) {
   const query = new URLSearchParams({ limit: String(VERSIONS_PAGE) });
   if (cursor) query.set("cursor", cursor);
-  return api("GET", `/concepts/${encodeURIComponent(current.name)}/versions?${query}`);
+  return api("GET", `${conceptPath()}/versions?${query}`);
 }
 
 export async function showHistory() {
@@ -89,7 +91,7 @@ export async function showHistory() {
     return;
   }
   say("");
-  versionsShown = [];
+  state.versions.shown = [];
   $("versions").tBodies[0].replaceChildren();
   addVersions(page);
   const kept = page.kept;
@@ -101,9 +103,9 @@ export async function showHistory() {
 
 export async function olderVersions() {
   const asked = document.activeElement === $("older-versions");
-  const before = versionsShown.length;
+  const before = state.versions.shown.length;
   try {
-    addVersions(await versionPage(versionsNext));
+    addVersions(await versionPage(state.versions.next));
   } catch (error) {
     fail("Could not load older versions", error, olderVersions);
     return false;
@@ -117,18 +119,18 @@ export async function olderVersions() {
 // The version before `version` among those shown, asking for the next page when it is on it.
 async function predecessor(version) {
   for (;;) {
-    const found = versionsShown.slice(versionsShown.indexOf(version) + 1).find((v) => !v.deleted);
-    if (found || !versionsNext) return found || null;
+    const found = state.versions.shown.slice(state.versions.shown.indexOf(version) + 1).find((v) => !v.deleted);
+    if (found || !state.versions.next) return found || null;
     if (!(await olderVersions())) throw new Error("older versions unavailable");
   }
 }
 
 function addVersions(page) {
-  versionsShown = versionsShown.concat(page.versions);
-  versionsNext = page.next;
-  $("older-versions").hidden = !versionsNext;
+  state.versions.shown = state.versions.shown.concat(page.versions);
+  state.versions.next = page.next;
+  $("older-versions").hidden = !state.versions.next;
   const body = $("versions").tBodies[0];
-  const latest = versionsShown.find((v) => v.latest && !v.deleted);
+  const latest = state.versions.shown.find((v) => v.latest && !v.deleted);
   for (const version of page.versions) {
     const row = body.insertRow();
     row.dataset.versionId = version.version_id;
@@ -168,8 +170,9 @@ function addVersions(page) {
         const restore = async () => {
           if (!mayDiscard("Restoring an old version")) return;
           try {
-            await api("POST", `/concepts/${encodeURIComponent(current.name)}/versions/${encodeURIComponent(version.version_id)}/restore`, { etag: current.etag });
-            await openConcept(current.name);
+            await api("POST", `${conceptPath()}/versions/${encodeURIComponent(version.version_id)}/restore`,
+              { etag: state.editor.current.etag });
+            await openConcept(state.editor.current.name);
             say("Restored as a new version.");
           } catch (error) {
             if (error.status === 412) fail("Not restored: someone saved a newer version since you opened it", "reopen the concept to see it, then restore.", null);

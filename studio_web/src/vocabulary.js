@@ -4,10 +4,9 @@
 import { request } from "./api.js";
 import { $, show } from "./dom.js";
 import { loadList } from "./list.js";
-import { api, config, signIn, token } from "./session.js";
+import { api, signIn, token } from "./session.js";
+import { state } from "./state.js";
 import { fail, say } from "./status.js";
-
-let held = { etag: null, yaml: null };
 
 function describe(file) {
   if (file.yaml === null) return "This agent has no vocabulary yet: retrieval reads its customers' words as written.";
@@ -41,7 +40,7 @@ function selectLine(text, line) {
 }
 
 function shown(file) {
-  held = { etag: file.etag, yaml: file.yaml };
+  state.vocabulary = { etag: file.etag, yaml: file.yaml };
   $("vocabulary-text").value = file.yaml || "";
   $("vocabulary-state").textContent = describe(file);
   showErrors(file.problem && file.problem.message, file.problem && file.problem.line);
@@ -64,7 +63,7 @@ export async function showVocabulary() {
 export async function saveVocabulary() {
   const text = $("vocabulary-text").value;
   try {
-    const file = await api("PUT", "/vocabulary", { body: { yaml: text }, etag: held.etag || undefined });
+    const file = await api("PUT", "/vocabulary", { body: { yaml: text }, etag: state.vocabulary.etag || undefined });
     shown(file);
     say("Vocabulary saved: retrieval reads it from its next refresh.");
   } catch (error) {
@@ -82,7 +81,7 @@ export async function useStarter() {
   const text = $("vocabulary-text");
   if (text.value.trim() && !confirm("Replace the text here with the retail starter? Nothing is saved until you save.")) return;
   try {
-    const starter = await request(`${config.apiBase}/vocabulary-starters/varejo-br`,
+    const starter = await request(`${state.config.apiBase}/vocabulary-starters/varejo-br`,
       { method: "GET", token: token(), unauthorized: signIn });
     text.value = starter.yaml;
     showErrors(null);
@@ -97,7 +96,7 @@ export function wireVocabulary() {
   $("vocabulary-save").addEventListener("click", saveVocabulary);
   $("vocabulary-starter").addEventListener("click", useStarter);
   $("back-from-vocabulary").addEventListener("click", async () => {
-    if ($("vocabulary-text").value !== (held.yaml || "") && !confirm("Leave the vocabulary without saving?")) return;
+    if ($("vocabulary-text").value !== (state.vocabulary.yaml || "") && !confirm("Leave the vocabulary without saving?")) return;
     if (await loadList()) $("show-vocabulary").focus();
   });
 }

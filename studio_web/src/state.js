@@ -1,0 +1,87 @@
+// What a studio page knows between two events, in one place: every module reads and writes its
+// part here (no other module keeps a module-level `let`), and `calls` holds the callbacks by which
+// a module calls one above it. Each page is its own bundle, so each has its own copy: the Knowledge
+// page uses the shared parts and its own, the Facts page the shared parts and `facts`.
+// What the page shows comes from the API each time; this holds only what ties one event to the next.
+
+export const state = {
+  // ---------------------------------------------------------------- both pages
+  config: { apiBase: "/api", signIn: null },  // config.json, over these defaults (session.js)
+  // This page's sign-in (session.js): the key its pending request waits under, and its callback
+  // address (null: the config's redirectUri, the Knowledge page; "facts": the Facts page beside it).
+  session: { pendingKey: null, callbackPage: null },
+  leavingOnPurpose: false,  // the page itself navigates away (sign-in): the draft is kept, nobody is asked
+  status: {
+    retry: null,  // what "Try again" runs
+    spoken: 0,  // what the operator's own actions have said: a background refresh never talks over it
+  },
+
+  // ---------------------------------------------------------------- the Knowledge page
+  editor: {
+    view: null,  // the CodeMirror view, made once
+    current: null,  // { name, etag } of the version in the editor; name null for a new concept
+    savedText: null,  // the text as loaded or last saved: anything else in the editor is unsaved work
+    staleViews: [],  // the stale save's two diffs
+  },
+  resolution: {
+    editor: null,  // { text(), replace(markdown), save(), diff(parent, label, before, after) } from the editor
+    before: null,  // the text as it was before the resolution under review
+    review: null,  // the review's diff view
+    shown: "",  // what the explanation shows, to redraw it only when the section's reading changes
+  },
+  list: {
+    concepts: [],  // the rows shown
+    nextCursor: null,
+    total: 0,
+    sortKey: "written_at",  // last written first: what the engine just learned is on top
+    sortDescending: true,
+    sortChosen: false,  // with a query, relevance orders the list until the operator picks a column
+    // The filters the list on screen was loaded with: a failed load puts the controls back to them.
+    shownFilters: { fresh: false, conflict: false, related: false, expired: false, notStarted: false, stale: false,
+      retired: false, type: "", q: "", sort: "written_at", desc: true },
+    listScroll: 0,  // where the list was scrolled when a concept was opened from it
+    sharedRecalled: undefined,  // the shared concepts this agent recalls, as its last list said (undefined: no list yet)
+    newestShown: null,  // the last write the rows shown include, as the watch compares it
+    watching: null,  // the watch's interval
+    listings: 0,  // listings begun: a look answered while one ran (or after it began) is dropped
+    listing: 0,  // listings under way
+    currentAt: null,  // since when the list on screen is known to be current
+    catchingUp: null,  // the timer that asks again while the service catches up
+  },
+  review: {
+    listedAt: null,  // when the list shown was listed: "Mark all as seen" stores it
+    since: null,  // when this operator last marked all as seen
+    newCount: 0,
+    undoable: null,  // the seen_at the last mark stored, which "Undo" takes back
+  },
+  versions: { diff: null, shown: [], next: null },  // the history shown, its next page, the open diff
+  vocabulary: { etag: null, yaml: null },  // the vocabulary as loaded or last saved
+  import: { chosen: null, busy: false },  // the files chosen ([{ name, text }] as sent); writing under way
+
+  // ---------------------------------------------------------------- the Facts page
+  facts: {
+    shown: { pending: [], stale: [], recent: [] },  // each list's rows
+    next: { pending: null, stale: null, recent: null },  // each list's next page
+    customer: null,  // the customer whose memory is open
+    keepPersonalData: null,  // "Save it anyway": the save again, with the personal data confirmed
+  },
+};
+
+// What a module calls in one above it (or in its page) is registered here by the page's entry
+// (main.js, facts.js) when it starts, so no module imports one that imports it.
+export const calls = {
+  keepDraft: () => false,  // session.js, signing in again: the editor keeps unsaved work (true when it did)
+  signInFailed: null,  // session.js: a return from the sign-in page that did not sign in, said (message)
+  refreshList: null,  // review.js: the list again in place, after the review state changed
+  counted: null,  // review.js: what the list says it shows ("12 concepts")
+  showShareButtons: null,  // editor.js: share.js's buttons for the concept now open (name; null: a new one)
+  showDeletedName: null,  // editor.js: recreate.js's offer, when a save hit a deleted concept's name
+  hideDeletedName: null,
+};
+
+export function register(callbacks) {
+  for (const name of Object.keys(callbacks)) {
+    if (!(name in calls)) throw new Error(`state.js has no call named ${name}`);
+  }
+  Object.assign(calls, callbacks);
+}
