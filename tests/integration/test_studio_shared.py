@@ -48,7 +48,7 @@ def test_the_shared_scope_is_listed_edited_and_kept_like_an_agent_with_its_scope
     status, saved, _ = api("PUT", f"{SHARED_BASE}/concepts/{POLICY}", body={"markdown": edited},
                            headers={"if-match": created["etag"]})
     assert status == 200 and "45 dias" in store.get(T, SHARED, POLICY).text
-    status, stale, _ = api("PUT", f"{SHARED_BASE}/concepts/{POLICY}", body={"markdown": edited.replace("45", "60")},
+    status, stale, _ = api("PUT", f"{SHARED_BASE}/concepts/{POLICY}", body={"markdown": edited.replace("45 dias", "60 dias")},
                            headers={"if-match": created["etag"]})
     assert status == 412 and "45 dias" in stale["current"]["markdown"]
     _, history, _ = api("GET", f"{SHARED_BASE}/concepts/{POLICY}/versions")
