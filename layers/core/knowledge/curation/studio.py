@@ -29,6 +29,7 @@ from knowledge.curation.documents import (
     stored_answer,
 )
 from knowledge.curation import relevance
+from knowledge.curation.beside import pairs_beside
 from knowledge.curation.listing import RELEVANCE, SORTS, HeldList, Unseen, fold_for_search, since_stamp, sorted_names
 from knowledge.errors import ArchiveNotConfigured, InvalidCursor, InvalidTurn, NameTaken, PreconditionRequired
 from knowledge.format.concept import OUT_OF_RECALL, Concept, parse, utc_now
@@ -470,6 +471,13 @@ class Studio:
     def version(self, op: Operator, tenant: str, agent: str, name: str, version_id: str) -> dict[str, Any]:
         op.check(tenant)
         return stored_answer(self._store.read_version(tenant, agent, name, version_id))
+
+    def waiting(self, op: Operator, tenant: str, agent: str, name: str) -> dict[str, Any]:
+        """The pairs no judge decided, waiting beside the concept for the operator (never in it)."""
+        op.check(tenant)
+        if self._store.find(tenant, agent, name) is None:
+            raise self._missing(tenant, agent, name)
+        return {"pairs": pairs_beside(self._store, tenant, agent, name)}
 
     def deleted(self, op: Operator, tenant: str, agent: str) -> list[dict[str, Any]]:
         """Deleted concepts, newest first, each with who deleted it (`deleted_by`, null when no

@@ -1,0 +1,41 @@
+"""The studio page in a real headless Chromium: what waits beside a concept for the operator's judgment (a
+policy review and a customer's claim no judge decided) is listed beside the editor, and the text in the
+editor is the concept's own, untouched."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers.browser import CHROMIUM, expect
+from helpers.paths import ROOT
+from helpers.skips import skip_unless_present
+from helpers.studio_page import A, T, open_concept
+
+from knowledge.store.waiting import WaitingPair
+
+PAGE = ROOT / "studio_web" / "dist" / "index.html"
+pytestmark = skip_unless_present({"Debian's chromium": Path(CHROMIUM).exists(),
+                                  "the built page (./run builds it with npm)": PAGE.exists()})
+NAME = "troca-em-30-dias"
+
+
+def test_the_pairs_waiting_beside_a_concept_are_listed_and_its_text_is_its_own(page, store):
+    store.waiting().put(T, A, WaitingPair(concept=NAME, kind="policy", why="no_model", since="2026-12-01",
+                                          policy="frete-gratis-acima-199"))
+    store.waiting().put(T, A, WaitingPair(concept=NAME, kind="sighting", why="unusable", since="2026-12-02",
+                                          description="Cliente diz que a troca leva 60 dias.",
+                                          body="A troca pode ser feita em 60 dias.", session_id="sess_61",
+                                          turn_id="turn_0002"))
+    open_concept(page, NAME)
+    panel = page.locator("#waiting-panel")
+    expect(panel).to_be_visible()
+    expect(panel).to_contain_text("2 waiting for your judgment")
+    expect(panel.get_by_role("link", name="frete-gratis-acima-199")).to_be_visible()
+    expect(panel).to_contain_text("Cliente diz que a troca leva 60 dias.")
+    expect(panel).to_contain_text("the model's answer was no verdict")
+    assert "60 dias" not in page.inner_text(".cm-content")  # nothing of them was written into the text
+
+
+def test_a_concept_with_nothing_waiting_shows_no_panel(page, store):
+    open_concept(page, "rastreio-pedido")
+    expect(page.locator("#waiting-panel")).to_be_hidden()
