@@ -3,6 +3,7 @@
 // from the API when the concept opens (GET …/concepts/{name}/waiting), with a link to each policy named.
 import { $, el } from "./dom.js";
 import { api } from "./session.js";
+import { state } from "./state.js";
 import { urlFor } from "./url.js";
 
 const WHY = { no_model: "no model was configured", unusable: "the model's answer was no verdict",
@@ -30,12 +31,13 @@ export async function showWaiting(name) {
   try {
     pairs = (await api("GET", `/concepts/${encodeURIComponent(name)}/waiting`)).pairs;
   } catch {
+    if (state.editor.current?.name !== name) return;  // another concept was opened meanwhile
     $("waiting-count").textContent = "Could not read what waits beside this concept";
     $("waiting-list").replaceChildren();
     panel.hidden = false;
     return;
   }
-  if (!pairs.length) return;
+  if (!pairs.length || state.editor.current?.name !== name) return;
   $("waiting-count").textContent = `${pairs.length} waiting for your judgment`;
   $("waiting-list").replaceChildren(...pairs.map(describe));
   panel.hidden = false;
