@@ -2,6 +2,7 @@
 // aside when no judge gave a verdict. Nothing of them was written into the concept; the panel lists them, read
 // from the API when the concept opens (GET …/concepts/{name}/waiting), with a link to each policy named.
 import { $, el } from "./dom.js";
+import { fail, say } from "./status.js";
 import { api } from "./session.js";
 import { state } from "./state.js";
 import { urlFor } from "./url.js";
@@ -45,4 +46,17 @@ export async function showWaiting(name) {
 
 export function hideWaiting() {
   $("waiting-panel").hidden = true;
+}
+
+// The operator has judged what waited beside the open concept: dismissed (the concept is not written).
+export async function dismissWaiting() {
+  const name = state.editor.current?.name;
+  if (!name) return;
+  try {
+    const { dismissed } = await api("DELETE", `/concepts/${encodeURIComponent(name)}/waiting`);
+    hideWaiting();
+    say(`Dismissed ${dismissed} waiting beside ${name}.`);
+  } catch (error) {
+    fail(`Could not dismiss what waits beside ${name}`, error, dismissWaiting);
+  }
 }

@@ -34,6 +34,11 @@ def test_the_pairs_waiting_beside_a_concept_are_listed_and_its_text_is_its_own(p
     expect(panel).to_contain_text("Cliente diz que a troca leva 60 dias.")
     expect(panel).to_contain_text("the model's answer was no verdict")
     assert "60 dias" not in page.inner_text(".cm-content")  # nothing of them was written into the text
+    before = store.get(T, A, NAME).version_id
+    page.click("#waiting-dismiss")
+    expect(page.locator("#status")).to_have_text(f"Dismissed 2 waiting beside {NAME}.")
+    expect(panel).to_be_hidden()
+    assert store.waiting().counts(T, A) == {} and store.get(T, A, NAME).version_id == before
 
 
 def test_a_concept_with_nothing_waiting_shows_no_panel(page, store):

@@ -48,3 +48,18 @@ def test_a_shared_concepts_pairs_are_listed_from_every_agent_that_set_one_aside(
 def test_a_concept_that_does_not_exist_is_404(api):
     status, body, _ = api("GET", f"{BASE}/concepts/nao-existe/waiting")
     assert status == 404
+
+
+def test_the_list_counts_what_waits_beside_as_related_and_a_dismissal_clears_it(api, store):
+    store.waiting().put(T, A, CLAIM)
+    store.waiting().put(T, A, REVIEW)
+    status, listed, _ = api("GET", f"{BASE}/concepts", query={"status": "related"})
+    assert status == 200 and [(c["name"], c["related"]) for c in listed["concepts"]] == [("troca-em-30-dias", 2)]
+    status, body, _ = api("DELETE", f"{BASE}/concepts/troca-em-30-dias/waiting")
+    assert status == 200 and body == {"dismissed": 2}
+    assert store.waiting().counts(T, A) == {}
+    _, listed, _ = api("GET", f"{BASE}/concepts", query={"status": "related"})
+    assert listed["concepts"] == []
+    # Dismissed is not forgotten: a purge still finds every version of a customer's claim by its key.
+    assert len(store.waiting().keys_of_sessions(T, A, frozenset({"sess_61"}))) == 1
+    assert store.waiting().keys_of_sessions(T, A, frozenset({"sess_99"})) == []

@@ -130,6 +130,10 @@ class WaitingList(BaseModel):
     pairs: list[WaitingPair]
 
 
+class WaitingDismissed(BaseModel):
+    dismissed: int = Field(description="How many pairs were taken out of the waiting list.")
+
+
 class EvidenceLink(BaseModel):
     session_id: str
     turn_id: str

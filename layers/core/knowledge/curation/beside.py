@@ -22,3 +22,10 @@ def pairs_beside(store: ConceptStore, tenant: str, scope: str, name: str) -> lis
             if pair.shared == (scope == SHARED):
                 found.append({"agent": agent, **pair.to_json(), "shared": pair.shared})
     return sorted(found, key=lambda p: (p["since"], p["agent"], p.get("policy") or p.get("session_id") or ""))
+
+
+def dismiss_beside(store: ConceptStore, tenant: str, scope: str, name: str) -> int:
+    """Every pair waiting beside `name` dismissed by an operator (a shared concept's, in every agent)."""
+    waiting = store.waiting()
+    agents = store.agents(tenant) if scope == SHARED else [scope]
+    return sum(waiting.dismiss(tenant, agent, name) for agent in agents)
