@@ -13,7 +13,11 @@ const WHY = { no_model: "no model was configured", unusable: "the model's answer
 function describe(pair) {
   const item = el("li");
   const why = WHY[pair.why] || pair.why;
-  if (pair.kind === "policy") {
+  if (pair.kind === "conflict") {
+    const link = el("a", { href: urlFor(pair.policy), text: pair.policy });
+    item.append("Judged to contradict the policy ", link, ` (${pair.since}): both are kept and both are recalled. `
+      + "Edit one so they agree (its review lifts this), or dismiss.");
+  } else if (pair.kind === "policy") {
     const link = el("a", { href: urlFor(pair.policy), text: pair.policy });
     item.append(`Policy `, link, ` (${pair.since}): not yet judged against this text — ${why}.`);
   } else {
@@ -33,13 +37,15 @@ export async function showWaiting(name) {
     pairs = (await api("GET", `/concepts/${encodeURIComponent(name)}/waiting`)).pairs;
   } catch {
     if (state.editor.current?.name !== name) return;  // another concept was opened meanwhile
-    $("waiting-count").textContent = "Could not read what waits beside this concept";
+    $("waiting-count").textContent = "Could not read what waits beside this concept.";
+    $("waiting-about").hidden = $("waiting-dismiss").hidden = true;
     $("waiting-list").replaceChildren();
     panel.hidden = false;
     return;
   }
   if (!pairs.length || state.editor.current?.name !== name) return;
   $("waiting-count").textContent = `${pairs.length} waiting for your judgment`;
+  $("waiting-about").hidden = $("waiting-dismiss").hidden = false;
   $("waiting-list").replaceChildren(...pairs.map(describe));
   panel.hidden = false;
 }

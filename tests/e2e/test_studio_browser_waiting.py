@@ -44,3 +44,25 @@ def test_the_pairs_waiting_beside_a_concept_are_listed_and_its_text_is_its_own(p
 def test_a_concept_with_nothing_waiting_shows_no_panel(page, store):
     open_concept(page, "rastreio-pedido")
     expect(page.locator("#waiting-panel")).to_be_hidden()
+
+
+def test_two_policies_judged_contradicting_are_both_under_the_conflict_filter(browser, studio, request, store):
+    from helpers.studio_page import rows, signed_in
+
+    for concept, other in (("frete-gratis-acima-199", "frete-gratis-brasil"),
+                           ("frete-gratis-brasil", "frete-gratis-acima-199")):
+        store.waiting().put(T, A, WaitingPair(concept=concept, kind="conflict", why="contradicting",
+                                              since="2026-12-03", policy=other))
+    from helpers.concepts import make_concept
+
+    store.create(T, A, make_concept("frete-gratis-brasil", type="policy", provenance="policy", confidence=0.95,
+                                    sources=(), description="Frete grátis para todo o Brasil.",
+                                    body="O frete é grátis para todo o Brasil acima de R$ 199."), actor="operator:ana")
+    with signed_in(browser, studio, request) as page:
+        page.check("#filter-conflict")
+        expect(page.locator("#concepts tbody tr")).to_have_count(3)  # the demo's own conflict of two sightings too
+        assert set(rows(page)) == {"frete-gratis-acima-199", "frete-gratis-brasil", "prazo-reembolso-pix"}
+        open_concept(page, "frete-gratis-brasil")
+        panel = page.locator("#waiting-panel")
+        expect(panel).to_contain_text("Judged to contradict the policy frete-gratis-acima-199")
+        expect(panel).to_contain_text("both are kept")

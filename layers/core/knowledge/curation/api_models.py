@@ -113,9 +113,10 @@ class StoredConcept(BaseModel):
 class WaitingPair(BaseModel):
     agent: str = Field(description="The agent whose traffic or review set it aside.")
     concept: str
-    kind: Literal["policy", "sighting"] = Field(description="A policy review, or a sighting's claim.")
-    why: str = Field(description="Why no judge decided it: no_model, unusable (the answer was no verdict), "
-                                 "not_judged (beside a shared concept, or set aside before judgments were kept).")
+    kind: Literal["policy", "sighting", "conflict"] = Field(
+        description="A policy review, or a sighting's claim, no judge decided; or a policy judged to contradict it.")
+    why: str = Field(description="no_model, unusable (the answer was no verdict), not_judged (beside a shared "
+                                 "concept, or set aside before judgments were kept); contradicting (a conflict).")
     since: str = Field(description="The day it was set aside (YYYY-MM-DD).")
     policy: Optional[str] = Field(default=None, description="The policy it was reviewed against (kind policy).")
     description: Optional[str] = Field(default=None, description="The sighting's claim, redacted (kind sighting).")

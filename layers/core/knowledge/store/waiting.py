@@ -26,9 +26,9 @@ _LIST_PAGE = 1000
 
 @dataclass(frozen=True)
 class WaitingPair:
-    """One pair no judge decided: `concept` (where it waits; `scope` SHARED's name when it is a shared
-    concept an agent recalls) and either the `policy` it was reviewed against or a sighting's claim
-    (`description`, `body`: redacted as every sighting is) from `session_id`'s turn `turn_id`."""
+    """One pair beside `concept` for the operator: no judge decided it — the `policy` it was reviewed against,
+    or a sighting's claim (`description`, `body`: redacted as every sighting is) from `session_id`'s turn
+    `turn_id` — or (`conflict`) the `policy` a judge found contradicting it, both policies kept."""
 
     concept: str
     kind: str  # policy (no verdict) | sighting (no verdict) | conflict (judged: two policies contradict)
@@ -143,6 +143,12 @@ class WaitingPairs:
 
     def delete(self, key: str) -> None:
         awscall.call(self._s3, "delete_object", Bucket=self.bucket, Key=key)
+
+    def dismiss_pair(self, tenant: str, agent: str, concept: str, kind: str, policy: str) -> None:
+        """The pair of `kind` between `concept` and the policy `policy`, lifted once judged (none: nothing)."""
+        key = waiting_key(tenant, agent, concept, f"{kind}-{policy}")
+        if awscall.succeeds(NotFound, self._s3, "head_object", Bucket=self.bucket, Key=key):
+            self.delete(key)
 
     def dismiss(self, tenant: str, agent: str, concept: str, kind: Optional[str] = None) -> int:
         """The concept's pairs (of `kind`, or all) taken out of the waiting list; how many. Their versions stay
