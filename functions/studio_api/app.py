@@ -45,6 +45,8 @@ from knowledge.curation.api_models import (
     VocabularyFile,
     VocabularyStarter,
     VocabularyText,
+    WaitingDismissed,
+    WaitingList,
     answers,
 )
 from knowledge.errors import (
@@ -209,6 +211,22 @@ def list_versions(tenant: Slug, agent: Scope, name: Slug,
                                                          description="The `next` of the page before.")] = None,
                   ) -> VersionList:
     return studio.version_page(operator(), tenant, agent, name, limit=limit, cursor=cursor)
+
+
+@app.get(f"{BASE}/concepts/<name>/waiting",
+         summary="The pairs no judge decided, waiting beside the concept for the operator (never written into it)",
+         responses=answers(200, WaitingList))
+def list_waiting(tenant: Slug, agent: Scope, name: Slug) -> Response[WaitingList]:
+    # A sighting's claim is a customer's words (redacted): never cached by a browser or a proxy on the way.
+    return Response(status_code=200, content_type=content_types.APPLICATION_JSON, headers={"Cache-Control": "no-store"},
+                    body=studio.waiting(operator(), tenant, agent, name))
+
+
+@app.delete(f"{BASE}/concepts/<name>/waiting",
+            summary="Dismiss what waits beside the concept: the operator has judged it (the concept is not written)",
+            responses=answers(200, WaitingDismissed))
+def dismiss_waiting(tenant: Slug, agent: Scope, name: Slug) -> WaitingDismissed:
+    return studio.dismiss_waiting(operator(), tenant, agent, name)
 
 
 @app.get(f"{BASE}/concepts/<name>/versions/<version_id>", summary="Read one version",

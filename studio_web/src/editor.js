@@ -13,6 +13,7 @@ import { hideConflict, initResolution, noticeChange, showConflict } from "./reso
 import { calls, state } from "./state.js";
 import { fail, say } from "./status.js";
 import { showLearned } from "./learned.js";
+import { hideWaiting, showWaiting } from "./waiting.js";
 import { NEW, scope, urlFor, visit } from "./url.js";
 
 const DRAFT_KEY = "knowledge-studio-draft";
@@ -199,6 +200,7 @@ function resetPanels() {
   $("taken").hidden = true;
   calls.hideDeletedName();
   $("related-note").hidden = true;
+  hideWaiting();
   $("stale").hidden = true;
   $("history-panel").hidden = true;
   $("version-preview").hidden = true;
@@ -223,6 +225,7 @@ export async function openConcept(name) {
     showRelatedNote(concept.related);
     showLearned(concept.markdown, replaceText);
     showConflict(concept.markdown);
+    showWaiting(concept.name);  // beside the text, read after it: the editor is usable at once
     say("");
     state.editor.view.focus();
     return true;

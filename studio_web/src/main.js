@@ -3,6 +3,7 @@
 // The page: list, conflicts, edit (CodeMirror), history with diffs and restore, delete and undelete.
 // All state comes from the studio HTTP API; the page keeps only the ETag of what it shows, and
 // an unsaved edit in the tab's storage while the operator signs in again.
+import { dismissWaiting } from "./waiting.js";
 import { $ } from "./dom.js";
 import { loadAgents } from "./agents.js";
 import { deleteCurrent, showDeleted } from "./deleted.js";
@@ -83,6 +84,7 @@ async function start() {
   $("filter-type").addEventListener("change", () => loadList());
   useUrlFilters();
   $("related-show").addEventListener("click", goToRelatedClaims);
+  $("waiting-dismiss").addEventListener("click", dismissWaiting);
   let typing;
   $("filter-q").addEventListener("input", () => { clearTimeout(typing); typing = setTimeout(loadList, 250); });
   for (const button of document.querySelectorAll("th button[data-sort]")) {

@@ -302,7 +302,10 @@ def test_imported_policies_are_queued_for_their_policy_review_as_a_studio_save_q
     upload(s3, sessions_bucket, observed["prefix"], FAQ_YAML)
     assert handler.lambda_handler(observed, LambdaContext())["created"] == 3
     upload(s3, sessions_bucket, event["prefix"], FAQ_CSV)
-    assert handler.lambda_handler({**event, "dry_run": True}, LambdaContext())["created"] == CSV_GOOD
+    dry = handler.lambda_handler({**event, "dry_run": True}, LambdaContext())
+    # What the import would cost in model calls, at most: each policy's review (5 observed concepts and 3
+    # other policies judged) and each concept's words.
+    assert dry["created"] == CSV_GOOD and dry["model_calls"] == CSV_GOOD * (5 + 3) + CSV_GOOD
     jobs = [json.loads(m["Body"]).get("job") for m in drain(sqs, queue)]
     assert jobs == ["words"] * 3  # observed concepts (their words only), and a dry run that writes nothing: no review
 

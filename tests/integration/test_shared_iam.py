@@ -55,7 +55,8 @@ def test_each_function_may_do_in_the_shared_scope_only_what_it_needs():
     assert grants("RepairFunction") == {action: {"*/shared/concepts/*"} for action in
                                         ("s3:GetObject", "s3:PutObject", "s3:GetObjectVersion")}
     # A shared policy's review reads it, and retires only agents' concepts.
-    assert grants("PolicyReviewFunction") == {"s3:GetObject": {"*/shared/concepts/*"}}
+    # An agent's policy is judged against the shared ones it recalls (read from their index's snapshot).
+    assert grants("PolicyReviewFunction") == {"s3:GetObject": {"*/shared/concepts/*", "*/shared/concepts-index/snapshot"}}
     functions = [name for name, r in RESOURCES.items() if r["Type"] == "AWS::Serverless::Function"]
     allowed = {"RetrieveFunction", "ExtractFunction", "ConsolidateFunction", "PurgeFunction", "ExportFunction",
                "ImportFunction", "SnapshotFunction", "StudioApiFunction", "PolicyReviewFunction", "RepairFunction"}

@@ -110,6 +110,31 @@ class StoredConcept(BaseModel):
     related: int = Field(description="Claims waiting under `## Related claims`.")
 
 
+class WaitingPair(BaseModel):
+    agent: str = Field(description="The agent whose traffic or review set it aside.")
+    concept: str
+    kind: Literal["policy", "sighting", "conflict"] = Field(
+        description="A policy review, or a sighting's claim, no judge decided; or a policy judged to contradict it.")
+    why: str = Field(description="no_model, unusable (the answer was no verdict), not_judged (beside a shared "
+                                 "concept, or set aside before judgments were kept); contradicting (a conflict).")
+    since: str = Field(description="The day it was set aside (YYYY-MM-DD).")
+    policy: Optional[str] = Field(default=None, description="The policy it was reviewed against (kind policy).")
+    description: Optional[str] = Field(default=None, description="The sighting's claim, redacted (kind sighting).")
+    body: Optional[str] = None
+    session_id: Optional[str] = None
+    turn_id: Optional[str] = None
+    evidence: Optional[str] = Field(default=None, description="Where the sighting's quote is (its evidence link).")
+    shared: bool = Field(default=False, description="Beside the tenant's shared concept of the name.")
+
+
+class WaitingList(BaseModel):
+    pairs: list[WaitingPair]
+
+
+class WaitingDismissed(BaseModel):
+    dismissed: int = Field(description="How many pairs were taken out of the waiting list.")
+
+
 class EvidenceLink(BaseModel):
     session_id: str
     turn_id: str

@@ -30,7 +30,9 @@ from knowledge.curation.studio import Studio, UnknownAgent
 from knowledge.errors import NameTaken
 from knowledge.format.concept import PROVENANCES, TYPES, Concept, utc_now
 from knowledge.format.learned import REMOVED_MAX, fold_word
+from knowledge.learning.policy_review import POLICIES_REVIEWED, REVIEWED_MAX
 from knowledge.store.concepts import ConceptStore, StoredConcept
+from knowledge.store.keys import is_agent
 from shared import awscall
 from shared.errors import Conflict, InvalidConcept, KnowledgeError
 from shared.httpapi import OPERATOR_ID, Operator
@@ -91,6 +93,7 @@ class ImportReport:
     dry_run: bool
     outcomes: list[Outcome] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)  # files neither .md nor an FAQ
+    model_calls: int = 0  # at most, off the request path: what the concepts written queue (model_calls_at_most)
 
     def count(self, outcome: str) -> int:
         return sum(1 for item in self.outcomes if item.outcome == outcome)
@@ -106,11 +109,25 @@ class ImportReport:
                   REFUSED: "refused"})
         parts = [f"{verbs[outcome]} {self.count(outcome)}" for outcome in OUTCOMES]
         ignored = f"; ignored {len(self.ignored)} file(s) neither .md, .csv, .yaml nor .yml" if self.ignored else ""
-        return ("dry run: " if self.dry_run else "import: ") + ", ".join(parts) + ignored
+        calls = (f"; at most {self.model_calls} model call(s) {'would be' if self.dry_run else 'were'} queued "
+                 "(policy reviews, word proposals)") if self.model_calls else ""
+        return ("dry run: " if self.dry_run else "import: ") + ", ".join(parts) + ignored + calls
 
     def as_dict(self) -> dict[str, Any]:
         return {"dry_run": self.dry_run, **{outcome: self.count(outcome) for outcome in OUTCOMES},
-                "ignored": self.ignored, "items": [item.as_dict() for item in self.outcomes]}
+                "ignored": self.ignored, "model_calls": self.model_calls,
+                "items": [item.as_dict() for item in self.outcomes]}
+
+
+def model_calls_at_most(concepts: list[Concept], agent: str, *, queued: bool) -> int:
+    """What writing `concepts` costs in model calls, at most, off the request path: a policy's review judges
+    up to REVIEWED_MAX observed concepts and POLICIES_REVIEWED other policies (per agent that recalls a
+    shared one: counted once here), and each concept of an agent asks the model for its words once (where
+    the agent's learn_from lets it). Nothing is queued without a review queue."""
+    if not queued:
+        return 0
+    reviews = sum(REVIEWED_MAX + POLICIES_REVIEWED for c in concepts if c.provenance == "policy")
+    return reviews + (len(concepts) if is_agent(agent) else 0)
 
 
 # ------------------------------------------------------------ reading files
@@ -251,6 +268,8 @@ class ConceptImport:
         if progress:
             progress(done, total)
         pending = [p for p in planned if p.outcome is None]
+        calls = model_calls_at_most([p.concept for p in pending if p.concept is not None], agent,
+                                    queued=self.reviews is not None)
         if dry_run:
             for p in pending:
                 p.outcome = self._outcome(p, CREATED if p.current is None else CHANGED)
@@ -261,7 +280,8 @@ class ConceptImport:
                     done += 1
                     if progress:
                         progress(done, total)
-        return ImportReport(dry_run, [p.outcome for p in planned if p.outcome is not None], list(ignored or []))
+        return ImportReport(dry_run, [p.outcome for p in planned if p.outcome is not None], list(ignored or []),
+                            model_calls=calls)
 
     def check_agent(self, op: Operator, tenant: str, agent: str) -> None:
         """Forbidden for a tenant the operator is not in; UnknownAgent for an agent with neither a

@@ -43,6 +43,19 @@ class HeldList:
     config_etag: Optional[str] = None
     config_text: Optional[str] = None
     config_known: bool = False  # read (or found in the snapshot) at least once
+    # Per concept, what waits beside it for a judgment, by kind (knowledge.store.waiting), as the last full
+    # listing found it: counted in its row's related claims (policy, sighting) and conflict (conflict).
+    beside: dict[str, dict[str, int]] = field(default_factory=dict)
+    beside_due: bool = False  # a full listing happened since `beside` was read
+
+    def related(self, name: str) -> int:
+        """Claims waiting for the operator: under the body's `## Related claims`, and beside it."""
+        kinds = self.beside.get(name, {})
+        return self.summaries[name].related + kinds.get("policy", 0) + kinds.get("sighting", 0)
+
+    def in_conflict(self, name: str) -> bool:
+        """A `## Contradiction` in the body, or a policy judged to contradict it (both kept)."""
+        return self.summaries[name].conflict or bool(self.beside.get(name, {}).get("conflict"))
 
     def recall(self, name: str, now: datetime) -> Optional[str]:
         """Why the concept is not recalled now (expired, not_started, stale), or None."""
@@ -96,7 +109,7 @@ class HeldList:
         doc, summary = self.index.docs.get(name), self.summaries[name]
         return {"name": name, "type": doc.type if doc else None, "provenance": doc.provenance if doc else None,
                 "confidence": doc.confidence if doc else None, "occurrences": summary.occurrences,
-                "updated_at": summary.updated_at, "conflict": summary.conflict, "related": summary.related,
+                "updated_at": summary.updated_at, "conflict": self.in_conflict(name), "related": self.related(name),
                 "etag": summary.etag, "problem": summary.problem, "description": doc.description if doc else None,
                 "written_at": summary.written_at, "written_by": summary.actor, "reason": summary.reason,
                 "valid_from": summary.valid_from, "valid_until": summary.valid_until,

@@ -29,6 +29,7 @@ from knowledge.curation.documents import (
     stored_answer,
 )
 from knowledge.curation import relevance
+from knowledge.curation.beside import dismiss_beside, pairs_beside
 from knowledge.curation.listing import RELEVANCE, SORTS, HeldList, Unseen, fold_for_search, since_stamp, sorted_names
 from knowledge.errors import ArchiveNotConfigured, InvalidCursor, InvalidTurn, NameTaken, PreconditionRequired
 from knowledge.format.concept import OUT_OF_RECALL, Concept, parse, utc_now
@@ -150,11 +151,13 @@ class Studio:
         out = []
         until = self._clock() + self._catch_up_seconds  # one budget for the whole overview
         for agent in self._store.agents(tenant):
-            held = self._rows(tenant, agent, until)
+            held = self._beside(tenant, agent, self._rows(tenant, agent, until))
             rows = list(held.summaries.values())
             self._agents.add((tenant, agent))
-            out.append({"name": agent, "concepts": len(rows), "conflicts": sum(1 for r in rows if r.conflict),
-                        "related": sum(1 for r in rows if r.related), "catching_up": len(held.backlog)})
+            out.append({"name": agent, "concepts": len(rows),
+                        "conflicts": sum(1 for name in held.summaries if held.in_conflict(name)),
+                        "related": sum(1 for name in held.summaries if held.related(name)),
+                        "catching_up": len(held.backlog)})
             if unseen is not None:
                 who = unseen(agent)
                 out[-1]["new"] = sum(1 for name, row in held.summaries.items() if who.is_new(name, row))
@@ -193,6 +196,7 @@ class Studio:
             state.changes += len(gone)
             if not held.config_known:  # after that, the journal says when it changes
                 self._read_config(tenant, agent, held)
+            held.beside_due = agent != SHARED  # what waits beside: no journal tells, so read once per full listing
             held.position, held.swept_at, held.loaded = started, self._clock(), True
         self._catch_up(tenant, agent, held, state, until)
         # Never a first one for an agent with no concept: its snapshot would make a typo an agent. One
@@ -325,6 +329,13 @@ class Studio:
         check_scope(agent)
         return len(self._rows(tenant, agent, self._clock() + max(0.0, seconds), rewrite_after=1).backlog)
 
+    def _beside(self, tenant: str, agent: str, held: HeldList) -> HeldList:
+        """`held` with what waits beside its concepts read again, once per full listing (a list asks it;
+        the snapshot pass does not)."""
+        if held.beside_due:
+            held.beside, held.beside_due = self._store.waiting().kinds(tenant, agent), False
+        return held
+
     def list(self, op: Operator, tenant: str, agent: str, *, status: Optional[str] = None,
              type: Optional[str] = None, q: Optional[str] = None, sort: Optional[str] = None, order: str = "desc",
              limit: Optional[int] = None, cursor: Optional[str] = None,
@@ -344,15 +355,15 @@ class Studio:
         stamp = since_stamp(since)
         if unseen is None and stamp is not None:
             unseen = Unseen(stamp)
-        held = self._rows(tenant, agent)
+        held = self._beside(tenant, agent, self._rows(tenant, agent))
         names = list(held.summaries)
         if not names:
             self._check_agent(tenant, agent)
         fresh = {name for name in names if unseen.is_new(name, held.summaries[name])} if unseen else set()
         if status == "conflict":
-            names = [n for n in names if held.summaries[n].conflict]
+            names = [n for n in names if held.in_conflict(n)]
         elif status == "related":
-            names = [n for n in names if held.summaries[n].related]
+            names = [n for n in names if held.related(n)]
         elif status == "new":
             names = [n for n in names if n in fresh]
         now = datetime.now(timezone.utc)
@@ -470,6 +481,23 @@ class Studio:
     def version(self, op: Operator, tenant: str, agent: str, name: str, version_id: str) -> dict[str, Any]:
         op.check(tenant)
         return stored_answer(self._store.read_version(tenant, agent, name, version_id))
+
+    def waiting(self, op: Operator, tenant: str, agent: str, name: str) -> dict[str, Any]:
+        """The pairs no judge decided, waiting beside the concept for the operator (never in it)."""
+        op.check(tenant)
+        if self._store.find(tenant, agent, name) is None:
+            raise self._missing(tenant, agent, name)
+        return {"pairs": pairs_beside(self._store, tenant, agent, name)}
+
+    def dismiss_waiting(self, op: Operator, tenant: str, agent: str, name: str) -> dict[str, Any]:
+        """The operator has judged what waited beside the concept (folded in what was right): all dismissed."""
+        op.check(tenant)
+        if self._store.find(tenant, agent, name) is None:
+            raise self._missing(tenant, agent, name)
+        dismissed = dismiss_beside(self._store, tenant, agent, name)
+        if (held := self._held.get((tenant, agent))) is not None:
+            held.beside.pop(name, None)  # this container's list says so at once
+        return {"dismissed": dismissed}
 
     def deleted(self, op: Operator, tenant: str, agent: str) -> list[dict[str, Any]]:
         """Deleted concepts, newest first, each with who deleted it (`deleted_by`, null when no

@@ -10,13 +10,16 @@ SEARCHED, SAVED = "knowledge_searched", "knowledge_saved"
 
 
 def detail(tenant: str, agent: str, name: str, type: str, *, outcome: Optional[str] = None,
-           session_id: Optional[str] = None) -> dict[str, str]:
-    """The only fields an event carries: identifiers and the outcome."""
+           session_id: Optional[str] = None, conflicts_with: Optional[str] = None) -> dict[str, str]:
+    """The only fields an event carries: identifiers and the outcome (`conflicts_with`: the other policy
+    of a conflict of two policies)."""
     out = {"tenant": tenant, "agent": agent, "name": name, "type": type}
     if outcome:
         out["outcome"] = outcome
     if session_id:
         out["session_id"] = session_id
+    if conflicts_with:
+        out["conflicts_with"] = conflicts_with
     return out
 
 

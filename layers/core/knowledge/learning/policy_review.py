@@ -35,6 +35,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, mod
 
 from knowledge.errors import InvalidPolicyReview, ReviewsNotQueued
 from knowledge.format.concept import Concept, parse, utc_now
+from knowledge.format.events import CONFLICT as CONFLICT_EVENT
 from knowledge.format.events import LEARNED, detail
 from knowledge.learning import claims
 from knowledge.learning.usage import record_model_call
@@ -42,7 +43,7 @@ from knowledge.recall.warm import WarmIndexes
 from knowledge.store.concepts import ConceptStore
 from knowledge.store.config_cache import ConfigCache
 from knowledge.store.keys import SHARED, check_scope, is_agent
-from knowledge.store.waiting import POLICY, WaitingPair
+from knowledge.store.waiting import CONFLICT, POLICY, WaitingPair
 from shared import awscall, deadline
 from shared.errors import Conflict, InvalidConcept, InvalidConfig
 from shared.events import Events
@@ -51,6 +52,7 @@ from shared.names import Slug
 from shared.telemetry import Counters
 
 REVIEWED_MAX = 5
+POLICIES_REVIEWED = 3  # the other policies in force a saved policy is judged against (conflicts of two policies)
 # How far back the history is read for an operator's version before a concept is retired: further
 # than consolidate.MERGE_HISTORY_LOOKED (20), since retiring takes a concept out of recall and this
 # read is off the request path, once per candidate (the lifecycle also keeps every version of 30 days).
@@ -186,8 +188,55 @@ class PolicyReviewer:
             outcome = self._review_one(tenant, agent, name, policy, ref, delivery)
             review.outcomes[outcome] += 1
             self.counters.count("PolicyReviewOutcome", outcome=outcome)
+        for other, other_scope in self._policies_near(tenant, agent, policy, text, knowledge, config, saved.shared):
+            outcome = self._against_policy(tenant, agent, policy, saved.shared, other, other_scope, ref, delivery)
+            review.outcomes[outcome] += 1
+            self.counters.count("PolicyReviewOutcome", outcome=outcome)
         self.counters.count("PolicyReviewed")
         return review
+
+    def _policies_near(self, tenant: str, agent: str, policy: Concept, text: str, knowledge, config,
+                       policy_shared: bool) -> list[tuple[str, str]]:
+        """The other policies in force in the agent that the policy's text ranks closest (at most
+        POLICIES_REVIEWED): the agent's own, and the tenant's shared ones it recalls and does not shadow."""
+        near = [(hit.score, hit.name, agent) for hit in knowledge.index.search(text, _ASKED)
+                if hit.name != policy.name and hit.doc.provenance == "policy"]
+        if not policy_shared and config is not None and config.shared:
+            shared = self._warm.knowledge(tenant, SHARED, config=config)
+            near += [(hit.score, hit.name, SHARED) for hit in shared.index.search(text, _ASKED)
+                     if hit.name != policy.name and hit.doc.provenance == "policy"
+                     and hit.name not in knowledge.index.docs]
+        near.sort(key=lambda found: (-found[0], found[1]))
+        return [(name, scope) for _, name, scope in near[:POLICIES_REVIEWED]]
+
+    def _against_policy(self, tenant: str, agent: str, policy: Concept, policy_shared: bool, name: str, scope: str,
+                        ref: Optional[str], delivery: Optional[int]) -> str:
+        """Two policies in force in the agent, judged: when they contradict, a conflict of two policies is
+        recorded beside each (both kept, neither retired, neither's text changed) and announced; when they
+        agree, a conflict or a wait recorded before between them is lifted; with no verdict, the pair waits."""
+        stored = self._store.find(tenant, scope, name)
+        if stored is None:
+            return "gone"
+        other = stored.concept
+        if other.provenance != "policy":
+            return "kept"
+        verdict = self._judge(tenant, other, policy, ref)
+        if verdict.why in claims.UNJUDGED:
+            return self._wait(tenant, agent, name, policy, verdict.why, delivery, shared=scope == SHARED)
+        waiting, today = self._store.waiting(), utc_now().strftime("%Y-%m-%d")
+        sides = ((policy.name, other.name, policy_shared), (other.name, policy.name, scope == SHARED))
+        if verdict.why != "contradicting":
+            for concept, against, _ in sides:
+                waiting.dismiss_pair(tenant, agent, concept, CONFLICT, against)
+            waiting.dismiss_pair(tenant, agent, other.name, POLICY, policy.name)
+            return "kept"
+        for concept, against, shared in sides:
+            waiting.put(tenant, agent, WaitingPair(concept=concept, kind=CONFLICT, why="contradicting", since=today,
+                                                   policy=against, shared=shared))
+        waiting.dismiss_pair(tenant, agent, other.name, POLICY, policy.name)
+        self._events.publish(CONFLICT_EVENT, detail(tenant, agent, policy.name, policy.type, outcome="policy_conflict",
+                                                    conflicts_with=other.name))
+        return "conflict"
 
     def _fan_out(self, tenant: str, policy: Concept, review: Review) -> Review:
         """The shared policy's review queued, one per agent that recalls shared knowledge. The agents'
@@ -257,12 +306,14 @@ class PolicyReviewer:
             return outcome
         return "contended"
 
-    def _wait(self, tenant: str, agent: str, name: str, policy: Concept, why: str, delivery: Optional[int]) -> str:
+    def _wait(self, tenant: str, agent: str, name: str, policy: Concept, why: str, delivery: Optional[int],
+              shared: bool = False) -> str:
         """No usable verdict: asked again while the message has deliveries left, then the pair waits
         beside the observed concept for the operator; the concept itself is not written."""
         if why == "unusable" and delivery is not None and answer_attempts_left(delivery):
             raise ModelAnswerUnusable(f"the judge's answer on {name!r} was no verdict (delivery {delivery})")
-        pair = WaitingPair(concept=name, kind=POLICY, why=why, since=utc_now().strftime("%Y-%m-%d"), policy=policy.name)
+        pair = WaitingPair(concept=name, kind=POLICY, why=why, since=utc_now().strftime("%Y-%m-%d"), policy=policy.name,
+                           shared=shared)
         self._store.waiting().put(tenant, agent, pair)
         return "waiting"
 

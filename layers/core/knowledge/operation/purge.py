@@ -205,14 +205,11 @@ class CustomerShare:
             sweeper.versions(store.bucket, key, [stored.version_id], "concept_versions")
 
     def _waiting(self, sweeper: Sweeper, tenant: str, agent: str, sessions: frozenset[str]) -> None:
-        """Each pair waiting for a judgment whose claim came from one of `sessions`: every version deleted."""
+        """Each pair set aside for a judgment whose claim came from one of `sessions`, dismissed or not:
+        every version deleted (its key carries its session's tag, so none is read)."""
         waiting = self._concepts.waiting()
-        doomed = []
-        for key in waiting.keys(tenant, agent):
-            sweeper.checkpoint()
-            pair = waiting.read(key)
-            if pair is not None and pair.session_id in sessions:
-                doomed.append(key)
+        sweeper.checkpoint()
+        doomed = waiting.keys_of_sessions(tenant, agent, sessions)
         if doomed:
             sweeper.keys(waiting.bucket, doomed, "waiting_pairs")
 
