@@ -7,6 +7,7 @@ forgotten is taken out of every word's count; data written before all this still
 from __future__ import annotations
 
 import json
+import re
 import uuid
 
 import pytest
@@ -16,6 +17,7 @@ from helpers.handlers import LambdaContext, load_event, load_handler
 from helpers.turns import candidates_event
 
 from knowledge.format.concept import parse
+from knowledge.format.learned import LearnedWord
 from knowledge.store.word_ledger import customer_teacher
 
 T, A = "default", "store-support"
@@ -219,3 +221,58 @@ def test_a_config_and_an_export_written_before_this_change_load_and_work(monkeyp
     teach(turn_event("sess_3", "a tela trincada", customer="cus_3"))
     assert "trincada" in [e.word for e in store.get(T, A, TELA).concept.learned_words]
     assert parse(store.get(T, A, TELA).data).removed_words == ("smart",)
+
+
+# ------------------------------------------------------------------ knowledge words audit
+def legacy_ledger(s3, sessions_bucket, concept: str, word: str, sessions: list[str]) -> None:
+    """Pending entries as an earlier release wrote them: one per session, no customer, no time, under the
+    hash of the word's index term."""
+    import hashlib
+
+    from knowledge.recall.analysis import analyze
+
+    [(term, _)] = analyze(word, shorthand=True).words
+    digest = hashlib.sha256(term.encode()).hexdigest()[:16]
+    for session in sessions:
+        s3.put_object(Bucket=sessions_bucket, Key=f"{T}/{A}/learning/words/{concept}/{digest}/{session}",
+                      Body=json.dumps({"word": word, "signal": "loaded"}).encode())
+
+
+def test_the_audit_lists_then_takes_out_what_the_rules_would_not_have_learned(agent, s3, sessions_bucket,
+                                                                              monkeypatch, env, capsys):
+    from knowledge_cli.main import main
+
+    current = agent.get(T, A, TELA)
+    seeded = tuple(LearnedWord(w, "loaded", 3, current.concept.created_at.date())
+                   for w in ("marcela", "bateria", "pizza", "telinha", "visor"))
+    agent.replace(T, A, current.concept.replace(learned_words=(*seeded, LearnedWord("display", "model", 0,
+                                                                                    seeded[0].at))),
+                  if_match=current.etag, actor="learning", reason="learned")
+    # "pizza": one customer's three sessions (the customer index says whose); "telinha": three customers'.
+    legacy_ledger(s3, sessions_bucket, TELA, "pizza", ["sess_a1", "sess_a2", "sess_a3"])
+    legacy_ledger(s3, sessions_bucket, TELA, "telinha", ["sess_a1", "sess_b1", "sess_c1"])
+    for customer, session in (("cus_a", "sess_a1"), ("cus_a", "sess_a2"), ("cus_a", "sess_a3"),
+                              ("cus_b", "sess_b1"), ("cus_c", "sess_c1")):
+        s3.put_object(Bucket=sessions_bucket, Key=f"{T}/{A}/facts/customers/{customer}/{session}", Body=b"")
+    for name, value in (("KNOWLEDGE_BUCKET", env["KNOWLEDGE_BUCKET"]), ("SESSIONS_BUCKET", env["SESSIONS_BUCKET"])):
+        monkeypatch.setenv(name, value)
+    before = agent.get(T, A, TELA).version_id
+
+    assert main(["words", "audit", "--agent", A, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    lines = {re.search(r"'([^']+)'", line).group(1): line for line in out.splitlines()
+             if line.startswith(("would", "kept"))}
+    assert "a name" in lines["marcela"] and "another concept's own word" in lines["bateria"]
+    assert "too few" in lines["pizza"] and "not checked" in lines["visor"] and lines["visor"].startswith("kept")
+    assert "telinha" not in lines and "display" not in lines  # enough customers; the model's word is not audited
+    assert "3 of 5 words" in out and "nothing written" in out
+    assert agent.get(T, A, TELA).version_id == before
+
+    assert main(["words", "audit", "--agent", A]) == 0
+    assert "removed" in capsys.readouterr().out
+    now = agent.get(T, A, TELA)
+    assert [e.word for e in now.concept.learned_words] == ["telinha", "visor", "display"]
+    assert now.concept.removed_words == () and (now.actor, now.reason) == ("engine", "repaired")
+    assert [v.version_id for v in agent.versions(T, A, TELA)][1] == before  # one version for the concept
+    assert main(["words", "audit", "--agent", A, "--dry-run"]) == 0
+    assert "0 of 2 words" in capsys.readouterr().out
