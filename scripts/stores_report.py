@@ -55,8 +55,13 @@ once, at the end of the recall work of issue 24, never while tuning.
 
 After day one, the "after learning" phases (`learn_from_traffic()`): each store is written again
 to a tenant of its own per learning variant — signal `loaded` alone, `sighting` alone, and both
-(the agent's `learn_from`; docs/contract.md, learned words) — and its `traffic` is sent through
-the real handlers, session by session, turn by turn, as an engine would:
+(the agent's `learn_from`; docs/contract.md, learned words), with no customer id; and `customers`:
+both signals, each turn carrying its labelled session's `customer` as `customer_id` where the file
+gives one (academia and materiais do, on 60 % of their sessions) — and its `traffic` is sent through
+the real handlers, session by session, turn by turn, as an engine would. A session completes on its
+labelled `day` (at noon, its turns a second apart); a file without days spreads its sessions over
+30 days in file order (the n-th on day n mod 30), as a month of a store's traffic would be, since
+sessions with no customer id teach a word only when they are half a day apart:
 
 - each customer message is one retrieve call in the session;
 - when the session was `about` a concept the block did not rank first, the agent calls
@@ -103,9 +108,15 @@ ON_TOPIC = ("concept-words", "taught", "never-taught")
 OFF_TOPIC = ("off-topic", "wordshare")
 SLICES = (*ON_TOPIC, *OFF_TOPIC, "english", "overall")
 CONFIG = f"knowledge:\n  retrieve: true\n  top_k: {TOP_K}\n"
-# The learning variants: the agent's `learn_from` for each.
-VARIANTS = {"loaded": ("loaded",), "sighting": ("sighting",), "both": ("loaded", "sighting")}
-TRAFFIC_START = timedelta(days=3)  # the traffic's turns complete from this long before now, a second apart
+# The learning variants: the agent's `learn_from` for each, and whether its turns carry the labelled
+# sessions' `customer` as `customer_id` (the engine sending one; "both" sends none).
+VARIANTS = {"loaded": ("loaded",), "sighting": ("sighting",), "both": ("loaded", "sighting"),
+            "customers": ("loaded", "sighting")}
+WITH_CUSTOMERS = frozenset({"customers"})
+# A store's traffic spans a month: a session on its labelled `day` (at noon), or, in a file without
+# days, its position in the file modulo 30 days from TRAFFIC_START before now; its turns a second apart.
+TRAFFIC_START = timedelta(days=33)
+TRAFFIC_DAYS = 30
 # A ranker answers a message with (the ranked names, whether anything was injected, what the block
 # reached through links only).
 Answer = tuple[list[str], bool, list[str]]
@@ -284,6 +295,15 @@ def sighting_reply(concepts: dict[str, dict], about: list[str], said: str) -> st
                         "body": concept["body"], "evidence": evidence}], ensure_ascii=False)
 
 
+def session_start(store: dict, index: int) -> datetime:
+    """When the store's `index`-th traffic session starts (see TRAFFIC_START)."""
+    session = store["traffic"][index]
+    if session.get("day"):
+        return datetime.fromisoformat(session["day"]).replace(hour=12, tzinfo=UTC)
+    start = datetime.now(UTC).replace(hour=12, minute=0, second=0, microsecond=0) - TRAFFIC_START
+    return start + timedelta(days=index % TRAFFIC_DAYS)
+
+
 def learn_from_traffic(local: LocalRetrieve, name: str, store: dict, variant: str) -> dict:
     """The store written to the variant's tenant, its `traffic` sent through retrieve ->
     load_knowledge -> turn-complete -> extraction -> consolidation (see the module's doc); answers
@@ -292,10 +312,12 @@ def learn_from_traffic(local: LocalRetrieve, name: str, store: dict, variant: st
     signals = ", ".join(VARIANTS[variant])
     write_store(local, name, store, tenant, CONFIG + f"  learn_from: [{signals}]\n")
     concepts = {c["name"]: c for c in store["concepts"]}
-    moment = datetime.now(UTC).replace(microsecond=0) - TRAFFIC_START
-    turns = loads = 0
-    for session in store["traffic"]:
+    turns = loads = customers = 0
+    for index, session in enumerate(store["traffic"]):
         session_id = f"traffic-{tenant}-{session['session']}"
+        moment = session_start(store, index)
+        customer = session.get("customer") if variant in WITH_CUSTOMERS else None
+        customers += customer is not None
         about = [n for n in session.get("about", []) if n in concepts]
         retrieved: dict[str, None] = {}
         loaded: dict[str, None] = {}
@@ -314,6 +336,8 @@ def learn_from_traffic(local: LocalRetrieve, name: str, store: dict, variant: st
                     "messages": [{"role": "user", "content": exchange["customer"]},
                                  {"role": "assistant", "content": exchange["assistant"]}],
                     "shown": {"retrieved": list(retrieved)[-50:], "loaded": list(loaded)[-50:]}}
+            if customer:
+                turn["customer_id"] = customer
             local.complete(turn, sighting_reply(concepts, about, exchange["assistant"]))
             turns += 1
     learned = {}
@@ -321,7 +345,7 @@ def learn_from_traffic(local: LocalRetrieve, name: str, store: dict, variant: st
         words = [e.word for e in concept.concept.learned_words]
         if words:
             learned[concept.name] = words
-    return {"turns": turns, "loads": loads, "learned": learned}
+    return {"turns": turns, "loads": loads, "sessions_with_customer": customers, "learned": learned}
 
 
 def handler_ranker(local: LocalRetrieve, variant: str | None = None) -> Ranker:
