@@ -165,10 +165,6 @@ class WordLedger:
             return None
         return len(self._listed(prefix))
 
-    def sessions(self, tenant: str, agent: str, concept: str, term: str) -> int:
-        """How many distinct teachers a pending word has (the name of earlier releases)."""
-        return len(self._listed(self._word_prefix(tenant, agent, concept, term)))
-
     def teachings(self, tenant: str, agent: str, concept: str, term: str) -> list[Teaching]:
         """A pending word's teachers, each with when it taught (read from at most READ_MAX entries)."""
         out = []
