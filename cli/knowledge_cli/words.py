@@ -62,6 +62,9 @@ def _audit(args: argparse.Namespace) -> int:
         print(f"{'kept':<13} {name:<48} {word!r:<24} not checked: its teachers are no longer in the ledger")
     for name in audit.contended:
         print(f"{name:<64} written meanwhile: run again", file=sys.stderr)
+    if audit.stale:
+        print(f"{'would delete' if args.dry_run else 'deleted'} the kept teachers of {len(audit.stale)} word(s) no "
+              "longer on their concept")
     where = f"{args.tenant}/{args.agent}"
     print(f"words audit: {len(audit.out)} of {audit.checked} words learned from the traffic of {where} {verb}, "
           f"from {len(audit.concepts)} concept(s), none added to removed_words"

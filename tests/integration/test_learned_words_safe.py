@@ -276,3 +276,22 @@ def test_the_audit_lists_then_takes_out_what_the_rules_would_not_have_learned(ag
     assert [v.version_id for v in agent.versions(T, A, TELA)][1] == before  # one version for the concept
     assert main(["words", "audit", "--agent", A, "--dry-run"]) == 0
     assert "0 of 2 words" in capsys.readouterr().out
+
+
+def test_the_audit_deletes_the_teachers_kept_for_a_word_an_operator_removed(teach, agent, s3, bucket, monkeypatch,
+                                                                           env, capsys):
+    from knowledge_cli.main import main
+
+    for n in range(3):
+        teach(turn_event(f"sess_{n}", "e a telinha?", customer=f"cus_{n}"))
+    current = agent.get(T, A, TELA)
+    agent.replace(T, A, current.concept.replace(learned_words=(), removed_words=("telinha",)),
+                  if_match=current.etag, actor="operator:ana", reason="edit")
+    for name, value in (("KNOWLEDGE_BUCKET", env["KNOWLEDGE_BUCKET"]), ("SESSIONS_BUCKET", env["SESSIONS_BUCKET"])):
+        monkeypatch.setenv(name, value)
+    assert len(kept_keys(s3, bucket)) == 3
+    assert main(["words", "audit", "--agent", A, "--dry-run"]) == 0
+    assert "would delete the kept teachers of 1 word(s)" in capsys.readouterr().out and len(kept_keys(s3, bucket)) == 3
+    assert main(["words", "audit", "--agent", A]) == 0
+    assert kept_keys(s3, bucket) == set()
+    assert agent.get(T, A, TELA).concept.removed_words == ("telinha",)

@@ -12,7 +12,8 @@ into `removed_words`, so the traffic may teach them again by the rules. A word i
 
 A word whose teachers the ledger no longer holds (their entries expired with the turns) is kept and listed
 as not checked: nothing says the rules would not have learned it. Words the model proposed are not
-the traffic's and are left alone.
+the traffic's and are left alone. The teachers still kept for a word no longer on its concept (an
+operator removed it) are deleted too: the ledger keeps them only while the word is on a concept.
 """
 
 from __future__ import annotations
@@ -22,11 +23,11 @@ from typing import Callable, Mapping, Optional
 
 from knowledge.learning.name_words import name_words
 from knowledge.learning.word_rule import enough
-from knowledge.operation.unlearn import by_word, minimum_of, without_words
+from knowledge.operation.unlearn import by_word, minimum_of, term_of, without_words
 from knowledge.recall.analysis import analyze
 from knowledge.recall.postings import LEARNED, concept_terms
 from knowledge.store.concepts import ConceptStore, StoredConcept
-from knowledge.store.word_ledger import Teaching, WordLedger, customer_teacher
+from knowledge.store.word_ledger import KeptWord, Teaching, WordLedger, customer_teacher, term_hash
 from shared.errors import Conflict, InvalidConcept, NotFound
 
 TRAFFIC = ("loaded", "sighting")
@@ -47,6 +48,8 @@ class WordAudit:
     out: list[Finding] = field(default_factory=list)  # removed, or on a dry run to remove
     unchecked: list[tuple[str, str]] = field(default_factory=list)  # (concept, word): teachers no longer known
     contended: list[str] = field(default_factory=list)  # concepts written meanwhile: run again
+    # Teachers still kept for a word no longer on its concept (an operator removed it): deleted.
+    stale: list[KeptWord] = field(default_factory=list)
 
     @property
     def concepts(self) -> list[str]:
@@ -98,8 +101,14 @@ def audit_words(store: ConceptStore, ledger: WordLedger, tenant: str, agent: str
                 report.unchecked.append((name, entry.word))
             elif not enough(teachings, minimum):
                 report.out.append(Finding(name, entry.word, "too_few_teachers"))
+    on_concepts = {(name, term_hash(term)) for name, item in stored.items()
+                   for term in (term_of(e.word) for e in item.concept.learned_words) if term}
+    report.stale = [kept for kept in ledger.kept(tenant, agent)
+                    if kept.concept in stored and (kept.concept, kept.digest) not in on_concepts]
     if not dry_run:
         _remove(store, ledger, tenant, agent, stored, report)
+        for kept in report.stale:
+            ledger.forget_kept(kept.prefix)
     return report
 
 
@@ -124,7 +133,7 @@ def _remove(store: ConceptStore, ledger: WordLedger, tenant: str, agent: str, st
             report.contended.append(name)
             continue
         for word in words:
-            terms = [term for term, _ in analyze(word, shorthand=True).words]
-            if len(terms) == 1:
-                ledger.forget_kept(tenant, agent, name, terms[0])
+            term = term_of(word)
+            if term is not None:
+                ledger.forget_kept(ledger.kept_prefix_of(tenant, agent, name, term))
     report.out = [f for f in report.out if f.concept not in report.contended]

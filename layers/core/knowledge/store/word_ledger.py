@@ -200,7 +200,7 @@ class WordLedger:
         dated = sorted((t for t in teachings if not t.customer), key=lambda t: (t.at is None, t.at))
         ordered = [t for t in teachings if t.customer] + dated[:1] + dated[-1:] + dated[1:-1]
         chosen = list(dict.fromkeys(ordered))[:KEEP_MAX]
-        prefix = self._kept_prefix_of(tenant, agent, concept, term)
+        prefix = self.kept_prefix_of(tenant, agent, concept, term)
         for teaching in chosen:
             self._put_kept(prefix, word, teaching)
 
@@ -210,7 +210,7 @@ class WordLedger:
         learned before teachers were kept has none: `knowledge words audit` reads its pending entries)."""
         if self.knowledge_bucket is None:
             return False
-        prefix = self._kept_prefix_of(tenant, agent, concept, term)
+        prefix = self.kept_prefix_of(tenant, agent, concept, term)
         answer = awscall.call(self._s3, "list_objects_v2", Bucket=self.knowledge_bucket, Prefix=prefix,
                               MaxKeys=KEEP_MAX)
         held = {item["Key"][len(prefix):] for item in answer.get("Contents", [])}
@@ -224,31 +224,29 @@ class WordLedger:
         awscall.call(self._s3, "put_object", Bucket=self.knowledge_bucket, Key=prefix + teaching.teacher,
                      Body=json.dumps(body, ensure_ascii=False).encode(), ContentType="application/json")
 
-    def _kept_prefix_of(self, tenant: str, agent: str, concept: str, term: str) -> str:
+    def kept_prefix_of(self, tenant: str, agent: str, concept: str, term: str) -> str:
         return f"{self.kept_prefix(tenant, agent)}{check_slug('concept', concept)}/{term_hash(term)}/"
 
     def kept_teachings(self, tenant: str, agent: str, concept: str, term: str) -> list[Teaching]:
         """The teachers kept for one learned word ([] when none are: a word learned before they were)."""
         if self.knowledge_bucket is None:
             return []
-        prefix = self._kept_prefix_of(tenant, agent, concept, term)
+        prefix = self.kept_prefix_of(tenant, agent, concept, term)
         answer = awscall.call(self._s3, "list_objects_v2", Bucket=self.knowledge_bucket, Prefix=prefix,
                               MaxKeys=LIST_MAX)
         teachers = tuple(t for t in (item["Key"][len(prefix):] for item in answer.get("Contents", []))
                          if _is_teacher(t))
         return self.read(KeptWord(prefix, concept, teachers))[1] if teachers else []
 
-    def forget_kept(self, tenant: str, agent: str, concept: str, term: str) -> None:
-        """Stop keeping a word's teachers, every version (a word taken out of its concept by `knowledge words
-        audit`: the ledger keeps them only while the word is on the concept)."""
-        if self.knowledge_bucket is None:
+    def forget_kept(self, prefix: str) -> None:
+        """Stop keeping a word's teachers (a `KeptWord.prefix`), every version: the ledger keeps them only
+        while the word is on the concept (`knowledge words audit` takes a word out, or finds it gone)."""
+        if self.knowledge_bucket is None or not prefix.startswith("agents/") or not prefix.endswith("/"):
             return
-        prefix = self._kept_prefix_of(tenant, agent, concept, term)
         for page in awscall.pages(self._s3, "list_object_versions", Bucket=self.knowledge_bucket, Prefix=prefix):
             for item in [*page.get("Versions", []), *page.get("DeleteMarkers", [])]:
                 awscall.call(self._s3, "delete_object", Bucket=self.knowledge_bucket, Key=item["Key"],
                              VersionId=item["VersionId"])
-
     def kept(self, tenant: str, agent: str) -> list[KeptWord]:
         """The teachers kept for each of the agent's learned words, as keys (no object read)."""
         if self.knowledge_bucket is None:
