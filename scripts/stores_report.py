@@ -55,13 +55,9 @@ once, at the end of the recall work of issue 24, never while tuning.
 
 After day one, the "after learning" phases (`learn_from_traffic()`): each store is written again
 to a tenant of its own per learning variant — signal `loaded` alone, `sighting` alone, and both
-(the agent's `learn_from`; docs/contract.md, learned words), with no customer id; and `customers`:
-both signals, each turn carrying its labelled session's `customer` as `customer_id` where the file
-gives one (academia and materiais do, on 60 % of their sessions) — and its `traffic` is sent through
-the real handlers, session by session, turn by turn, as an engine would. A session completes on its
-labelled `day` (at noon, its turns a second apart); a file without days spreads its sessions over
-30 days in file order (the n-th on day n mod 30), as a month of a store's traffic would be, since
-sessions with no customer id teach a word only when they are half a day apart:
+(the agent's `learn_from`; docs/contract.md, learned words), and `customers` (both, each turn with its
+session's labelled `customer` as `customer_id`) — and its `traffic` is sent through the real handlers,
+session by session (at noon of its labelled `day`, else of day n mod 30 of the month before), as an engine would:
 
 - each customer message is one retrieve call in the session;
 - when the session was `about` a concept the block did not rank first, the agent calls
@@ -76,10 +72,9 @@ sessions with no customer id teach a word only when they are half a day apart:
   `sighting` figures say what the signal gives when extraction is right, and are no evidence of a
   real model's quality.
 
-Then the tests are asked again of each variant's agent (the figures of plain overlap do not move:
-it reads no learned word). `--learn none` skips the phase, `--learn both` runs only that variant.
-The extraction container refreshes its index at every turn (`KNOWLEDGE_REFRESH_SECONDS=0`), so a
-word learned in one session is known to the next.
+Then the tests are asked again of each variant's agent (plain overlap reads no learned word).
+`--learn none` skips the phase, `--learn both` runs only that variant. The extraction container
+refreshes its index at every turn (`KNOWLEDGE_REFRESH_SECONDS=0`): a word learned is known to the next.
 """
 
 from __future__ import annotations
@@ -108,15 +103,11 @@ ON_TOPIC = ("concept-words", "taught", "never-taught")
 OFF_TOPIC = ("off-topic", "wordshare")
 SLICES = (*ON_TOPIC, *OFF_TOPIC, "english", "overall")
 CONFIG = f"knowledge:\n  retrieve: true\n  top_k: {TOP_K}\n"
-# The learning variants: the agent's `learn_from` for each, and whether its turns carry the labelled
-# sessions' `customer` as `customer_id` (the engine sending one; "both" sends none).
+# The learning variants: the agent's `learn_from`, and whether turns carry the labelled `customer`.
 VARIANTS = {"loaded": ("loaded",), "sighting": ("sighting",), "both": ("loaded", "sighting"),
             "customers": ("loaded", "sighting")}
 WITH_CUSTOMERS = frozenset({"customers"})
-# A store's traffic spans a month: a session on its labelled `day` (at noon), or, in a file without
-# days, its position in the file modulo 30 days from TRAFFIC_START before now; its turns a second apart.
-TRAFFIC_START = timedelta(days=33)
-TRAFFIC_DAYS = 30
+TRAFFIC_START, TRAFFIC_DAYS = timedelta(days=33), 30  # a file without days: the month before now
 # A ranker answers a message with (the ranked names, whether anything was injected, what the block
 # reached through links only).
 Answer = tuple[list[str], bool, list[str]]
@@ -296,12 +287,10 @@ def sighting_reply(concepts: dict[str, dict], about: list[str], said: str) -> st
 
 
 def session_start(store: dict, index: int) -> datetime:
-    """When the store's `index`-th traffic session starts (see TRAFFIC_START)."""
-    session = store["traffic"][index]
-    if session.get("day"):
-        return datetime.fromisoformat(session["day"]).replace(hour=12, tzinfo=UTC)
-    start = datetime.now(UTC).replace(hour=12, minute=0, second=0, microsecond=0) - TRAFFIC_START
-    return start + timedelta(days=index % TRAFFIC_DAYS)
+    """Noon of the `index`-th session's `day`, else of day `index` mod 30 from TRAFFIC_START before now."""
+    day = store["traffic"][index].get("day")
+    start = datetime.fromisoformat(day) if day else datetime.now(UTC) - TRAFFIC_START + timedelta(index % TRAFFIC_DAYS)
+    return start.replace(hour=12, minute=0, second=0, microsecond=0, tzinfo=UTC)
 
 
 def learn_from_traffic(local: LocalRetrieve, name: str, store: dict, variant: str) -> dict:
@@ -335,9 +324,8 @@ def learn_from_traffic(local: LocalRetrieve, name: str, store: dict, variant: st
                     "completed_at": moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
                     "messages": [{"role": "user", "content": exchange["customer"]},
                                  {"role": "assistant", "content": exchange["assistant"]}],
-                    "shown": {"retrieved": list(retrieved)[-50:], "loaded": list(loaded)[-50:]}}
-            if customer:
-                turn["customer_id"] = customer
+                    "shown": {"retrieved": list(retrieved)[-50:], "loaded": list(loaded)[-50:]},
+                    **({"customer_id": customer} if customer else {})}
             local.complete(turn, sighting_reply(concepts, about, exchange["assistant"]))
             turns += 1
     learned = {}
