@@ -55,8 +55,9 @@ once, at the end of the recall work of issue 24, never while tuning.
 
 After day one, the "after learning" phases (`learn_from_traffic()`): each store is written again
 to a tenant of its own per learning variant — signal `loaded` alone, `sighting` alone, and both
-(the agent's `learn_from`; docs/contract.md, learned words) — and its `traffic` is sent through
-the real handlers, session by session, turn by turn, as an engine would:
+(the agent's `learn_from`; docs/contract.md, learned words), and `customers` (both, each turn with its
+session's labelled `customer` as `customer_id`) — and its `traffic` is sent through the real handlers,
+session by session (at noon of its labelled `day`, else of day n mod 30 of the month before), as an engine would:
 
 - each customer message is one retrieve call in the session;
 - when the session was `about` a concept the block did not rank first, the agent calls
@@ -71,10 +72,9 @@ the real handlers, session by session, turn by turn, as an engine would:
   `sighting` figures say what the signal gives when extraction is right, and are no evidence of a
   real model's quality.
 
-Then the tests are asked again of each variant's agent (the figures of plain overlap do not move:
-it reads no learned word). `--learn none` skips the phase, `--learn both` runs only that variant.
-The extraction container refreshes its index at every turn (`KNOWLEDGE_REFRESH_SECONDS=0`), so a
-word learned in one session is known to the next.
+Then the tests are asked again of each variant's agent (plain overlap reads no learned word).
+`--learn none` skips the phase, `--learn both` runs only that variant. The extraction container
+refreshes its index at every turn (`KNOWLEDGE_REFRESH_SECONDS=0`): a word learned is known to the next.
 """
 
 from __future__ import annotations
@@ -103,9 +103,11 @@ ON_TOPIC = ("concept-words", "taught", "never-taught")
 OFF_TOPIC = ("off-topic", "wordshare")
 SLICES = (*ON_TOPIC, *OFF_TOPIC, "english", "overall")
 CONFIG = f"knowledge:\n  retrieve: true\n  top_k: {TOP_K}\n"
-# The learning variants: the agent's `learn_from` for each.
-VARIANTS = {"loaded": ("loaded",), "sighting": ("sighting",), "both": ("loaded", "sighting")}
-TRAFFIC_START = timedelta(days=3)  # the traffic's turns complete from this long before now, a second apart
+# The learning variants: the agent's `learn_from`, and whether turns carry the labelled `customer`.
+VARIANTS = {"loaded": ("loaded",), "sighting": ("sighting",), "both": ("loaded", "sighting"),
+            "customers": ("loaded", "sighting")}
+WITH_CUSTOMERS = frozenset({"customers"})
+TRAFFIC_START, TRAFFIC_DAYS = timedelta(days=33), 30  # a file without days: the month before now
 # A ranker answers a message with (the ranked names, whether anything was injected, what the block
 # reached through links only).
 Answer = tuple[list[str], bool, list[str]]
@@ -284,6 +286,13 @@ def sighting_reply(concepts: dict[str, dict], about: list[str], said: str) -> st
                         "body": concept["body"], "evidence": evidence}], ensure_ascii=False)
 
 
+def session_start(store: dict, index: int) -> datetime:
+    """Noon of the `index`-th session's `day`, else of day `index` mod 30 from TRAFFIC_START before now."""
+    day = store["traffic"][index].get("day")
+    start = datetime.fromisoformat(day) if day else datetime.now(UTC) - TRAFFIC_START + timedelta(index % TRAFFIC_DAYS)
+    return start.replace(hour=12, minute=0, second=0, microsecond=0, tzinfo=UTC)
+
+
 def learn_from_traffic(local: LocalRetrieve, name: str, store: dict, variant: str) -> dict:
     """The store written to the variant's tenant, its `traffic` sent through retrieve ->
     load_knowledge -> turn-complete -> extraction -> consolidation (see the module's doc); answers
@@ -292,10 +301,12 @@ def learn_from_traffic(local: LocalRetrieve, name: str, store: dict, variant: st
     signals = ", ".join(VARIANTS[variant])
     write_store(local, name, store, tenant, CONFIG + f"  learn_from: [{signals}]\n")
     concepts = {c["name"]: c for c in store["concepts"]}
-    moment = datetime.now(UTC).replace(microsecond=0) - TRAFFIC_START
-    turns = loads = 0
-    for session in store["traffic"]:
+    turns = loads = customers = 0
+    for index, session in enumerate(store["traffic"]):
         session_id = f"traffic-{tenant}-{session['session']}"
+        moment = session_start(store, index)
+        customer = session.get("customer") if variant in WITH_CUSTOMERS else None
+        customers += customer is not None
         about = [n for n in session.get("about", []) if n in concepts]
         retrieved: dict[str, None] = {}
         loaded: dict[str, None] = {}
@@ -313,7 +324,8 @@ def learn_from_traffic(local: LocalRetrieve, name: str, store: dict, variant: st
                     "completed_at": moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
                     "messages": [{"role": "user", "content": exchange["customer"]},
                                  {"role": "assistant", "content": exchange["assistant"]}],
-                    "shown": {"retrieved": list(retrieved)[-50:], "loaded": list(loaded)[-50:]}}
+                    "shown": {"retrieved": list(retrieved)[-50:], "loaded": list(loaded)[-50:]},
+                    **({"customer_id": customer} if customer else {})}
             local.complete(turn, sighting_reply(concepts, about, exchange["assistant"]))
             turns += 1
     learned = {}
@@ -321,7 +333,7 @@ def learn_from_traffic(local: LocalRetrieve, name: str, store: dict, variant: st
         words = [e.word for e in concept.concept.learned_words]
         if words:
             learned[concept.name] = words
-    return {"turns": turns, "loads": loads, "learned": learned}
+    return {"turns": turns, "loads": loads, "sessions_with_customer": customers, "learned": learned}
 
 
 def handler_ranker(local: LocalRetrieve, variant: str | None = None) -> Ranker:

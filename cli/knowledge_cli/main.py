@@ -1,5 +1,5 @@
 """The `knowledge` command: export, import, check-names, repair-related, backfill, history, show, redrive,
-send-turn, vocabulary and the LGPD purges."""
+send-turn, vocabulary, words and the LGPD purges."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from botocore.exceptions import BotoCoreError
 
 from knowledge.curation.export import FORMATS, DirectorySink, export_agent
 from knowledge.format.concept import TYPES
-from knowledge_cli import vocabulary
+from knowledge_cli import vocabulary, words
 from shared.errors import KnowledgeError
 from shared.httpapi import OPERATOR_ID
 from shared.names import check_slug, is_session_id
@@ -199,6 +199,7 @@ def build_parser(also: Sequence[tuple[str, str]] = ()) -> argparse.ArgumentParse
     send.add_argument("file", help="a JSON file in the turn-complete format (see schemas/)")
     send.set_defaults(run=_send_turn)
     vocabulary.add_commands(commands, _slug, _operator, _store)
+    words.add_commands(commands, _slug)
     for name, line in also:
         commands.add_parser(name, help=line, add_help=False)
     return parser

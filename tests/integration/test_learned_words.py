@@ -31,10 +31,12 @@ SAID = "Trocamos a tela em até 2 horas, com garantia."
 
 
 def turn_event(session: str, customer: str, *, turn_id: str = "t1", loaded: tuple[str, ...] = (TELA,),
-               shown: bool = True) -> dict:
+               shown: bool = True, day: int = 20) -> dict:
+    """A turn of `session` on day `day` of November 2026: sessions without a customer id teach a word
+    only when they are at least half a day apart (knowledge.learning.word_rule)."""
     event = load_event("turn-complete.json")
     body = {"tenant": T, "agent": A, "session_id": session, "turn_id": turn_id,
-            "completed_at": "2026-11-20T14:05:31Z",
+            "completed_at": f"2026-11-{day:02d}T14:05:31Z",
             "messages": [{"role": "user", "content": customer}, {"role": "assistant", "content": SAID}]}
     if shown:
         body["shown"] = {"retrieved": [BATERIA], "loaded": list(loaded)}
@@ -81,8 +83,8 @@ def learned(store, name: str = TELA) -> list[str]:
 
 
 def test_a_word_three_sessions_teach_becomes_a_learned_word_written_by_learning_and_two_do_not(loop, store):
-    loop(turn_event("sess_1", SAYS))
-    loop(turn_event("sess_2", "minha telinha quebrou, vcs trocam?"))
+    loop(turn_event("sess_1", SAYS, day=18))
+    loop(turn_event("sess_2", "minha telinha quebrou, vcs trocam?", day=19))
     assert learned(store) == []
     loop(turn_event("sess_3", "quanto fica pra trocar a telinha?"))
     assert "telinha" in learned(store)
@@ -100,26 +102,26 @@ def test_a_word_three_of_the_stores_concepts_already_say_is_never_learned_for_an
                                         body="Para todo smart da loja, com garantia.", sources=("sess_0",),
                                         created_at=SEEDED, updated_at=SEEDED), actor="engine")
     for i in range(4):
-        loop(turn_event(f"sess_{i}", SAYS))
+        loop(turn_event(f"sess_{i}", SAYS, day=10 + i))
     words = learned(store)
     assert "telinha" in words and "smart" not in words  # "smart" means something in the store already
 
 
 def test_a_turn_extraction_sees_a_known_concept_in_teaches_its_customers_words(loop, store):
     for i in range(3):
-        loop(turn_event(f"sess_{i}", f"{SAYS} de novo", loaded=()), reply=SIGHTING)
+        loop(turn_event(f"sess_{i}", f"{SAYS} de novo", loaded=(), day=10 + i), reply=SIGHTING)
     entry = next(e for e in store.get(T, A, TELA).concept.learned_words if e.word == "telinha")
     assert entry.origin == "sighting"
 
 
 def test_a_redelivered_turn_and_another_turn_of_the_same_session_count_that_session_once(loop, store):
     for _ in range(3):
-        loop(turn_event("sess_1", SAYS))  # the queue delivering one turn three times
-    loop(turn_event("sess_1", SAYS, turn_id="t2"))
-    loop(turn_event("sess_1", SAYS, turn_id="t3", loaded=(), ), reply=SIGHTING)
-    loop(turn_event("sess_2", SAYS))
+        loop(turn_event("sess_1", SAYS, day=10))  # the queue delivering one turn three times
+    loop(turn_event("sess_1", SAYS, turn_id="t2", day=11))
+    loop(turn_event("sess_1", SAYS, turn_id="t3", loaded=(), day=12), reply=SIGHTING)
+    loop(turn_event("sess_2", SAYS, day=13))
     assert learned(store) == []
-    loop(turn_event("sess_3", SAYS))
+    loop(turn_event("sess_3", SAYS, day=14))
     assert "telinha" in learned(store)
 
 
@@ -128,7 +130,7 @@ def test_a_word_an_operator_removed_is_never_learned_again_for_that_concept(loop
     store.replace(T, A, current.concept.replace(removed_words=("telinha",)), if_match=current.etag,
                   actor="operator:ana", reason="edit")
     for i in range(4):
-        loop(turn_event(f"sess_{i}", SAYS))
+        loop(turn_event(f"sess_{i}", SAYS, day=10 + i))
     words = learned(store)
     assert "telinha" not in words and "rachou" in words
     assert store.get(T, A, TELA).concept.removed_words == ("telinha",)
@@ -138,7 +140,7 @@ def test_no_name_number_or_contact_is_ever_learned(loop, store):
     said = ("oi, aqui é a Marcela Fontoura, cpf 123.456.789-09, meu zap 11 98765-4321, "
             "pedido 2024-00931, marcela.fontoura@gmail.com, a telinha rachou")
     for i in range(3):
-        loop(turn_event(f"sess_{i}", said))
+        loop(turn_event(f"sess_{i}", said, day=10 + i))
     words = learned(store)
     assert "telinha" in words
     assert not any(w in words for w in ("marcela", "fontoura", "gmail"))
@@ -147,7 +149,7 @@ def test_no_name_number_or_contact_is_ever_learned(loop, store):
 
 def test_a_turn_without_shown_teaches_nothing(loop, store):
     for i in range(3):
-        loop(turn_event(f"sess_{i}", SAYS, shown=False), reply=SIGHTING)
+        loop(turn_event(f"sess_{i}", SAYS, shown=False, day=10 + i), reply=SIGHTING)
     assert learned(store) == []
 
 
@@ -176,7 +178,7 @@ def test_a_learned_word_makes_a_message_with_it_recall_its_concept(loop, store, 
     before = retrieve_handler(monkeypatch, bucket, bus)
     assert TELA not in ask(before, "a telinha rachou")
     for i in range(3):
-        loop(turn_event(f"sess_{i}", SAYS))
+        loop(turn_event(f"sess_{i}", SAYS, day=10 + i))
     after = retrieve_handler(monkeypatch, bucket, bus)  # a cold start: the learned version
     assert ask(after, "a telinha rachou")[:1] == [TELA]
 
@@ -341,7 +343,8 @@ def test_extraction_may_write_concepts_and_their_journal_and_its_learning_ledger
     writes = granting("s3:PutObject")
     knowledge = sorted(r for r in writes if isinstance(r, str) and r.startswith("${KnowledgeBucket.Arn}"))
     assert knowledge == ["${KnowledgeBucket.Arn}/agents/*/*/concepts-index/snapshot",
-                         "${KnowledgeBucket.Arn}/agents/*/*/concepts/*", "${KnowledgeBucket.Arn}/journal/*"]
+                         "${KnowledgeBucket.Arn}/agents/*/*/concepts/*",
+                         "${KnowledgeBucket.Arn}/agents/*/*/learned-words/*", "${KnowledgeBucket.Arn}/journal/*"]
     assert "${SessionsBucket.Arn}/*/*/learning/*" in writes
     assert "${SessionsBucket.Arn}/*/*/learning/*" in granting("s3:GetObject")
     for action in ("s3:DeleteObject", "s3:GetObjectVersion", "s3:ListBucketVersions"):

@@ -266,7 +266,7 @@ def test_a_second_forget_removes_nothing_and_says_so(world, capsys, monkeypatch,
 def test_a_forget_stopped_by_the_deadline_answers_incomplete_and_a_rerun_finishes_it(
         world, s3, bucket, sessions_bucket):
     before = everything(s3, bucket, sessions_bucket)
-    first = forget(world, RunningOut(calls=12))
+    first = forget(world, RunningOut(calls=16))
     assert first["complete"] is False and 0 < first["total"] < sum(EXPECTED_FORGET.values())
     # What stopped it was the time left: nothing failed, and what it left is still findable.
     assert of_customer(everything(s3, bucket, sessions_bucket), T, CUSTOMER, CUSTOMER_SESSIONS)

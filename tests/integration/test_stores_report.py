@@ -110,3 +110,24 @@ def test_the_handlers_numbers_are_those_of_its_index_counted_directly(day_one, s
     overall = day_one["drogaria"]["index"]["overall"]
     assert overall["mrr"] == pytest.approx(sum(1 / r for r in ranks if r) / len(ranks))
     assert overall["silent_n"] == silent
+
+
+def test_the_traffic_replay_dates_each_session_and_passes_its_customer_only_in_the_customers_variant(
+        moto_endpoint):
+    gym = json.loads((ROOT / "tests" / "data" / "stores" / "academia.json").read_text(encoding="utf-8"))
+    pause = next(c for c in gym["concepts"] if c["name"] == "trancamento-plano")
+    # One customer's four chats on four days, each loading the concept for a word it never says.
+    traffic = [{"session": f"s-{n}", "about": [pause["name"]], "customer": "cus_1", "day": f"2026-10-0{n}",
+                "turns": [{"customer": "da pra congelar o plano?", "assistant": "Dá sim, por até 60 dias."}]}
+               for n in range(1, 5)]
+    store = {**gym, "concepts": [pause, gym["concepts"][0]], "traffic": traffic, "tests": []}
+    assert stores_report.session_start(store, 2).isoformat() == "2026-10-03T12:00:00+00:00"
+    undated = {**store, "traffic": [{k: v for k, v in s.items() if k != "day"} for s in traffic]}
+    assert (stores_report.session_start(undated, 1) - stores_report.session_start(undated, 0)).days == 1
+
+    learning = stores_report.evaluate({"academia": store}, endpoint=moto_endpoint,
+                                      variants=("both", "customers"))["learning"]
+    # Without customer ids, four sessions on four days teach it; with them, one customer teaches nothing.
+    assert "congelar" in learning["both"]["academia"]["learned"].get(pause["name"], [])
+    assert learning["customers"]["academia"]["learned"] == {}
+    assert learning["customers"]["academia"]["sessions_with_customer"] == 4

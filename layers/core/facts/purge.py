@@ -135,13 +135,8 @@ class _CustomerPurge:
 
     def agent(self, agent: str, sessions: list[str]) -> None:
         if sessions:
-            # The learning ledger's pending words (knowledge.store.word_ledger): keyed by concept,
-            # word hash and the session that taught them; one listing of the agent's finds this
-            # customer's sessions' entries, which go before the sessions' index entries.
-            mine = set(sessions)
-            words = [key for key in self.sweeper.listed(self.sessions, f"{self.tenant}/{agent}/learning/words/")
-                     if key.rsplit("/", 1)[-1] in mine]
-            self.sweeper.keys(self.sessions, words, "learning_ledger")
+            # The words the customer taught (the learning ledger's, pending or learned) are knowledge's
+            # share (knowledge.operation.unlearn), run before this while the index still names the sessions.
             turns = self._turn_keys(agent, sessions)
             idle = self._idle_markers(agent, set(sessions))
             shared = self._other_customers(agent, set(sessions))

@@ -80,7 +80,7 @@ def extractor(settings: Settings, sessions: Optional["SessionRecorder"] = None) 
         extracted=ExtractionLedger(s3, settings.sessions_bucket),
         sessions=sessions,
         quota=daily_cap(s3, settings.sessions_bucket),  # KNOWLEDGE_TENANT_DAILY_MODEL_CALLS; None: no cap
-        teacher=Teacher(store, WordLedger(s3, settings.sessions_bucket), counters),
+        teacher=Teacher(store, WordLedger(s3, settings.sessions_bucket, settings.knowledge_bucket), counters),
     )
 
 
@@ -453,14 +453,18 @@ def tenant_purge_from_env(parts: Sequence["TenantPart"] = ()) -> "TenantPurge":
 
 def customer_share(settings: Settings) -> "CustomerShare":
     """Knowledge's share of PurgeFunction's forget_customer: the customer's dead letters
-    (TURN_DLQ_URL, CANDIDATES_DLQ_URL; a queue not set is skipped) and the concepts citing their sessions."""
+    (TURN_DLQ_URL, CANDIDATES_DLQ_URL; a queue not set is skipped), the concepts citing their sessions,
+    and the words they taught (pending in SESSIONS_BUCKET, when it is set, and learned)."""
     from knowledge.operation.purge import CustomerShare
     from knowledge.store.concepts import ConceptStore
+    from knowledge.store.word_ledger import WordLedger
     from shared.aws import client
 
+    ledger = WordLedger(client("s3"), settings.sessions_bucket, settings.knowledge_bucket) \
+        if settings.sessions_bucket else None
     return CustomerShare(client("sqs"), turn_dlq_url=settings.turn_dlq_url,
                          candidates_dlq_url=settings.candidates_dlq_url,
-                         concepts=ConceptStore(client("s3"), settings.knowledge_bucket))
+                         concepts=ConceptStore(client("s3"), settings.knowledge_bucket), ledger=ledger)
 
 
 def customer_share_from_env() -> "CustomerShare":

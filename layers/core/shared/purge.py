@@ -42,6 +42,9 @@ class PurgeReport:
     dry_run: bool = False
     complete: bool = True
     removed: Counter = field(default_factory=Counter)
+    # Versions each concept lost ("{agent}/{concept}" -> n): a concept's name is the store's, never a
+    # customer's (every name gate refuses one that holds personal data).
+    concepts: Counter = field(default_factory=Counter)
 
     @property
     def total(self) -> int:
@@ -49,8 +52,12 @@ class PurgeReport:
 
     def as_dict(self) -> dict[str, Any]:
         """Counts only: safe to log and to answer."""
-        return {"complete": self.complete, "dry_run": self.dry_run, "removed": dict(sorted(self.removed.items())),
-                "total": self.total}
+        out = {"complete": self.complete, "dry_run": self.dry_run, "removed": dict(sorted(self.removed.items())),
+               "total": self.total}
+        lost = {name: n for name, n in sorted(self.concepts.items()) if n}
+        if lost:
+            out["concept_versions"] = lost
+        return out
 
     def summary(self, what: str) -> str:
         verb = "would remove" if self.dry_run else "removed"
@@ -60,6 +67,7 @@ class PurgeReport:
         else:
             lines = [f"{what}: {verb} {self.total} object version(s) and delete marker(s)"]
             lines += [f"  {kind}: {n}" for kind, n in sorted(self.removed.items())]
+            lines += [f"  concept {name}: {n} version(s)" for name, n in sorted(self.concepts.items()) if n]
         if not self.complete:
             lines.append("stopped before the end (deadline): run the same command again to finish")
         return "\n".join(lines)

@@ -13,16 +13,19 @@ Two signals, each for a concept X of the agent's index, only from a turn carryin
 - `sighting`: a turn extraction saw X in: the customer's words of that turn.
 
 A candidate is one word of a customer message, after PII redaction (shared.pii: nothing redacted is
-ever a candidate), that is no stopword, no chat filler, no number (a word of letters only, at least
-MIN_LETTERS long), that X's own text and learned words do not have (words that already reached X
-teach nothing), and that no more than KNOWN_SPREAD of the agent's concepts say. At most PER_TURN per
-concept and turn. Each (concept, word) counts the distinct sessions that taught it in the learning
-ledger (knowledge.store.word_ledger); once `learn_min_sessions` (default 3) have, the word is
-written into X's `learned_words` through the store's compare-and-swap as a new version (writer
-`learning`, reason `learned`). An operator's edit wins: a word in X's `removed_words` is never
-written back, a concept whose document does not parse is never written, and a compare-and-swap that
-meets an operator's newer version reads it again and respects what it says. Nothing of a message
-reaches a log or a metric: counts only.
+ever a candidate), that stands nowhere a person's name stands (knowledge.learning.name_words), that is
+no stopword, no chat filler, no number (a word of letters only, at least MIN_LETTERS long), that X's own
+text and learned words do not have (words that already reached X teach nothing), and that no other
+concept's own text has: in one or two concepts a word tells them apart, and learning it for X would pull
+X into their questions; in more it means something in the store already. At most PER_TURN per concept
+and turn. Each (concept, word) counts its distinct teachers in the learning ledger
+(knowledge.store.word_ledger): the customer where the turn names one, else the session; once
+`learn_min_sessions` (default 3) have taught it and knowledge.learning.word_rule says they are enough,
+its teachers are kept beside X and the word is written into X's `learned_words` through the store's
+compare-and-swap as a new version (writer `learning`, reason `learned`). An operator's edit wins: a
+word in X's `removed_words` is never written back, a concept whose document does not parse is never
+written, and a compare-and-swap that meets an operator's newer version reads it again and respects
+what it says. Nothing of a message reaches a log or a metric: counts only.
 """
 
 from __future__ import annotations
@@ -33,33 +36,34 @@ from typing import Iterable, Optional
 from knowledge.format.concept import Concept
 from knowledge.format.learned import LEARNED_MAX, LearnedWord, fold_word, word_problem
 from knowledge.format.turn import Turn
+from knowledge.learning.name_words import name_words
+from knowledge.learning.word_rule import enough
 from knowledge.recall.analysis import analyze
 from knowledge.recall.index import Index
 from knowledge.store.concepts import ConceptStore
-from knowledge.store.word_ledger import WordLedger
+from knowledge.store.word_ledger import Teaching, WordLedger, teacher_id
 from shared.errors import Conflict, InvalidConcept, NotFound
 from shared.pii import names_in, redact
 from shared.telemetry import Counters
 
 MIN_LETTERS = 3
 PER_TURN = 12  # candidate words per concept and turn, at most
-# A word more than KNOWN_SPREAD of the agent's concepts already say means something in the store
-# already ("pedido", "celular" in a phone shop): learning it for one more tells that one nothing apart.
-KNOWN_SPREAD = 2
 CAS_TRIES = 3
 LEARNER = "learning"
 
 
 def customer_words(turn: Turn, published: Iterable[str] = ()) -> list[tuple[str, str]]:
-    """(index term, word) of what the customer wrote in the turn, PII redacted first: content words
-    only, in order, each term once."""
+    """(index term, word) of what the customer wrote in the turn, PII redacted first and no word standing
+    where a name stands: content words only, in order, each term once."""
     texts = [m.content for m in turn.messages if m.role == "user"]
     known = names_in(texts)
+    named = name_words(texts, known)
     seen: dict[str, str] = {}
     for text in texts:
         cleaned = redact(text, placeholder=lambda kind: " . ", published=tuple(published), known=known).text
         for term, form in analyze(cleaned, shorthand=True).words:
-            if len(form) >= MIN_LETTERS and form.isalpha() and word_problem(form) is None:
+            if len(form) >= MIN_LETTERS and form.isalpha() and word_problem(form) is None \
+                    and fold_word(form) not in named:
                 seen.setdefault(term, form)
     return list(seen.items())
 
@@ -91,20 +95,35 @@ class Teacher:
         if not taught:
             return 0
         words = customer_words(turn, config.published_contacts)
+        teacher = teacher_id(turn.tenant, turn.customer_id, turn.session_id)
         learned = 0
         for name, signal in taught.items():
             has = index.terms_of(name)
-            fresh = [(term, word) for term, word in words
-                     if term not in has and index.spread(term) <= KNOWN_SPREAD][:PER_TURN]
-            for term, word in fresh:
-                count = self._ledger.add(turn.tenant, turn.agent, name, term, word, turn.session_id, signal)
+            # Another concept's own word is never X's: spread counts the concepts whose own text has it
+            # (X's own included, so a term X has with a spread of 0 is one of its learned words).
+            offered = [(term, word) for term, word in words if index.spread(term) == 0][:PER_TURN]
+            for term, word in offered:
+                if term in has:  # learned already: one more teacher kept for it
+                    self._ledger.keep_one(turn.tenant, turn.agent, name, term, word,
+                                          Teaching(teacher, turn.completed_at))
+                    continue
+                count = self._ledger.add(turn.tenant, turn.agent, name, term, word, teacher, signal,
+                                         turn.completed_at)
                 self.counters.count("WordCandidate", signal=signal)
-                if count is not None and count >= config.learn_min_sessions:
-                    learned += self._learn(turn, name, word, signal, count)
+                if count is None or count < config.learn_min_sessions:
+                    continue
+                teachings = self._ledger.teachings(turn.tenant, turn.agent, name, term)
+                if not enough(teachings, config.learn_min_sessions):
+                    self.counters.count("WordNotLearned", reason="too_close")
+                    continue
+                learned += self._learn(turn, name, term, word, signal, teachings,
+                                       Teaching(teacher, turn.completed_at))
         return learned
 
-    def _learn(self, turn: Turn, name: str, word: str, signal: str, sessions: int) -> int:
-        """Write `word` into the concept's learned words (1), or refuse (0, counted by reason)."""
+    def _learn(self, turn: Turn, name: str, term: str, word: str, signal: str, teachings: list[Teaching],
+               mine: Teaching) -> int:
+        """Write `word` into the concept's learned words (1), or refuse (0, counted by reason); `mine` is
+        this turn's teacher, kept for a word some other turn has just learned."""
         for _ in range(CAS_TRIES):
             try:
                 stored = self._store.get(turn.tenant, turn.agent, name)
@@ -117,11 +136,15 @@ class Teacher:
                 self.counters.count("WordNotLearned", reason="removed")
                 return 0
             if folded in {fold_word(e.word) for e in concept.learned_words}:
+                # Learned meanwhile (this container's index had not seen it yet): one more teacher kept.
+                self._ledger.keep_one(turn.tenant, turn.agent, name, term, word, mine)
                 return 0
             if len(concept.learned_words) >= LEARNED_MAX:
                 self.counters.count("WordNotLearned", reason="full")
                 return 0
-            entry = LearnedWord(word, signal, sessions, turn.completed_at.astimezone(timezone.utc).date())
+            entry = LearnedWord(word, signal, len(teachings), turn.completed_at.astimezone(timezone.utc).date())
+            # Its teachers first, so that a word on a concept always has them (forget_customer reads them).
+            self._ledger.keep(turn.tenant, turn.agent, name, term, word, teachings)
             try:
                 updated: Concept = concept.replace(learned_words=(*concept.learned_words, entry))
                 self._store.replace(turn.tenant, turn.agent, updated, if_match=stored.etag, actor=LEARNER,

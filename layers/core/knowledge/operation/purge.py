@@ -1,6 +1,6 @@
 """Deleting everything of a tenant in both buckets (LGPD), on shared.purge's sweeper, and knowledge's
-share of forgetting one customer (CustomerShare: the customer's dead letters on both queues, and the
-concepts that still cite the customer's sessions).
+share of forgetting one customer (CustomerShare: the customer's dead letters on both queues, the
+concepts that still cite the customer's sessions, and the words they taught: knowledge.operation.unlearn).
 
 The other bounded context (Facts) adds its share of a tenant through `TenantPart`, and calls
 knowledge's share of a customer through the same kind of seam, so this module never imports it.
@@ -13,8 +13,10 @@ from typing import Any, Callable, Literal, Mapping, Optional, Protocol, Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from knowledge.operation.redrive import forget_dead_letters
+from knowledge.operation.unlearn import ForgetWords
 from knowledge.store.concepts import ConceptStore
 from knowledge.store.keys import SHARED, concept_key
+from knowledge.store.word_ledger import WordLedger, customer_teacher
 from shared import pii
 from shared.errors import Conflict, InvalidConcept, InvalidPurge, NotFound
 from shared.names import Slug, check_slug
@@ -53,7 +55,7 @@ def knowledge_kind(bucket: Bucket, key: str) -> Optional[str]:
         rest = "/".join(parts[3:])
         for start, kind in (("concepts/", "concepts"), ("deletions/", "deletion_records"),
                             ("concepts-index/changes/", "journal_entries"), ("reviews/", "review_states"),
-                            ("waiting/", "waiting_pairs")):
+                            ("waiting/", "waiting_pairs"), ("learned-words/", "learned_word_teachers")):
             if rest.startswith(start):
                 return kind
         return {"knowledge.yaml": "configs", "concepts-index/snapshot": "snapshots"}.get(rest)
@@ -143,12 +145,13 @@ class CustomerShare:
     """What knowledge holds of one customer beyond the archive: their dead-lettered turns (the turn
     names the customer) and the dead-lettered sightings of their sessions, deleted where they wait
     so that `knowledge redrive` can never send them back (a queue whose URL is not set is skipped);
-    and each concept that still cites one of the customer's sessions (`concepts`, None: not looked at)."""
+    each concept that still cites one of the customer's sessions (`concepts`, None: not looked at);
+    and the words they taught (`ledger`, None: not looked at), pending or learned."""
 
     def __init__(self, sqs: Any, *, turn_dlq_url: Optional[str], candidates_dlq_url: Optional[str],
-                 concepts: Optional[ConceptStore] = None):
+                 concepts: Optional[ConceptStore] = None, ledger: Optional[WordLedger] = None):
         self._sqs, self._turns, self._sightings = sqs, turn_dlq_url, candidates_dlq_url
-        self._concepts = concepts
+        self._concepts, self._ledger = concepts, ledger
 
     def forget(self, sweeper: Sweeper, tenant: str, customer_id: str, sessions: Mapping[str, Sequence[str]],
                names: Callable[[], Sequence[str]] = tuple) -> None:
@@ -164,6 +167,13 @@ class CustomerShare:
             every = frozenset(i for ids in sessions.values() for i in ids)
             if every:
                 self._citing(sweeper, tenant, SHARED, every, names)
+        if self._concepts is not None and self._ledger is not None:
+            # Every agent with concepts, not only those the customer index still names: a learned
+            # word's teachers outlive the turns that taught it.
+            words = ForgetWords(self._concepts, self._ledger)
+            for agent in sorted(set(sessions) | set(self._concepts.agents(tenant))):
+                teachers = frozenset({customer_teacher(tenant, customer_id), *sessions.get(agent, ())})
+                words.forget(sweeper, tenant, agent, teachers)
 
     def _citing(self, sweeper: Sweeper, tenant: str, agent: str, sessions: frozenset[str],
                 names: Callable[[], Sequence[str]]) -> None:
@@ -186,11 +196,14 @@ class CustomerShare:
             doomed = [v.version_id for v in store.versions(tenant, agent, concept.name)
                       if not v.latest and not v.deleted and _cites(store, tenant, agent, concept.name, v, sessions)]
             sweeper.versions(store.bucket, key, doomed, "concept_versions")
+            if doomed:
+                report.concepts[f"{agent}/{concept.name}"] += len(doomed)
             if not cites:
                 continue
             report.removed["concepts_scrubbed"] += 1
             if report.dry_run:
                 report.removed["concept_versions"] += 1  # the current one, once rewritten
+                report.concepts[f"{agent}/{concept.name}"] += 1
                 continue
             known = names()
             scrubbed = concept.replace(description=_names_out(concept.description, known),
@@ -203,6 +216,7 @@ class CustomerShare:
                 report.complete = False  # written meanwhile: the next run reads it again
                 continue
             sweeper.versions(store.bucket, key, [stored.version_id], "concept_versions")
+            report.concepts[f"{agent}/{concept.name}"] += 1
 
     def _waiting(self, sweeper: Sweeper, tenant: str, agent: str, sessions: frozenset[str]) -> None:
         """Each pair set aside for a judgment whose claim came from one of `sessions`, dismissed or not:
