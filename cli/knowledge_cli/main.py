@@ -197,6 +197,9 @@ def build_parser(also: Sequence[tuple[str, str]] = ()) -> argparse.ArgumentParse
 
     send = commands.add_parser("send-turn", help="send a turn-complete message (JSON file) to the TurnCompleteQueue")
     send.add_argument("file", help="a JSON file in the turn-complete format (see schemas/)")
+    send.add_argument("--keep-time", action="store_true",
+                      help="send the file's completed_at as it is (default: stamped with the current time, so "
+                           "the turn is within save_knowledge's 24-hour window)")
     send.set_defaults(run=_send_turn)
     vocabulary.add_commands(commands, _slug, _operator, _store)
     for name, line in also:
@@ -287,8 +290,17 @@ def _repair_related(args: argparse.Namespace) -> int:
     return 1 if repair.contended else 0
 
 
+def _known(store, args: argparse.Namespace):
+    """The store, once the agent is known: a mistyped agent is `unknown_agent`, not a missing concept."""
+    from knowledge.store.agents import unknown_agent
+
+    if not store.agent_exists(args.tenant, _scope(args)):
+        raise unknown_agent(args.tenant, _scope(args), "check the tenant and the agent's name")
+    return store
+
+
 def _history(args: argparse.Namespace) -> int:
-    for version in _store().versions(args.tenant, _scope(args), args.name):
+    for version in _known(_store(), args).versions(args.tenant, _scope(args), args.name):
         when = version.time.strftime("%Y-%m-%d %H:%M:%S")
         state = "deleted" if version.deleted else f"{version.size} bytes"
         current = "  (current)" if version.latest else ""
@@ -297,7 +309,7 @@ def _history(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    store = _store()
+    store = _known(_store(), args)
     stored = (store.read_version(args.tenant, _scope(args), args.name, args.version) if args.version
               else store.get(args.tenant, _scope(args), args.name))
     sys.stdout.write(stored.text)
@@ -428,10 +440,18 @@ def _send_turn(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise KnowledgeError(f"cannot read {args.file}: {exc.strerror}") from None
     turn = parse_turn(body)
+    if not args.keep_time:  # a sample file's fixed date would put the turn outside every window
+        import json
+        from datetime import datetime, timezone
+
+        data = json.loads(body)
+        data["completed_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+        body = json.dumps(data, ensure_ascii=False).encode("utf-8")
+        turn = parse_turn(body)
     settings = Settings.from_env(require=("TURN_QUEUE_URL",))
     answer = client("sqs").send_message(QueueUrl=settings.turn_queue_url, MessageBody=body.decode("utf-8"))
-    print(f"sent turn {turn.turn_id} of session {turn.session_id} ({turn.tenant}/{turn.agent}); "
-          f"message {answer['MessageId']}")
+    print(f"sent turn {turn.turn_id} of session {turn.session_id} ({turn.tenant}/{turn.agent}), completed_at "
+          f"{turn.completed_at.strftime('%Y-%m-%dT%H:%M:%SZ')}; message {answer['MessageId']}")
     return 0
 
 
@@ -440,7 +460,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         return args.run(args)
     except KnowledgeError as exc:
-        print(f"knowledge {args.command}: {exc}", file=sys.stderr)
+        print(f"knowledge {args.command}: {exc} ({exc.code})", file=sys.stderr)
         return 1
     except BotoCoreError as exc:
         print(f"knowledge {args.command}: cannot reach AWS: {exc}", file=sys.stderr)

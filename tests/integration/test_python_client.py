@@ -169,3 +169,18 @@ def test_search_then_save_through_the_client(client, endpoint, s3, sessions_buck
     quiet = KnowledgeClient("quiet", T, endpoint_url=endpoint.url, region_name="us-east-1")
     with pytest.raises(Disabled):
         quiet.save_knowledge("sess_77", "x", "x", "fact", "x", "retirada na loja de Natal")
+
+
+def test_a_mistyped_agent_is_unknown_agent_in_every_call_not_an_empty_agent(endpoint, moto_endpoint, sqs):
+    from knowledge_client import UnknownAgent
+
+    typo = KnowledgeClient("store-suport", T, endpoint_url=endpoint.url, sqs_endpoint_url=moto_endpoint,
+                           turn_queue_url=new_queue(sqs), region_name="us-east-1")
+    block = typo.retrieve("s1", "frete grátis")
+    assert block.block == "" and block.tool is None and block.reason == "unknown_agent"
+    calls = (lambda: typo.load_knowledge("s1", "cep-sudeste-cd-campinas"), lambda: typo.search_knowledge("s1", "frete"),
+             lambda: typo.save_knowledge("s1", "x", "y", "fact", "z", "quoted"))
+    for made in calls:
+        with pytest.raises(UnknownAgent) as caught:
+            made()
+        assert isinstance(caught.value, NotFound) and "store-suport" in caught.value.message

@@ -17,6 +17,7 @@ from .errors import (
     Refused,
     RequestInvalid,
     StoreUnavailable,
+    UnknownAgent,
     Unreachable,
 )
 from .tools import TOOLS
@@ -38,6 +39,7 @@ __all__ = [
     "Refused",
     "RequestInvalid",
     "StoreUnavailable",
+    "UnknownAgent",
     "Unreachable",
     "errors",
     "models",

@@ -106,7 +106,8 @@ class RetrieveAnswer(_Answer):
     block: str
     concepts: list[Shown]
     priority: int
-    tool: Optional[Tool]
+    tool: Optional[Tool]  # load_knowledge whenever retrieval is on, even when the block is empty
+    reason: Optional[Literal["unknown_agent", "retrieval_off"]] = None  # why tool is null
 
 
 class Concept(_Answer):

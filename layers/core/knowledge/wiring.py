@@ -266,8 +266,10 @@ def saver(settings: Settings, counters: "Optional[Counters]" = None) -> "Saver":
     s3 = client("s3")
     archive = TurnArchive(s3, settings.sessions_bucket) if settings.sessions_bucket else None
     candidates = SqsCandidates(client("sqs"), settings.candidates_queue_url) if settings.candidates_queue_url else None
-    return Saver(ConfigCache(ConceptStore(s3, settings.knowledge_bucket)), archive, candidates,
-                 EventBridgeEvents(lambda: client("events"), settings.event_bus_name), counters=counters)
+    store = ConceptStore(s3, settings.knowledge_bucket)
+    return Saver(ConfigCache(store), archive, candidates,
+                 EventBridgeEvents(lambda: client("events"), settings.event_bus_name), counters=counters,
+                 exists=lambda tenant, agent: store.agent_exists(tenant, agent, current_only=True))
 
 
 def retriever_from_env() -> "AgentTools":

@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from knowledge.format.concept import DESCRIPTION_MAX
 from knowledge.format.config import ConceptType
 from knowledge.format.events import SAVED, detail
+from knowledge.format.evidence import STAMP
 from knowledge.format.sighting import Sighting
 from knowledge.format.turn import Turn
 from knowledge.learning.extract import evidence_ref, stamp
@@ -32,7 +33,7 @@ from knowledge.store.archive import TurnArchive
 from knowledge.store.config_cache import ConfigCache
 from knowledge.store.queues import CandidateSink
 from shared import deadline
-from shared.errors import InvalidConcept, KnowledgeError, NotFound
+from shared.errors import InvalidConcept, KnowledgeError, NotFound, UnknownAgent
 from shared.events import EventPublishError, Events
 from shared.names import SessionId, Slug
 from shared.settings import SettingsError
@@ -41,6 +42,9 @@ from shared.validation import validate_object
 
 # The session's turns a save may quote: those archived in the last day, the most recent first.
 LOOKBACK = timedelta(hours=24)
+# How far back a refused save looks for the session's last turn, to say which it was and when.
+LAST_SEEN_LOOKBACK = timedelta(days=7)
+LAST_SEEN_KEYS = 5000
 TURNS_READ = 20
 SAVE_RESERVE = 1.5  # seconds kept for the answer
 BODY_MAX_CHARS = 16 * 1024  # the gates also hold the body to 16 KiB of UTF-8
@@ -125,10 +129,13 @@ SAVE_TOOL = Tool(
 
 class Saver:
     def __init__(self, configs: ConfigCache, archive: Optional[TurnArchive], candidates: Optional[CandidateSink],
-                 events: Events, counters: Optional[Counters] = None, wall: Callable[[], float] = time.time):
+                 events: Events, counters: Optional[Counters] = None, wall: Callable[[], float] = time.time,
+                 exists: Optional[Callable[[str, str], bool]] = None):
         """`archive` and `candidates` None: this deployment cannot save (SESSIONS_BUCKET or
-        CANDIDATES_QUEUE_URL unset), and a save says so."""
+        CANDIDATES_QUEUE_URL unset), and a save says so. `exists`: whether an agent without a
+        knowledge.yaml exists at all (unknown_agent rather than disabled)."""
         self._configs, self._archive, self._candidates, self._events = configs, archive, candidates, events
+        self._exists = exists
         self.counters = counters or Counters()
         self._wall = wall
 
@@ -143,12 +150,14 @@ class Saver:
         if self._archive is None or self._candidates is None:
             raise SettingsError("save_knowledge needs SESSIONS_BUCKET and CANDIDATES_QUEUE_URL")
         config = self._configs.get(request.tenant, request.agent)
+        if config is None and self._exists is not None and not self._exists(request.tenant, request.agent):
+            raise UnknownAgent(f"there is no agent {request.agent!r} in tenant {request.tenant!r}: it has neither "
+                               "a knowledge.yaml nor any concept (check the agent's name)")
         if config is None or not config.extract:
             raise LearningOff("this agent does not learn (no knowledge.yaml, or extract: false)")
         turns = self.session_turns(request)
         if not turns:
-            raise NotFound(f"no turn of session {request.session_id} archived in the last "
-                           f"{int(LOOKBACK.total_seconds() // 3600)} hours: send the turn first")
+            raise NotFound(self.nothing_to_quote(request))
         insight = json.dumps([{"name": request.name, "description": request.description, "type": request.type,
                                "body": request.body, "evidence": request.evidence}])
         refused: Optional[str] = None
@@ -185,6 +194,30 @@ class Saver:
             self.counters.count("EventPublishFailed")
         return SaveAnswer(name=candidate.name, type=candidate.type, turn_id=turn.turn_id, status="queued",
                           echo=echo, redacted=dict(report.redacted)).model_dump(mode="json")
+
+    def nothing_to_quote(self, request: SaveRequest) -> str:
+        """Why a save found no turn to quote: the window counts from each turn's completed_at, so
+        say which turn of the session was seen last, and when it completed."""
+        hours = int(LOOKBACK.total_seconds() // 3600)
+        which = (f"turn {request.turn_id} of session {request.session_id} did not" if request.turn_id
+                 else f"no turn of session {request.session_id} did")
+        said = f"{which} complete in the last {hours} hours (the window counts from a turn's completed_at)"
+        archive: TurnArchive = self._archive  # type: ignore[assignment]
+        now = datetime.fromtimestamp(self._wall(), timezone.utc)
+        prefix = archive.prefix(request.tenant, request.agent)
+        last: Optional[tuple[str, str]] = None
+        for seen, key in enumerate(archive.keys(request.tenant, request.agent, now - LAST_SEEN_LOOKBACK)):
+            stamp, session_id, turn_file = key[len(prefix):].split("/", 2)
+            if session_id == request.session_id:
+                last = (turn_file.removesuffix(".json"), stamp)
+            if seen >= LAST_SEEN_KEYS:
+                break
+        days = LAST_SEEN_LOOKBACK.days
+        if last is None:
+            return f"{said}; none of its turns was archived in the last {days} days: send the turn first"
+        moment = datetime.strptime(last[1], STAMP).replace(tzinfo=timezone.utc)
+        return (f"{said}; the last turn of the session seen is {last[0]}, completed at "
+                f"{moment.strftime('%Y-%m-%dT%H:%M:%SZ')} (a turn's completed_at is when it completed, not a fixed date)")
 
     def session_turns(self, request: SaveRequest) -> list[Turn]:
         """The session's turns archived within LOOKBACK, the most recent first (TURNS_READ at most);
