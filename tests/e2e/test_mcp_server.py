@@ -111,6 +111,13 @@ async def walk(session: ClientSession) -> dict:
         "name": "entrega-domingo", "description": "We deliver on Sundays.", "type": "fact",
         "body": "Deliveries on Sundays.", "evidence": "entregamos aos domingos em todo o Brasil"})
     seen["missing"] = await session.call_tool("load_knowledge", {"name": "nao-existe"})
+    seen["list"] = await session.call_tool("list_knowledge", {"limit": 2})
+    seen["list_more"] = await session.call_tool("list_knowledge", {
+        "limit": 100, "after": structured(seen["list"])["next_after"]})
+    seen["history"] = await session.call_tool("knowledge_history", {"name": "cep-sudeste-cd-campinas"})
+    version = structured(seen["history"])["versions"][0]["version_id"]
+    seen["version"] = await session.call_tool("knowledge_history", {"name": "cep-sudeste-cd-campinas",
+                                                                    "version_id": version})
     return seen
 
 
@@ -124,7 +131,14 @@ def text_of(result) -> str:
 
 
 def check(seen: dict) -> None:
-    assert set(seen["tools"]) == {"search_knowledge", "load_knowledge", "save_knowledge", "read_memory"}
+    assert set(seen["tools"]) == {"search_knowledge", "load_knowledge", "save_knowledge", "read_memory",
+                                  "list_knowledge", "knowledge_history"}
+    demo = sorted(path.stem for path in DEMO.glob("*.md"))
+    assert [c["name"] for c in structured(seen["list"])["concepts"] + structured(seen["list_more"])["concepts"]] == demo
+    assert structured(seen["list"])["total"] == len(demo)
+    [created] = structured(seen["history"])["versions"]
+    assert created["actor"] == "engine" and created["reason"] == "created"
+    assert "name: cep-sudeste-cd-campinas\n" in structured(seen["version"])["markdown"]
     published = {tool["name"]: tool for tool in json.loads((ROOT / "schemas" / "tools.json").read_text())["tools"]}
     for name in ("search_knowledge", "load_knowledge", "save_knowledge"):
         schema = seen["tools"][name].input_schema
@@ -296,7 +310,7 @@ def test_a_stdio_server_without_a_customer_offers_no_read_memory_and_a_typo_is_u
             return await unbound_calls(session)
 
     seen = anyio.run(run, A)
-    assert "read_memory" not in seen["tools"] and "memory" not in seen
+    assert "read_memory" not in seen["tools"] and "memory" not in seen and "list_knowledge" in seen["tools"]
     assert seen["save"].is_error and "session_not_bound" in text_of(seen["save"])
     typo = anyio.run(run, "store-suport")
     assert typo["search"].is_error and "unknown_agent" in text_of(typo["search"])

@@ -184,3 +184,19 @@ def test_a_mistyped_agent_is_unknown_agent_in_every_call_not_an_empty_agent(endp
         with pytest.raises(UnknownAgent) as caught:
             made()
         assert isinstance(caught.value, NotFound) and "store-suport" in caught.value.message
+
+
+def test_a_builder_lists_the_agents_concepts_and_reads_a_history_through_the_client(client, store):
+    names = [entry.name for entry in client.iter_knowledge(limit=2)]
+    assert names == sorted(path.stem for path in DEMO.glob("*.md"))
+    objections = client.list_knowledge(type="objection")
+    assert [c.name for c in objections.concepts] == ["objecao-frete-caro"] and objections.next_after is None
+    history = client.knowledge_history("troca-em-30-dias")
+    [version] = history.versions
+    assert version.actor == "engine" and version.reason == "created" and version.latest
+    text = client.knowledge_history("troca-em-30-dias", version.version_id).markdown
+    assert text == store.get(T, A, "troca-em-30-dias").text
+    with pytest.raises(RequestInvalid, match="limit"):
+        client.list_knowledge(limit=500)
+    with pytest.raises(NotFound):
+        client.knowledge_history("nao-existe")

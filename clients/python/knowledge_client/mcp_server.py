@@ -137,6 +137,34 @@ def build_server(client: KnowledgeClient, *, name: str = "knowledge", binding: O
         return await through(client.save_knowledge, arguments, session, name, description, type, body, evidence,
                              turn_id=turn_id)
 
+    @server.tool(name="list_knowledge", description=(
+        "List what this store has learned, by name, a page at a time (read-only): each concept's summary, "
+        "whether it is out of the <knowledge> block and why, and the words customers taught it."))
+    async def list_knowledge(
+            type: Annotated[Optional[models.ConceptType], Field(description="only this type")] = None,
+            provenance: Annotated[Optional[models.Provenance], Field(description="observed or policy")] = None,
+            recall: Annotated[Optional[models.RecallFilter], Field(description=(
+                "in_recall, expired, not_started, stale, retired, waiting (pairs waiting for a verdict) or "
+                "conflict"))] = None,
+            since: Annotated[Optional[str], Field(pattern=models.DAY_OR_MOMENT, description=(
+                "only concepts updated since this UTC day (YYYY-MM-DD) or moment"))] = None,
+            limit: Annotated[int, Field(ge=1, le=models.LIST_MAX, description="a page's size (1 to 100)")] = 50,
+            after: Annotated[Optional[str], Field(max_length=models.SLUG_MAX, pattern=models.SLUG_PATTERN,
+                                                  description="the previous page's next_after")] = None
+    ) -> dict[str, Any]:
+        return await through(client.list_knowledge, {"since": since, "after": after}, type=type,
+                             provenance=provenance, recall=recall, since=since, limit=limit, after=after)
+
+    @server.tool(name="knowledge_history", description=(
+        "A concept's versions, newest first: who wrote each (the engine or an operator), why and when "
+        "(read-only); with version_id, that version's text."))
+    async def knowledge_history(
+            name: Annotated[str, Field(max_length=models.SLUG_MAX, pattern=models.SLUG_PATTERN,
+                                       description="the concept's name")],
+            version_id: Annotated[Optional[str], Field(min_length=1, max_length=1024, description=(
+                "a version from the list, to read its text"))] = None) -> dict[str, Any]:
+        return await through(client.knowledge_history, {"name": name, "version_id": version_id}, name, version_id)
+
     if per_session or fixed.customer_id is not None:
         @server.tool(name="read_memory", description=(
             "Read what this conversation's customer's memory holds (facts the engine remembered or an operator "

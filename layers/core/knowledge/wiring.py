@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from knowledge.operation.purge import CustomerShare, TenantPart, TenantPurge
     from knowledge.operation.repair import Repairer
     from knowledge.operation.snapshots import SnapshotPass
+    from knowledge.recall.reads import Reader
     from knowledge.recall.retrieve import Retriever
     from knowledge.store.archive import TurnArchive
     from knowledge.store.queues import Redelivery
@@ -251,7 +252,14 @@ def agent_tools(settings: Settings) -> "AgentTools":
     from knowledge.learning.tools import AgentTools
 
     tools = retriever(settings)
-    return AgentTools(tools, lambda: saver(settings, tools.counters))
+    return AgentTools(tools, lambda: saver(settings, tools.counters), lambda: reader(tools))
+
+
+def reader(tools: "Retriever") -> "Reader":
+    """The builders' reads (list_knowledge, knowledge_history) on retrieval's own warm index."""
+    from knowledge.recall.reads import Reader
+
+    return Reader(tools, tools.store)
 
 
 def saver(settings: Settings, counters: "Optional[Counters]" = None) -> "Saver":

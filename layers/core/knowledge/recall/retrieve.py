@@ -137,7 +137,8 @@ def parse_request(event: Any) -> RetrieveRequest | LoadRequest | SearchRequest:
     if isinstance(event, dict) and "action" in event:
         model = ACTIONS.get(event["action"]) if isinstance(event["action"], str) else None
         if model is None:
-            raise InvalidRequest("action: must be load_knowledge, search_knowledge or save_knowledge")
+            raise InvalidRequest("action: must be load_knowledge, search_knowledge, save_knowledge, list_knowledge "
+                                 "or knowledge_history")
         return validate_object(model, event, InvalidRequest, "the event")  # type: ignore[return-value]
     return validate_object(RetrieveRequest, event, InvalidRequest, "the event")
 
@@ -280,6 +281,7 @@ class Retriever:
                  wall: Callable[[], float] = time.time):
         """`memory_budget` (bytes of indexes held) defaults to what the function's memory allows."""
         self._store, self._events = store, events
+        self.store = store  # the builders' reads (knowledge.recall.reads) read versions through it
         self.fetch_budget_seconds = fetch_budget_seconds
         self.counters = counters or Counters()
         self._wall = wall
