@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from facts.memory import ReadAnswer, ReadRequest, RememberAnswer, RememberRequest
 from knowledge.format.sighting import sighting_schema
 from knowledge.format.turn import turn_schema
-from knowledge.learning.save import SAVE_TOOL, SaveAnswer, SaveRequest
+from knowledge.learning.save import SAVE_TOOL, SaveAnswer, SaveRequest, StatusAnswer, StatusRequest
 from knowledge.recall.answers import LoadAnswer, RetrieveAnswer, SearchAnswer
 from knowledge.recall.reads import HistoryAnswer, HistoryRequest, ListAnswer, ListRequest
 from knowledge.recall.retrieve import SEARCH_TOOL, TOOL, LoadRequest, RetrieveRequest, SearchRequest
@@ -48,6 +48,7 @@ CALLS = [
     ("load-knowledge", LoadRequest, LoadAnswer, f"{RETRIEVE}: load_knowledge, one concept's full text"),
     ("search-knowledge", SearchRequest, SearchAnswer, f"{RETRIEVE}: search_knowledge, the ranked summaries for a query"),
     ("save-knowledge", SaveRequest, SaveAnswer, f"{RETRIEVE}: save_knowledge, an insight learned as extraction learns"),
+    ("save-status", StatusRequest, StatusAnswer, f"{RETRIEVE}: save_status, what became of a save_knowledge call"),
     ("list-knowledge", ListRequest, ListAnswer, f"{RETRIEVE}: list_knowledge, the agent's concepts a page at a time"),
     ("knowledge-history", HistoryRequest, HistoryAnswer,
      f"{RETRIEVE}: knowledge_history, a concept's versions and one version's text"),

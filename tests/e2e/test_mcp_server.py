@@ -95,6 +95,10 @@ async def walk(session: ClientSession) -> dict:
         "name": "retirada-natal-2h", "description": "Store pickup in Natal is ready in 2 hours.",
         "type": "fact", "body": "Pickup at the Natal store is ready within 2 hours, free of charge.",
         "evidence": "a retirada na loja de Natal fica pronta em 2 horas"})
+    saved = structured(seen["save"])["save_id"]
+    seen["status"] = await session.call_tool("save_status", {"save_id": saved})
+    other_id = OTHER_SESSION + saved[len(SESSION):]  # another conversation's id: never this server's to ask
+    seen["other_status"] = await session.call_tool("save_status", {"save_id": other_id})
     seen["memory"] = await session.call_tool("read_memory", {})
     # The model names another customer: the bound one's memory is what it gets.
     seen["other_memory"] = await session.call_tool("read_memory", {"customer_id": OTHER_CUSTOMER})
@@ -132,7 +136,9 @@ def text_of(result) -> str:
 
 def check(seen: dict) -> None:
     assert set(seen["tools"]) == {"search_knowledge", "load_knowledge", "save_knowledge", "read_memory",
-                                  "list_knowledge", "knowledge_history"}
+                                  "list_knowledge", "knowledge_history", "save_status"}
+    assert structured(seen["status"])["status"] == "queued"
+    assert seen["other_status"].is_error and "not_found" in text_of(seen["other_status"])
     demo = sorted(path.stem for path in DEMO.glob("*.md"))
     assert [c["name"] for c in structured(seen["list"])["concepts"] + structured(seen["list_more"])["concepts"]] == demo
     assert structured(seen["list"])["total"] == len(demo)

@@ -122,8 +122,10 @@ def test_a_saved_insight_is_consolidated_as_an_observed_sighting_with_its_eviden
         retrieve, monkeypatch, env, s3, sessions_bucket, store, sqs, candidates_queue, bus):
     turn = archive(s3, sessions_bucket)
     answer = call(retrieve, {**SAVE, "type": "policy"})
-    assert answer == {"name": "despacho-mesmo-dia", "type": "policy", "turn_id": "turn_0001", "status": "queued",
-                      "echo": False, "redacted": {}}
+    assert answer["save_id"].startswith(f"{SESSION}~")
+    assert {k: v for k, v in answer.items() if k != "save_id"} == {
+        "name": "despacho-mesmo-dia", "type": "policy", "turn_id": "turn_0001", "status": "queued", "echo": False,
+        "redacted": {}}
     [saved] = events(sqs, bus)
     assert saved["detail-type"] == "knowledge_saved"
     assert saved["detail"] == {"tenant": T, "agent": A, "name": "despacho-mesmo-dia", "type": "policy",
@@ -301,3 +303,54 @@ def test_the_cli_says_unknown_agent_for_a_typo_and_stamps_a_sent_turn_now(store,
     assert main(["send-turn", "--keep-time", str(ROOT / "events" / "turn.json")]) == 0
     [kept] = [json.loads(m["Body"]) for m in drain(sqs, queue)]
     assert kept["completed_at"] == "2026-11-20T14:05:31Z"
+
+
+# ------------------------------------------------------------------ a save you can follow
+
+def status(retrieve, save_id, **where) -> dict:
+    return call(retrieve, {"action": "save_status", "tenant": T, "agent": A, "save_id": save_id, **where})
+
+
+def test_a_save_can_be_followed_from_queued_to_what_consolidation_did_and_the_outcome_is_an_event(
+        retrieve, monkeypatch, env, s3, sessions_bucket, sqs, candidates_queue, bus):
+    archive(s3, sessions_bucket)
+    save_id = call(retrieve, SAVE)["save_id"]
+    queued = status(retrieve, save_id)
+    assert queued["status"] == "queued" and queued["settled_at"] is None
+    assert (queued["name"], queued["session_id"], queued["turn_id"]) == ("despacho-mesmo-dia", SESSION, "turn_0001")
+    [message] = consolidate_all(monkeypatch, env, sqs, candidates_queue)
+    assert json.loads(message["Body"])["save_id"] == save_id
+    settled = status(retrieve, save_id)
+    assert settled["status"] == "created" and settled["settled_at"]
+    [event] = [e for e in events(sqs, bus) if e["detail-type"] == "knowledge_save_settled"]
+    assert event["detail"] == {"tenant": T, "agent": A, "name": "despacho-mesmo-dia", "type": "fact",
+                               "outcome": "created", "session_id": SESSION, "save_id": save_id, "turn_id": "turn_0001"}
+    # The same insight from the same turn is the same save: same id, its outcome kept.
+    assert call(retrieve, SAVE)["save_id"] == save_id
+    consolidate_all(monkeypatch, env, sqs, candidates_queue)
+    assert status(retrieve, save_id)["status"] == "created"
+
+
+def test_a_save_id_answers_only_in_its_tenant_and_agent_and_cannot_be_guessed(retrieve, store, s3, sessions_bucket):
+    archive(s3, sessions_bucket)
+    save_id = call(retrieve, SAVE)["save_id"]
+    store.put_config("other-store", A, "knowledge:\n  extract: true\n", actor="operator:t")
+    store.put_config(T, "other-agent", "knowledge:\n  extract: true\n", actor="operator:t")
+    for where in ({"tenant": "other-store"}, {"agent": "other-agent"}):
+        assert status(retrieve, save_id, **where)["error"]["code"] == "not_found"
+    guessed = save_id[:-4] + ("AAAA" if not save_id.endswith("AAAA") else "BBBB")
+    assert status(retrieve, guessed)["error"]["code"] == "not_found"
+    assert status(retrieve, "turn_0001")["error"]["code"] == "invalid_request"
+
+
+def test_a_session_past_its_cap_of_saves_is_refused_clearly(monkeypatch, env, s3, sessions_bucket, sqs,
+                                                            candidates_queue):
+    retrieve = load_handler("retrieve", monkeypatch, **env, KNOWLEDGE_SAVES_PER_SESSION="2",
+                            POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}")
+    archive(s3, sessions_bucket)
+    for name in ("despacho-um", "despacho-dois"):
+        assert call(retrieve, {**SAVE, "name": name})["status"] == "queued"
+    assert call(retrieve, {**SAVE, "name": "despacho-dois"})["status"] == "queued"  # the same save again
+    error = call(retrieve, {**SAVE, "name": "despacho-tres"})["error"]
+    assert error["code"] == "save_limit" and "2" in error["message"] and "KNOWLEDGE_SAVES_PER_SESSION" in error["message"]
+    assert len(drain(sqs, candidates_queue)) == 2

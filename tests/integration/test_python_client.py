@@ -200,3 +200,27 @@ def test_a_builder_lists_the_agents_concepts_and_reads_a_history_through_the_cli
         client.list_knowledge(limit=500)
     with pytest.raises(NotFound):
         client.knowledge_history("nao-existe")
+
+
+def test_a_builder_follows_a_save_to_its_outcome_through_the_client(client, endpoint, monkeypatch, s3, sessions_bucket,
+                                                                    sqs, candidates_queue, bucket, bus):
+    from helpers.handlers import LambdaContext
+    from knowledge_client import SaveLimit  # noqa: F401 - the cap's typed error, exported
+
+    from knowledge_dev.poller import sqs_event
+
+    said = "Despachamos todo pedido pago até as 14h no mesmo dia útil."
+    turn = parse_turn(json.dumps({"tenant": T, "agent": A, "session_id": "sess_follow", "turn_id": "turn_1",
+                                  "completed_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                                  "messages": [{"role": "user", "content": "Sai hoje?"},
+                                               {"role": "assistant", "content": said}]}))
+    TurnArchive(s3, sessions_bucket).put(turn)
+    saved = client.save_knowledge("sess_follow", "despacho-mesmo-dia", "Paid by 14h ships the same day.", "fact",
+                                  "Orders paid by 14h ship the same business day.", "pedido pago até as 14h")
+    assert client.save_status(saved.save_id).status == "queued"
+    messages = drain(sqs, candidates_queue)
+    consolidate = load_handler("consolidate", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
+                               EVENT_BUS_NAME=bus["name"])
+    consolidate.lambda_handler(sqs_event(messages, "arn:aws:sqs:us-east-1:123456789012:c.fifo"), LambdaContext())
+    outcome = client.save_status(saved.save_id)
+    assert outcome.status == "created" and outcome.name == "despacho-mesmo-dia" and outcome.settled_at

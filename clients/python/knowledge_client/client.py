@@ -143,6 +143,13 @@ class KnowledgeClient:
                                                "evidence": evidence, "turn_id": turn_id})
         return self._invoke(self.retrieve_function, request, models.SaveAnswer, retry=True)
 
+    def save_status(self, save_id: str) -> models.StatusAnswer:
+        """What became of a save (its answer's `save_id`): queued until consolidation applies it, then
+        created, confirmed, merged, kept_beside, waiting, contradiction, echoed or replayed."""
+        request = checked(models.StatusRequest, {"action": "save_status", "tenant": self.tenant, "agent": self.agent,
+                                                 "save_id": save_id})
+        return self._invoke(self.retrieve_function, request, models.StatusAnswer, retry=True)
+
     # ------------------------------------------------------------ the builders' reads (read-only)
     def list_knowledge(self, *, type: Optional[str] = None, provenance: Optional[str] = None,
                        recall: Optional[str] = None, since: Union[datetime, str, None] = None, limit: int = 50,

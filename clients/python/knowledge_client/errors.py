@@ -76,6 +76,13 @@ class Gated(Refused):
     code = "gated"
 
 
+class SaveLimit(Refused):
+    """save_knowledge: the session has saved as many insights as one session may (the deployment's
+    KNOWLEDGE_SAVES_PER_SESSION); nothing was saved."""
+
+    code = "save_limit"
+
+
 class Disabled(Refused):
     """save_knowledge: the agent does not learn (no knowledge.yaml, or `extract: false`)."""
 
@@ -103,7 +110,7 @@ class Unreachable(KnowledgeClientError):
 
 
 REFUSALS: dict[str, type[Refused]] = {cls.code: cls for cls in (
-    InvalidRequest, NotFound, UnknownAgent, InvalidFact, RecordUnreadable, Busy, StoreUnavailable, Gated, Disabled,
+    InvalidRequest, NotFound, UnknownAgent, InvalidFact, RecordUnreadable, Busy, StoreUnavailable, Gated, SaveLimit, Disabled,
     AccessDenied, NotConfigured)}
 
 

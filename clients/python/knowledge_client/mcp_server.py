@@ -137,6 +137,18 @@ def build_server(client: KnowledgeClient, *, name: str = "knowledge", binding: O
         return await through(client.save_knowledge, arguments, session, name, description, type, body, evidence,
                              turn_id=turn_id)
 
+    @server.tool(name="save_status", description=(
+        "What became of an insight saved in this conversation (save_knowledge's save_id): queued, then created, "
+        "confirmed, merged, kept_beside, waiting (for an operator's verdict), contradiction, echoed or replayed."))
+    async def save_status(
+            ctx: Context,
+            save_id: Annotated[str, Field(max_length=200, pattern=models.SAVE_ID_PATTERN,
+                                          description="the save_id save_knowledge answered")]) -> dict[str, Any]:
+        session = bound(ctx).session_id
+        if session is None or save_id.split("~", 1)[0] != session:
+            raise ToolError("not_found: no such save in this conversation")
+        return await through(client.save_status, {"save_id": save_id}, save_id)
+
     @server.tool(name="list_knowledge", description=(
         "List what this store has learned, by name, a page at a time (read-only): each concept's summary, "
         "whether it is out of the <knowledge> block and why, and the words customers taught it."))

@@ -172,6 +172,7 @@ class SaveRequest(_Request):
 
 
 class SaveAnswer(_Answer):
+    save_id: str  # ask save_status with it what became of the save
     name: str
     type: str
     turn_id: str
@@ -181,6 +182,29 @@ class SaveAnswer(_Answer):
 
 
 # ------------------------------------------------------------------ MemoryFunction
+
+
+SAVE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}~[0-9a-f]{16}[A-Za-z0-9_-]{22}$"
+SaveStatus = Literal["queued", "created", "confirmed", "merged", "kept_beside", "waiting", "contradiction", "echoed",
+                     "replayed"]
+
+
+class StatusRequest(_Request):
+    tenant: Slug = "default"
+    agent: Slug
+    action: Literal["save_status"]
+    save_id: str = Field(max_length=200, pattern=SAVE_ID_PATTERN)
+
+
+class StatusAnswer(_Answer):
+    save_id: str
+    name: str
+    type: str
+    session_id: str
+    turn_id: str
+    status: SaveStatus
+    saved_at: str
+    settled_at: Optional[str]
 
 
 # ------------------------------------------------------------------ the builders' reads (RetrieveFunction)

@@ -17,7 +17,7 @@ class Handles(Protocol):
     def handle(self, event: Any, remaining_seconds: Optional[float] = None) -> dict[str, Any]: ...
 
 
-SAVES = ("save_knowledge",)
+SAVES = ("save_knowledge", "save_status")
 READS = ("list_knowledge", "knowledge_history")
 
 
