@@ -21,8 +21,9 @@ from pydantic import BaseModel
 from facts.memory import ReadAnswer, ReadRequest, RememberAnswer, RememberRequest
 from knowledge.format.sighting import sighting_schema
 from knowledge.format.turn import turn_schema
-from knowledge.learning.save import SAVE_TOOL, SaveAnswer, SaveRequest
+from knowledge.learning.save import SAVE_TOOL, SaveAnswer, SaveRequest, StatusAnswer, StatusRequest
 from knowledge.recall.answers import LoadAnswer, RetrieveAnswer, SearchAnswer
+from knowledge.recall.reads import HistoryAnswer, HistoryRequest, ListAnswer, ListRequest
 from knowledge.recall.retrieve import SEARCH_TOOL, TOOL, LoadRequest, RetrieveRequest, SearchRequest
 from shared.refusal import Refusal
 
@@ -47,6 +48,10 @@ CALLS = [
     ("load-knowledge", LoadRequest, LoadAnswer, f"{RETRIEVE}: load_knowledge, one concept's full text"),
     ("search-knowledge", SearchRequest, SearchAnswer, f"{RETRIEVE}: search_knowledge, the ranked summaries for a query"),
     ("save-knowledge", SaveRequest, SaveAnswer, f"{RETRIEVE}: save_knowledge, an insight learned as extraction learns"),
+    ("save-status", StatusRequest, StatusAnswer, f"{RETRIEVE}: save_status, what became of a save_knowledge call"),
+    ("list-knowledge", ListRequest, ListAnswer, f"{RETRIEVE}: list_knowledge, the agent's concepts a page at a time"),
+    ("knowledge-history", HistoryRequest, HistoryAnswer,
+     f"{RETRIEVE}: knowledge_history, a concept's versions and one version's text"),
     ("memory-read", ReadRequest, ReadAnswer, f"{MEMORY}: the customer's memory cell and its <memory> block"),
     ("memory-remember", RememberRequest, RememberAnswer, f"{MEMORY}: remember one fact (origin engine)"),
 ]

@@ -156,6 +156,19 @@ def build_parser(also: Sequence[tuple[str, str]] = ()) -> argparse.ArgumentParse
                         help="count the model calls and estimate the tokens; ask no model and send nothing")
     replay.set_defaults(run=_backfill)
 
+    listing = commands.add_parser("list", help="list an agent's concepts as retrieval serves them (read-only)")
+    listing.add_argument("--agent", type=_slug("agent"), required=True)
+    listing.add_argument("--tenant", default="default", type=_slug("tenant"))
+    listing.add_argument("--type", choices=("fact", "entity", "procedure", "policy", "objection"))
+    listing.add_argument("--provenance", choices=("observed", "policy"))
+    listing.add_argument("--recall", choices=("in_recall", "expired", "not_started", "stale", "retired", "waiting",
+                                              "conflict"))
+    listing.add_argument("--since", help="only concepts updated since this UTC day (YYYY-MM-DD) or moment")
+    listing.add_argument("--limit", type=_positive, default=100, help="a page's size (1 to 100)")
+    listing.add_argument("--after", type=_slug("after"), help="the page after this name (`next:` of the last page)")
+    listing.add_argument("--json", action="store_true", help="print the whole answer")
+    listing.set_defaults(run=_list)
+
     history = commands.add_parser("history", help="list a concept's versions: when, who, why")
     _scope_arguments(history)
     history.add_argument("name", type=_slug("name"))
@@ -197,6 +210,9 @@ def build_parser(also: Sequence[tuple[str, str]] = ()) -> argparse.ArgumentParse
 
     send = commands.add_parser("send-turn", help="send a turn-complete message (JSON file) to the TurnCompleteQueue")
     send.add_argument("file", help="a JSON file in the turn-complete format (see schemas/)")
+    send.add_argument("--keep-time", action="store_true",
+                      help="send the file's completed_at as it is (default: stamped with the current time, so "
+                           "the turn is within save_knowledge's 24-hour window)")
     send.set_defaults(run=_send_turn)
     vocabulary.add_commands(commands, _slug, _operator, _store)
     words.add_commands(commands, _slug)
@@ -288,8 +304,44 @@ def _repair_related(args: argparse.Namespace) -> int:
     return 1 if repair.contended else 0
 
 
+def _known(store, args: argparse.Namespace):
+    """The store, once the agent is known: a mistyped agent is `unknown_agent`, not a missing concept."""
+    from knowledge.store.agents import unknown_agent
+
+    if not store.agent_exists(args.tenant, _scope(args)):
+        raise unknown_agent(args.tenant, _scope(args), "check the tenant and the agent's name")
+    return store
+
+
+def _list(args: argparse.Namespace) -> int:
+    import json
+    import os
+
+    from knowledge import wiring
+    from shared.settings import Settings
+
+    # A terminal is a cold container: wait for the whole agent rather than answer from part of it.
+    os.environ.setdefault("KNOWLEDGE_FETCH_BUDGET_SECONDS", "600")
+    reader = wiring.reader(wiring.retriever(Settings.from_env()))
+    event = {"action": "list_knowledge", "tenant": args.tenant, "agent": args.agent, "limit": args.limit,
+             **{k: v for k in ("type", "provenance", "recall", "since", "after") if (v := getattr(args, k))}}
+    answer = reader.handle(event)
+    if args.json:
+        print(json.dumps(answer, ensure_ascii=False, indent=1))
+        return 0
+    for c in answer["concepts"]:
+        state = ", ".join(filter(None, [c["recall"], "conflict" if c["conflict"] else None,
+                                        f"{c['waiting']} waiting" if c["waiting"] else None,
+                                        "shared" if c["shared"] else None])) or "in recall"
+        words = ", ".join(f"{w['word']} ({w['origin']})" for w in c["learned_words"])
+        print(f"{c['name']:<40} {c['type']:<10} {c['provenance']:<9} {state}" + (f"  words: {words}" if words else ""))
+    more = f"; next: --after {answer['next_after']}" if answer["next_after"] else ""
+    print(f"{len(answer['concepts'])} of {answer['total']} concepts{more}")
+    return 0
+
+
 def _history(args: argparse.Namespace) -> int:
-    for version in _store().versions(args.tenant, _scope(args), args.name):
+    for version in _known(_store(), args).versions(args.tenant, _scope(args), args.name):
         when = version.time.strftime("%Y-%m-%d %H:%M:%S")
         state = "deleted" if version.deleted else f"{version.size} bytes"
         current = "  (current)" if version.latest else ""
@@ -298,7 +350,7 @@ def _history(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    store = _store()
+    store = _known(_store(), args)
     stored = (store.read_version(args.tenant, _scope(args), args.name, args.version) if args.version
               else store.get(args.tenant, _scope(args), args.name))
     sys.stdout.write(stored.text)
@@ -429,10 +481,18 @@ def _send_turn(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise KnowledgeError(f"cannot read {args.file}: {exc.strerror}") from None
     turn = parse_turn(body)
+    if not args.keep_time:  # a sample file's fixed date would put the turn outside every window
+        import json
+        from datetime import datetime, timezone
+
+        data = json.loads(body)
+        data["completed_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds").replace("+00:00", "Z")
+        body = json.dumps(data, ensure_ascii=False).encode("utf-8")
+        turn = parse_turn(body)
     settings = Settings.from_env(require=("TURN_QUEUE_URL",))
     answer = client("sqs").send_message(QueueUrl=settings.turn_queue_url, MessageBody=body.decode("utf-8"))
-    print(f"sent turn {turn.turn_id} of session {turn.session_id} ({turn.tenant}/{turn.agent}); "
-          f"message {answer['MessageId']}")
+    print(f"sent turn {turn.turn_id} of session {turn.session_id} ({turn.tenant}/{turn.agent}), completed_at "
+          f"{turn.completed_at.strftime('%Y-%m-%dT%H:%M:%SZ')}; message {answer['MessageId']}")
     return 0
 
 
@@ -441,7 +501,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         return args.run(args)
     except KnowledgeError as exc:
-        print(f"knowledge {args.command}: {exc}", file=sys.stderr)
+        print(f"knowledge {args.command}: {exc} ({exc.code})", file=sys.stderr)
         return 1
     except BotoCoreError as exc:
         print(f"knowledge {args.command}: cannot reach AWS: {exc}", file=sys.stderr)

@@ -4,6 +4,8 @@ Extra commands invoke the real handlers in this process, as the engine (or the s
 would invoke the Lambdas:
     ./run knowledge retrieve --agent A [--tenant T] [--session S] "customer message"
     ./run knowledge load --agent A [--tenant T] [--session S] NAME
+    ./run knowledge save FILE                                         save_knowledge (events/save-knowledge.json)
+    ./run knowledge save-status --agent A SAVE_ID                    what became of that save
     ./run knowledge memory --customer C [--tenant T]                 MemoryFunction's read
     ./run knowledge remember --customer C [--tenant T] NAME VALUE    MemoryFunction's remember
     ./run knowledge distill-now [--tenant T [--agent A]]             DistillFunction, every session idle
@@ -56,6 +58,14 @@ def _invoke(argv: Sequence[str]) -> int:
     if argv[0] == "load":
         sys.stdout.write(answer["markdown"])
         return 0
+    if answer.get("reason") == "unknown_agent":
+        print(f"knowledge {argv[0]}: there is no agent {args.agent!r} in tenant {args.tenant!r}: it has neither a "
+              "knowledge.yaml nor any concept (unknown_agent; check the agent's name)", file=sys.stderr)
+        return 1
+    if answer.get("reason") == "retrieval_off":
+        print("(retrieval is off for this agent: its knowledge.yaml is missing, says retrieve: false, or does "
+              "not parse)")
+        return 0
     if not answer["block"]:
         print("(nothing relevant: the block is empty)")
         return 0
@@ -65,6 +75,42 @@ def _invoke(argv: Sequence[str]) -> int:
         via = "  (via a [[link]])" if concept["linked"] else ""
         print(f"  {concept['score']:>8.3f}  {concept['name']}{via}")
     return 0
+
+
+def _save(argv: Sequence[str]) -> int:
+    """save_knowledge as the engine's tool call sends it: one JSON file (events/save-knowledge.json)."""
+    parser = argparse.ArgumentParser(prog="knowledge save")
+    parser.add_argument("file", help="a save_knowledge request as JSON (events/save-knowledge.json)")
+    args = parser.parse_args(argv[1:])
+    try:
+        event = json.loads(open(args.file, encoding="utf-8").read())
+    except (OSError, ValueError) as exc:
+        print(f"knowledge save: cannot read {args.file}: {exc}", file=sys.stderr)
+        return 1
+    _quiet()
+    from .handlers import load_handler
+    from .poller import LambdaContext
+
+    answer = load_handler("retrieve").lambda_handler(event, LambdaContext("retrieve", timeout_ms=60_000))
+    print(json.dumps(answer, ensure_ascii=False, indent=1))
+    return 1 if "error" in answer else 0
+
+
+def _save_status(argv: Sequence[str]) -> int:
+    """save_status: what became of a save, by the save_id `knowledge save` printed."""
+    parser = argparse.ArgumentParser(prog="knowledge save-status")
+    parser.add_argument("--agent", required=True)
+    parser.add_argument("--tenant", default="default")
+    parser.add_argument("save_id")
+    args = parser.parse_args(argv[1:])
+    _quiet()
+    from .handlers import load_handler
+    from .poller import LambdaContext
+
+    event = {"action": "save_status", "tenant": args.tenant, "agent": args.agent, "save_id": args.save_id}
+    answer = load_handler("retrieve").lambda_handler(event, LambdaContext("retrieve", timeout_ms=60_000))
+    print(json.dumps(answer, ensure_ascii=False, indent=1))
+    return 1 if "error" in answer else 0
 
 
 def _quiet() -> None:
@@ -263,6 +309,8 @@ def _probe(url: str, attempts: int = 3) -> None:
 LOCAL_HELP = (
     ("retrieve", "RetrieveFunction's <knowledge> block for a customer's message (--agent A \"message\")"),
     ("load", "load_knowledge: one concept as the engine's tool gets it (--agent A NAME)"),
+    ("save", "save_knowledge as the engine's tool call sends it (a JSON file: events/save-knowledge.json)"),
+    ("save-status", "save_status: what became of a save (--agent A SAVE_ID)"),
     ("memory", "MemoryFunction's read: a customer's <memory> block (--customer C)"),
     ("remember", "MemoryFunction's remember: one fact written as the engine's tool (--customer C NAME VALUE)"),
     ("distill-now", "one DistillFunction pass now, every session taken as idle"),
@@ -289,7 +337,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     os.environ.update(state["env"])
     if argv and argv[0] in ("retrieve", "load"):
         return _invoke(argv)
-    local = {"memory": _memory, "remember": _memory, "distill-now": _distill_now,
+    local = {"save": _save, "save-status": _save_status, "memory": _memory, "remember": _memory, "distill-now": _distill_now,
              "send-conversation": _send_conversation, "facts": _facts}
     if argv and argv[0] in local:
         from shared.errors import KnowledgeError

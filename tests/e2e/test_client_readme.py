@@ -95,8 +95,9 @@ def test_run_mcp_serves_the_local_stack_to_an_mcp_client(local_stack):
     _, env, _ = local_stack
 
     async def search() -> tuple[set, dict]:
-        params = StdioServerParameters(command=sys.executable, args=["-m", "knowledge_dev.mcp_local"], env=env,
-                                       cwd=str(ROOT))
+        params = StdioServerParameters(command=sys.executable, args=["-m", "knowledge_dev.mcp_local", "--customer",
+                                                                     "cus_77120", "--session", "sess_demo_01"],
+                                       env=env, cwd=str(ROOT))
         async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
             await session.initialize()
             tools = {tool.name for tool in (await session.list_tools()).tools}

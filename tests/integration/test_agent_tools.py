@@ -11,7 +11,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from helpers.aws import drain
 from helpers.handlers import LambdaContext, load_handler
-from helpers.paths import DEMO
+from helpers.paths import DEMO, ROOT
 
 from knowledge.format.concept import parse
 from knowledge.format.turn import Turn
@@ -85,12 +85,14 @@ def test_search_honours_the_limit(retrieve):
     assert len(answer["hits"]) == 1
 
 
-def test_search_finds_nothing_where_retrieval_is_off_or_in_another_tenant(retrieve, store):
+def test_search_finds_nothing_where_retrieval_is_off_and_no_agent_in_another_tenant(retrieve, store):
     store.put_config(T, "quiet-agent", "knowledge:\n  retrieve: false\n", actor="operator:t")
-    for tenant, agent in ((T, "quiet-agent"), ("other-store", A)):
-        answer = call(retrieve, {"action": "search_knowledge", "tenant": tenant, "agent": agent,
-                                 "session_id": "s1", "query": "frete grátis Campinas"})
-        assert answer == {"hits": []}
+    answer = call(retrieve, {"action": "search_knowledge", "tenant": T, "agent": "quiet-agent",
+                             "session_id": "s1", "query": "frete grátis Campinas"})
+    assert answer == {"hits": []}
+    answer = call(retrieve, {"action": "search_knowledge", "tenant": "other-store", "agent": A,
+                             "session_id": "s1", "query": "frete grátis Campinas"})
+    assert answer["error"]["code"] == "unknown_agent"
 
 
 @pytest.mark.parametrize("change, field", [({"query": ""}, "query"), ({"limit": 0}, "limit"),
@@ -120,8 +122,10 @@ def test_a_saved_insight_is_consolidated_as_an_observed_sighting_with_its_eviden
         retrieve, monkeypatch, env, s3, sessions_bucket, store, sqs, candidates_queue, bus):
     turn = archive(s3, sessions_bucket)
     answer = call(retrieve, {**SAVE, "type": "policy"})
-    assert answer == {"name": "despacho-mesmo-dia", "type": "policy", "turn_id": "turn_0001", "status": "queued",
-                      "echo": False, "redacted": {}}
+    assert answer["save_id"].startswith(f"{SESSION}~")
+    assert {k: v for k, v in answer.items() if k != "save_id"} == {
+        "name": "despacho-mesmo-dia", "type": "policy", "turn_id": "turn_0001", "status": "queued", "echo": False,
+        "redacted": {}}
     [saved] = events(sqs, bus)
     assert saved["detail-type"] == "knowledge_saved"
     assert saved["detail"] == {"tenant": T, "agent": A, "name": "despacho-mesmo-dia", "type": "policy",
@@ -201,6 +205,7 @@ def test_a_save_grounds_only_on_this_tenants_session(retrieve, s3, sessions_buck
     archive(s3, sessions_bucket, session="sess_someone_else")
     answer = call(retrieve, SAVE)
     assert answer["error"]["code"] == "not_found" and "send the turn first" in answer["error"]["message"]
+    assert "sess_someone_else" not in answer["error"]["message"]
     assert drain(sqs, candidates_queue) == []
 
 
@@ -233,3 +238,119 @@ def test_an_insight_in_another_language_than_the_agents_is_kept_and_counted(retr
     assert answer["status"] == "queued"
     metrics = [json.loads(line) for line in capsys.readouterr().out.splitlines() if "CandidateOtherLanguage" in line]
     assert [m["CandidateOtherLanguage"] for m in metrics] == [[1.0]]
+
+
+# ------------------------------------------------------------------ errors that name the problem
+
+TYPO = "store-suport"
+
+
+def test_every_call_for_a_mistyped_agent_answers_unknown_agent_not_an_empty_agent(retrieve, sqs, bus):
+    block = call(retrieve, {"tenant": T, "agent": TYPO, "session_id": "s1", "message": "frete"})
+    # The engine's turn never fails: an empty block, no tool, and why.
+    assert block == {"block": "", "concepts": [], "priority": 77, "tool": None, "reason": "unknown_agent"}
+    for event in ({"action": "load_knowledge", "tenant": T, "agent": TYPO, "session_id": "s1",
+                   "name": "cep-sudeste-cd-campinas"},
+                  {"action": "search_knowledge", "tenant": T, "agent": TYPO, "session_id": "s1", "query": "frete"},
+                  {**SAVE, "agent": TYPO}):
+        error = call(retrieve, event)["error"]
+        assert error["code"] == "unknown_agent", (event["action"], error)
+        assert TYPO in error["message"] and "knowledge.yaml" in error["message"]
+    assert events(sqs, bus) == []
+
+
+def test_an_agent_with_concepts_but_retrieval_off_is_off_not_unknown(retrieve, store):
+    store.put_config(T, A, "knowledge:\n  retrieve: false\n", actor="operator:t",
+                     if_match=store.get_config(T, A).etag)
+    block = call(retrieve, {"tenant": T, "agent": A, "session_id": "s1", "message": "frete"})
+    assert block["reason"] == "retrieval_off" and block["tool"] is None
+    error = call(retrieve, {"action": "load_knowledge", "tenant": T, "agent": A, "session_id": "s1",
+                            "name": "cep-sudeste-cd-campinas"})["error"]
+    assert error["code"] == "not_found" and "retrieval is off" in error["message"]
+
+
+def test_retrieval_on_offers_load_knowledge_even_when_nothing_is_relevant(retrieve):
+    answer = call(retrieve, {"tenant": T, "agent": A, "session_id": "s1", "message": "zzz qwerty"})
+    assert answer["block"] == "" and answer["tool"]["name"] == "load_knowledge" and answer["reason"] is None
+
+
+def test_a_save_past_the_window_names_the_sessions_last_turn_and_when_it_completed(retrieve, s3, sessions_bucket):
+    old = Turn.model_validate({"tenant": T, "agent": A, "session_id": SESSION, "turn_id": "turn_0004",
+                               "completed_at": (datetime.now(timezone.utc) - timedelta(days=3)).strftime(
+                                   "%Y-%m-%dT%H:%M:%SZ"),
+                               "messages": [{"role": "user", "content": "Até que horas?"},
+                                            {"role": "assistant", "content": SAID}]})
+    TurnArchive(s3, sessions_bucket).put(old)
+    error = call(retrieve, SAVE)["error"]
+    assert error["code"] == "not_found"
+    assert "turn_0004" in error["message"] and old.completed_at.strftime("%Y-%m-%dT%H:%M:%SZ") in error["message"]
+    assert "completed_at" in error["message"] and "14h" not in error["message"]
+
+
+def test_the_cli_says_unknown_agent_for_a_typo_and_stamps_a_sent_turn_now(store, bucket, monkeypatch, capsys, sqs,
+                                                                           tmp_path):
+    from knowledge_cli.main import main
+
+    monkeypatch.setenv("KNOWLEDGE_BUCKET", bucket)
+    assert main(["history", "--agent", TYPO, "cep-sudeste-cd-campinas"]) == 1
+    assert "unknown_agent" in capsys.readouterr().err
+    queue = sqs.create_queue(QueueName=f"turns-{uuid.uuid4().hex[:8]}")["QueueUrl"]
+    monkeypatch.setenv("TURN_QUEUE_URL", queue)
+    assert main(["send-turn", str(ROOT / "events" / "turn.json")]) == 0
+    [sent] = [json.loads(m["Body"]) for m in drain(sqs, queue)]
+    when = datetime.fromisoformat(sent["completed_at"].replace("Z", "+00:00"))
+    assert abs((datetime.now(timezone.utc) - when).total_seconds()) < 60
+    assert main(["send-turn", "--keep-time", str(ROOT / "events" / "turn.json")]) == 0
+    [kept] = [json.loads(m["Body"]) for m in drain(sqs, queue)]
+    assert kept["completed_at"] == "2026-11-20T14:05:31Z"
+
+
+# ------------------------------------------------------------------ a save you can follow
+
+def status(retrieve, save_id, **where) -> dict:
+    return call(retrieve, {"action": "save_status", "tenant": T, "agent": A, "save_id": save_id, **where})
+
+
+def test_a_save_can_be_followed_from_queued_to_what_consolidation_did_and_the_outcome_is_an_event(
+        retrieve, monkeypatch, env, s3, sessions_bucket, sqs, candidates_queue, bus):
+    archive(s3, sessions_bucket)
+    save_id = call(retrieve, SAVE)["save_id"]
+    queued = status(retrieve, save_id)
+    assert queued["status"] == "queued" and queued["settled_at"] is None
+    assert (queued["name"], queued["session_id"], queued["turn_id"]) == ("despacho-mesmo-dia", SESSION, "turn_0001")
+    [message] = consolidate_all(monkeypatch, env, sqs, candidates_queue)
+    assert json.loads(message["Body"])["save_id"] == save_id
+    settled = status(retrieve, save_id)
+    assert settled["status"] == "created" and settled["settled_at"]
+    [event] = [e for e in events(sqs, bus) if e["detail-type"] == "knowledge_save_settled"]
+    assert event["detail"] == {"tenant": T, "agent": A, "name": "despacho-mesmo-dia", "type": "fact",
+                               "outcome": "created", "session_id": SESSION, "save_id": save_id, "turn_id": "turn_0001"}
+    # The same insight from the same turn is the same save: same id, its outcome kept.
+    assert call(retrieve, SAVE)["save_id"] == save_id
+    consolidate_all(monkeypatch, env, sqs, candidates_queue)
+    assert status(retrieve, save_id)["status"] == "created"
+
+
+def test_a_save_id_answers_only_in_its_tenant_and_agent_and_cannot_be_guessed(retrieve, store, s3, sessions_bucket):
+    archive(s3, sessions_bucket)
+    save_id = call(retrieve, SAVE)["save_id"]
+    store.put_config("other-store", A, "knowledge:\n  extract: true\n", actor="operator:t")
+    store.put_config(T, "other-agent", "knowledge:\n  extract: true\n", actor="operator:t")
+    for where in ({"tenant": "other-store"}, {"agent": "other-agent"}):
+        assert status(retrieve, save_id, **where)["error"]["code"] == "not_found"
+    guessed = save_id[:-4] + ("AAAA" if not save_id.endswith("AAAA") else "BBBB")
+    assert status(retrieve, guessed)["error"]["code"] == "not_found"
+    assert status(retrieve, "turn_0001")["error"]["code"] == "invalid_request"
+
+
+def test_a_session_past_its_cap_of_saves_is_refused_clearly(monkeypatch, env, s3, sessions_bucket, sqs,
+                                                            candidates_queue):
+    retrieve = load_handler("retrieve", monkeypatch, **env, KNOWLEDGE_SAVES_PER_SESSION="2",
+                            POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}")
+    archive(s3, sessions_bucket)
+    for name in ("despacho-um", "despacho-dois"):
+        assert call(retrieve, {**SAVE, "name": name})["status"] == "queued"
+    assert call(retrieve, {**SAVE, "name": "despacho-dois"})["status"] == "queued"  # the same save again
+    error = call(retrieve, {**SAVE, "name": "despacho-tres"})["error"]
+    assert error["code"] == "save_limit" and "2" in error["message"] and "KNOWLEDGE_SAVES_PER_SESSION" in error["message"]
+    assert len(drain(sqs, candidates_queue)) == 2

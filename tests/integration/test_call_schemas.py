@@ -64,7 +64,7 @@ def test_a_read_of_a_customer_with_facts_validates_with_its_facts(memory):
 
 def test_an_empty_retrieve_validates_with_no_tool(retrieve):
     answer = call(retrieve, {**load_event("retrieve.json"), "agent": "nobody-here"})
-    assert answer["tool"] is None and answer["block"] == ""
+    assert answer["tool"] is None and answer["block"] == "" and answer["reason"] == "unknown_agent"
     schema("retrieve.answer").validate(answer)
 
 

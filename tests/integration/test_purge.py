@@ -516,3 +516,21 @@ def test_delete_tenant_data_removes_the_tenants_shared_concepts_and_journal_and_
     assert not [k for k in left if k.startswith((f"tenants/{T}/", f"journal/{T}/"))]
     assert sorted(k for k in left if k.startswith(f"tenants/{OTHER_TENANT}/")) == sorted(
         shared[f"tenants/{OTHER_TENANT}/"])
+
+
+def test_forget_customer_removes_what_became_of_their_sessions_saves_and_keeps_the_others(world, s3,
+                                                                                         sessions_bucket):
+    from knowledge.store.saves import QUEUED, SaveRecord, SaveRecords, new_save_id
+    from shared.errors import NotFound
+
+    saves = SaveRecords(s3, sessions_bucket)
+    ids = {}
+    for session in ("sess_troca_01", "sess_outro_01"):
+        ids[session] = new_save_id(session, "troca-30-dias", "turn_1")
+        saves.put(T, AGENTS[0], SaveRecord(ids[session], "troca-30-dias", "fact", session, "turn_1", QUEUED,
+                                           "2026-12-01T10:00:00Z"))
+    answer = forget(world)
+    assert answer["removed"]["saved_insights"] == 1
+    with pytest.raises(NotFound):
+        saves.get(T, AGENTS[0], ids["sess_troca_01"])
+    assert saves.get(T, AGENTS[0], ids["sess_outro_01"]).session_id == "sess_outro_01"

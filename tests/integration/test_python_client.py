@@ -169,3 +169,58 @@ def test_search_then_save_through_the_client(client, endpoint, s3, sessions_buck
     quiet = KnowledgeClient("quiet", T, endpoint_url=endpoint.url, region_name="us-east-1")
     with pytest.raises(Disabled):
         quiet.save_knowledge("sess_77", "x", "x", "fact", "x", "retirada na loja de Natal")
+
+
+def test_a_mistyped_agent_is_unknown_agent_in_every_call_not_an_empty_agent(endpoint, moto_endpoint, sqs):
+    from knowledge_client import UnknownAgent
+
+    typo = KnowledgeClient("store-suport", T, endpoint_url=endpoint.url, sqs_endpoint_url=moto_endpoint,
+                           turn_queue_url=new_queue(sqs), region_name="us-east-1")
+    block = typo.retrieve("s1", "frete grátis")
+    assert block.block == "" and block.tool is None and block.reason == "unknown_agent"
+    calls = (lambda: typo.load_knowledge("s1", "cep-sudeste-cd-campinas"), lambda: typo.search_knowledge("s1", "frete"),
+             lambda: typo.save_knowledge("s1", "x", "y", "fact", "z", "quoted"))
+    for made in calls:
+        with pytest.raises(UnknownAgent) as caught:
+            made()
+        assert isinstance(caught.value, NotFound) and "store-suport" in caught.value.message
+
+
+def test_a_builder_lists_the_agents_concepts_and_reads_a_history_through_the_client(client, store):
+    names = [entry.name for entry in client.iter_knowledge(limit=2)]
+    assert names == sorted(path.stem for path in DEMO.glob("*.md"))
+    objections = client.list_knowledge(type="objection")
+    assert [c.name for c in objections.concepts] == ["objecao-frete-caro"] and objections.next_after is None
+    history = client.knowledge_history("troca-em-30-dias")
+    [version] = history.versions
+    assert version.actor == "engine" and version.reason == "created" and version.latest
+    text = client.knowledge_history("troca-em-30-dias", version.version_id).markdown
+    assert text == store.get(T, A, "troca-em-30-dias").text
+    with pytest.raises(RequestInvalid, match="limit"):
+        client.list_knowledge(limit=500)
+    with pytest.raises(NotFound):
+        client.knowledge_history("nao-existe")
+
+
+def test_a_builder_follows_a_save_to_its_outcome_through_the_client(client, endpoint, monkeypatch, s3, sessions_bucket,
+                                                                    sqs, candidates_queue, bucket, bus):
+    from helpers.handlers import LambdaContext
+    from knowledge_client import SaveLimit  # noqa: F401 - the cap's typed error, exported
+
+    from knowledge_dev.poller import sqs_event
+
+    said = "Despachamos todo pedido pago até as 14h no mesmo dia útil."
+    turn = parse_turn(json.dumps({"tenant": T, "agent": A, "session_id": "sess_follow", "turn_id": "turn_1",
+                                  "completed_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+                                  "messages": [{"role": "user", "content": "Sai hoje?"},
+                                               {"role": "assistant", "content": said}]}))
+    TurnArchive(s3, sessions_bucket).put(turn)
+    saved = client.save_knowledge("sess_follow", "despacho-mesmo-dia", "Paid by 14h ships the same day.", "fact",
+                                  "Orders paid by 14h ship the same business day.", "pedido pago até as 14h")
+    assert client.save_status(saved.save_id).status == "queued"
+    messages = drain(sqs, candidates_queue)
+    consolidate = load_handler("consolidate", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
+                               EVENT_BUS_NAME=bus["name"])
+    consolidate.lambda_handler(sqs_event(messages, "arn:aws:sqs:us-east-1:123456789012:c.fifo"), LambdaContext())
+    outcome = client.save_status(saved.save_id)
+    assert outcome.status == "created" and outcome.name == "despacho-mesmo-dia" and outcome.settled_at

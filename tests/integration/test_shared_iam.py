@@ -26,7 +26,8 @@ def grants(function: str) -> dict[str, set[str]]:
 
 def test_each_function_may_do_in_the_shared_scope_only_what_it_needs():
     assert grants("RetrieveFunction") == {
-        "s3:GetObject": {"*/shared/concepts/*", "*/shared/concepts-index/snapshot"},
+        "s3:GetObject": {"*/shared/concepts/*", "*/shared/concepts-index/snapshot", "*/shared/deletions/*"},
+        "s3:GetObjectVersion": {"*/shared/concepts/*"},  # knowledge_history, read only
         "s3:PutObject": {"*/shared/concepts-index/snapshot"}}
     assert grants("ExtractFunction") == {
         "s3:GetObject": {"*/shared/concepts/*", "*/shared/concepts-index/snapshot"}}

@@ -15,11 +15,13 @@ from knowledge_client import TOOLS, models
 REQUESTS = {"turn-complete": models.TurnComplete, "retrieve.request": models.RetrieveRequest,
             "load-knowledge.request": models.LoadRequest, "memory-read.request": models.MemoryReadRequest,
             "memory-remember.request": models.RememberRequest, "search-knowledge.request": models.SearchRequest,
-            "save-knowledge.request": models.SaveRequest}
+            "save-knowledge.request": models.SaveRequest, "list-knowledge.request": models.ListRequest,
+            "knowledge-history.request": models.HistoryRequest, "save-status.request": models.StatusRequest}
 ANSWERS = {"retrieve.answer": models.RetrieveAnswer, "load-knowledge.answer": models.LoadAnswer,
            "memory-read.answer": models.MemoryAnswer, "memory-remember.answer": models.RememberAnswer,
            "search-knowledge.answer": models.SearchAnswer, "save-knowledge.answer": models.SaveAnswer,
-           "refusal": models.Refusal}
+           "refusal": models.Refusal, "list-knowledge.answer": models.ListAnswer,
+           "knowledge-history.answer": models.HistoryAnswer, "save-status.answer": models.StatusAnswer}
 PROSE = {"title", "description", "$schema"}
 
 

@@ -16,7 +16,9 @@ from .errors import (
     RecordUnreadable,
     Refused,
     RequestInvalid,
+    SaveLimit,
     StoreUnavailable,
+    UnknownAgent,
     Unreachable,
 )
 from .tools import TOOLS
@@ -37,7 +39,9 @@ __all__ = [
     "RecordUnreadable",
     "Refused",
     "RequestInvalid",
+    "SaveLimit",
     "StoreUnavailable",
+    "UnknownAgent",
     "Unreachable",
     "errors",
     "models",

@@ -143,6 +143,44 @@ class KnowledgeClient:
                                                "evidence": evidence, "turn_id": turn_id})
         return self._invoke(self.retrieve_function, request, models.SaveAnswer, retry=True)
 
+    def save_status(self, save_id: str) -> models.StatusAnswer:
+        """What became of a save (its answer's `save_id`): queued until consolidation applies it, then
+        created, confirmed, merged, kept_beside, waiting, contradiction, echoed or replayed."""
+        request = checked(models.StatusRequest, {"action": "save_status", "tenant": self.tenant, "agent": self.agent,
+                                                 "save_id": save_id})
+        return self._invoke(self.retrieve_function, request, models.StatusAnswer, retry=True)
+
+    # ------------------------------------------------------------ the builders' reads (read-only)
+    def list_knowledge(self, *, type: Optional[str] = None, provenance: Optional[str] = None,
+                       recall: Optional[str] = None, since: Union[datetime, str, None] = None, limit: int = 50,
+                       after: Optional[str] = None) -> models.ListAnswer:
+        """One page of the agent's concepts by name, as load_knowledge may serve them, with each one's
+        recall state and learned words; pass `next_after` back as `after` for the next page."""
+        if isinstance(since, datetime):
+            if since.tzinfo is None:
+                raise RequestInvalid("since: must carry a time zone")
+            since = since.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        request = checked(models.ListRequest, {"action": "list_knowledge", "tenant": self.tenant,
+                                               "agent": self.agent, "type": type, "provenance": provenance,
+                                               "recall": recall, "since": since, "limit": limit, "after": after})
+        return self._invoke(self.retrieve_function, request, models.ListAnswer, retry=True)
+
+    def iter_knowledge(self, **filters: Any) -> Iterable[models.ListEntry]:
+        """Every concept the filters match, page after page."""
+        after = None
+        while True:
+            page = self.list_knowledge(**filters, after=after)
+            yield from page.concepts
+            if page.next_after is None:
+                return
+            after = page.next_after
+
+    def knowledge_history(self, name: str, version_id: Optional[str] = None) -> models.HistoryAnswer:
+        """A concept's versions, newest first (who wrote each, why, when); with `version_id`, its text."""
+        request = checked(models.HistoryRequest, {"action": "knowledge_history", "tenant": self.tenant,
+                                                  "agent": self.agent, "name": name, "version_id": version_id})
+        return self._invoke(self.retrieve_function, request, models.HistoryAnswer, retry=True)
+
     # ------------------------------------------------------------ MemoryFunction
     def read_memory(self, customer_id: str, *, session_id: Optional[str] = None) -> models.MemoryAnswer:
         """The customer's memory cell and its <memory> block."""

@@ -38,6 +38,13 @@ class NotFound(Refused):
     code = "not_found"
 
 
+class UnknownAgent(NotFound):
+    """No such agent in the tenant (neither a knowledge.yaml nor any concept): most often a typo in
+    the agent's name. A NotFound, so code that caught one before keeps working."""
+
+    code = "unknown_agent"
+
+
 class InvalidFact(Refused, ValueError):
     code = "invalid_fact"
 
@@ -69,6 +76,13 @@ class Gated(Refused):
     code = "gated"
 
 
+class SaveLimit(Refused):
+    """save_knowledge: the session has saved as many insights as one session may (the deployment's
+    KNOWLEDGE_SAVES_PER_SESSION); nothing was saved."""
+
+    code = "save_limit"
+
+
 class Disabled(Refused):
     """save_knowledge: the agent does not learn (no knowledge.yaml, or `extract: false`)."""
 
@@ -96,7 +110,7 @@ class Unreachable(KnowledgeClientError):
 
 
 REFUSALS: dict[str, type[Refused]] = {cls.code: cls for cls in (
-    InvalidRequest, NotFound, InvalidFact, RecordUnreadable, Busy, StoreUnavailable, Gated, Disabled,
+    InvalidRequest, NotFound, UnknownAgent, InvalidFact, RecordUnreadable, Busy, StoreUnavailable, Gated, SaveLimit, Disabled,
     AccessDenied, NotConfigured)}
 
 

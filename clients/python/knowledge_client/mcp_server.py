@@ -1,36 +1,45 @@
-"""An MCP server exposing one agent's knowledge tools: search, load and save knowledge, and the
-customer's memory read. On the official `mcp` SDK, over stdio or streamable HTTP, reaching
-RetrieveFunction and MemoryFunction through KnowledgeClient.
+"""An MCP server exposing one agent's knowledge tools, bound to one conversation: search, load and
+save knowledge, and the customer's memory read. On the official `mcp` SDK, over stdio or streamable
+HTTP, reaching RetrieveFunction and MemoryFunction through KnowledgeClient.
 
-    knowledge-mcp --agent store-support [--tenant default]                       # stdio
-    KNOWLEDGE_MCP_TOKEN=... knowledge-mcp --agent store-support --http --port 8765   # HTTP, bearer token
+    knowledge-mcp --agent store-support [--tenant default] [--customer C] [--session S]   # stdio
+    KNOWLEDGE_MCP_TOKEN=... knowledge-mcp --agent store-support --http --port 8765        # HTTP, bearer token
 
-Over HTTP every request must carry `Authorization: Bearer <token>`, the token the operator sets in
-KNOWLEDGE_MCP_TOKEN (at least 32 characters); without one the server does not start, and a
-request without it, or with another, is answered 401 before it reaches MCP. Every argument is
-checked against the service's published schema; a refusal is a tool error naming the field or the
-reason, never quoting a customer's words.
+The conversation is fixed by the engine, never by the model: over stdio by `--customer` and
+`--session` when the server starts; over HTTP by the `Knowledge-Customer` and `Knowledge-Session`
+headers of the request that starts each MCP session (knowledge_client.mcp_http). No tool argument
+names a customer or a session: read_memory reads the bound customer (and is off without one),
+save_knowledge quotes the bound session only. Over HTTP every request must carry `Authorization:
+Bearer <token>`, the token the operator sets in KNOWLEDGE_MCP_TOKEN (at least 32 characters).
+Every argument is checked against the service's published schema; a refusal is a tool error naming
+the field or the reason, never quoting an argument's value.
 """
 
 from __future__ import annotations
 
 import argparse
-import hmac
 import os
 import sys
 import uuid
-from typing import Annotated, Any, Optional, Sequence
+from typing import Annotated, Any, Callable, Optional, Sequence
 
-from pydantic import Field
+from mcp.server.mcpserver import Context  # the SDK reads the tools' annotations from this module
+from pydantic import Field, ValidationError
 
 from . import models
-from .client import KnowledgeClient
+from .client import KnowledgeClient, describe
 from .errors import KnowledgeClientError, Refused, RequestInvalid
+from .mcp_http import Binding, Bindings, BoundFront
 from .tools import TOOLS
 
 TOKEN_ENV = "KNOWLEDGE_MCP_TOKEN"
 TOKEN_MIN = 32
 _DESCRIBED = {tool["name"]: tool for tool in TOOLS}
+SAVE_UNBOUND = ("session_not_bound: save_knowledge quotes only the conversation this server is bound to, and none "
+                "is (stdio: start the server with --session; HTTP: start the MCP session with a Knowledge-Session "
+                "header)")
+MEMORY_UNBOUND = ("customer_not_bound: read_memory reads only the customer this server is bound to, and none is "
+                  "(stdio: --customer; HTTP: a Knowledge-Customer header when the MCP session starts)")
 
 
 def _told(tool: str, field: str) -> str:
@@ -38,54 +47,77 @@ def _told(tool: str, field: str) -> str:
     return _DESCRIBED[tool]["input_schema"]["properties"][field]["description"]
 
 
-SessionArg = Annotated[Optional[str], Field(
-    default=None, max_length=128, pattern=models.ID_PATTERN,
-    description="the support conversation's session id (default: this MCP session's own)")]
+def _scrubbed(message: str, arguments: dict[str, Any]) -> str:
+    """The service's message without any argument's value in it (a name can carry a CPF too)."""
+    for value in arguments.values():
+        if isinstance(value, str) and len(value) >= 3:
+            message = message.replace(value, "(the argument)")
+    return message
 
 
-def build_server(client: KnowledgeClient, *, name: str = "knowledge") -> Any:
-    """The MCP server for `client`'s agent: its four tools, each a call through the client."""
+def build_server(client: KnowledgeClient, *, name: str = "knowledge", binding: Optional[Binding] = None,
+                 bindings: Optional[Bindings] = None) -> Any:
+    """The MCP server for `client`'s agent. `binding`: the one conversation of a stdio server;
+    `bindings`: each MCP session's, for HTTP (knowledge_client.mcp_http). Neither: nothing bound."""
     from anyio import to_thread
     from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 
-    server = MCPServer(name, instructions=(
+    class Server(MCPServer):
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                if isinstance(exc.__cause__, ValidationError) and not isinstance(exc, UnexpectedToolError):
+                    # The SDK's own text quotes each rejected value: the fields and the rules only.
+                    raise ToolError(f"invalid arguments: {describe(exc.__cause__)}") from exc.__cause__
+                raise
+
+    per_session = bindings is not None
+    fixed = binding or Binding()
+    server = Server(name, instructions=(
         f"Knowledge for agent {client.agent!r} (tenant {client.tenant!r}): search what the store learned from "
         "past conversations, load a concept's full text, save an insight quoted from this conversation, and "
-        "read the customer's memory. Learned concepts are observations, not policy."))
+        "read this customer's memory. Learned concepts are observations, not policy."))
     own_session = f"mcp-{uuid.uuid4().hex[:12]}"
 
-    async def through(call: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
+    def bound(ctx: Any) -> Binding:
+        if not per_session:
+            return fixed
+        headers = ctx.headers or {}
+        return bindings.of(headers.get("mcp-session-id"))  # type: ignore[union-attr]
+
+    async def through(call: Callable[..., Any], arguments: dict[str, Any], *args: Any, **kwargs: Any) -> dict:
         try:
             answer = await to_thread.run_sync(lambda: call(*args, **kwargs))
         except RequestInvalid as exc:
-            raise ToolError(f"invalid arguments: {exc}") from None
+            raise ToolError(f"invalid arguments: {_scrubbed(str(exc), arguments)}") from None
         except Refused as exc:
-            raise ToolError(f"{exc.code}: {exc.message}") from None
+            raise ToolError(f"{exc.code}: {_scrubbed(exc.message, arguments)}") from None
         except KnowledgeClientError as exc:
-            raise ToolError(f"the knowledge service failed: {exc}") from None
+            raise ToolError(f"the knowledge service failed: {_scrubbed(str(exc), arguments)}") from None
         return answer.model_dump(mode="json")
 
     @server.tool(name="search_knowledge", description=_DESCRIBED["search_knowledge"]["description"])
     async def search_knowledge(
+            ctx: Context,
             query: Annotated[str, Field(min_length=1, max_length=models.RETRIEVE_MESSAGE_MAX,
                                         description=_told("search_knowledge", "query"))],
             limit: Annotated[int, Field(ge=1, le=models.SEARCH_MAX_HITS,
-                                        description=_told("search_knowledge", "limit"))] = 10,
-            session_id: SessionArg = None) -> dict[str, Any]:
-        return await through(client.search_knowledge, session_id or own_session, query, limit)
+                                        description=_told("search_knowledge", "limit"))] = 10) -> dict[str, Any]:
+        session = bound(ctx).session_id or own_session
+        return await through(client.search_knowledge, {"query": query}, session, query, limit)
 
     @server.tool(name="load_knowledge", description=_DESCRIBED["load_knowledge"]["description"])
     async def load_knowledge(
+            ctx: Context,
             name: Annotated[str, Field(max_length=models.SLUG_MAX, pattern=models.SLUG_PATTERN,
-                                       description=_told("load_knowledge", "name"))],
-            session_id: SessionArg = None) -> dict[str, Any]:
-        return await through(client.load_knowledge, session_id or own_session, name)
+                                       description=_told("load_knowledge", "name"))]) -> dict[str, Any]:
+        return await through(client.load_knowledge, {"name": name}, bound(ctx).session_id or own_session, name)
 
     @server.tool(name="save_knowledge", description=_DESCRIBED["save_knowledge"]["description"])
     async def save_knowledge(
-            session_id: Annotated[str, Field(max_length=128, pattern=models.ID_PATTERN, description=(
-                "the support conversation's session id: the evidence is quoted from its turns"))],
+            ctx: Context,
             name: Annotated[str, Field(min_length=1, max_length=200, description=_told("save_knowledge", "name"))],
             description: Annotated[str, Field(min_length=1, max_length=300,
                                               description=_told("save_knowledge", "description"))],
@@ -95,53 +127,84 @@ def build_server(client: KnowledgeClient, *, name: str = "knowledge") -> Any:
             evidence: Annotated[str, Field(min_length=1, max_length=1000,
                                            description=_told("save_knowledge", "evidence"))],
             turn_id: Annotated[Optional[str], Field(default=None, max_length=128, pattern=models.ID_PATTERN,
-                                                    description="the turn quoted (default: the session's recent "
-                                                                "turns)")] = None) -> dict[str, Any]:
-        return await through(client.save_knowledge, session_id, name, description, type, body, evidence,
+                                                    description="the turn of this conversation quoted (default: "
+                                                                "its recent turns)")] = None) -> dict[str, Any]:
+        session = bound(ctx).session_id
+        if session is None:
+            raise ToolError(SAVE_UNBOUND)
+        arguments = {"name": name, "description": description, "body": body, "evidence": evidence,
+                     "turn_id": turn_id}
+        return await through(client.save_knowledge, arguments, session, name, description, type, body, evidence,
                              turn_id=turn_id)
 
-    @server.tool(name="read_memory", description=(
-        "Read what this customer's memory holds (facts the engine remembered or an operator approved), "
-        "as a <memory> block and a list."))
-    async def read_memory(
-            customer_id: Annotated[str, Field(min_length=1, max_length=128, pattern=models.ID_PATTERN,
-                                              description="the customer's id, as the engine knows it")],
-            session_id: SessionArg = None) -> dict[str, Any]:
-        return await through(client.read_memory, customer_id, session_id=session_id)
+    @server.tool(name="save_status", description=(
+        "What became of an insight saved in this conversation (save_knowledge's save_id): queued, then created, "
+        "confirmed, merged, kept_beside, waiting (for an operator's verdict), contradiction, echoed or replayed."))
+    async def save_status(
+            ctx: Context,
+            save_id: Annotated[str, Field(max_length=200, pattern=models.SAVE_ID_PATTERN,
+                                          description="the save_id save_knowledge answered")]) -> dict[str, Any]:
+        session = bound(ctx).session_id
+        if session is None or save_id.split("~", 1)[0] != session:
+            raise ToolError("not_found: no such save in this conversation")
+        return await through(client.save_status, {"save_id": save_id}, save_id)
+
+    @server.tool(name="list_knowledge", description=(
+        "List what this store has learned, by name, a page at a time (read-only): each concept's summary, "
+        "whether it is out of the <knowledge> block and why, and the words customers taught it."))
+    async def list_knowledge(
+            type: Annotated[Optional[models.ConceptType], Field(description="only this type")] = None,
+            provenance: Annotated[Optional[models.Provenance], Field(description="observed or policy")] = None,
+            recall: Annotated[Optional[models.RecallFilter], Field(description=(
+                "in_recall, expired, not_started, stale, retired, waiting (pairs waiting for a verdict) or "
+                "conflict"))] = None,
+            since: Annotated[Optional[str], Field(pattern=models.DAY_OR_MOMENT, description=(
+                "only concepts updated since this UTC day (YYYY-MM-DD) or moment"))] = None,
+            limit: Annotated[int, Field(ge=1, le=models.LIST_MAX, description="a page's size (1 to 100)")] = 50,
+            after: Annotated[Optional[str], Field(max_length=models.SLUG_MAX, pattern=models.SLUG_PATTERN,
+                                                  description="the previous page's next_after")] = None
+    ) -> dict[str, Any]:
+        return await through(client.list_knowledge, {"since": since, "after": after}, type=type,
+                             provenance=provenance, recall=recall, since=since, limit=limit, after=after)
+
+    @server.tool(name="knowledge_history", description=(
+        "A concept's versions, newest first: who wrote each (the engine or an operator), why and when "
+        "(read-only); with version_id, that version's text."))
+    async def knowledge_history(
+            name: Annotated[str, Field(max_length=models.SLUG_MAX, pattern=models.SLUG_PATTERN,
+                                       description="the concept's name")],
+            version_id: Annotated[Optional[str], Field(min_length=1, max_length=1024, description=(
+                "a version from the list, to read its text"))] = None) -> dict[str, Any]:
+        return await through(client.knowledge_history, {"name": name, "version_id": version_id}, name, version_id)
+
+    if per_session or fixed.customer_id is not None:
+        @server.tool(name="read_memory", description=(
+            "Read what this conversation's customer's memory holds (facts the engine remembered or an operator "
+            "approved), as a <memory> block and a list."))
+        async def read_memory(ctx: Context) -> dict[str, Any]:
+            now = bound(ctx)
+            if now.customer_id is None:
+                raise ToolError(MEMORY_UNBOUND)
+            return await through(client.read_memory, {}, now.customer_id, session_id=now.session_id)
 
     return server
 
 
-class BearerToken:
-    """ASGI middleware: every HTTP request carries `Authorization: Bearer <token>`, or is answered 401."""
-
-    def __init__(self, app: Any, token: str):
-        self.app, self._token = app, token.encode("utf-8")
-
-    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            sent = dict(scope.get("headers") or []).get(b"authorization", b"")
-            given = sent[7:] if sent[:7].lower() == b"bearer " else b""
-            if not given or not hmac.compare_digest(given, self._token):
-                await send({"type": "http.response.start", "status": 401,
-                            "headers": [(b"content-type", b"application/json"),
-                                        (b"www-authenticate", b'Bearer realm="knowledge-mcp"')]})
-                await send({"type": "http.response.body", "body": b'{"error": "a valid bearer token is required"}'})
-                return
-        await self.app(scope, receive, send)
-
-
-def http_app(server: Any, token: str, host: str = "127.0.0.1") -> Any:
-    """The streamable HTTP app (at /mcp) behind the bearer token."""
+def http_app(server: Any, token: str, bindings: Bindings, host: str = "127.0.0.1") -> Any:
+    """The streamable HTTP app (at /mcp) behind the bearer token, each MCP session bound when it starts."""
     if len(token) < TOKEN_MIN:
         raise ValueError(f"the bearer token must be at least {TOKEN_MIN} characters")
-    return BearerToken(server.streamable_http_app(host=host), token)
+    return BoundFront(server.streamable_http_app(host=host), token, bindings)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="knowledge-mcp", description=__doc__.splitlines()[0])
     parser.add_argument("--agent", required=True)
     parser.add_argument("--tenant", default="default")
+    parser.add_argument("--customer", help="stdio: the customer this conversation is with (read_memory reads only "
+                                           "theirs; without it read_memory is off)")
+    parser.add_argument("--session", help="stdio: the conversation's session id (save_knowledge quotes only its "
+                                          "turns; without it save_knowledge is refused)")
     parser.add_argument("--http", action="store_true", help="streamable HTTP (at /mcp) instead of stdio")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8765)
@@ -160,15 +223,23 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
                                  retrieve_function=args.retrieve_function, memory_function=args.memory_function)
     except RequestInvalid as exc:
         parser.error(str(exc))
-    server = build_server(client)
+    if args.http and (args.customer or args.session):
+        parser.error("--customer and --session bind a stdio server; over HTTP each MCP session is bound by the "
+                     "Knowledge-Customer and Knowledge-Session headers of its first request")
+    try:
+        binding = Binding.checked(args.customer, args.session)
+    except ValueError as exc:
+        parser.error(str(exc))
     if not args.http:
-        server.run("stdio")
+        build_server(client, binding=binding).run("stdio")
         return 0
+    bindings = Bindings()
+    server = build_server(client, bindings=bindings)
     import uvicorn
 
     print(f"knowledge-mcp: agent {args.agent!r} on http://{args.host}:{args.port}/mcp (bearer token required)",
           file=sys.stderr, flush=True)
-    uvicorn.run(http_app(server, token, args.host), host=args.host, port=args.port, log_level="warning")
+    uvicorn.run(http_app(server, token, bindings, args.host), host=args.host, port=args.port, log_level="warning")
     return 0
 
 

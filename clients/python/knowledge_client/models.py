@@ -106,7 +106,8 @@ class RetrieveAnswer(_Answer):
     block: str
     concepts: list[Shown]
     priority: int
-    tool: Optional[Tool]
+    tool: Optional[Tool]  # load_knowledge whenever retrieval is on, even when the block is empty
+    reason: Optional[Literal["unknown_agent", "retrieval_off"]] = None  # why tool is null
 
 
 class Concept(_Answer):
@@ -171,6 +172,7 @@ class SaveRequest(_Request):
 
 
 class SaveAnswer(_Answer):
+    save_id: str  # ask save_status with it what became of the save
     name: str
     type: str
     turn_id: str
@@ -180,6 +182,104 @@ class SaveAnswer(_Answer):
 
 
 # ------------------------------------------------------------------ MemoryFunction
+
+
+SAVE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}~[0-9a-f]{16}[A-Za-z0-9_-]{22}$"
+SaveStatus = Literal["queued", "created", "confirmed", "merged", "kept_beside", "waiting", "contradiction", "echoed",
+                     "replayed"]
+
+
+class StatusRequest(_Request):
+    tenant: Slug = "default"
+    agent: Slug
+    action: Literal["save_status"]
+    save_id: str = Field(max_length=200, pattern=SAVE_ID_PATTERN)
+
+
+class StatusAnswer(_Answer):
+    save_id: str
+    name: str
+    type: str
+    session_id: str
+    turn_id: str
+    status: SaveStatus
+    saved_at: str
+    settled_at: Optional[str]
+
+
+# ------------------------------------------------------------------ the builders' reads (RetrieveFunction)
+
+LIST_MAX = 100
+DAY_OR_MOMENT = r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:\d{2}(\.\d{1,6})?Z)?$"
+RecallFilter = Literal["in_recall", "expired", "not_started", "stale", "retired", "waiting", "conflict"]
+
+
+class ListRequest(_Request):
+    tenant: Slug = "default"
+    agent: Slug
+    session_id: Optional[Id] = None
+    action: Literal["list_knowledge"]
+    type: Optional[ConceptType] = None
+    provenance: Optional[Provenance] = None
+    recall: Optional[RecallFilter] = None
+    since: Optional[str] = Field(default=None, pattern=DAY_OR_MOMENT)
+    limit: int = Field(default=50, ge=1, le=LIST_MAX)
+    after: Optional[Slug] = None
+
+
+class LearnedWordEntry(_Answer):
+    word: str
+    origin: Literal["loaded", "sighting", "model"]
+    sessions: int
+
+
+class ListEntry(_Answer):
+    name: str
+    description: str
+    type: ConceptType
+    provenance: Provenance
+    confidence: float
+    occurrences: Optional[int]
+    updated_at: Optional[str]
+    shared: bool
+    recall: Optional[Literal["expired", "not_started", "stale", "retired"]]
+    conflict: bool
+    waiting: int
+    learned_words: list[LearnedWordEntry]
+
+
+class ListAnswer(_Answer):
+    concepts: list[ListEntry]
+    total: int
+    next_after: Optional[str]
+
+
+class HistoryRequest(_Request):
+    tenant: Slug = "default"
+    agent: Slug
+    session_id: Optional[Id] = None
+    action: Literal["knowledge_history"]
+    name: Slug
+    version_id: Optional[str] = Field(default=None, min_length=1, max_length=1024)
+
+
+class VersionEntry(_Answer):
+    version_id: str
+    time: str
+    actor: Optional[str]
+    reason: Optional[str]
+    deleted: bool
+    latest: bool
+    size: int
+    session_id: Optional[str] = None
+    turn_id: Optional[str] = None
+
+
+class HistoryAnswer(_Answer):
+    name: str
+    shared: bool
+    versions: list[VersionEntry]
+    markdown: Optional[str]
 
 
 class MemoryReadRequest(_Request):

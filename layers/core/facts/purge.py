@@ -151,6 +151,8 @@ class _CustomerPurge:
         # customers it was shared with go before it: none is left pointing at nothing.
         self.sweeper.keys(self.sessions, turns, "archived_turns")
         self.sweeper.prefix(self.sessions, f"{self.tenant}/{agent}/extracted/{session_id}/", "extracted_markers")
+        # What became of the session's save_knowledge calls (knowledge.store.saves): ids and outcomes.
+        self.sweeper.prefix(self.sessions, f"{self.tenant}/{agent}/saves/{session_id}/", "saved_insights")
         self.sweeper.prefix(self.sessions, f"{self.tenant}/{agent}/learning/loaded/{session_id}/", "learning_ledger")
         self.sweeper.keys(self.sessions, idle, "idle_markers")
         self.sweeper.keys(self.sessions, [layout.session_key(self.tenant, agent, session_id)], "session_states")

@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from knowledge.operation.purge import CustomerShare, TenantPart, TenantPurge
     from knowledge.operation.repair import Repairer
     from knowledge.operation.snapshots import SnapshotPass
+    from knowledge.recall.reads import Reader
     from knowledge.recall.retrieve import Retriever
     from knowledge.store.archive import TurnArchive
     from knowledge.store.queues import Redelivery
@@ -136,8 +137,14 @@ def sighting_jobs_from_env() -> "SightingJobs":
     from knowledge.learning.jobs import SightingJobs
     from shared.settings import Settings
 
+    from knowledge.store.saves import SaveRecords
+    from shared.aws import client
+    from shared.events import EventBridgeEvents
+
     settings = Settings.from_env(require=("SESSIONS_BUCKET", "EVENT_BUS_NAME"))
-    return SightingJobs(consolidator(settings), redelivery(settings.candidates_dlq_url))
+    return SightingJobs(consolidator(settings), redelivery(settings.candidates_dlq_url),
+                        SaveRecords(client("s3"), settings.sessions_bucket),  # type: ignore[arg-type]
+                        EventBridgeEvents(lambda: client("events"), settings.event_bus_name))
 
 
 def policy_reviewer(settings: Settings) -> "PolicyReviewer":
@@ -251,7 +258,14 @@ def agent_tools(settings: Settings) -> "AgentTools":
     from knowledge.learning.tools import AgentTools
 
     tools = retriever(settings)
-    return AgentTools(tools, lambda: saver(settings, tools.counters))
+    return AgentTools(tools, lambda: saver(settings, tools.counters), lambda: reader(tools))
+
+
+def reader(tools: "Retriever") -> "Reader":
+    """The builders' reads (list_knowledge, knowledge_history) on retrieval's own warm index."""
+    from knowledge.recall.reads import Reader
+
+    return Reader(tools, tools.store)
 
 
 def saver(settings: Settings, counters: "Optional[Counters]" = None) -> "Saver":
@@ -266,8 +280,14 @@ def saver(settings: Settings, counters: "Optional[Counters]" = None) -> "Saver":
     s3 = client("s3")
     archive = TurnArchive(s3, settings.sessions_bucket) if settings.sessions_bucket else None
     candidates = SqsCandidates(client("sqs"), settings.candidates_queue_url) if settings.candidates_queue_url else None
-    return Saver(ConfigCache(ConceptStore(s3, settings.knowledge_bucket)), archive, candidates,
-                 EventBridgeEvents(lambda: client("events"), settings.event_bus_name), counters=counters)
+    from knowledge.store.saves import SaveRecords
+
+    store = ConceptStore(s3, settings.knowledge_bucket)
+    saves = SaveRecords(s3, settings.sessions_bucket) if settings.sessions_bucket else None
+    return Saver(ConfigCache(store), archive, candidates,
+                 EventBridgeEvents(lambda: client("events"), settings.event_bus_name), counters=counters,
+                 exists=lambda tenant, agent: store.agent_exists(tenant, agent, current_only=True), saves=saves,
+                 saves_per_session=settings.saves_per_session)
 
 
 def retriever_from_env() -> "AgentTools":

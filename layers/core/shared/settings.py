@@ -51,6 +51,8 @@ class Settings(BaseModel):
     openai_api_key_secret_arn: Optional[str] = Field(default=None, alias="OPENAI_API_KEY_SECRET_ARN")
     refresh_seconds: float = Field(default=5.0, alias="KNOWLEDGE_REFRESH_SECONDS", ge=0, le=3600)
     fetch_budget_seconds: float = Field(default=4.0, alias="KNOWLEDGE_FETCH_BUDGET_SECONDS", gt=0, le=900)
+    # save_knowledge's cap per session (a model in a loop must not write a concept per call).
+    saves_per_session: int = Field(default=20, alias="KNOWLEDGE_SAVES_PER_SESSION", ge=1, le=1000)
     # How often a running distill pass looks at an agent's `distill:` block again (facts.distill).
     distill_switch_seconds: float = Field(default=5.0, alias="DISTILL_SWITCH_SECONDS", ge=0, le=10)
 

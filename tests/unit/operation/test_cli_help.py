@@ -22,7 +22,7 @@ def test_help_lists_every_command_once_on_one_line_without_the_stack(argv, capsy
     out = capsys.readouterr().out
     listed = _commands(out)
     cli = set(build_parser()._subparsers._group_actions[0].choices)  # noqa: SLF001 - the CLI's own commands
-    local = {"retrieve", "load", "memory", "remember", "distill-now", "send-conversation", "facts"}
+    local = {"retrieve", "load", "save", "save-status", "memory", "remember", "distill-now", "send-conversation", "facts"}
     assert set(listed) == cli | local and cli >= {"export", "import", "backfill", "history", "show", "redrive",
                                                   "forget-customer", "delete-tenant-data", "send-turn"}
     assert all(line.strip() for line in listed.values())  # each with its one line, beside its name

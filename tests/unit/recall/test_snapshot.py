@@ -94,7 +94,7 @@ def test_a_config_change_is_seen_in_the_same_one_request(counted):
     store.put_config(T, A, "knowledge:\n  retrieve: false\n", actor="operator:ana", if_match=store.get_config(T, A).etag)
     clock.now += 5
     calls.clear()
-    assert ask(cold) == {"block": "", "concepts": [], "priority": 77, "tool": None}
+    assert ask(cold) == {"block": "", "concepts": [], "priority": 77, "tool": None, "reason": "retrieval_off"}
     assert calls["s3"] == 1 + 1  # the journal names knowledge.yaml: it is read again
 
 

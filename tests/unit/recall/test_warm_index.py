@@ -58,15 +58,15 @@ def test_new_changed_and_deleted_concepts_are_seen_after_the_window(counted):
     assert calls["s3"] - before == 2 + 3  # the journal and the config, then only the three changed objects (one gone)
 
 
-def test_retrieval_off_or_no_config_gives_an_empty_answer(counted):
+def test_retrieval_off_or_no_agent_gives_an_empty_answer_saying_why(counted):
     store, _ = counted
     retriever = Retriever(store, Events(), refresh_seconds=0)
-    assert ask(retriever)["block"]
+    assert ask(retriever)["block"] and ask(retriever)["reason"] is None
     store.put_config(T, A, "knowledge:\n  retrieve: false\n", actor="operator:ana",
                      if_match=store.get_config(T, A).etag)
-    assert ask(retriever) == {"block": "", "concepts": [], "priority": 77, "tool": None}
+    assert ask(retriever) == {"block": "", "concepts": [], "priority": 77, "tool": None, "reason": "retrieval_off"}
     nobody = retriever.retrieve(RetrieveRequest(agent="nobody", session_id="s1", message="frete"))
-    assert nobody["block"] == "" and nobody["concepts"] == []
+    assert nobody == {"block": "", "concepts": [], "priority": 77, "tool": None, "reason": "unknown_agent"}
 
 
 def test_load_knowledge_returns_the_concept_and_publishes_the_adoption_event(counted):
@@ -167,3 +167,18 @@ def test_load_knowledge_of_a_concept_the_warm_up_has_not_reached_fetches_it(larg
     assert [name for _, detail in events.published for name in [detail["name"]]] == ["cep-sudeste-cd-campinas"]
     # no snapshot, config, listing, vocabulary.yaml, one chunk, then that one concept
     assert calls["s3"] == 1 + 2 + 1 + 2 + 1
+
+
+def test_a_mistyped_agent_costs_one_listing_per_refresh_window(counted):
+    store, calls = counted
+    clock = Clock()
+    retriever = Retriever(store, Events(), refresh_seconds=5, clock=clock)
+    typo = RetrieveRequest(agent="store-suport", session_id="s1", message="frete")
+    assert retriever.retrieve(typo)["reason"] == "unknown_agent"
+    first = calls["s3"]
+    clock.now += 1
+    assert retriever.retrieve(typo)["reason"] == "unknown_agent"
+    assert calls["s3"] == first, "within the window the answer is the container's"
+    store.put_config(T, "store-suport", "knowledge:\n  retrieve: false\n", actor="operator:ana")
+    clock.now += 5
+    assert retriever.retrieve(typo)["reason"] == "retrieval_off"

@@ -7,6 +7,8 @@ from typing import Optional
 LEARNED, CONFLICT, RETRIEVED = "knowledge_learned", "knowledge_conflict", "knowledge_retrieved"
 # The agent's tools (search_knowledge, save_knowledge): identifiers only, never the query or the insight.
 SEARCHED, SAVED = "knowledge_searched", "knowledge_saved"
+# What became of a save, once consolidation applied its sighting (detail: identifiers, save_id, outcome).
+SAVE_SETTLED = "knowledge_save_settled"
 
 
 def detail(tenant: str, agent: str, name: str, type: str, *, outcome: Optional[str] = None,

@@ -95,6 +95,11 @@ class Sighting(BaseModel):
         "(the turn's `shown`), so the sighting is no independent source and is not counted. Absent: "
         "counted as usual (also from older senders)."))
 
+    save_id: Optional[str] = Field(default=None, pattern=r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}~[0-9a-f]{16}[A-Za-z0-9_-]{22}$",
+                                   description=(
+        "The save_knowledge call this sighting came from (its answer's save_id): consolidation writes the outcome "
+        "into that save's record. Absent for extraction's sightings; an older reader ignores it."))
+
     # Top-level, not in the concept's text, so that a reader one release behind (whose concept
     # format has no such field) ignores them instead of refusing the message.
     valid_from: Optional[date] = Field(default=None, ge=EARLIEST_DATE, le=LATEST_DATE, description=(
@@ -119,11 +124,11 @@ class Sighting(BaseModel):
 
     @classmethod
     def of(cls, tenant: str, agent: str, session_id: str, turn_id: str, concept: Concept,
-           evidence: Optional[EvidenceRef] = None, echo: bool = False) -> "Sighting":
+           evidence: Optional[EvidenceRef] = None, echo: bool = False, save_id: Optional[str] = None) -> "Sighting":
         undated = concept.replace(valid_from=None, valid_until=None)
         return cls(tenant=tenant, agent=agent, session_id=session_id, turn_id=turn_id, concept=undated.render(),
                    evidence=evidence, echo=True if echo else None, valid_from=concept.valid_from,
-                   valid_until=concept.valid_until)
+                   valid_until=concept.valid_until, save_id=save_id)
 
     def parsed(self) -> Concept:
         """The candidate as consolidation takes it. Its name, description, type and body are what

@@ -6,20 +6,24 @@ the next UTC day. Log fields are counts and outcomes, never a message's or a con
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Optional
 
 from knowledge.errors import DailyCapReached
+from knowledge.format.events import SAVE_SETTLED, detail
 from knowledge.format.sighting import Sighting, parse_sighting
 from knowledge.format.turn import Turn, parse_turn
 from knowledge.store.queues import Redelivery, seconds_to_next_utc_day
 from shared.consumer import Job
 from shared.errors import KnowledgeError
+from shared.events import EventPublishError, Events
 
 if TYPE_CHECKING:  # pragma: no cover
     from knowledge.learning.consolidate import Consolidator
     from knowledge.learning.extract import Extractor
     from knowledge.learning.policy_review import PolicyReviewer, PolicySaved
     from knowledge.learning.proposal import WordProposer
+    from knowledge.store.saves import SaveRecords
 
 TURN_KEYS = ("tenant", "agent", "session_id", "turn_id")
 
@@ -55,8 +59,11 @@ class SightingJobs:
 
     what, rejected = "sighting", "SightingRejected"
 
-    def __init__(self, consolidator: "Consolidator", redelivery: Optional[Redelivery]):
+    def __init__(self, consolidator: "Consolidator", redelivery: Optional[Redelivery],
+                 saves: Optional["SaveRecords"] = None, events: Optional[Events] = None):
+        """`saves`, `events`: where a saved insight's outcome is written and announced (save_status)."""
         self.consolidator, self.redelivery = consolidator, redelivery
+        self.saves, self.events = saves, events
         self.counters = (consolidator.counters,)
 
     def parse(self, body: str) -> Sighting:
@@ -69,10 +76,33 @@ class SightingJobs:
         def consolidate() -> dict[str, Any]:
             # The receive count bounds how often an answer that is no verdict is asked again (ANSWER_ATTEMPTS).
             outcome = self.consolidator.apply(sighting, delivery=delivery)
+            if sighting.save_id is not None:
+                self.settle(sighting, outcome.kind)
             return {"outcome": outcome.kind, "attempts": outcome.attempts, "verdict": outcome.verdict}
 
         return Job("sighting", consolidate, done="sighting consolidated", failed="ConsolidationFailed",
                    counters=self.consolidator.counters)
+
+
+    def settle(self, sighting: Sighting, kind: str) -> None:
+        """A saved insight's outcome, into its record and onto the bus. The concept is written already:
+        a failure here is counted (SaveSettleFailed), never a reason to apply the sighting again."""
+        if self.saves is None or sighting.save_id is None:
+            return
+        at = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        try:
+            record = self.saves.settle(sighting.tenant, sighting.agent, sighting.save_id, kind, at)
+        except KnowledgeError:
+            self.consolidator.counters.count("SaveSettleFailed")
+            return
+        if record is None or self.events is None or record.settled_at != at:
+            return  # expired or purged, or settled before: announced then
+        try:
+            self.events.publish(SAVE_SETTLED, {**detail(sighting.tenant, sighting.agent, record.name, record.type,
+                                                        outcome=kind, session_id=sighting.session_id),
+                                               "save_id": sighting.save_id, "turn_id": sighting.turn_id})
+        except EventPublishError:
+            self.consolidator.counters.count("EventPublishFailed")
 
 
 class PolicyReviewJobs:

@@ -1,6 +1,7 @@
-"""RetrieveFunction's service: retrieval's calls (retrieve, load_knowledge, search_knowledge) and
-save_knowledge. The saver (knowledge.learning.save: the gates, PII detection, the queue) is built
-on the first save, so a retrieve's cold start imports none of it."""
+"""RetrieveFunction's service: retrieval's calls (retrieve, load_knowledge, search_knowledge), the
+builders' reads (list_knowledge, knowledge_history: knowledge.recall.reads) and save_knowledge. The
+saver (knowledge.learning.save: the gates, PII detection, the queue) and the reader are built on
+their first call, so a retrieve's cold start imports neither."""
 
 from __future__ import annotations
 
@@ -16,15 +17,23 @@ class Handles(Protocol):
     def handle(self, event: Any, remaining_seconds: Optional[float] = None) -> dict[str, Any]: ...
 
 
+SAVES = ("save_knowledge", "save_status")
+READS = ("list_knowledge", "knowledge_history")
+
+
 class AgentTools:
-    def __init__(self, retriever: Handles, saver: Callable[[], Handles]):
-        self.retriever, self._make_saver = retriever, saver
-        self._saver: Optional[Handles] = None
+    def __init__(self, retriever: Handles, saver: Callable[[], Handles],
+                 reader: Optional[Callable[[], Handles]] = None):
+        self.retriever = retriever
+        self._make = {"save": saver, "read": reader}
+        self._built: dict[str, Handles] = {}
         self.counters = retriever.counters
 
     def handle(self, event: Any, remaining_seconds: Optional[float] = None) -> dict[str, Any]:
-        if isinstance(event, dict) and event.get("action") == "save_knowledge":
-            if self._saver is None:
-                self._saver = self._make_saver()
-            return self._saver.handle(event, remaining_seconds=remaining_seconds)
-        return self.retriever.handle(event, remaining_seconds=remaining_seconds)
+        action = event.get("action") if isinstance(event, dict) else None
+        part = "save" if action in SAVES else "read" if action in READS and self._make["read"] else None
+        if part is None:
+            return self.retriever.handle(event, remaining_seconds=remaining_seconds)
+        if part not in self._built:
+            self._built[part] = self._make[part]()  # type: ignore[misc]
+        return self._built[part].handle(event, remaining_seconds=remaining_seconds)

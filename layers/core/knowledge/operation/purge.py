@@ -63,7 +63,7 @@ def knowledge_kind(bucket: Bucket, key: str) -> Optional[str]:
         return "usage_counters"
     if len(parts) >= 4:
         return {"turns": "archived_turns", "sightings": "sighting_markers", "extracted": "extracted_markers",
-                "exports": "exports", "learning": "learning_ledger"}.get(parts[2])
+                "exports": "exports", "learning": "learning_ledger", "saves": "saved_insights"}.get(parts[2])
     return None
 
 

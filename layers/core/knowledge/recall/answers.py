@@ -39,7 +39,12 @@ class RetrieveAnswer(_Answer):
     block: str = Field(description="the <knowledge> block for the prompt; empty when nothing is relevant")
     concepts: list[Shown]
     priority: int
-    tool: Optional[Tool] = Field(description="load_knowledge, for the model; null when the block is empty")
+    tool: Optional[Tool] = Field(description="load_knowledge, for the model, whenever retrieval is on for the agent "
+                                             "(even when the block is empty); null when it is off")
+    reason: Optional[Literal["unknown_agent", "retrieval_off"]] = Field(default=None, description=(
+        "why the block is empty and the tool null: unknown_agent (no knowledge.yaml and no concept: most often a "
+        "mistyped agent) or retrieval_off (a knowledge.yaml missing, with retrieve: false, or that does not parse); "
+        "null while retrieval is on"))
 
 
 class Concept(_Answer):

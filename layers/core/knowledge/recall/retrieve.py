@@ -39,6 +39,7 @@ from knowledge.recall.answers import (
     Tool,
     tool_input,
 )
+from knowledge.recall.existence import UNKNOWN, Existence
 from knowledge.recall.index import Hit, Index
 from knowledge.recall.lexicon import Lexicon
 from knowledge.recall.merged import relevant_both, search_both, shadowed
@@ -46,7 +47,7 @@ from knowledge.recall.warm import FETCH_BUDGET_SECONDS, AgentKnowledge, WarmInde
 from knowledge.store.concepts import ConceptStore
 from knowledge.store.keys import SHARED
 from shared import deadline
-from shared.errors import InvalidConcept, KnowledgeError, NotFound
+from shared.errors import InvalidConcept, KnowledgeError, NotFound, UnknownAgent
 from shared.events import EventPublishError, Events
 from shared.names import SLUG_MAX, SLUG_SCHEMA, SessionId, Slug, is_slug
 from shared.telemetry import Counters
@@ -87,6 +88,11 @@ TOOL = Tool.model_validate({
 
 
 SEARCH_MAX_HITS = 50
+
+
+def unknown_agent(tenant: str, agent: str) -> UnknownAgent:
+    return UnknownAgent(f"there is no agent {agent!r} in tenant {tenant!r}: it has neither a knowledge.yaml nor any "
+                        "concept (check the agent's name)")
 
 
 class InvalidRequest(KnowledgeError, ValueError):
@@ -131,7 +137,8 @@ def parse_request(event: Any) -> RetrieveRequest | LoadRequest | SearchRequest:
     if isinstance(event, dict) and "action" in event:
         model = ACTIONS.get(event["action"]) if isinstance(event["action"], str) else None
         if model is None:
-            raise InvalidRequest("action: must be load_knowledge, search_knowledge or save_knowledge")
+            raise InvalidRequest("action: must be load_knowledge, search_knowledge, save_knowledge, list_knowledge "
+                                 "or knowledge_history")
         return validate_object(model, event, InvalidRequest, "the event")  # type: ignore[return-value]
     return validate_object(RetrieveRequest, event, InvalidRequest, "the event")
 
@@ -274,11 +281,14 @@ class Retriever:
                  wall: Callable[[], float] = time.time):
         """`memory_budget` (bytes of indexes held) defaults to what the function's memory allows."""
         self._store, self._events = store, events
+        self.store = store  # the builders' reads (knowledge.recall.reads) read versions through it
         self.fetch_budget_seconds = fetch_budget_seconds
         self.counters = counters or Counters()
         self._wall = wall
         self._lapsed: dict[tuple[str, str], Lapsed] = {}
         self._shared_lapsed: dict[tuple[str, str], Lapsed] = {}  # per agent: its settings decide
+        self.existence = Existence(lambda tenant, agent: store.agent_exists(tenant, agent, current_only=True),
+                                   refresh_seconds, clock)
         self._warm = WarmIndexes(store, lambda config: config.retrieve, refresh_seconds=refresh_seconds,
                                  vocabulary=True, fetch_budget_seconds=fetch_budget_seconds, counters=self.counters,
                                  clock=clock, wall=wall, memory_budget=memory_budget if memory_budget is not None
@@ -305,7 +315,10 @@ class Retriever:
         knowledge = self.knowledge(request.tenant, request.agent, budget)
         config = knowledge.config
         if config is None or not config.retrieve:
-            return RetrieveAnswer(block="", concepts=[], priority=PRIORITY, tool=None).model_dump(mode="json")
+            # The engine's turn never fails for it: an empty block, and why.
+            reason = self.existence.why_off(request.tenant, request.agent, has_config=config is not None)
+            return RetrieveAnswer(block="", concepts=[], priority=PRIORITY, tool=None,
+                                  reason=reason).model_dump(mode="json")
         lapsed = self.lapsed(request.tenant, request.agent, knowledge)
         shared = self.shared(request.tenant, request.agent, knowledge, budget)
         injected = select(knowledge.index, request.message, config, lapsed.names, knowledge.lexicon, lapsed.slots,
@@ -319,7 +332,7 @@ class Retriever:
             raise NotFound(f"no such concept: {request.name[:SLUG_MAX]!r} is not a concept name")
         knowledge = self.knowledge(request.tenant, request.agent, budget)
         if knowledge.config is None or not knowledge.config.retrieve:
-            raise NotFound("retrieval is off for this agent")
+            self.refuse_off(request.tenant, request.agent, knowledge)
         # Not reached yet by the warm-up: this one now.
         self._warm.fetch_pending(request.tenant, request.agent, knowledge, request.name)
         doc, scope = knowledge.index.docs.get(request.name), request.agent
@@ -371,6 +384,8 @@ class Retriever:
         knowledge = self.knowledge(request.tenant, request.agent, budget)
         config = knowledge.config
         if config is None or not config.retrieve:
+            if self.existence.why_off(request.tenant, request.agent, has_config=config is not None) == UNKNOWN:
+                raise unknown_agent(request.tenant, request.agent)
             return SearchAnswer(hits=[]).model_dump(mode="json")
         lapsed = self.lapsed(request.tenant, request.agent, knowledge)
         shared = self.shared(request.tenant, request.agent, knowledge, budget)
@@ -393,6 +408,13 @@ class Retriever:
             self.counters.count("EventPublishFailed")
         self.counters.count("KnowledgeSearched", tenant=request.tenant, agent=request.agent)
         return SearchAnswer(hits=hits).model_dump(mode="json")
+
+    def refuse_off(self, tenant: str, agent: str, knowledge: AgentKnowledge) -> None:
+        """A call that needs retrieval on, for an agent without it: unknown_agent or not_found."""
+        if self.existence.why_off(tenant, agent, has_config=knowledge.config is not None) == UNKNOWN:
+            raise unknown_agent(tenant, agent)
+        raise NotFound("retrieval is off for this agent (its knowledge.yaml is missing, says retrieve: false, "
+                       "or does not parse)")
 
     # ------------------------------------------------------------ the warm index
     def _now(self) -> datetime:

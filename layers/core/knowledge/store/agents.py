@@ -15,8 +15,10 @@ from shared.errors import UnknownAgent
 from .keys import SHARED, agent_prefix
 
 
-def agent_exists(s3: Any, bucket: str, tenant: str, agent: str) -> bool:
-    """A tenant's shared scope (SHARED) exists once the tenant has any agent, or anything shared."""
+def agent_exists(s3: Any, bucket: str, tenant: str, agent: str, *, current_only: bool = False) -> bool:
+    """A tenant's shared scope (SHARED) exists once the tenant has any agent, or anything shared.
+    `current_only`: a knowledge.yaml or a current concept only (one listing; what RetrieveFunction,
+    which may not list versions, answers `unknown_agent` by)."""
     if agent == SHARED:
         tenant_agents = f"agents/{agent_prefix(tenant, agent).split('/')[1]}/"  # the tenant, validated
         answer = awscall.call(s3, "list_objects_v2", Bucket=bucket, Prefix=tenant_agents, MaxKeys=1)
@@ -24,8 +26,8 @@ def agent_exists(s3: Any, bucket: str, tenant: str, agent: str) -> bool:
             return True
     prefix = agent_prefix(tenant, agent)
     answer = awscall.call(s3, "list_objects_v2", Bucket=bucket, Prefix=prefix, MaxKeys=1)
-    if answer.get("KeyCount", 0):
-        return True
+    if answer.get("KeyCount", 0) or current_only:
+        return bool(answer.get("KeyCount", 0))
     answer = awscall.call(s3, "list_object_versions", Bucket=bucket, Prefix=prefix, MaxKeys=1)
     return bool(answer.get("Versions") or answer.get("DeleteMarkers"))
 

@@ -229,10 +229,10 @@ class ConceptStore(ChangeJournal, ConceptHistory, VocabularyFile):
         with ThreadPoolExecutor(max_workers=min(self._max_workers, len(keys))) as pool:
             return list(pool.map(deadline.carry(lambda pair: self._get_or_none(*pair)), zip(keys, names)))
 
-    def agent_exists(self, tenant: str, agent: str) -> bool:
+    def agent_exists(self, tenant: str, agent: str, *, current_only: bool = False) -> bool:
         """An agent exists once it has a knowledge.yaml or any concept, current or deleted
-        (knowledge.store.agents: the rule the Facts page answers by too)."""
-        return agents.agent_exists(self._s3, self.bucket, tenant, agent)
+        (knowledge.store.agents: the rule; `current_only`: current objects alone, one listing)."""
+        return agents.agent_exists(self._s3, self.bucket, tenant, agent, current_only=current_only)
 
     # ------------------------------------------------------------ writing
     def create(self, tenant: str, agent: str, concept: Concept, *, actor: str, reason: str = "created",
