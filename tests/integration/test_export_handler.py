@@ -80,3 +80,14 @@ def test_an_unreadable_concept_is_skipped_and_reported_and_the_rest_exported(han
     assert answer["concepts"] == len(list(DEMO.glob("*.md")))
     listed = s3.list_objects_v2(Bucket=sessions_bucket, Prefix=answer["prefix"]).get("Contents", [])
     assert not any("fontes-aninhadas" in item["Key"] for item in listed)
+
+
+def test_the_export_says_the_pairs_waiting_for_a_judgment_are_not_exported(handler, store, s3, sessions_bucket):
+    from knowledge.store.waiting import WaitingPair
+
+    store.waiting().put("default", "store-support", WaitingPair(
+        concept="troca-em-30-dias", kind="policy", why="no_model", since="2026-12-01", policy="frete-gratis-acima-199"))
+    answer = handler.lambda_handler(load_event("export.json"), LambdaContext())
+    assert answer["ok"] is True and answer["waiting"] == 1
+    listed = s3.list_objects_v2(Bucket=sessions_bucket, Prefix=answer["prefix"])["Contents"]
+    assert all(item["Key"].endswith(".md") for item in listed)  # concepts only: no pair written out

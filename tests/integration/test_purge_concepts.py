@@ -171,3 +171,18 @@ def test_forget_customer_removes_the_claims_of_their_sessions_waiting_beside_a_p
     texts = bodies(s3, bucket, f"agents/{T}/{A}/waiting/")
     assert texts and [k for k, text in texts.items() if "sess_joana" in text] == []
     assert store.get(T, A, "frete-vip").reason == "created"  # the policy was never written
+
+
+def test_delete_tenant_data_removes_the_tenants_waiting_pairs_with_every_version(handlers, store, s3, bucket):
+    from knowledge.store.waiting import WaitingPair
+
+    pair = WaitingPair(concept="frete-vip", kind="sighting", why="no_model", since="2026-12-01",
+                       description="VIP tem frete grátis.", body="VIP tem frete grátis.", session_id="sess_x",
+                       turn_id="turn_0001")
+    store.waiting().put(T, A, pair)
+    store.waiting().dismiss(T, A, "frete-vip")  # dismissed: a delete marker over the version
+    store.waiting().put(T, A, pair)
+    event = {"action": "delete_tenant_data", "tenant": T, "confirm": T, "dry_run": False}
+    answer = handlers["purge"].lambda_handler(event, LambdaContext())
+    assert answer["complete"] is True and answer["removed"]["waiting_pairs"] == 3  # two versions, one marker
+    assert bodies(s3, bucket, f"agents/{T}/{A}/waiting/") == {}

@@ -89,6 +89,7 @@ class ExportResult:
     edges: int = 0
     skipped: dict[str, str] = field(default_factory=dict)
     vocabulary: bool = False  # the agent's vocabulary.yaml was written beside the concepts
+    waiting: int = 0  # pairs waiting beside the concepts for a judgment: not exported (they are not concepts)
 
     def summary(self) -> str:
         what = f"{self.concepts} concept{'s' if self.concepts != 1 else ''}"
@@ -99,11 +100,13 @@ class ExportResult:
             what += f" as {count} .md file{'s' if count != 1 else ''}"
             what += f" and its {VOCABULARY_FILE}" if self.vocabulary else ""
         skipped = f"; skipped {len(self.skipped)} unreadable" if self.skipped else ""
-        return f"exported {what}{skipped}"
+        waiting = (f"; {self.waiting} waiting for a judgment beside them not exported (not concepts: judge them in "
+                   "the studio)") if self.waiting else ""
+        return f"exported {what}{skipped}{waiting}"
 
     def as_dict(self) -> dict[str, Any]:
         return {"format": self.format, "concepts": self.concepts, "files": self.files,
-                "edges": self.edges, "skipped": self.skipped, "vocabulary": self.vocabulary}
+                "edges": self.edges, "skipped": self.skipped, "vocabulary": self.vocabulary, "waiting": self.waiting}
 
 
 def export_agent(
@@ -120,6 +123,8 @@ def export_agent(
         raise NothingToExport(f"agent {agent!r} of tenant {tenant!r} has no concepts to export")
     stored = [item for item in store.fetch_many(tenant, agent, names) if item is not None]
     result = ExportResult(fmt)
+    if agent != SHARED:  # a shared concept's pairs wait in the agents that set them aside
+        result.waiting = sum(store.waiting().counts(tenant, agent).values())
     if fmt == "md":
         for done, item in enumerate(sorted(stored, key=lambda s: s.name), start=1):
             problem = unreadable(item)
