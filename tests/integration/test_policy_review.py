@@ -134,8 +134,11 @@ def test_a_human_text_is_never_retired_and_an_observed_one_never_retires_anythin
     judge_contradicting_for(model, ["7 dias"])
     review = load_handler("policy_review", monkeypatch, **world["env"])
     review.lambda_handler(sqs_event(*messages), LambdaContext())
-    edited = store.get(T, A, "troca-em-7-dias").concept
-    assert edited.retired_by is None and "Policy [[prazo-de-troca]]" in edited.body  # flagged for bia instead
+    stored = store.get(T, A, "troca-em-7-dias")
+    edited = stored.concept
+    assert edited.retired_by is None and "Policy [[" not in edited.body and stored.actor == "engine"  # not written
+    # The conflict is recorded beside bia's text instead, for a human to decide.
+    assert [(p.kind, p.policy) for p in store.waiting().of(T, A, "troca-em-7-dias")] == [("conflict", "prazo-de-troca")]
     # A policy is never retired, not even by hand: the line is refused with what to do.
     status, body, _ = world["api"]("POST", f"{BASE}/concepts", body={
         "markdown": POLICY.replace("prazo-de-troca", "outra-politica").replace("type: policy\n",

@@ -14,8 +14,8 @@ and the policy say the same:
   entry, no link, no version; the pair waits beside it for the operator (knowledge.store.waiting);
 - same or related: nothing changes.
 
-Never the other way round: a policy concept, or a body an operator wrote, is never retired
-(the judged contradiction is noted beside it instead, under `## Related claims`).
+Never the other way round: a policy concept, or a body an operator wrote, is never retired nor written:
+the judged contradiction is recorded beside it instead (a conflict, knowledge.store.waiting) for a human.
 
 A policy in the tenant's shared scope is in force in every agent that recalls shared knowledge
 (`knowledge: shared: true`) and has no concept of its name: its message (agent SHARED) is fanned
@@ -279,7 +279,8 @@ class PolicyReviewer:
             observed = stored.concept
             if observed.provenance != "observed" or observed.retired_by:
                 return "kept"
-            if flag_beside(observed, policy) is observed:  # flagged by an earlier review: a human decides
+            if f"Policy [[{policy.name}]]" in observed.body or self._store.waiting().has(
+                    tenant, agent, name, CONFLICT, policy.name):  # flagged by an earlier review: a human decides
                 return "flagged"
             key = claims.primary_claim(observed.body)
             if key not in verdicts:
@@ -287,24 +288,32 @@ class PolicyReviewer:
             verdict = verdicts[key]
             if verdict.why in claims.UNJUDGED:
                 return self._wait(tenant, agent, name, policy, verdict.why, delivery)
-            human = self._operator_wrote(tenant, agent, name, stored.actor)
-            if verdict.why == "contradicting" and not human:
-                updated, outcome, reason = observed.replace(retired_by=policy.name), "retired", "retired"
-            elif verdict.why == "contradicting":
-                # A human's text the judge found contradicting: never retired; a human decides, from beside it.
-                updated, outcome, reason = flag_beside(observed, policy), "flagged", "kept_beside"
-                if updated.body == observed.body:
-                    return "flagged"
-            else:
+            if verdict.why != "contradicting":
+                self._store.waiting().dismiss_pair(tenant, agent, name, POLICY, policy.name)  # judged now
                 return "kept"
+            if self._operator_wrote(tenant, agent, name, stored.actor):
+                return self._flag(tenant, agent, observed, policy)
+            updated, outcome, reason = observed.replace(retired_by=policy.name), "retired", "retired"
             try:
                 self._store.replace(tenant, agent, updated, if_match=stored.etag, actor=ENGINE, reason=reason)
             except Conflict:
                 self.counters.count("PolicyReviewRetry")
                 continue
+            self._store.waiting().dismiss_pair(tenant, agent, name, POLICY, policy.name)  # judged now
             self._events.publish(LEARNED, detail(tenant, agent, name, observed.type, outcome=outcome))
             return outcome
         return "contended"
+
+    def _flag(self, tenant: str, agent: str, observed: Concept, policy: Concept) -> str:
+        """A human's text the judge found contradicting the policy: never retired, never written; the conflict
+        is recorded beside it (both kept) for a human to decide, and announced."""
+        waiting = self._store.waiting()
+        waiting.put(tenant, agent, WaitingPair(concept=observed.name, kind=CONFLICT, why="contradicting",
+                                               since=utc_now().strftime("%Y-%m-%d"), policy=policy.name))
+        waiting.dismiss_pair(tenant, agent, observed.name, POLICY, policy.name)
+        self._events.publish(CONFLICT_EVENT, detail(tenant, agent, observed.name, observed.type,
+                                                    outcome="policy_conflict", conflicts_with=policy.name))
+        return "flagged"
 
     def _wait(self, tenant: str, agent: str, name: str, policy: Concept, why: str, delivery: Optional[int],
               shared: bool = False) -> str:
@@ -333,18 +342,3 @@ class PolicyReviewer:
             answer = self._models.get(ref).complete(system, user)  # no answer (ModelError) fails the message
         record_model_call(self.counters, tenant, meter.usage, len(system) + len(user), len(answer))
         return claims.parse_verdict(answer)
-
-
-def flag_beside(observed: Concept, policy: Concept) -> Concept:
-    """The policy the judge found contradicting a human's text, under its `## Related claims`, for a human
-    to decide; nothing else moves. Once there, it is not repeated. The hop never follows its link."""
-    entry = f"Policy [[{policy.name}]] ({utc_now().strftime('%Y-%m-%d')}), judged contradicting: {policy.description}"
-    if f"Policy [[{policy.name}]]" in observed.body:
-        return observed
-    body = claims.add_related(observed.body, [entry])
-    if body is None:  # no room left in the body: the flag is the review's count alone
-        return observed
-    try:
-        return observed.replace(body=body)
-    except InvalidConcept:
-        return observed

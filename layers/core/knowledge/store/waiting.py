@@ -144,11 +144,15 @@ class WaitingPairs:
     def delete(self, key: str) -> None:
         awscall.call(self._s3, "delete_object", Bucket=self.bucket, Key=key)
 
+    def has(self, tenant: str, agent: str, concept: str, kind: str, policy: str) -> bool:
+        """Whether the pair of `kind` between `concept` and the policy `policy` waits (one HEAD)."""
+        key = waiting_key(tenant, agent, concept, f"{kind}-{policy}")
+        return awscall.succeeds(NotFound, self._s3, "head_object", Bucket=self.bucket, Key=key)
+
     def dismiss_pair(self, tenant: str, agent: str, concept: str, kind: str, policy: str) -> None:
         """The pair of `kind` between `concept` and the policy `policy`, lifted once judged (none: nothing)."""
-        key = waiting_key(tenant, agent, concept, f"{kind}-{policy}")
-        if awscall.succeeds(NotFound, self._s3, "head_object", Bucket=self.bucket, Key=key):
-            self.delete(key)
+        if self.has(tenant, agent, concept, kind, policy):
+            self.delete(waiting_key(tenant, agent, concept, f"{kind}-{policy}"))
 
     def dismiss(self, tenant: str, agent: str, concept: str, kind: Optional[str] = None) -> int:
         """The concept's pairs (of `kind`, or all) taken out of the waiting list; how many. Their versions stay
