@@ -309,8 +309,23 @@ def test_imported_policies_are_queued_for_their_policy_review_as_a_studio_save_q
     jobs = [json.loads(m["Body"]).get("job") for m in drain(sqs, queue)]
     assert jobs == ["words"] * 3  # observed concepts (their words only), and a dry run that writes nothing: no review
 
-    answer = handler.lambda_handler(event, LambdaContext())
+    from collections import Counter
+
+    from shared.aws import client
+
+    sent: Counter = Counter()
+
+    def count(model, **_):
+        sent[model.name] += 1
+
+    client("sqs").meta.events.register("before-call.sqs", count)
+    try:
+        answer = handler.lambda_handler(event, LambdaContext())
+    finally:
+        client("sqs").meta.events.unregister("before-call.sqs", count)
     created = sorted(item["name"] for item in answer["items"] if item["outcome"] == "created")
+    # Its reviews and words jobs are batched: ten messages to a request, none sent alone.
+    assert sent == Counter({"SendMessageBatch": -(-2 * len(created) // 10)})
     queued = [json.loads(m["Body"]) for m in drain(sqs, queue)]
     messages = [m for m in queued if m.get("job") != "words"]  # each save also asks for the model's words
     assert sorted(m["name"] for m in queued if m.get("job") == "words") == created

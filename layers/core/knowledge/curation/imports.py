@@ -274,12 +274,15 @@ class ConceptImport:
             for p in pending:
                 p.outcome = self._outcome(p, CREATED if p.current is None else CHANGED)
         else:
+            written: list[str] = []
             with ThreadPoolExecutor(max_workers=self._workers) as pool:
-                for p, outcome in zip(pending, pool.map(lambda p: self._write(op, tenant, agent, p), pending)):
+                outcomes = pool.map(lambda p: self._write(op, tenant, agent, p, written), pending)
+                for p, outcome in zip(pending, outcomes):
                     p.outcome = outcome
                     done += 1
                     if progress:
                         progress(done, total)
+            self._queue_reviews(tenant, agent, written)
         return ImportReport(dry_run, [p.outcome for p in planned if p.outcome is not None], list(ignored or []),
                             model_calls=calls)
 
@@ -332,25 +335,31 @@ class ConceptImport:
                 p.outcome = self._outcome(p, SKIPPED, "a concept of this name exists and says otherwise "
                                                       "(--replace writes a new, restorable version)")
 
-    def _review(self, tenant: str, agent: str, saved: dict[str, Any]) -> None:
-        """Queue the policy review of what was just written, when it is a policy (the queue reads that)."""
-        if self.reviews is None:  # a shared policy's review is fanned out to the agents that recall it
+    def _review(self, written: list[str], saved: dict[str, Any]) -> None:
+        """What was just written, kept for its policy review and words job, queued in batches once the
+        import has written all (list.append is atomic: the writers run in threads)."""
+        written.append(saved["markdown"])
+
+    def _queue_reviews(self, tenant: str, agent: str, written: list[str]) -> None:
+        """The reviews and words jobs of what the import wrote, ten to a SendMessageBatch; one the queue
+        refused is counted (PolicyReviewNotQueued) and its concept stands."""
+        if self.reviews is None or not written:
             return
         try:
-            self.reviews.saved(tenant, agent, saved["markdown"])
-        except Exception:  # noqa: BLE001 - the concept is written; only its review is lost, and counted
-            self.reviews.counters.count("PolicyReviewNotQueued")
+            self.reviews.saved_many(tenant, agent, written)
+        except Exception:  # noqa: BLE001 - the concepts are written; only their reviews are lost, and counted
+            self.reviews.counters.count("PolicyReviewNotQueued", len(written))
 
     @staticmethod
     def _outcome(p: _Planned, outcome: str, reason: str | None = None) -> Outcome:
         return Outcome(p.item.source, p.item.line, p.concept.name if p.concept else None, outcome, reason)
 
-    def _write(self, op: Operator, tenant: str, agent: str, p: _Planned) -> Outcome:
+    def _write(self, op: Operator, tenant: str, agent: str, p: _Planned, written: list[str]) -> Outcome:
         concept = p.concept
         assert concept is not None
         try:
             if p.current is None:
-                self._review(tenant, agent, self._studio.create(op, tenant, agent, concept.render()))
+                self._review(written, self._studio.create(op, tenant, agent, concept.render()))
                 return self._outcome(p, CREATED)
             try:
                 stored = p.current.concept
@@ -358,8 +367,8 @@ class ConceptImport:
             except InvalidConcept:
                 created = concept.created_at
             edit = concept.replace(created_at=min(created, concept.created_at))
-            self._review(tenant, agent, self._studio.save(op, tenant, agent, concept.name, edit.render(),
-                                                          p.current.etag))
+            self._review(written, self._studio.save(op, tenant, agent, concept.name, edit.render(),
+                                                    p.current.etag))
             return self._outcome(p, CHANGED)
         except NameTaken:
             return self._outcome(p, SKIPPED, "another writer created this name while the import ran")

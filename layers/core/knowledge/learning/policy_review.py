@@ -45,7 +45,7 @@ from knowledge.store.config_cache import ConfigCache
 from knowledge.store.keys import SHARED, check_scope, is_agent
 from knowledge.store.waiting import CONFLICT, POLICY, WaitingPair
 from shared import awscall, deadline
-from shared.errors import Conflict, InvalidConcept, InvalidConfig
+from shared.errors import Conflict, InvalidConcept, InvalidConfig, KnowledgeError
 from shared.events import Events
 from shared.model import ModelAnswerUnusable, ModelCache, answer_attempts_left, metered
 from shared.names import Slug
@@ -125,6 +125,37 @@ class PolicyReviewQueue:
         self._sqs.send_message(QueueUrl=self._url, MessageBody=message.body())
         self.counters.count("PolicyReviewQueued")
         return True
+
+    def saved_many(self, tenant: str, agent: str, markdowns: list[str]) -> int:
+        """What `saved` queues for each of many documents (an import), ten messages to a SendMessageBatch;
+        how many were not queued (the queue refused them: each concept stands, its review is counted lost)."""
+        messages: list[tuple[str, PolicySaved]] = []
+        for markdown in markdowns:
+            try:
+                concept = parse(markdown)
+            except InvalidConcept:
+                continue
+            if self.words and is_agent(agent):
+                messages.append(("WordProposalQueued", PolicySaved(tenant=tenant, agent=agent, name=concept.name,
+                                                                    job="words")))
+            if concept.provenance == "policy":
+                messages.append(("PolicyReviewQueued", PolicySaved(tenant=tenant, agent=agent, name=concept.name)))
+        lost = 0
+        for start in range(0, len(messages), _BATCH):
+            batch = messages[start:start + _BATCH]
+            entries = [{"Id": str(i), "MessageBody": message.body()} for i, (_, message) in enumerate(batch)]
+            try:
+                failed = {entry["Id"] for entry in awscall.call(self._sqs, "send_message_batch", QueueUrl=self._url,
+                                                                Entries=entries).get("Failed", [])}
+            except KnowledgeError:
+                failed = {entry["Id"] for entry in entries}
+            for i, (metric, _) in enumerate(batch):
+                if str(i) in failed:
+                    lost += 1
+                    self.counters.count("PolicyReviewNotQueued")
+                else:
+                    self.counters.count(metric)
+        return lost
 
     def fan_out(self, tenant: str, agents: list[str], name: str) -> None:
         """The shared policy `name` queued for its review in each of `agents`, ten to a request; an
