@@ -449,3 +449,22 @@ def test_a_related_claim_never_rewrites_an_operators_body_it_waits_beside_it(con
     assert concept.body.startswith(FRETE["body"] + "\n\n## Related claims\n")
     assert "checked after discounts" in concept.body and not concept.in_conflict
     assert (concept.occurrences, stored.reason, stored.actor) == (2, "kept_beside", "engine")
+
+
+def test_a_sighting_that_says_the_record_in_another_order_confirms_with_no_model_call(consolidate, store, script,
+                                                                                      model):
+    """Issue 36, item 10, through ConsolidateFunction: the same claim with its clauses moved is confirmed
+    without the judge; the same words with two roles swapped go to the judge."""
+    record = dict(description="Trocas em até 30 dias com nota fiscal.",
+                  body="A troca pode ser feita em até 30 dias com a nota fiscal e a etiqueta presa na peça.")
+    run(consolidate, sighting("sess_1", name="troca-30-dias", **record))
+    asked = len(model.requests)
+    run(consolidate, sighting("sess_2", name="troca-30-dias",
+                              description="Com nota fiscal, a troca pode ser feita em até 30 dias.",
+                              body="Com a nota fiscal e a etiqueta presa na peça, a troca pode ser feita em até 30 dias."))
+    stored = store.get(T, A, "troca-30-dias")
+    assert stored.reason == "confirmed" and stored.concept.occurrences == 2 and len(model.requests) == asked
+    script.replies.append('{"verdict": "contradicting"}')
+    run(consolidate, sighting("sess_3", name="troca-30-dias", description="Trocas em até 30 dias sem nota fiscal.",
+                              body="A troca pode ser feita em até 30 dias sem a nota fiscal e sem a etiqueta presa."))
+    assert len(model.requests) == asked + 1 and store.get(T, A, "troca-30-dias").concept.in_conflict
