@@ -82,9 +82,10 @@ scripts/retrieval_report.py builds it: any shared word is a hit, so it injects w
 shared; it reads no learned word, so it is counted on day one only. The "all stores" rows pool
 every message of the stores reported.
 
-The handler's figures are the same from run to run: the index weighs lengths against an average
-taken on a fixed grid, so its scores do not depend on the order the cold start's parallel fetch
-delivers the concepts.
+The handler's figures are the same from run to run, but for exact ties: the index weighs lengths
+against an average taken on a fixed grid, so its scores do not depend on the order the cold start's
+parallel fetch delivers the concepts; two concepts scoring exactly alike are ordered by the last bit
+of float sums that order decides (seen with model words: one test moves, docs/evaluation.md).
 
 `tests/data/stores/heldout/` is held out (a beauty shop, read once at the end of issue 24's recall
 work; a bookstore, to be read once at the end of issue 40's): `--heldout` adds them; never while tuning.
