@@ -9,11 +9,13 @@
 - cold start and refresh at 1000 and 5000 concepts against moto's server, in S3 requests and
   time: the first container ever (every concept fetched, then the snapshot written), a cold
   container (the snapshot and the change journal), a quiet refresh, and one after a change;
-- a warm RetrieveFunction handler call at 1000 concepts;
+- a warm RetrieveFunction handler call at 1000 concepts, and how many of the timed answers
+  injected something (none is a failure: the bench would time empty answers);
 - `--speed` (issue 24, item 4): through RetrieveFunction's handler at 1,000 and 5,000 concepts
   (moto's server), p50 beside plain term overlap's p50 on the same messages in the same run,
-  without and with the retail starter vocabulary; the index's warm p50 at 1,000 concepts as
-  the minimum of 5 rounds; and what numpy costs (import time and RSS in a fresh process);
+  without and with the retail starter vocabulary, and the timed answers that injected something
+  (none fails the run); the index's warm p50 at 1,000 concepts as the minimum of 5 rounds; and
+  what numpy costs (import time and RSS in a fresh process);
 - RSS of a process holding the index at 5000 and 20000 concepts;
 - the handler module's import time, in a fresh process;
 - 1000 agents of 200 concepts in one container with Zipf traffic: hit rate and peak RSS under
@@ -279,29 +281,68 @@ def bench_cold_process(store, runs: int) -> list[dict]:
     return rows
 
 
-def bench_handler(agent: str, qs: list[str]) -> dict:
-    import importlib.util
+class NothingInjected(RuntimeError):
+    """Every timed answer of the handler was an empty block: the bench timed no retrieval."""
+
+
+class HandlerCalls:
+    """RetrieveFunction's handler, imported as a cold start does (`module`: its own module name), called
+    on one agent, a message per call; it counts the answers that inject something, since a bench of
+    empty answers (stale concepts, no shared word) times a handler that does nothing."""
+
+    def __init__(self, agent: str, module: str):
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location(module, ROOT / "functions" / "retrieve" / "app.py")
+        self.app = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(self.app)
+        self.agent, self.calls, self.injected = agent, 0, 0
+
+        class Context:
+            function_name, memory_limit_in_mb, aws_request_id = "bench", 512, "r"
+            invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:bench"
+
+            def get_remaining_time_in_millis(self):
+                return 3_600_000
+
+        self.context = Context()
+
+    def __call__(self, message: str) -> None:
+        answer = self.app.lambda_handler({"agent": self.agent, "session_id": "s", "message": message}, self.context)
+        if "error" in answer:
+            raise RuntimeError(f"retrieve refused a bench message: {answer['error']}")
+        self.calls += 1
+        self.injected += bool(answer["block"])
+
+    def restart(self) -> None:
+        """The calls so far were no timed answers (warming): the count starts again."""
+        self.calls = self.injected = 0
+
+    def counted(self) -> tuple[int, int]:
+        """(answers that injected, answers) since the count started; NothingInjected when none did."""
+        done = (self.injected, self.calls)
+        self.restart()
+        if not done[0]:
+            raise NothingInjected(f"none of the {done[1]} timed answers of {self.agent} injected anything: "
+                                  "the bench would time empty answers")
+        return done
+
+
+def bench_handler(agent: str, qs: list[str], bucket: str = "bench-index") -> dict:
+    from knowledge_dev.handlers import handler_environment
 
     # The first call loads the whole agent (no fetch budget: moto is slow), then calls are timed warm.
-    os.environ.update({"KNOWLEDGE_BUCKET": "bench-index", "EVENT_BUS_NAME": "bench", "KNOWLEDGE_REFRESH_SECONDS": "60",
-                       "KNOWLEDGE_FETCH_BUDGET_SECONDS": "900",
-                       "POWERTOOLS_SERVICE_NAME": "bench-retrieve", "POWERTOOLS_LOG_LEVEL": "WARNING"})
-    spec = importlib.util.spec_from_file_location("bench_retrieve_app", ROOT / "functions" / "retrieve" / "app.py")
-    app = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(app)
-
-    class Context:
-        function_name, memory_limit_in_mb, aws_request_id = "bench", 512, "r"
-        invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:bench"
-
-        def get_remaining_time_in_millis(self):
-            return 3_600_000
-
-    context = Context()
-    with contextlib.redirect_stdout(io.StringIO()):  # the EMF lines
-        app.lambda_handler({"agent": agent, "session_id": "s", "message": qs[0]}, context)
-        calls = timed(lambda q: app.lambda_handler({"agent": agent, "session_id": "s", "message": q}, context), qs)
-    return {"concepts": int(agent.split("-")[1]), "p50_ms": statistics.median(calls), "p95_ms": percentile(calls, 0.95)}
+    with handler_environment(KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME="bench", KNOWLEDGE_REFRESH_SECONDS="60",
+                             KNOWLEDGE_FETCH_BUDGET_SECONDS="900", POWERTOOLS_SERVICE_NAME="bench-retrieve",
+                             POWERTOOLS_LOG_LEVEL="WARNING"):
+        call = HandlerCalls(agent, f"bench_retrieve_app_{bucket}")
+        with contextlib.redirect_stdout(io.StringIO()):  # the EMF lines
+            call(qs[0])
+            call.restart()
+            calls = timed(call, qs)
+        injected, answers = call.counted()
+    return {"concepts": int(agent.split("-")[1]), "p50_ms": statistics.median(calls), "p95_ms": percentile(calls, 0.95),
+            "injected": injected, "answers": answers}
 
 
 def bench_speed(sizes: list[int], n_queries: int, rounds: int = 5, vocabularies: bool = True) -> dict:
@@ -334,12 +375,13 @@ def bench_speed(sizes: list[int], n_queries: int, rounds: int = 5, vocabularies:
                     list(pool.map(lambda c: store.create("default", agent, c, actor="engine"), concepts))
                 call = _warm_handler(agent, qs)
                 calls = [timed(call, qs) for _ in range(rounds)]
+                injected, answers = call.counted()
                 overlap = [timed(lambda q: scan.search(q, 5), qs) for _ in range(rounds)]
                 p50 = min(statistics.median(c) for c in calls)
                 overlap_p50 = min(statistics.median(o) for o in overlap)
                 handler_rows.append({"concepts": size, "vocabulary": "retail starter" if vocabulary else "none",
                                      "handler_p50_ms": p50, "overlap_p50_ms": overlap_p50,
-                                     "ratio": overlap_p50 / p50})
+                                     "ratio": overlap_p50 / p50, "injected": injected, "answers": answers})
     concepts, zipf = corpus(1000)
     index = build_index(concepts)
     qs = queries(zipf, n_queries)
@@ -350,32 +392,16 @@ def bench_speed(sizes: list[int], n_queries: int, rounds: int = 5, vocabularies:
             "numpy": _numpy_cost(rounds)}
 
 
-def _warm_handler(agent: str, qs: list[str]):
+def _warm_handler(agent: str, qs: list[str]) -> HandlerCalls:
     """RetrieveFunction's handler, imported as a cold start does, warmed on `agent`: a call per message."""
-    import importlib.util
-
     os.environ.update({"KNOWLEDGE_BUCKET": "bench-index", "EVENT_BUS_NAME": "bench", "KNOWLEDGE_REFRESH_SECONDS": "600",
                        "KNOWLEDGE_FETCH_BUDGET_SECONDS": "900", "POWERTOOLS_METRICS_DISABLED": "true",
                        "POWERTOOLS_SERVICE_NAME": "bench-retrieve", "POWERTOOLS_LOG_LEVEL": "WARNING"})
-    spec = importlib.util.spec_from_file_location(f"bench_retrieve_{agent}", ROOT / "functions" / "retrieve" / "app.py")
-    app = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(app)
-
-    class Context:
-        function_name, memory_limit_in_mb, aws_request_id = "bench", 512, "r"
-        invoked_function_arn = "arn:aws:lambda:us-east-1:123456789012:function:bench"
-
-        def get_remaining_time_in_millis(self):
-            return 3_600_000
-
-    context = Context()
-
-    def call(message: str) -> None:
-        app.lambda_handler({"agent": agent, "session_id": "s", "message": message}, context)
-
+    call = HandlerCalls(agent, f"bench_retrieve_{agent}")
     with contextlib.redirect_stdout(io.StringIO()):
         for q in qs:  # the whole agent fetched, the stemmer's memo warm, as a warm container has them
             call(q)
+    call.restart()
     return call
 
 
@@ -396,10 +422,11 @@ def _numpy_cost(runs: int) -> dict:
 def print_speed(speed: dict) -> None:
     print("through RetrieveFunction's handler (moto's server, warm), against plain term overlap on the same\n"
           "messages in the same run; each p50 the minimum of 5 rounds")
-    print(f"  {'concepts':>8} {'vocabulary':<15} {'handler p50':>12} {'overlap p50':>12} {'ratio':>7}")
+    print(f"  {'concepts':>8} {'vocabulary':<15} {'handler p50':>12} {'overlap p50':>12} {'ratio':>7} "
+          f"{'answers that injected':>22}")
     for r in speed["handler"]:
         print(f"  {r['concepts']:>8} {r['vocabulary']:<15} {r['handler_p50_ms']:>9.3f} ms "
-              f"{r['overlap_p50_ms']:>9.3f} ms {r['ratio']:>6.1f}x")
+              f"{r['overlap_p50_ms']:>9.3f} ms {r['ratio']:>6.1f}x {r['injected']:>10} of {r['answers']}")
     rounds = ", ".join(f"{v:.4f}" for v in speed["warm_1000_rounds_ms"])
     print(f"\nwarm index p50 at 1,000 concepts (Index.relevant): min of 5 rounds {speed['warm_1000_p50_ms']:.4f} ms "
           f"(rounds: {rounds})")
@@ -658,7 +685,8 @@ def main() -> int:
               f"{r['changed_requests']:>5} req {r['changed_ms']:>6.1f} ms {r['snapshot_bytes'] / 1024:>7.0f} KB"
               f"{'' if r['cold_answer_matches'] else '  (ANSWER DIFFERS)'}")
     h = report["handler"]
-    print(f"\nwarm RetrieveFunction call at {h['concepts']} concepts: p50 {h['p50_ms']:.3f} ms, p95 {h['p95_ms']:.3f} ms")
+    print(f"\nwarm RetrieveFunction call at {h['concepts']} concepts: p50 {h['p50_ms']:.3f} ms, p95 {h['p95_ms']:.3f} ms; "
+          f"{h['injected']} of the {h['answers']} timed answers injected something")
     print("\nRSS of a process holding the index")
     for r in report["rss"]:
         print(f"  {r['concepts']:>6} concepts: {r['rss_mb']:.1f} MB (peak {r['peak_mb']:.1f} MB; imports alone "

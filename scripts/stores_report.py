@@ -1,40 +1,75 @@
 #!/usr/bin/env python3
-"""Recall on the six labelled stores that are not furniture (tests/data/stores/, issue 24),
-each store run through the real RetrieveFunction handler, side by side with plain term overlap
-(seed 000's scan) on the same messages in the same run.
+"""Recall on the labelled stores that are not furniture (tests/data/stores/, issues 24 and 40),
+each store run through the real RetrieveFunction handler, on day one and after its traffic, without
+and with the words a model proposes for its concepts; plain term overlap (seed 000's scan) on the
+same messages in the same run.
 
-    .venv/bin/python scripts/stores_report.py [--store NAME ...] [--heldout] [--misses]
+    .venv/bin/python scripts/stores_report.py [--store NAME ...] [--heldout] [--misses] [--detail]
+        [--learn both|all|none|loaded|sighting] [--no-model-words] [--jobs N]
         [--vocabulary FILE | --starter NAME] [--json]
 
 `--vocabulary FILE` writes that vocabulary.yaml to every store's agent (through ConceptStore, as
 the studio saves one); `--starter varejo-br` the starter for Brazilian retail that ships with the
-engine (knowledge/format/vocabularies/). Without either, no agent has a vocabulary: the engine
-knows only what holds for every store (issue 24).
+engine (knowledge/format/vocabularies/). Without either, no agent has a vocabulary, as a new
+agent has none: the engine knows only what holds for every store (issue 24).
 
-How a store is run, as the engine and the deployed function would see it:
+How a store is run, as the engine and the deployed functions would see it (scripts/stores_harness.py):
 
-- moto's server starts in this process on 127.0.0.1 (knowledge_dev.local_aws, as the tests and
+- moto's server starts in the process on 127.0.0.1 (knowledge_dev.local_aws, as the tests and
   the local stack start it), with a versioned knowledge bucket and an event bus on it;
-- each store is one agent of its own tenant (tenant = the store's name, agent `store-support`):
-  its `knowledge.yaml` (`retrieve: true`, `top_k: 5`, the default `min_score`) and its concepts are
-  written through ConceptStore, the journal included, as the studio writes them. A concept whose
-  `type` is `policy` is written with `provenance: policy` (the stores' written rules, which only a
-  human may mark so); every other type with `provenance: observed`; all at confidence 0.6, one
-  source, one occurrence, the first `updated_at` sixty days before the run and each next an hour
-  after the one before in the file's order
-  (confidence does not rank; recency breaks ties, as in scripts/retrieval_report.py);
-- functions/retrieve/app.py is imported once, as a cold start does (knowledge_dev.handlers, with
-  the template's literal settings), and serves every store, as one container serves many agents.
-  It reads `KNOWLEDGE_BUCKET` and `EVENT_BUS_NAME`; metrics and info logs are switched off
-  (`POWERTOOLS_METRICS_DISABLED`, `POWERTOOLS_LOG_LEVEL=WARNING`) so they do not mix into the
-  table; the fetch budget and the refresh window are the defaults; the context's time left is
-  the template's timeout;
+- each store is one agent of its own tenant (the store's name, agent `store-support`; a tenant of
+  its own again per phase below): its `knowledge.yaml` (`retrieve: true`, `top_k: 5`, the default
+  `min_score`) and its concepts are written through ConceptStore, the journal included, as the
+  studio writes them (actor `operator:stores-report`). A concept whose `type` is `policy` is written
+  with `provenance: policy` (the stores' written rules, which only a human may mark so); every other
+  type with `provenance: observed`; all at confidence 0.6, one source, one occurrence, the first
+  `updated_at` sixty days before the run and each next an hour after the one before in the file's
+  order (confidence does not rank; recency breaks ties, as in scripts/retrieval_report.py);
+- functions/retrieve/app.py is imported once per process, as a cold start does
+  (knowledge_dev.handlers, with the template's literal settings), and serves every store, as one
+  container serves many agents. It reads `KNOWLEDGE_BUCKET` and `EVENT_BUS_NAME`; metrics and info
+  logs are switched off (`POWERTOOLS_METRICS_DISABLED`, `POWERTOOLS_LOG_LEVEL=WARNING`); the fetch
+  budget and the refresh window are the defaults; the context's time left is the template's timeout;
 - every test message is one retrieve call, `{tenant, agent, session_id, message}`
   (docs/retrieval.md, events/retrieve.json), in a session of its own.
 
+The phases, each a tenant of its own per store:
+
+- **day one**: the concepts as written;
+- **day one + model words**: the agent's `learn_from` is `[model]`, and each concept, saved as the
+  studio saves it, queues its `words` job (knowledge.learning.policy_review.PolicyReviewQueue), which
+  PolicyReviewFunction's handler runs, one record per invocation as its BatchSize is
+  (knowledge.learning.proposal.WordProposer: the prompt, the gates, the write). The model is the
+  scripted local HTTP model (knowledge_dev.scripted_model, a real server the product's client talks
+  to): it answers each words prompt with the phrases of the concept its `name:` line names in
+  tests/data/stores/proposals/<store>.json, which a stand-in wrote seeing only that prompt (its
+  README). The figures say what such words give, not what a real model would propose. The policy
+  reviews the same saves queue are not run (they need a judge, and retire rather than teach).
+- **after traffic (both)**: `learn_from: [loaded, sighting]` (docs/contract.md, learned words), and
+  the store's `traffic` sent through the real handlers, session by session, turn by turn, as an
+  engine would: each customer message is one retrieve call in the session; when the session was
+  `about` a concept the block did not rank first, the agent calls load_knowledge for it; the
+  turn-complete message (the customer's message, the assistant's answer, `shown`: the names
+  retrieve answered and the loads made in the session so far, and `customer_id` when the session
+  names its customer) goes through ExtractFunction's handler (as an SQS record), and the sightings
+  it sends to the CandidatesQueue through ConsolidateFunction's handler. The sessions run in the
+  order of their `day` (moved so that the last ends three days before the run; the file's order
+  where a store gives none), each turn a second after the one before. The extraction model is the
+  scripted one again, answering a sighting of the concept the session is `about`, quoting the
+  assistant: a perfect extractor, no evidence of a real model's quality. The containers refresh
+  their index at every call (`KNOWLEDGE_REFRESH_SECONDS=0`), so a word learned in one session is
+  known to the next;
+- **after traffic (both) + model words**: `learn_from: [loaded, sighting, model]`, the model's words
+  first (the operator saved the concepts before the traffic came), then the same traffic.
+
+`--learn all` adds the signals alone (`loaded`, `sighting`) beside `both`; `--learn none` runs day
+one only; `--no-model-words` leaves out the model-words phases. `--jobs N` (2 by default) hands the
+stores to N processes, each with its own moto server and handlers: the figures are the same, each
+store being a tenant of its own.
+
 What is counted, per store and per slice (`concept-words`, `taught`, `never-taught`, `off-topic`,
 `wordshare`; `english` = the tests in English; `overall` = every on-topic test, and the off-topic
-and wordshare tests for the last column):
+and wordshare tests for the injecting column; no set marks typos, so there is no typos slice):
 
 - hit@5 and MRR over the answer's ranked concepts (`linked: false`, at most `top_k`; a concept
   reached only through a `[[link]]` is not ranked and does not count as a hit — the JSON says how
@@ -44,74 +79,49 @@ and wordshare tests for the last column):
 
 Plain overlap ranks the same concepts with knowledge.recall.index.OverlapScan as
 scripts/retrieval_report.py builds it: any shared word is a hit, so it injects whenever a word is
-shared. The final "all stores" rows pool every message of the stores reported.
+shared; it reads no learned word, so it is counted on day one only. The "all stores" rows pool
+every message of the stores reported.
 
-The handler's figures are the same from run to run: the index weighs lengths against an average
-taken on a fixed grid, so its scores do not depend on the order the cold start's parallel fetch
-delivers the concepts.
+The handler's figures are the same from run to run, but for exact ties: the index weighs lengths
+against an average taken on a fixed grid, so its scores do not depend on the order the cold start's
+parallel fetch delivers the concepts; two concepts scoring exactly alike are ordered by the last bit
+of float sums that order decides (seen with model words: one test moves, docs/evaluation.md).
 
-`tests/data/stores/heldout/beleza.json` is held out: `--heldout` adds it, and it is to be read
-once, at the end of the recall work of issue 24, never while tuning.
-
-After day one, the "after learning" phases (`learn_from_traffic()`): each store is written again
-to a tenant of its own per learning variant — signal `loaded` alone, `sighting` alone, and both
-(the agent's `learn_from`; docs/contract.md, learned words), and `customers` (both, each turn with its
-session's labelled `customer` as `customer_id`) — and its `traffic` is sent through the real handlers,
-session by session (at noon of its labelled `day`, else of day n mod 30 of the month before), as an engine would:
-
-- each customer message is one retrieve call in the session;
-- when the session was `about` a concept the block did not rank first, the agent calls
-  load_knowledge for it (RetrieveFunction's `load_knowledge` action), as an engine's agent would;
-- the turn-complete message (the customer's message, the assistant's answer, and `shown`: the
-  names retrieve answered and the loads made in the session so far) goes through ExtractFunction's
-  handler (as an SQS record), and the sightings it sends to the CandidatesQueue through
-  ConsolidateFunction's handler;
-- the extraction model is the scripted local HTTP model (knowledge_dev.scripted_model, a real
-  server the product's client talks to): for every turn it answers a sighting of the concept the
-  labelled session is `about`, quoting the assistant's answer. It is a perfect extractor: the
-  `sighting` figures say what the signal gives when extraction is right, and are no evidence of a
-  real model's quality.
-
-Then the tests are asked again of each variant's agent (plain overlap reads no learned word).
-`--learn none` skips the phase, `--learn both` runs only that variant. The extraction container
-refreshes its index at every turn (`KNOWLEDGE_REFRESH_SECONDS=0`): a word learned is known to the next.
+`tests/data/stores/heldout/` is held out (a beauty shop, read once at the end of issue 24's recall
+work; a bookstore, to be read once at the end of issue 40's): `--heldout` adds them; never while tuning.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import sys
 import time
-import uuid
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from concurrent.futures import ProcessPoolExecutor
+from functools import partial
+from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-from knowledge.format.concept import Concept
-from knowledge.recall.index import OverlapScan
+from stores_harness import (  # noqa: E402 - beside this script
+    AGENT,
+    TOP_K,
+    VARIANTS,
+    Run,
+    concepts_of,
+    phase_of,
+    run_stores,
+    tenant_of,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 STORES = ROOT / "tests" / "data" / "stores"
-HELDOUT = {"beleza": STORES / "heldout" / "beleza.json"}
-AGENT = "store-support"
-TOP_K = 5
+PROPOSALS = STORES / "proposals"
+HELDOUT = {"beleza": STORES / "heldout" / "beleza.json", "livraria": STORES / "heldout" / "livraria.json"}
 ON_TOPIC = ("concept-words", "taught", "never-taught")
 OFF_TOPIC = ("off-topic", "wordshare")
 SLICES = (*ON_TOPIC, *OFF_TOPIC, "english", "overall")
-CONFIG = f"knowledge:\n  retrieve: true\n  top_k: {TOP_K}\n"
-# The learning variants: the agent's `learn_from`, and whether turns carry the labelled `customer`.
-VARIANTS = {"loaded": ("loaded",), "sighting": ("sighting",), "both": ("loaded", "sighting"),
-            "customers": ("loaded", "sighting")}
-WITH_CUSTOMERS = frozenset({"customers"})
-TRAFFIC_START, TRAFFIC_DAYS = timedelta(days=33), 30  # a file without days: the month before now
-# A ranker answers a message with (the ranked names, whether anything was injected, what the block
-# reached through links only).
-Answer = tuple[list[str], bool, list[str]]
-Ranker = Callable[[str, str, str], Answer]  # (store, test id, message) -> Answer
+__all__ = ["AGENT", "concepts_of", "evaluate", "load_store", "store_paths", "tenant_of"]
 
 
 def store_paths(heldout: bool = False) -> dict[str, Path]:
@@ -123,249 +133,12 @@ def load_store(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def concepts_of(store: dict) -> list[Concept]:
-    """The store's concepts as they are written to its agent (provenance: see the module's doc)."""
-    # Sixty days before the run (to the hour), not a fixed date: the agent's default stale rule
-    # (180 days) would otherwise take every concept out of recall half a year after that date.
-    start = datetime.now(UTC).replace(minute=0, second=0, microsecond=0) - timedelta(days=60)
-    return [Concept(name=c["name"], description=c["description"], type=c["type"],
-                    provenance="policy" if c["type"] == "policy" else "observed", confidence=0.6,
-                    sources=("sess_seed",), occurrences=1, created_at=start,
-                    updated_at=start + timedelta(hours=i), body=c["body"])
-            for i, c in enumerate(store["concepts"])]
-
-
-def tenant_of(name: str) -> str:
-    return name.lower().replace("_", "-")
-
-
-# ------------------------------------------------------------------ the local AWS and the handler
-@dataclass
-class LocalRetrieve:
-    """RetrieveFunction's handler on the local AWS, with the stores' agents written (and, when the
-    traffic is to be learned from, ExtractFunction's and ConsolidateFunction's, the candidates
-    queue between them and the scripted model)."""
-
-    handler: Any
-    store: Any  # ConceptStore on the knowledge bucket
-    bucket: str
-    timeout_ms: int
-    extract: Any = None
-    consolidate: Any = None
-    sqs: Any = None
-    candidates_queue: str = ""
-    model: Any = None
-    vocabulary: str | None = None  # every agent's vocabulary.yaml text, if the run gives one
-
-    def call(self, tenant: str, session_id: str, message: str) -> dict:
-        from knowledge_dev.poller import LambdaContext
-
-        event = {"tenant": tenant, "agent": AGENT, "session_id": session_id, "message": message}
-        answer = self.handler.lambda_handler(event, LambdaContext("retrieve", timeout_ms=self.timeout_ms))
-        if "error" in answer:
-            raise RuntimeError(f"retrieve refused {session_id}: {answer['error']}")
-        return answer
-
-    def load(self, tenant: str, session_id: str, name: str) -> dict:
-        from knowledge_dev.poller import LambdaContext
-
-        event = {"action": "load_knowledge", "tenant": tenant, "agent": AGENT, "name": name, "session_id": session_id}
-        answer = self.handler.lambda_handler(event, LambdaContext("retrieve", timeout_ms=self.timeout_ms))
-        if "error" in answer:
-            raise RuntimeError(f"load_knowledge refused {name}: {answer['error']}")
-        return answer
-
-    def complete(self, turn: dict, reply: str) -> None:
-        """One turn-complete message through ExtractFunction, the model answering `reply`, and its
-        sightings through ConsolidateFunction."""
-        from knowledge_dev.poller import LambdaContext
-
-        self.model.responder = lambda request: reply
-        record = {"messageId": uuid.uuid4().hex, "receiptHandle": "r", "body": json.dumps(turn, ensure_ascii=False),
-                  "attributes": {"ApproximateReceiveCount": "1", "SentTimestamp": "0", "SenderId": "x",
-                                 "ApproximateFirstReceiveTimestamp": "0"},
-                  "messageAttributes": {}, "md5OfBody": "0", "eventSource": "aws:sqs",
-                  "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:turns", "awsRegion": "us-east-1"}
-        failed = self.extract.lambda_handler({"Records": [record]}, LambdaContext("extract", timeout_ms=60_000))
-        if failed["batchItemFailures"]:
-            raise RuntimeError(f"extraction failed turn {turn['session_id']}/{turn['turn_id']}")
-        records = []
-        while True:
-            got = self.sqs.receive_message(QueueUrl=self.candidates_queue, MaxNumberOfMessages=10,
-                                           WaitTimeSeconds=0, AttributeNames=["All"]).get("Messages", [])
-            if not got:
-                break
-            self.sqs.delete_message_batch(QueueUrl=self.candidates_queue, Entries=[
-                {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(got)])
-            for m in got:
-                records.append({"messageId": m["MessageId"], "receiptHandle": m["ReceiptHandle"], "body": m["Body"],
-                                "attributes": {**m["Attributes"], "ApproximateReceiveCount": "1"},
-                                "messageAttributes": {}, "md5OfBody": "0", "eventSource": "aws:sqs",
-                                "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:candidates.fifo",
-                                "awsRegion": "us-east-1"})
-        if records:
-            failed = self.consolidate.lambda_handler({"Records": records}, LambdaContext("consolidate",
-                                                                                         timeout_ms=60_000))
-            if failed["batchItemFailures"]:
-                raise RuntimeError(f"consolidation failed a sighting of {turn['session_id']}")
-
-
-@contextlib.contextmanager
-def local_retrieve(endpoint: str | None = None, learning: bool = False) -> Iterator[LocalRetrieve]:
-    """moto's server (started here unless `endpoint` names one already running: the tests'), a
-    versioned knowledge bucket and an event bus on it, and the handler imported as a cold start
-    would, with its settings; with `learning`, a sessions bucket, a candidates queue, the scripted
-    model and the extraction and consolidation handlers too. The environment is restored afterwards."""
-    with contextlib.ExitStack() as stack:
-        if endpoint is None:
-            from knowledge_dev.local_aws import moto_server
-
-            endpoint = stack.enter_context(moto_server("stores-report"))
-        import boto3
-
-        from knowledge.store.concepts import ConceptStore
-        from knowledge_dev.handlers import function_timeout_ms, handler_environment, load_handler
-
-        s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
-        events = boto3.client("events", endpoint_url=endpoint, region_name="us-east-1")
-        run = uuid.uuid4().hex[:10]
-        bucket, bus = f"stores-knowledge-{run}", f"stores-bus-{run}"
-        s3.create_bucket(Bucket=bucket)
-        s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
-        events.create_event_bus(Name=bus)
-        settings = dict(KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus, POWERTOOLS_METRICS_DISABLED="true",
-                        POWERTOOLS_LOG_LEVEL="WARNING")
-        sqs, queue, model = None, "", None
-        if learning:
-            from knowledge_dev.scripted_model import ScriptedModel
-
-            sessions = f"stores-sessions-{run}"
-            s3.create_bucket(Bucket=sessions)
-            sqs = boto3.client("sqs", endpoint_url=endpoint, region_name="us-east-1")
-            queue = sqs.create_queue(QueueName=f"stores-candidates-{run}.fifo",
-                                     Attributes={"FifoQueue": "true"})["QueueUrl"]
-            model = stack.enter_context(ScriptedModel(lambda request: "[]"))
-            settings.update(SESSIONS_BUCKET=sessions, CANDIDATES_QUEUE_URL=queue, UTILITY_MODEL="openai:scripted",
-                            OPENAI_BASE_URL=model.base_url, OPENAI_API_KEY="scripted", KNOWLEDGE_REFRESH_SECONDS="0")
-        with handler_environment(**settings):
-            handler = load_handler("retrieve", module_name=f"stores_report_retrieve_{run}")
-            local = LocalRetrieve(handler, ConceptStore(s3, bucket), bucket, function_timeout_ms("retrieve"))
-            if learning:
-                local.extract = load_handler("extract", module_name=f"stores_report_extract_{run}")
-                local.consolidate = load_handler("consolidate", module_name=f"stores_report_consolidate_{run}")
-                local.sqs, local.candidates_queue, local.model = sqs, queue, model
-            yield local
-
-
-def write_store(local: LocalRetrieve, name: str, store: dict, tenant: str | None = None,
-                config: str = CONFIG) -> list[Concept]:
-    """The store's knowledge.yaml, the run's vocabulary.yaml (`local.vocabulary`, if any) and its
-    concepts, written to its own tenant's agent."""
-    tenant = tenant or tenant_of(name)
-    local.store.put_config(tenant, AGENT, config, actor="operator:stores-report")
-    if local.vocabulary is not None:
-        local.store.put_vocabulary(tenant, AGENT, local.vocabulary, actor="operator:stores-report")
-    concepts = concepts_of(store)
-    for concept in concepts:
-        local.store.create(tenant, AGENT, concept, actor="operator:stores-report")
-    return concepts
-
-
-def variant_tenant(name: str, variant: str) -> str:
-    return f"{tenant_of(name)}-{variant}"
-
-
-def sighting_reply(concepts: dict[str, dict], about: list[str], said: str) -> str:
-    """The perfect extractor's answer: a sighting of the session's first `about` concept, its
-    evidence the assistant's first sentence (quoted verbatim, as the gates require)."""
-    if not about or about[0] not in concepts:
-        return "[]"
-    concept = concepts[about[0]]
-    evidence = said.split(". ")[0].strip()[:300] or said[:300]
-    return json.dumps([{"name": concept["name"], "type": concept["type"], "description": concept["description"],
-                        "body": concept["body"], "evidence": evidence}], ensure_ascii=False)
-
-
-def session_start(store: dict, index: int) -> datetime:
-    """Noon of the `index`-th session's `day`, else of day `index` mod 30 from TRAFFIC_START before now."""
-    day = store["traffic"][index].get("day")
-    start = datetime.fromisoformat(day) if day else datetime.now(UTC) - TRAFFIC_START + timedelta(index % TRAFFIC_DAYS)
-    return start.replace(hour=12, minute=0, second=0, microsecond=0, tzinfo=UTC)
-
-
-def learn_from_traffic(local: LocalRetrieve, name: str, store: dict, variant: str) -> dict:
-    """The store written to the variant's tenant, its `traffic` sent through retrieve ->
-    load_knowledge -> turn-complete -> extraction -> consolidation (see the module's doc); answers
-    what was learned: turns, loads, and the learned words per concept."""
-    tenant = variant_tenant(name, variant)
-    signals = ", ".join(VARIANTS[variant])
-    write_store(local, name, store, tenant, CONFIG + f"  learn_from: [{signals}]\n")
-    concepts = {c["name"]: c for c in store["concepts"]}
-    turns = loads = customers = 0
-    for index, session in enumerate(store["traffic"]):
-        session_id = f"traffic-{tenant}-{session['session']}"
-        moment = session_start(store, index)
-        customer = session.get("customer") if variant in WITH_CUSTOMERS else None
-        customers += customer is not None
-        about = [n for n in session.get("about", []) if n in concepts]
-        retrieved: dict[str, None] = {}
-        loaded: dict[str, None] = {}
-        for k, exchange in enumerate(session["turns"]):
-            answer = local.call(tenant, session_id, exchange["customer"])
-            ranked = [c["name"] for c in answer["concepts"]]
-            retrieved.update(dict.fromkeys(ranked))
-            for wanted in about:
-                if (not ranked or ranked[0] != wanted) and wanted not in loaded and wanted not in ranked[:1]:
-                    local.load(tenant, session_id, wanted)
-                    loaded[wanted] = None
-                    loads += 1
-            moment += timedelta(seconds=1)
-            turn = {"tenant": tenant, "agent": AGENT, "session_id": session_id, "turn_id": f"turn-{k + 1}",
-                    "completed_at": moment.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                    "messages": [{"role": "user", "content": exchange["customer"]},
-                                 {"role": "assistant", "content": exchange["assistant"]}],
-                    "shown": {"retrieved": list(retrieved)[-50:], "loaded": list(loaded)[-50:]},
-                    **({"customer_id": customer} if customer else {})}
-            local.complete(turn, sighting_reply(concepts, about, exchange["assistant"]))
-            turns += 1
-    learned = {}
-    for concept in local.store.load_all(tenant, AGENT):
-        words = [e.word for e in concept.concept.learned_words]
-        if words:
-            learned[concept.name] = words
-    return {"turns": turns, "loads": loads, "sessions_with_customer": customers, "learned": learned}
-
-
-def handler_ranker(local: LocalRetrieve, variant: str | None = None) -> Ranker:
-    def rank(store: str, test_id: str, message: str) -> Answer:
-        tenant = variant_tenant(store, variant) if variant else tenant_of(store)
-        answer = local.call(tenant, f"eval-{tenant}-{test_id}", message)
-        ranked = [c["name"] for c in answer["concepts"] if not c["linked"]]
-        linked = [c["name"] for c in answer["concepts"] if c["linked"]]
-        return ranked, bool(answer["block"]), linked
-    return rank
-
-
-def overlap_ranker(concepts: dict[str, list[Concept]]) -> Ranker:
-    scans = {name: OverlapScan(items) for name, items in concepts.items()}
-
-    def rank(store: str, test_id: str, message: str) -> Answer:
-        ranked = [name for name, _ in scans[store].search(message, TOP_K)]
-        return ranked, bool(ranked), []
-    return rank
+def load_proposals(names: list[str]) -> dict[str, dict[str, list[str]]]:
+    """The stand-in's phrases per concept, per store (tests/data/stores/proposals/)."""
+    return {name: json.loads((PROPOSALS / f"{name}.json").read_text(encoding="utf-8")) for name in names}
 
 
 # ------------------------------------------------------------------ counting
-def answers_of(rank: Ranker, tests: dict[str, list[dict]]) -> list[dict]:
-    """Every test of every store, with what the ranker answered."""
-    out = []
-    for store, items in tests.items():
-        for test in items:
-            ranked, injected, linked = rank(store, test["id"], test["message"])
-            out.append({**test, "store": store, "ranked": ranked, "injected": injected, "linked": linked})
-    return out
-
-
 def quality(rows: list[dict]) -> dict:
     """hit@5, MRR, silent over on-topic rows; off-topic injecting over off-topic rows."""
     on = [r for r in rows if r["slice"] in ON_TOPIC]
@@ -399,55 +172,90 @@ def by_slice(rows: list[dict]) -> dict:
     return result
 
 
+def _chunks(stores: dict[str, dict], jobs: int) -> list[dict[str, dict]]:
+    """The stores dealt to `jobs` processes, the busiest first, so that each gets as many turns."""
+    chunks: list[dict[str, dict]] = [{} for _ in range(max(1, min(jobs, len(stores))))]
+    loads = [0] * len(chunks)
+    for name in sorted(stores, key=lambda n: -sum(len(s["turns"]) for s in stores[n].get("traffic", []))):
+        k = loads.index(min(loads))
+        chunks[k][name] = stores[name]
+        loads[k] += sum(len(s["turns"]) for s in stores[name].get("traffic", [])) + 1
+    return chunks
+
+
 def evaluate(stores: dict[str, dict], endpoint: str | None = None, variants: tuple[str, ...] = (),
-             vocabulary: str | None = None) -> dict:
-    """Each store through the handler and through plain overlap, per slice; `stores` maps a
-    store's name to its data (a file of tests/data/stores/ as loaded). With more than one store,
-    an "all stores" entry pools every message. Each of `variants` (VARIANTS' names) adds an
-    "after learning" phase: the traffic learned from with those signals, then the tests again.
-    `vocabulary`: every agent's vocabulary.yaml text."""
+             vocabulary: str | None = None, proposals: dict[str, dict] | None = None, jobs: int = 1) -> dict:
+    """Each store through the handler and through plain overlap, per slice; `stores` maps a store's
+    name to its data (a file of tests/data/stores/ as loaded). With more than one store, an "all
+    stores" entry pools every message. Each of `variants` (VARIANTS' names) adds an "after traffic"
+    phase; `proposals` (store -> concept -> phrases) the model-words phases beside day one and each
+    variant. `vocabulary`: every agent's vocabulary.yaml text. `jobs`: processes (without `endpoint`)."""
     started = time.monotonic()
-    tests = {name: store["tests"] for name, store in stores.items()}
-    phases: dict[str, dict] = {}
-    learning: dict[str, dict] = {}
-    with local_retrieve(endpoint, learning=bool(variants)) as local:
-        local.vocabulary = vocabulary
-        concepts = {name: write_store(local, name, store) for name, store in stores.items()}
-        written = time.monotonic()
-        overlap = overlap_ranker(concepts)
-        phases["day one"] = _phase({"index": handler_ranker(local), "overlap": overlap}, tests)
-        for variant in variants:
-            learning[variant] = {name: learn_from_traffic(local, name, store, variant)
-                                 for name, store in stores.items()}
-            phases[f"after learning ({variant})"] = _phase(
-                {"index": handler_ranker(local, variant), "overlap": overlap}, tests)
+    chunks = _chunks(stores, jobs) if endpoint is None else [stores]
+    run = partial(run_stores, variants=variants, vocabulary=vocabulary, proposals=proposals)
+    if len(chunks) > 1:
+        with ProcessPoolExecutor(len(chunks), mp_context=get_context("spawn")) as pool:
+            runs = list(pool.map(run, chunks))
+    else:
+        runs = [run(stores, endpoint=endpoint)]
+    merged = Run()
+    for part in runs:
+        for phase, rankers in part.answers.items():
+            for ranker, rows in rankers.items():
+                merged.answers.setdefault(phase, {}).setdefault(ranker, []).extend(rows)
+        for phase, learned in part.learning.items():
+            merged.learning.setdefault(phase, {}).update(learned)
+        merged.words.update(part.words)
+        merged.concepts.update(part.concepts)
+    order = list(stores)
+    phases = {}
+    every = [phase_of(None, False), phase_of(None, True), *(phase_of(v, w) for v in variants for w in (False, True))]
+    for phase in every:
+        if phase in merged.answers:
+            rankers = {r: sorted(rows, key=lambda row: order.index(row["store"]))
+                       for r, rows in merged.answers[phase].items()}
+            phases[phase] = _phase(rankers, order)
     return {"top_k": TOP_K, "agent": AGENT,
-            "stores": {name: {"concepts": len(concepts[name]), "tests": len(tests[name])} for name in stores},
-            "phases": phases, "learning": learning,
-            "seconds": {"setup": written - started, "total": time.monotonic() - started}}
+            "stores": {name: {"concepts": merged.concepts[name], "tests": len(stores[name]["tests"])}
+                       for name in order},
+            "phases": phases, "summary": summary(phases),
+            "learning": {phase: {n: merged.learning[phase][n] for n in order} for phase in merged.learning},
+            "model_words": {n: merged.words[n] for n in order if n in merged.words},
+            "seconds": {"setup": max((p.setup_seconds for p in runs), default=0.0),
+                        "total": time.monotonic() - started}, "processes": len(chunks)}
 
 
-def _phase(rankers: dict[str, Ranker], tests: dict[str, list[dict]]) -> dict:
-    answered = {ranker: answers_of(rank, tests) for ranker, rank in rankers.items()}
+def _phase(answered: dict[str, list[dict]], stores: list[str]) -> dict:
     out = {name: {ranker: by_slice([r for r in rows if r["store"] == name]) for ranker, rows in answered.items()}
-           for name in tests}
-    if len(tests) > 1:
+           for name in stores}
+    if len(stores) > 1:
         out["all stores"] = {ranker: by_slice(rows) for ranker, rows in answered.items()}
+    return out
+
+
+def summary(phases: dict) -> dict:
+    """Per store (and all stores), per phase, the handler's figures the docs keep: overall hit@5 and
+    silent, off-topic and wordshare injecting."""
+    out: dict[str, dict] = {}
+    for phase, results in phases.items():
+        for label, rankers in results.items():
+            rows = rankers["index"]
+            out.setdefault(label, {})[phase] = {
+                "hit_at_5": rows["overall"].get("hit_at_5"), "silent": rows["overall"].get("silent"),
+                "off_topic": rows["off-topic"].get("off_topic_injecting"),
+                "wordshare": rows["wordshare"].get("off_topic_injecting")}
     return out
 
 
 # ------------------------------------------------------------------ printing
 def _num(row: dict, key: str, percent: bool = False) -> str:
-    if key not in row:
+    if row.get(key) is None:
         return "-"
     return f"{row[key] * 100:.1f}%" if percent else f"{row[key]:.3f}"
 
 
-def print_report(report: dict, misses: bool) -> None:
-    stores = report["stores"]
-    listed = ", ".join(f"{name}: {s['concepts']} concepts, {s['tests']} tests" for name, s in stores.items())
-    print(f"{len(stores)} stores ({listed}); top {TOP_K}; through RetrieveFunction's handler on moto, "
-          "and plain overlap on the same messages")
+def print_detail(report: dict) -> None:
+    """Every phase, every store, every slice: the handler beside plain overlap where it is counted."""
     for phase, results in report["phases"].items():
         for label, rankers in results.items():
             print(f"\n[{phase}] {label}")
@@ -459,14 +267,69 @@ def print_report(report: dict, misses: bool) -> None:
                     print(f"  {slice_:<14} {name:<8} {row.get('n', '-'):>4} {_num(row, 'hit_at_5'):>7} "
                           f"{_num(row, 'mrr'):>7} {_num(row, 'silent', True):>7} {row.get('n_off_topic', '-'):>5} "
                           f"{_num(row, 'off_topic_injecting', True):>20}")
-        print(f"\n[{phase}] summary, overall: index / plain overlap")
-        print(f"  {'store':<12} {'hit@5':>13} {'MRR':>13} {'silent':>15} {'off-topic injecting':>21}")
-        for label, rankers in results.items():
-            i, o = rankers["index"]["overall"], rankers["overlap"]["overall"]
-            print(f"  {label:<12} {_num(i, 'hit_at_5'):>5} / {_num(o, 'hit_at_5'):<5} {_num(i, 'mrr'):>5} / {_num(o, 'mrr'):<5} "
-                  f"{_num(i, 'silent', True):>6} / {_num(o, 'silent', True):<6} "
-                  f"{_num(i, 'off_topic_injecting', True):>10} / {_num(o, 'off_topic_injecting', True):<8}")
-        if misses:
+
+
+def print_slices(report: dict) -> None:
+    """Per store, each slice's figures in every phase, plain overlap's day one beside."""
+    phases = report["phases"]
+    columns = list(phases)
+    print("\n[per slice] through the handler in each phase; plain overlap (day one) first")
+    print("  " + " | ".join(f"{i}: {phase}" for i, phase in enumerate(["overlap", *columns])))
+    rows = [(s, "hit_at_5") for s in ON_TOPIC] + [(s, "silent") for s in ON_TOPIC] + [
+        ("english", "hit_at_5"), ("english", "silent"), ("english", "off_topic_injecting"),
+        ("overall", "hit_at_5"), ("overall", "mrr"), ("overall", "silent")] + [
+        (s, "off_topic_injecting") for s in OFF_TOPIC] + [("overall", "off_topic_injecting")]
+    names = {"hit_at_5": "hit@5", "mrr": "MRR", "silent": "silent", "off_topic_injecting": "injecting"}
+    for label in phases["day one"]:
+        print(f"\n  {label}")
+        print(f"  {'slice':<14} {'':<9} {'n':>4} " + " ".join(f"{i:>8}" for i in range(len(columns) + 1)))
+        for slice_, key in rows:
+            cells = [phases["day one"][label]["overlap"][slice_]] + [phases[p][label]["index"][slice_] for p in columns]
+            n = cells[0].get("n_off_topic" if key == "off_topic_injecting" else "n")
+            if n is None:
+                continue
+            print(f"  {slice_:<14} {names[key]:<9} {n:>4} "
+                  + " ".join(f"{_num(c, key, key in ('silent', 'off_topic_injecting')):>8}" for c in cells))
+
+
+def print_summary(report: dict) -> None:
+    """The figures the docs keep: per store, per phase, overall hit@5 / silent / off-topic / wordshare."""
+    phases = list(report["phases"])
+    print("\n[summary] through the handler: overall hit@5, on-topic silent, off-topic injecting, wordshare injecting")
+    print(f"  {'store':<12} " + " ".join(f"{p:<29}"[:29] for p in phases))
+    for label, cells in report["summary"].items():
+        line = []
+        for phase in phases:
+            c = cells[phase]
+            line.append(f"{_num(c, 'hit_at_5'):>5} {_num(c, 'silent', True):>6} {_num(c, 'off_topic', True):>6} "
+                        f"{_num(c, 'wordshare', True):>6}  ")
+        print(f"  {label:<12} " + " ".join(line))
+
+
+def print_learning(report: dict) -> None:
+    for name, info in report["model_words"].items():
+        print(f"[model words] {name}: {info['jobs']} words jobs, {info['proposed']} phrases answered, "
+              f"{info['kept']} kept on {len(info['words'])} concepts"
+              + (f", {info['unknown']} prompts naming no concept of the proposals" if info["unknown"] else ""))
+    for phase, stores in report["learning"].items():
+        print(f"[{phase}] words the traffic taught, per store: " + ", ".join(
+            f"{name} {sum(len(w) for w in info['learned'].values())} ({info['turns']} turns, {info['loads']} loads)"
+            for name, info in stores.items()))
+
+
+def print_report(report: dict, misses: bool, detail: bool) -> None:
+    stores = report["stores"]
+    listed = ", ".join(f"{name}: {s['concepts']} concepts, {s['tests']} tests" for name, s in stores.items())
+    print(f"{len(stores)} stores ({listed}); top {TOP_K}; through RetrieveFunction's handler on moto, "
+          "and plain overlap on the same messages")
+    if detail:
+        print_detail(report)
+    print()
+    print_learning(report)
+    print_slices(report)
+    print_summary(report)
+    if misses:
+        for phase, results in report["phases"].items():
             for label, rankers in results.items():
                 if label == "all stores":
                     continue
@@ -476,37 +339,9 @@ def print_report(report: dict, misses: bool) -> None:
                           f"    expected {miss['expected']}\n    got      {miss['got']}")
                 for item in row.get("injected", []):
                     print(f"\n  [{phase}/{label}/index] {item['slice']} injected: {item['message']!r} -> {item['got']}")
-    print_learning(report)
     seconds = report["seconds"]
-    print(f"\n{seconds['total']:.1f} s in all ({seconds['setup']:.1f} s starting moto and writing the stores)")
-
-
-def print_learning(report: dict) -> None:
-    """Day one beside each after-learning variant and plain overlap, per store and slice: hit@5 of the
-    on-topic slices (and how many of them inject nothing), the share injecting of the off-topic ones."""
-    phases = report["phases"]
-    variants = [p for p in phases if p.startswith("after learning")]
-    if not variants:
-        return
-    for variant, stores in report["learning"].items():
-        words = {name: sum(len(w) for w in info["learned"].values()) for name, info in stores.items()}
-        print(f"\n[learning: {variant}] learned words per store: "
-              + ", ".join(f"{name} {n} ({stores[name]['turns']} turns, {stores[name]['loads']} loads)"
-                          for name, n in words.items()))
-    columns = ["overlap", "day one", *(v[len("after learning ("):-1] for v in variants)]
-    print("\n[day one vs after learning] hit@5 (on-topic) or injecting (off-topic), through the handler; "
-          "plain overlap beside")
-    for label in phases["day one"]:
-        print(f"\n  {label}")
-        print(f"  {'slice':<14} {'n':>4} " + " ".join(f"{c:>9}" for c in columns))
-        rows = [(slice_, "hit_at_5") for slice_ in ON_TOPIC] + [("overall", "hit_at_5"), ("overall", "silent")] + [
-            (slice_, "off_topic_injecting") for slice_ in OFF_TOPIC]
-        for slice_, key in rows:
-            cells = [phases["day one"][label]["overlap"][slice_]]
-            cells += [phases[p][label]["index"][slice_] for p in ["day one", *variants]]
-            n = cells[0].get("n_off_topic" if key == "off_topic_injecting" else "n", "-")
-            shown = slice_ if key != "silent" else "silent"
-            print(f"  {shown:<14} {n:>4} " + " ".join(f"{_num(c, key, key != 'hit_at_5'):>9}" for c in cells))
+    print(f"\n{seconds['total']:.1f} s in all, {report['processes']} process(es) "
+          f"({seconds['setup']:.1f} s starting moto, writing the stores and proposing their words)")
 
 
 def main() -> int:
@@ -514,15 +349,21 @@ def main() -> int:
     parser.add_argument("--store", action="append", metavar="NAME",
                         help="report only this store (repeatable); every store not held out by default")
     parser.add_argument("--heldout", action="store_true",
-                        help="include the held-out store (heldout/beleza.json): read once, at the end of the recall work")
+                        help="include the held-out stores (heldout/): each read once, at the end of its round")
     parser.add_argument("--misses", action="store_true", help="print the index's misses and off-topic injections")
+    parser.add_argument("--detail", action="store_true", help="every phase's full table, MRR and overlap included")
     given = parser.add_mutually_exclusive_group()
     given.add_argument("--vocabulary", metavar="FILE", help="a vocabulary.yaml every store's agent is given")
     given.add_argument("--starter", metavar="NAME", help="a shipped starter vocabulary every store's agent copies")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--learn", choices=("all", "none", *VARIANTS), default="all",
-                        help="the after-learning phases: every signal alone and both (all), none, or one variant")
+    parser.add_argument("--learn", choices=("both", "all", "none", *VARIANTS), default="both",
+                        help="the after-traffic phases: both signals (the default), every signal alone and both "
+                             "(all), none, or one signal")
+    parser.add_argument("--no-model-words", action="store_true", help="leave out the phases with the model's words")
+    parser.add_argument("--jobs", type=int, default=2, help="processes the stores are dealt to (default 2)")
     args = parser.parse_args()
+    if args.jobs < 1:
+        parser.error("--jobs must be 1 or more")
     vocabulary = None
     if args.vocabulary:
         vocabulary = Path(args.vocabulary).read_text(encoding="utf-8")
@@ -537,11 +378,12 @@ def main() -> int:
         parser.error(f"unknown store {', '.join(unknown)}{held}; stores: {', '.join(paths)}")
     chosen = {name: load_store(paths[name]) for name in (args.store or paths)}
     variants = tuple(VARIANTS) if args.learn == "all" else () if args.learn == "none" else (args.learn,)
-    report = evaluate(chosen, variants=variants, vocabulary=vocabulary)
+    proposals = None if args.no_model_words else load_proposals(list(chosen))
+    report = evaluate(chosen, variants=variants, vocabulary=vocabulary, proposals=proposals, jobs=args.jobs)
     if args.json:
         print(json.dumps(report, indent=1, ensure_ascii=False))
     else:
-        print_report(report, args.misses)
+        print_report(report, args.misses, args.detail)
     return 0
 
 

@@ -61,7 +61,10 @@ def generate(n: int, zipf: "Zipf", seed: int = 7):
     from knowledge.format.concept import Concept
 
     rng = random.Random(seed + 1)
-    start = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    # Dated before the run, not on a fixed day: the agent's default stale rule (180 days) takes a
+    # concept out of recall, and a corpus dated once went stale whole, so the handler benches timed
+    # empty answers. The last concept is a month old, each one before it a minute older.
+    start = datetime.now(timezone.utc).replace(second=0, microsecond=0) - timedelta(days=30, minutes=n)
     for i in range(n):
         name = "-".join(w for w in zipf.sample(3) if w.isascii() and "-" not in w)[:50].strip("-") or "c"
         yield Concept(

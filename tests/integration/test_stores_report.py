@@ -112,22 +112,87 @@ def test_the_handlers_numbers_are_those_of_its_index_counted_directly(day_one, s
     assert overall["silent_n"] == silent
 
 
-def test_the_traffic_replay_dates_each_session_and_passes_its_customer_only_in_the_customers_variant(
-        moto_endpoint):
-    gym = json.loads((ROOT / "tests" / "data" / "stores" / "academia.json").read_text(encoding="utf-8"))
-    pause = next(c for c in gym["concepts"] if c["name"] == "trancamento-plano")
-    # One customer's four chats on four days, each loading the concept for a word it never says.
-    traffic = [{"session": f"s-{n}", "about": [pause["name"]], "customer": "cus_1", "day": f"2026-10-0{n}",
-                "turns": [{"customer": "da pra congelar o plano?", "assistant": "Dá sim, por até 60 dias."}]}
-               for n in range(1, 5)]
-    store = {**gym, "concepts": [pause, gym["concepts"][0]], "traffic": traffic, "tests": []}
-    assert stores_report.session_start(store, 2).isoformat() == "2026-10-03T12:00:00+00:00"
-    undated = {**store, "traffic": [{k: v for k, v in s.items() if k != "day"} for s in traffic]}
-    assert (stores_report.session_start(undated, 1) - stores_report.session_start(undated, 0)).days == 1
+# ------------------------------------------------------------------ model words and traffic
+MOTOBOY = "tem motoboy?"  # a word no concept of the cut says, that the stand-in proposes
+BUFUNFA = "bufunfa serve?"  # a word no concept says, that three sessions teach
+PROPOSALS = {"drogaria": {"entrega-expressa-capital": [
+    "motoboy",  # kept
+    "entrega",  # refused: the concept says it
+    "Motoboy",  # refused: the same word again
+    "liga 11 98765-4321",  # refused: a phone is no word
+]}}
 
-    learning = stores_report.evaluate({"academia": store}, endpoint=moto_endpoint,
-                                      variants=("both", "customers"))["learning"]
-    # Without customer ids, four sessions on four days teach it; with them, one customer teaches nothing.
-    assert "congelar" in learning["both"]["academia"]["learned"].get(pause["name"], [])
-    assert learning["customers"]["academia"]["learned"] == {}
-    assert learning["customers"]["academia"]["sessions_with_customer"] == 4
+
+@pytest.fixture(scope="module")
+def learning(moto_endpoint) -> dict:
+    drugstore = _subset("drogaria", 6)
+    drugstore["traffic"] = [
+        {"session": f"s-{i}", "about": ["formas-pagamento"], "customer": f"cus_{i}", "day": f"2026-10-0{4 - i}",
+         "turns": [{"customer": "aceita bufunfa?", "assistant": "Aceitamos Pix, cartões e boleto."}]}
+        for i in range(3)]
+    drugstore["tests"] = [
+        *[_test(f"d-{i}", c["description"], [c["name"]], "concept-words") for i, c in enumerate(drugstore["concepts"])],
+        _test("motoboy", MOTOBOY, ["entrega-expressa-capital"], "taught"),
+        _test("bufunfa", BUFUNFA, ["formas-pagamento"], "taught"),
+        _test("o-1", CHIT_CHAT, [], "off-topic"),
+    ]
+    return stores_report.evaluate({"drogaria": drugstore}, endpoint=moto_endpoint, variants=("both",),
+                                  proposals=PROPOSALS)
+
+
+def _found(report: dict, phase: str, test_id: str) -> bool:
+    taught = report["phases"][phase]["drogaria"]["index"]["taught"]
+    return test_id not in {m["id"] for m in taught["misses"]}
+
+
+def test_the_models_words_go_through_policy_review_and_its_gates(learning):
+    # One words job per concept saved; the model answered from the proposals for the one concept they
+    # name (the other five prompts name a concept they lack: an empty answer); the gates kept one word.
+    assert learning["model_words"]["drogaria"] == {
+        "jobs": 6, "answered": 1, "unknown": 5, "proposed": 4, "kept": 1,
+        "words": {"entrega-expressa-capital": ["motoboy"]}}
+
+
+def test_day_one_and_after_traffic_are_measured_without_and_with_model_words(learning):
+    assert list(learning["phases"]) == ["day one", "day one + model words", "after traffic (both)",
+                                        "after traffic (both) + model words"]
+    found = {phase: (_found(learning, phase, "motoboy"), _found(learning, phase, "bufunfa"))
+             for phase in learning["phases"]}
+    # The model's word is known from day one, and only where the agent asks for model words; the
+    # traffic's word only after the traffic, with the model's words or without.
+    assert found == {"day one": (False, False), "day one + model words": (True, False),
+                     "after traffic (both)": (False, True), "after traffic (both) + model words": (True, True)}
+    for phase in learning["phases"]:
+        assert learning["phases"][phase]["drogaria"]["index"]["concept-words"]["hit_at_5"] == 1.0
+        assert learning["phases"][phase]["drogaria"]["index"]["off-topic"]["off_topic_injecting"] == 0.0
+    after = learning["learning"]["after traffic (both) + model words"]["drogaria"]
+    assert after["turns"] == 3 and after["learned"] == {"formas-pagamento": ["bufunfa"]}  # the traffic's only
+
+
+def test_the_summary_keeps_each_phases_overall_figures_and_the_report_prints_them(learning, capsys):
+    cell = learning["summary"]["drogaria"]["day one + model words"]
+    overall = learning["phases"]["day one + model words"]["drogaria"]["index"]["overall"]
+    assert cell == {"hit_at_5": overall["hit_at_5"], "silent": overall["silent"], "off_topic": 0.0, "wordshare": None}
+    assert cell["hit_at_5"] == 7 / 8
+    stores_report.print_report(learning, misses=False, detail=False)
+    out = capsys.readouterr().out
+    assert "4: after traffic (both) + model words" in out
+    assert "[model words] drogaria: 6 words jobs, 4 phrases answered, 1 kept on 1 concepts" in out
+    [row] = [line for line in out.splitlines() if line.strip().startswith("drogaria") and "%" in line]
+    assert row.split()[1:5] == ["0.750", "25.0%", "0.0%", "-"]  # day one: overall hit@5, silent, off-topic, wordshare
+
+
+def test_the_traffic_runs_in_the_order_of_its_days_ending_three_days_before_the_run():
+    from datetime import UTC, datetime, timedelta
+
+    import stores_harness
+
+    store = {"traffic": [{"session": "b", "day": "2026-10-05", "turns": [{}, {}]},
+                         {"session": "a", "day": "2026-10-02", "turns": [{}]},
+                         {"session": "c", "day": "2026-10-05", "turns": [{}]}]}
+    now = datetime(2027, 3, 1, 12, 0, tzinfo=UTC)
+    dated = [(s["session"], moment) for s, moment in stores_harness.dated_sessions(store, now)]
+    assert [name for name, _ in dated] == ["a", "b", "c"]
+    end = now - timedelta(days=3)
+    assert dated[1][1] == end - timedelta(days=1) and dated[0][1] == end - timedelta(days=4)
+    assert dated[2][1] == dated[1][1] + timedelta(seconds=2)  # after both turns of the session before it
