@@ -346,8 +346,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--distill-every", type=float,
                         default=_float_env("KNOWLEDGE_LOCAL_DISTILL_EVERY") or DEFAULT_DISTILL_EVERY,
                         help=f"seconds between distillation passes (default {DEFAULT_DISTILL_EVERY:g})")
+    parser.add_argument("--metrics", action="store_true", default=bool(os.environ.get("KNOWLEDGE_LOCAL_METRICS")),
+                        help="echo each function's EMF metrics (JSON) in this terminal, as CloudWatch would get "
+                             "them (default: off; the log lines alone)")
     parser.add_argument("--save-every", type=float, default=2.0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if not args.metrics:  # a terminal for a person: the metrics are counted, not printed
+        os.environ["POWERTOOLS_METRICS_DISABLED"] = "true"
     if args.idle_minutes is not None and args.idle_minutes < 0:
         parser.error("--idle-minutes must be 0 or more")
     if args.distill_every <= 0:

@@ -180,12 +180,14 @@ def test_a_sent_turn_is_extracted_by_the_real_handler_with_the_scripted_model(st
     result = stack.run_cli("send-turn", "events/turn.json")
     assert result.returncode == 0 and "sent turn turn_0004 of session sess_demo_01" in result.stdout
     s3 = stack.s3()
-    key = "default/store-support/turns/20261120T140531.000000Z/sess_demo_01/turn_0004.json"
     deadline = time.monotonic() + 20
     archived = {"Prefix": "default/store-support/turns/", "Bucket": "local-sessions-bucket"}
     while time.monotonic() < deadline and s3.list_objects_v2(**archived).get("KeyCount", 0) == 0:
         time.sleep(0.2)
-    assert [o["Key"] for o in s3.list_objects_v2(**archived)["Contents"]] == [key]
+    [key] = [o["Key"] for o in s3.list_objects_v2(**archived)["Contents"]]
+    # Stamped now by send-turn (the file's fixed date would put it outside save_knowledge's window).
+    stamp = key.split("/")[3]
+    assert key.endswith("/sess_demo_01/turn_0004.json") and stamp[:8] == time.strftime("%Y%m%d", time.gmtime())
     store = ConceptStore(s3, "local-knowledge-bucket")
     while time.monotonic() < deadline and store.find("default", "store-support", "despacho-no-mesmo-dia") is None:
         time.sleep(0.2)
@@ -196,9 +198,22 @@ def test_a_sent_turn_is_extracted_by_the_real_handler_with_the_scripted_model(st
     history = stack.run_cli("history", "--agent", "store-support", "cep-sudeste-cd-campinas")
     reasons = [line.split()[2] for line in history.stdout.splitlines()]
     assert reasons == ["merged", "created"], history.stdout
+    # The tour's save, against its own demo session, followed to its outcome.
+    saved = stack.run_cli("save", "events/save-knowledge.json")
+    assert saved.returncode == 0, saved.stderr
+    save_id = json.loads(saved.stdout)["save_id"]
+    while True:
+        followed = stack.run_cli("save-status", "--agent", "store-support", save_id)
+        status = json.loads(followed.stdout)["status"]
+        if status != "queued" or time.monotonic() > deadline + 20:
+            break
+        time.sleep(0.5)
+    assert status == "created", followed.stdout
     stack.stop()
     assert '"message":"turn processed"' in stack.output and '"sent":2' in stack.output
     assert '"outcome":"created"' in stack.output and '"outcome":"merged"' in stack.output
+    # Each record's line names its concept; no EMF blob unless asked (--metrics).
+    assert '"concept":"despacho-no-mesmo-dia"' in stack.output and '"_aws"' not in stack.output
     assert "ana.souza" not in stack.output
 
 
