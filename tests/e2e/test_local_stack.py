@@ -415,3 +415,22 @@ def test_the_local_idle_shortcut_refuses_a_negative_wait(stack):
         [sys.executable, "-m", "knowledge_dev.stack", "--port", str(stack.port), "--data", str(stack.data),
          "--idle-minutes", "-5"], cwd=ROOT, env=stack.env, capture_output=True, text=True, timeout=60)
     assert refused.returncode == 2 and "--idle-minutes must be 0 or more" in refused.stderr
+
+
+def test_the_tours_import_and_turn_print_at_most_40_log_lines(stack):
+    banner = stack.start()
+    start = len(banner.splitlines())
+    imported = stack.run_cli("import", "--agent", "store-support", "tests/data/imports/faq-loja.csv")
+    assert imported.returncode == 1 and "created 18" in imported.stdout  # its 4 bad rows refused by line
+    assert stack.run_cli("send-turn", "events/turn.json").returncode == 0
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and (stack.output.count('"message":"policy review done"') < 18
+                                           or stack.output.count('"message":"sighting consolidated"') < 2):
+        time.sleep(0.5)
+    time.sleep(3)  # a retry would show here
+    stack.stop()
+    scheduled = ('"message":"distill pass"', '"message":"snapshot pass"', "knowledge-local:")
+    lines = [line for line in stack.output.splitlines()[start:] if line and not any(s in line for s in scheduled)]
+    assert stack.output.count('"message":"policy review done"') == 18
+    assert len(lines) <= 40, "\n".join(line[:160] for line in lines)
+    assert '"_aws"' not in stack.output  # no EMF blob unless --metrics
