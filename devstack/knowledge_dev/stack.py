@@ -231,12 +231,24 @@ class LocalStack:
         self.model = ScriptedModel(rules_responder(script["rules"]), port=self.model_port).start()
         return {"UTILITY_MODEL": SCRIPTED_MODEL, "OPENAI_BASE_URL": self.model.base_url, "OPENAI_API_KEY": ""}
 
+    def _policy_review(self, load_handler):  # noqa: ANN001, ANN202 - knowledge_dev.handlers.load_handler
+        """PolicyReviewFunction. With the scripted model, built without one: the script has no verdict for
+        a policy review, so each pair waits for a human at once (`no_model`) instead of after every
+        delivery the queue allows, which would fill the terminal with retries of an import's policies."""
+        if self.model is None:
+            return load_handler("policy_review")
+        scripted = os.environ.pop("UTILITY_MODEL")
+        try:
+            return load_handler("policy_review")  # its service is built at import, from this environment
+        finally:
+            os.environ["UTILITY_MODEL"] = scripted
+
     def _start_pollers(self, sqs) -> list:  # noqa: ANN001 - a boto3 SQS client
         from .handlers import load_handler
         from .poller import Poller
 
         extract, consolidate = load_handler("extract"), load_handler("consolidate")
-        policy_review = load_handler("policy_review")
+        policy_review = self._policy_review(load_handler)
         pollers = [Poller(sqs, self.queue_urls["TurnCompleteQueue"], extract.lambda_handler, "extract",
                           batch_size=5),
                    Poller(sqs, self.queue_urls["CandidatesQueue"], consolidate.lambda_handler, "consolidate",
@@ -346,8 +358,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--distill-every", type=float,
                         default=_float_env("KNOWLEDGE_LOCAL_DISTILL_EVERY") or DEFAULT_DISTILL_EVERY,
                         help=f"seconds between distillation passes (default {DEFAULT_DISTILL_EVERY:g})")
+    parser.add_argument("--metrics", action="store_true", default=bool(os.environ.get("KNOWLEDGE_LOCAL_METRICS")),
+                        help="echo each function's EMF metrics (JSON) in this terminal, as CloudWatch would get "
+                             "them (default: off; the log lines alone)")
     parser.add_argument("--save-every", type=float, default=2.0, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if not args.metrics:  # a terminal for a person: the metrics are counted, not printed
+        os.environ["POWERTOOLS_METRICS_DISABLED"] = "true"
     if args.idle_minutes is not None and args.idle_minutes < 0:
         parser.error("--idle-minutes must be 0 or more")
     if args.distill_every <= 0:

@@ -85,7 +85,7 @@ def server_env() -> dict[str, str]:
     return {**os.environ, "AWS_ACCESS_KEY_ID": "local", "AWS_SECRET_ACCESS_KEY": "local", "KNOWLEDGE_MCP_TOKEN": TOKEN}
 
 
-async def walk(session: ClientSession) -> dict:
+async def walk(session: ClientSession, settle) -> dict:
     await session.initialize()
     listed = {tool.name: tool for tool in (await session.list_tools()).tools}
     seen = {"tools": listed}
@@ -97,6 +97,8 @@ async def walk(session: ClientSession) -> dict:
         "evidence": "a retirada na loja de Natal fica pronta em 2 horas"})
     saved = structured(seen["save"])["save_id"]
     seen["status"] = await session.call_tool("save_status", {"save_id": saved})
+    await anyio.to_thread.run_sync(settle)  # the real ConsolidateFunction applies the saved sighting
+    seen["settled"] = await session.call_tool("save_status", {"save_id": saved})
     other_id = OTHER_SESSION + saved[len(SESSION):]  # another conversation's id: never this server's to ask
     seen["other_status"] = await session.call_tool("save_status", {"save_id": other_id})
     seen["memory"] = await session.call_tool("read_memory", {})
@@ -138,6 +140,8 @@ def check(seen: dict) -> None:
     assert set(seen["tools"]) == {"search_knowledge", "load_knowledge", "save_knowledge", "read_memory",
                                   "list_knowledge", "knowledge_history", "save_status"}
     assert structured(seen["status"])["status"] == "queued"
+    settled = structured(seen["settled"])
+    assert settled["status"] == "created" and settled["name"] == "retirada-natal-2h" and settled["settled_at"]
     assert seen["other_status"].is_error and "not_found" in text_of(seen["other_status"])
     demo = sorted(path.stem for path in DEMO.glob("*.md"))
     assert [c["name"] for c in structured(seen["list"])["concepts"] + structured(seen["list_more"])["concepts"]] == demo
@@ -171,23 +175,39 @@ def check(seen: dict) -> None:
         assert CPF not in said and "52998224725" not in said and "input_value" not in said, said
 
 
-async def over_stdio(endpoint) -> dict:
+@pytest.fixture
+def settle(stack, monkeypatch, sqs, candidates_queue):
+    """Drains the CandidatesQueue through the real ConsolidateFunction; what it applied is kept."""
+    _, env = stack
+    consolidate = load_handler("consolidate", monkeypatch, **env)
+    applied: list[dict] = []
+
+    def run() -> None:
+        messages = drain(sqs, candidates_queue)
+        applied.extend(messages)
+        if messages:
+            consolidate.lambda_handler(sqs_event(messages, "arn:aws:sqs:us-east-1:123456789012:c.fifo"),
+                                       LambdaContext())
+
+    run.applied = applied
+    return run
+
+
+async def over_stdio(endpoint, settle) -> dict:
     params = StdioServerParameters(command=sys.executable, args=[*server_args(endpoint), *BOUND], env=server_env(),
                                    cwd=str(ROOT))
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
-        return await walk(session)
+        return await walk(session, settle)
 
 
 def test_an_mcp_client_searches_loads_saves_and_reads_memory_over_stdio(stack, monkeypatch, sqs, candidates_queue,
-                                                                         store):
+                                                                         store, settle):
     endpoint, env = stack
-    seen = anyio.run(over_stdio, endpoint)
+    seen = anyio.run(over_stdio, endpoint, settle)
     check(seen)
     # The saved insight, consolidated by the real ConsolidateFunction, is in the studio with its evidence.
-    messages = drain(sqs, candidates_queue)
-    assert len(messages) == 1, "only the bound conversation's quote was saved"
-    consolidate = load_handler("consolidate", monkeypatch, **env)
-    consolidate.lambda_handler(sqs_event(messages, "arn:aws:sqs:us-east-1:123456789012:c.fifo"), LambdaContext())
+    settle()
+    assert len(settle.applied) == 1, "only the bound conversation's quote was saved"
     studio = load_handler("studio_api", monkeypatch, **env, STUDIO_ORIGIN="http://127.0.0.1")
     base = f"/tenants/{T}/agents/{A}/concepts/retirada-natal-2h"
     history = studio.lambda_handler(request("GET", f"{base}/versions"), LambdaContext())
@@ -223,18 +243,43 @@ def http_server(stack):
     process.wait(timeout=10)
 
 
-async def over_http(url: str, token: str, bound: Optional[dict] = None) -> dict:
+async def over_http(url: str, token: str, settle=lambda: None, bound: Optional[dict] = None) -> dict:
     import httpx2
 
     headers = {"Authorization": f"Bearer {token}",
                **({"Knowledge-Customer": CUSTOMER, "Knowledge-Session": SESSION} if bound is None else bound)}
     async with httpx2.AsyncClient(headers=headers, timeout=30) as http, \
             streamable_http_client(url, http_client=http) as (read, write), ClientSession(read, write) as session:
-        return await walk(session)
+        return await walk(session, settle)
 
 
-def test_an_mcp_client_with_the_token_uses_every_tool_over_streamable_http(http_server):
-    check(anyio.run(over_http, http_server, TOKEN))
+def test_an_mcp_client_with_the_token_uses_every_tool_over_streamable_http(http_server, settle):
+    check(anyio.run(over_http, http_server, TOKEN, settle))
+
+
+def test_an_http_server_for_a_mistyped_agent_answers_unknown_agent(stack):
+    endpoint, _ = stack
+    port = free_port()
+    process = subprocess.Popen([sys.executable, *server_args(endpoint, "store-suport"), "--http", "--port", str(port)],
+                               cwd=ROOT, env=server_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        wait_for(port, process)
+
+        async def run() -> tuple:
+            import httpx2
+
+            async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=30) as http, \
+                    streamable_http_client(f"http://127.0.0.1:{port}/mcp", http_client=http) as (read, write), \
+                    ClientSession(read, write) as session:
+                await session.initialize()
+                return (await session.call_tool("list_knowledge", {}),
+                        await session.call_tool("load_knowledge", {"name": "cep-sudeste-cd-campinas"}))
+
+        for result in anyio.run(run):
+            assert result.is_error and "unknown_agent" in text_of(result), text_of(result)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
 
 
 @pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer wrong-token-" + "x" * 40},

@@ -132,12 +132,15 @@ def test_logs_and_metrics_carry_counts_never_content(make_extract, capsys):
     extract = make_extract(service=f"knowledge-extract-{uuid.uuid4().hex[:6]}")
     extract.lambda_handler(event_with(turn_body(), "not json"), LambdaContext())
     output = capsys.readouterr().out
-    for secret in ("ana.souza", "Campinas", "13083-970", "despachados", "Despacho", "cep-sudeste"):
+    # A refused candidate is counted by its reason only: its name (which no gate passed) is never logged.
+    for secret in ("ana.souza", "Campinas", "13083-970", "despachados", "Despacho", "cliente-mora-em-campinas"):
         assert secret not in output
     logs = [json.loads(line) for line in output.splitlines() if line.startswith("{")]
     processed = next(entry for entry in logs if entry.get("message") == "turn processed")
     assert processed["session_id"] == "sess_demo_01" and processed["turn_id"] == "turn_0004"
     assert processed["rejected"] == {"type_not_allowed": 1, "forbidden_key": 1, "evidence_not_found": 1}
+    # The concepts sent passed the name gate: named, so the line says what was learned.
+    assert processed["concepts"] == ["cep-sudeste-cd-campinas", "despacho-no-mesmo-dia"]
     assert processed["redacted"] == {"email": 1}
     rejected = {entry["reason"]: entry["CandidateRejected"] for entry in logs if "CandidateRejected" in entry}
     assert rejected == {"type_not_allowed": [1.0], "forbidden_key": [1.0], "evidence_not_found": [1.0]}

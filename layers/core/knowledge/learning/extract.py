@@ -58,9 +58,11 @@ class TurnOutcome:
     redacted: Counter = field(default_factory=Counter)
 
     def log_fields(self) -> dict[str, Any]:
-        """Counts only: safe to log."""
+        """Counts, and the names of the concepts sent (each passed the name gate; a refused candidate is
+        counted by its reason only): safe to log."""
         return {"status": self.status, "archived": self.archived, "sent": len(self.sightings),
-                "rejected": dict(self.rejected), "redacted": dict(self.redacted)}
+                "concepts": [s.name for s in self.sightings], "rejected": dict(self.rejected),
+                "redacted": dict(self.redacted)}
 
 
 def stamp(candidate: Candidate, turn: Turn) -> Concept:

@@ -78,7 +78,9 @@ class SightingJobs:
             outcome = self.consolidator.apply(sighting, delivery=delivery)
             if sighting.save_id is not None:
                 self.settle(sighting, outcome.kind)
-            return {"outcome": outcome.kind, "attempts": outcome.attempts, "verdict": outcome.verdict}
+            # The name passed the name gate where the sighting was made (extraction, a save): safe to log.
+            return {"concept": sighting.name, "outcome": outcome.kind, "attempts": outcome.attempts,
+                    "verdict": outcome.verdict}
 
         return Job("sighting", consolidate, done="sighting consolidated", failed="ConsolidationFailed",
                    counters=self.consolidator.counters)
