@@ -105,7 +105,8 @@ def test_run_mcp_serves_the_local_stack_to_an_mcp_client(local_stack):
             return tools, found.structured_content
 
     tools, found = anyio.run(search)
-    assert tools == {"search_knowledge", "load_knowledge", "save_knowledge", "read_memory"}
+    assert tools == {"search_knowledge", "load_knowledge", "save_knowledge", "save_status", "list_knowledge",
+                     "knowledge_history", "read_memory"}
     assert found["hits"][0]["name"] in {"frete-gratis-acima-199", "cep-sudeste-cd-campinas"}
 
 
