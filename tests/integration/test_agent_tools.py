@@ -331,6 +331,28 @@ def test_a_save_can_be_followed_from_queued_to_what_consolidation_did_and_the_ou
     assert status(retrieve, save_id)["status"] == "created"
 
 
+def test_a_save_the_queue_refused_says_not_sent_and_saving_it_again_sends_it_under_its_id(
+        retrieve, monkeypatch, env, s3, sessions_bucket, sqs, candidates_queue):
+    archive(s3, sessions_bucket)
+    name = candidates_queue.rsplit("/", 1)[1]
+    sqs.delete_queue(QueueUrl=candidates_queue)  # the queue is gone: the send fails
+    assert "error" in call(retrieve, SAVE)
+    [save_id] = [r for r in _session_saves(s3, sessions_bucket)]
+    assert status(retrieve, save_id)["status"] == "not_sent"  # never `queued` for ever
+    sqs.create_queue(QueueName=name, Attributes={"FifoQueue": "true", "ContentBasedDeduplication": "false"})
+    again = call(retrieve, SAVE)
+    assert again["save_id"] == save_id and status(retrieve, save_id)["status"] == "queued"
+    [message] = consolidate_all(monkeypatch, env, sqs, candidates_queue)
+    assert json.loads(message["Body"])["save_id"] == save_id and status(retrieve, save_id)["status"] == "created"
+
+
+def _session_saves(s3, sessions_bucket) -> list[str]:
+    """The save ids recorded for the demo session (read from the bucket, as the cap counts them)."""
+    from knowledge.store.saves import SaveRecords
+
+    return SaveRecords(s3, sessions_bucket).of_session(T, A, SESSION)
+
+
 def test_a_save_id_answers_only_in_its_tenant_and_agent_and_cannot_be_guessed(retrieve, store, s3, sessions_bucket):
     archive(s3, sessions_bucket)
     save_id = call(retrieve, SAVE)["save_id"]

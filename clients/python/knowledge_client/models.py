@@ -186,7 +186,7 @@ class SaveAnswer(_Answer):
 
 SAVE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}~[0-9a-f]{16}[A-Za-z0-9_-]{22}$"
 SaveStatus = Literal["queued", "created", "confirmed", "merged", "kept_beside", "waiting", "contradiction", "echoed",
-                     "replayed"]
+                     "replayed", "not_sent"]
 
 
 class StatusRequest(_Request):

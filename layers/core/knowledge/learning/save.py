@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from dataclasses import replace as replaced
 from datetime import datetime, timedelta, timezone
 from typing import Any, Literal, Optional
 
@@ -32,7 +33,15 @@ from knowledge.recall.answers import Tool, tool_input
 from knowledge.store.archive import TurnArchive
 from knowledge.store.config_cache import ConfigCache
 from knowledge.store.queues import CandidateSink
-from knowledge.store.saves import SAVE_ID_PATTERN, QUEUED, SaveRecord, SaveRecords, new_save_id, sighting_part
+from knowledge.store.saves import (
+    NOT_SENT,
+    QUEUED,
+    SAVE_ID_PATTERN,
+    SaveRecord,
+    SaveRecords,
+    new_save_id,
+    sighting_part,
+)
 from shared import deadline
 from shared.errors import InvalidConcept, KnowledgeError, NotFound, UnknownAgent
 from shared.events import EventPublishError, Events
@@ -121,7 +130,7 @@ class StatusRequest(BaseModel):
 
 
 SaveStatus = Literal["queued", "created", "confirmed", "merged", "kept_beside", "waiting", "contradiction", "echoed",
-                     "replayed"]
+                     "replayed", "not_sent"]
 
 
 class StatusAnswer(BaseModel):
@@ -137,7 +146,8 @@ class StatusAnswer(BaseModel):
         "added to the concept of that name), merged, kept_beside (a related claim kept beside a concept), waiting "
         "(beside a human's text, waiting for an operator's verdict), contradiction (recorded for a human), echoed "
         "(it restated what the session was shown: counted as use, wrote nothing) or replayed (this turn's "
-        "sighting of it was applied before)"))
+        "sighting of it was applied before); not_sent: the queue refused it, so nothing will come of it (the save "
+        "answered an error; saving it again sends it anew, under the same id)"))
     saved_at: str
     settled_at: Optional[str] = Field(description="when consolidation applied it; null while queued")
 
@@ -226,7 +236,12 @@ class Saver:
             raise Gated(SCHEMA) from None
         if record is not None:  # recorded before it is sent: consolidation finds it to settle
             self._saves.put(request.tenant, request.agent, record)  # type: ignore[union-attr]
-        self._candidates.send([sighting])
+        try:
+            self._candidates.send([sighting])
+        except KnowledgeError:
+            if record is not None:  # never `queued` for ever: it says it was not sent
+                self._saves.put(request.tenant, request.agent, replaced(record, status=NOT_SENT))  # type: ignore[union-attr]
+            raise
         self.counters.count("CandidateAccepted")
         self.counters.count("CandidateEchoed", 1 if echo else 0)
         if report.other_language:  # kept, and counted as extraction counts it
@@ -257,7 +272,9 @@ class Saver:
         part = sighting_part(name, turn_id)
         same = [save_id for save_id in known if save_id.split("~", 1)[1].startswith(part)]
         if same:
-            return same[0], None
+            earlier = self._saves.get(request.tenant, request.agent, same[0])
+            # One the queue refused is sent anew under its id; any other keeps its record.
+            return same[0], (replaced(earlier, status=QUEUED) if earlier.status == NOT_SENT else None)
         if len(known) >= self.saves_per_session:
             self.counters.count("SaveRefused", reason=SaveLimit.code)
             raise SaveLimit(f"this session has saved {len(known)} insights, the most one session may "

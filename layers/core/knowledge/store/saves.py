@@ -27,6 +27,7 @@ from shared.names import check_slug, is_session_id
 SAVE_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}~[0-9a-f]{16}[A-Za-z0-9_-]{22}$"
 _SAVE_ID = re.compile(SAVE_ID_PATTERN)
 QUEUED = "queued"
+NOT_SENT = "not_sent"  # the queue refused it: nothing reaches consolidation; saving it again sends it anew
 # What consolidation answers for a sighting (knowledge.learning.consolidate's outcomes).
 SETTLED = ("created", "confirmed", "merged", "kept_beside", "waiting", "contradiction", "echoed", "replayed")
 
@@ -38,7 +39,7 @@ class SaveRecord:
     type: str
     session_id: str
     turn_id: str
-    status: str  # queued, then one of SETTLED
+    status: str  # queued, then one of SETTLED; not_sent when the queue refused it
     saved_at: str
     settled_at: Optional[str] = None
 
