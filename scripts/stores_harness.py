@@ -249,16 +249,20 @@ def sighting_reply(concepts: dict[str, dict], about: list[str], said: str) -> st
 
 def dated_sessions(store: dict, now: datetime) -> list[tuple[dict, datetime]]:
     """The traffic's sessions in the order they happened, each with the moment its first turn
-    completes: a session's `day`, moved so that the last day ends TRAFFIC_END before now (the order
-    in the file where a store gives no days), each turn a second after the one before."""
+    completes: a session's `day`, moved so that the last day ends TRAFFIC_END before now (where a store
+    gives no days, its sessions spread over the month before, in the file's order: real traffic is not
+    one burst, and an engine with no customer ids counts a word's sessions only half a day apart), each
+    turn a second after the one before."""
     sessions = store["traffic"]
     days = [date.fromisoformat(s["day"]) if s.get("day") else None for s in sessions]
     last = max((d for d in days if d), default=None)
     end = now.replace(microsecond=0) - TRAFFIC_END
     running: datetime | None = None
     out = []
-    for i in sorted(range(len(sessions)), key=lambda i: (days[i] or date.min, i)):
-        start = end - timedelta(days=(last - days[i]).days + 1 if days[i] and last else 1)
+    spread = timedelta(days=30) / max(1, len(sessions))  # a store with no days: its sessions over a month
+    for rank, i in enumerate(sorted(range(len(sessions)), key=lambda i: (days[i] or date.min, i))):
+        start = end - (timedelta(days=(last - days[i]).days + 1) if days[i] and last
+                       else timedelta(days=30) - rank * spread)
         moment = start if running is None else max(start, running)
         out.append((sessions[i], moment))
         running = moment + timedelta(seconds=len(sessions[i]["turns"]))
