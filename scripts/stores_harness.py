@@ -131,16 +131,16 @@ class LocalRetrieve:
             raise RuntimeError(f"consolidation failed a sighting of {turn['session_id']}")
 
     def propose_words(self, tenant: str, concepts: list[Concept], proposals: dict[str, list[str]]) -> dict:
-        """Each concept saved as the studio saves it queues its `words` job (PolicyReviewQueue.saved);
-        PolicyReviewFunction runs each, one record per invocation (its BatchSize), the scripted model
-        answering the words prompt with the proposals of the concept its `name:` line names. The
-        policy reviews the same saves queue are left out: they need a judge, and retire, not teach."""
+        """The concepts written as an import writes them queue their `words` jobs, ten concepts to a
+        message (PolicyReviewQueue.saved_many); PolicyReviewFunction runs each, one record per invocation
+        (its BatchSize), one model call each, the scripted model answering the batched words prompt with
+        the proposals of the concepts its `name:` lines name. The policy reviews the same writes queue are
+        left out: they need a judge, and retire, not teach."""
         from knowledge.learning.policy_review import PolicyReviewQueue
 
-        sender = PolicyReviewQueue(self.sqs, self.review_queue)
-        for concept in concepts:
-            sender.saved(tenant, AGENT, concept.render())
-        jobs = [m["Body"] for m in self.drain(self.review_queue) if json.loads(m["Body"]).get("job") == "words"]
+        PolicyReviewQueue(self.sqs, self.review_queue).saved_many(tenant, AGENT, [c.render() for c in concepts])
+        jobs = [m["Body"] for m in self.drain(self.review_queue)
+                if json.loads(m["Body"]).get("job") == "words" and json.loads(m["Body"])["tenant"] == tenant]
         asked: Counter = Counter()
         self.model.responder = words_responder(proposals, asked)
         for body in jobs:
@@ -152,22 +152,28 @@ class LocalRetrieve:
             words = [e.word for e in stored.concept.learned_words if e.origin == "model"]
             if words:
                 kept[stored.name] = words
-        return {"jobs": len(jobs), "answered": asked["answered"], "unknown": asked["unknown"],
+        return {"jobs": len(jobs), "calls": asked["calls"], "answered": asked["answered"], "unknown": asked["unknown"],
                 "proposed": asked["phrases"], "kept": sum(len(w) for w in kept.values()), "words": kept}
 
 
 def words_responder(proposals: dict[str, list[str]], asked: Counter) -> Callable[[dict], str]:
-    """The scripted model's answer to a words prompt: the stand-in's phrases for the concept the user
-    message's `name:` line names (an empty array, counted, for a name the proposals lack)."""
+    """The scripted model's answer to a words prompt (docs/contract.md): the stand-in's phrases for each
+    concept a `name:` line of the user message names — a JSON array for one concept, a JSON object keyed
+    by name for a batch (an empty array, counted, for a name the proposals lack)."""
     def respond(request: dict) -> str:
-        found = _NAME_LINE.search(request["messages"][-1]["content"])
-        phrases = proposals.get(found.group(1)) if found else None
-        if phrases is None:
-            asked["unknown"] += 1
-            return "[]"
-        asked["answered"] += 1
-        asked["phrases"] += len(phrases)
-        return json.dumps(phrases, ensure_ascii=False)
+        names = _NAME_LINE.findall(request["messages"][-1]["content"])
+        asked["calls"] += 1
+        answer = {}
+        for name in names:
+            phrases = proposals.get(name)
+            if phrases is None:
+                asked["unknown"] += 1
+                phrases = []
+            else:
+                asked["answered"] += 1
+                asked["phrases"] += len(phrases)
+            answer[name] = phrases
+        return json.dumps(answer[names[0]] if len(names) == 1 else answer, ensure_ascii=False)
     return respond
 
 

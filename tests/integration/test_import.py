@@ -304,10 +304,11 @@ def test_imported_policies_are_queued_for_their_policy_review_as_a_studio_save_q
     upload(s3, sessions_bucket, event["prefix"], FAQ_CSV)
     dry = handler.lambda_handler({**event, "dry_run": True}, LambdaContext())
     # What the import would cost in model calls, at most: each policy's review (5 observed concepts and 3
-    # other policies judged) and each concept's words.
-    assert dry["created"] == CSV_GOOD and dry["model_calls"] == CSV_GOOD * (5 + 3) + CSV_GOOD
-    jobs = [json.loads(m["Body"]).get("job") for m in drain(sqs, queue)]
-    assert jobs == ["words"] * 3  # observed concepts (their words only), and a dry run that writes nothing: no review
+    # other policies judged) and the concepts' words, ten concepts to a call.
+    assert dry["created"] == CSV_GOOD and dry["model_calls"] == CSV_GOOD * (5 + 3) + -(-CSV_GOOD // 10)
+    jobs = [json.loads(m["Body"]) for m in drain(sqs, queue)]
+    # Observed concepts (their words only, the three in one message), and a dry run that writes nothing: no review.
+    assert [(m["job"], len(m["names"])) for m in jobs] == [("words", 3)]
 
     from collections import Counter
 
@@ -324,11 +325,14 @@ def test_imported_policies_are_queued_for_their_policy_review_as_a_studio_save_q
     finally:
         client("sqs").meta.events.unregister("before-call.sqs", count)
     created = sorted(item["name"] for item in answer["items"] if item["outcome"] == "created")
-    # Its reviews and words jobs are batched: ten messages to a request, none sent alone.
-    assert sent == Counter({"SendMessageBatch": -(-2 * len(created) // 10)})
+    # Its reviews and words jobs are batched: ten messages to a request, none sent alone; the words of ten
+    # concepts to a message.
+    words_messages = -(-len(created) // 10)
+    assert sent == Counter({"SendMessageBatch": -(-(len(created) + words_messages) // 10)})
     queued = [json.loads(m["Body"]) for m in drain(sqs, queue)]
     messages = [m for m in queued if m.get("job") != "words"]  # each save also asks for the model's words
-    assert sorted(m["name"] for m in queued if m.get("job") == "words") == created
+    words = [m for m in queued if m.get("job") == "words"]
+    assert len(words) == words_messages and sorted(n for m in words for n in m.get("names", [m["name"]])) == created
     assert len(created) == CSV_GOOD and sorted(m["name"] for m in messages) == created
     assert all(m == {"v": 1, "tenant": T, "agent": A, "name": m["name"]} for m in messages)  # names only
     emitted = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"PolicyReviewQueued"' in line]

@@ -46,8 +46,10 @@ def saved_shared_policy(world, sqs) -> list[str]:
     status, body, _ = world["api"]("POST", f"{SHARED_BASE}/concepts", body={"markdown": POLICY})
     assert status == 201, body
     bodies = [m["Body"] for m in drain(sqs, world["queue"])]
-    assert all(json.loads(b).get("job") != "words" for b in bodies)  # the shared scope learns no words
-    return bodies
+    # The shared concept is taught its words once, in the shared scope (not once per agent that recalls it).
+    assert [json.loads(b) for b in bodies if json.loads(b).get("job") == "words"] == [
+        {"v": 1, "tenant": T, "agent": SHARED, "name": "prazo-de-troca", "job": "words"}]
+    return [b for b in bodies if json.loads(b).get("job") != "words"]
 
 
 def test_a_shared_policy_retires_the_contradicted_concept_of_every_agent_that_recalls_it(
@@ -125,7 +127,7 @@ def test_an_agent_that_stopped_recalling_shared_knowledge_is_not_reviewed_and_a_
 
 
 @pytest.mark.parametrize("body", [
-    {"v": 1, "tenant": T, "agent": SHARED, "name": "prazo-de-troca", "job": "words"},  # the scope learns no words
+    {"v": 1, "tenant": T, "agent": SHARED, "name": "prazo-de-troca", "job": "words", "names": ["a", "b"]},  # not first
     {"v": 1, "tenant": T, "agent": SHARED, "name": "prazo-de-troca", "shared": True},  # fanned out to itself
     {"v": 1, "tenant": T, "agent": "_outro", "name": "prazo-de-troca"},
     {"v": 1, "tenant": T, "agent": "site", "name": "prazo-de-troca", "shared": "yes"},

@@ -146,10 +146,11 @@ def _found(report: dict, phase: str, test_id: str) -> bool:
 
 
 def test_the_models_words_go_through_policy_review_and_its_gates(learning):
-    # One words job per concept saved; the model answered from the proposals for the one concept they
-    # name (the other five prompts name a concept they lack: an empty answer); the gates kept one word.
+    # The six concepts' words in one job and one model call (as an import queues them, ten to a message);
+    # the model answered from the proposals for the one concept they name (the other five are concepts
+    # they lack: an empty array each); the gates kept one word.
     assert learning["model_words"]["drogaria"] == {
-        "jobs": 6, "answered": 1, "unknown": 5, "proposed": 4, "kept": 1,
+        "jobs": 1, "calls": 1, "answered": 1, "unknown": 5, "proposed": 4, "kept": 1,
         "words": {"entrega-expressa-capital": ["motoboy"]}}
 
 
@@ -177,7 +178,7 @@ def test_the_summary_keeps_each_phases_overall_figures_and_the_report_prints_the
     stores_report.print_report(learning, misses=False, detail=False)
     out = capsys.readouterr().out
     assert "4: after traffic (both) + model words" in out
-    assert "[model words] drogaria: 6 words jobs, 4 phrases answered, 1 kept on 1 concepts" in out
+    assert "[model words] drogaria: 1 words jobs, 4 phrases answered, 1 kept on 1 concepts" in out
     [row] = [line for line in out.splitlines() if line.strip().startswith("drogaria") and "%" in line]
     assert row.split()[1:5] == ["0.750", "25.0%", "0.0%", "-"]  # day one: overall hit@5, silent, off-topic, wordshare
 

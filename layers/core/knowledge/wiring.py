@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from knowledge.learning.save import Saver
     from knowledge.learning.tools import AgentTools
     from knowledge.operation.backfill import Backfiller
+    from knowledge.operation.model_words import Backfill, PendingWordsPass
     from knowledge.operation.purge import CustomerShare, TenantPart, TenantPurge
     from knowledge.operation.repair import Repairer
     from knowledge.operation.snapshots import SnapshotPass
@@ -133,7 +134,8 @@ def consolidator(settings: Settings) -> "Consolidator":
 
 def sighting_jobs_from_env() -> "SightingJobs":
     """ConsolidateFunction's queue: each sighting consolidated; an invalid one to CANDIDATES_DLQ_URL at once.
-    Settings: SESSIONS_BUCKET (the sighting ledger), EVENT_BUS_NAME."""
+    Settings: SESSIONS_BUCKET (the sighting ledger), EVENT_BUS_NAME; POLICY_REVIEW_QUEUE_URL (a concept
+    created is queued there for the model's words; unset: it is not)."""
     from knowledge.learning.jobs import SightingJobs
     from shared.settings import Settings
 
@@ -142,9 +144,11 @@ def sighting_jobs_from_env() -> "SightingJobs":
     from shared.events import EventBridgeEvents
 
     settings = Settings.from_env(require=("SESSIONS_BUCKET", "EVENT_BUS_NAME"))
-    return SightingJobs(consolidator(settings), redelivery(settings.candidates_dlq_url),
+    built = consolidator(settings)
+    return SightingJobs(built, redelivery(settings.candidates_dlq_url),
                         SaveRecords(client("s3"), settings.sessions_bucket),  # type: ignore[arg-type]
-                        EventBridgeEvents(lambda: client("events"), settings.event_bus_name))
+                        EventBridgeEvents(lambda: client("events"), settings.event_bus_name),
+                        words=policy_review_queue(settings))
 
 
 def policy_reviewer(settings: Settings) -> "PolicyReviewer":
@@ -167,17 +171,21 @@ def policy_reviewer(settings: Settings) -> "PolicyReviewer":
 
 
 def word_proposer(settings: Settings) -> "WordProposer":
-    """PolicyReviewFunction's `words` job: the model's words for a concept an operator saved, within the
-    tenant's daily model budget (KNOWLEDGE_TENANT_DAILY_MODEL_CALLS, kept in SESSIONS_BUCKET, when set)."""
+    """PolicyReviewFunction's `words` job: the model's words for concepts that entered, within the tenant's
+    daily model budget (KNOWLEDGE_TENANT_DAILY_MODEL_CALLS, kept in SESSIONS_BUCKET, when set); the concepts
+    it defers wait in KNOWLEDGE_BUCKET (knowledge.store.pending_words)."""
     from knowledge.learning.proposal import WordProposer
     from knowledge.learning.usage import daily_cap
     from knowledge.store.concepts import ConceptStore
     from knowledge.store.config_cache import ConfigCache
     from shared.aws import client
 
+    from knowledge.store.pending_words import PendingWords
+
     store = ConceptStore(client("s3"), settings.knowledge_bucket)
     return WordProposer(store, ConfigCache(store), model_cache(settings), settings.utility_model,
-                        quota=daily_cap(client("s3"), settings.sessions_bucket))
+                        quota=daily_cap(client("s3"), settings.sessions_bucket),
+                        pending=PendingWords(client("s3"), settings.knowledge_bucket))
 
 
 def policy_review_jobs_from_env() -> "PolicyReviewJobs":
@@ -188,6 +196,39 @@ def policy_review_jobs_from_env() -> "PolicyReviewJobs":
 
     settings = Settings.from_env(require=("EVENT_BUS_NAME",))
     return PolicyReviewJobs(policy_reviewer(settings), word_proposer(settings))
+
+
+def pending_words_pass(settings: Settings) -> "PendingWordsPass":
+    """WordsPendingFunction's service: the concepts whose words waited, queued again on PolicyReviewQueue."""
+    from knowledge.learning.policy_review import PolicyReviewQueue
+    from knowledge.operation.model_words import PendingWordsPass
+    from knowledge.store.concepts import ConceptStore
+    from knowledge.store.pending_words import PendingWords
+    from shared.aws import client
+
+    s3 = client("s3")
+    return PendingWordsPass(ConceptStore(s3, settings.knowledge_bucket), PendingWords(s3, settings.knowledge_bucket),
+                            PolicyReviewQueue(client("sqs"), settings.policy_review_queue_url))
+
+
+def pending_words_pass_from_env() -> "PendingWordsPass":
+    """WordsPendingFunction's service. Settings: POLICY_REVIEW_QUEUE_URL."""
+    from shared.settings import Settings
+
+    return pending_words_pass(Settings.from_env(require=("POLICY_REVIEW_QUEUE_URL",)))
+
+
+def words_backfill(settings: Settings) -> Callable[[str, str, bool], "Backfill"]:
+    """The CLI's and the studio's words backfill: an agent's concepts with no model words, queued (or, in a
+    dry run, planned) as batched words jobs on POLICY_REVIEW_QUEUE_URL."""
+    from knowledge.learning.policy_review import PolicyReviewQueue
+    from knowledge.operation.model_words import backfill
+    from knowledge.store.concepts import ConceptStore
+    from shared.aws import client
+
+    store = ConceptStore(client("s3"), settings.knowledge_bucket)
+    queue = PolicyReviewQueue(client("sqs"), settings.policy_review_queue_url or "")
+    return lambda tenant, agent, dry_run: backfill(store, queue, tenant, agent, dry_run=dry_run)
 
 
 def policy_review_queue(settings: Settings) -> Optional["PolicyReviewQueue"]:

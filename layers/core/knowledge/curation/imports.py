@@ -31,8 +31,8 @@ from knowledge.errors import NameTaken
 from knowledge.format.concept import PROVENANCES, TYPES, Concept, utc_now
 from knowledge.format.learned import REMOVED_MAX, fold_word
 from knowledge.learning.policy_review import POLICIES_REVIEWED, REVIEWED_MAX
+from knowledge.learning.word_prompt import BATCH_MAX
 from knowledge.store.concepts import ConceptStore, StoredConcept
-from knowledge.store.keys import is_agent
 from shared import awscall
 from shared.errors import Conflict, InvalidConcept, KnowledgeError
 from shared.httpapi import OPERATOR_ID, Operator
@@ -122,12 +122,13 @@ class ImportReport:
 def model_calls_at_most(concepts: list[Concept], agent: str, *, queued: bool) -> int:
     """What writing `concepts` costs in model calls, at most, off the request path: a policy's review judges
     up to REVIEWED_MAX observed concepts and POLICIES_REVIEWED other policies (per agent that recalls a
-    shared one: counted once here), and each concept of an agent asks the model for its words once (where
-    the agent's learn_from lets it). Nothing is queued without a review queue."""
+    shared one: counted once here), and the concepts' words are asked BATCH_MAX concepts to a call (where the
+    agent's learn_from lets it; the shared scope's by the deployment's utility model). Nothing is queued
+    without a review queue."""
     if not queued:
         return 0
     reviews = sum(REVIEWED_MAX + POLICIES_REVIEWED for c in concepts if c.provenance == "policy")
-    return reviews + (len(concepts) if is_agent(agent) else 0)
+    return reviews + -(-len(concepts) // BATCH_MAX)
 
 
 # ------------------------------------------------------------ reading files

@@ -79,7 +79,10 @@ class KnowledgeConfig(BaseModel):
     language: Optional[str] = None
     # Learning the customers' words for a concept from traffic (docs/contract.md, learned words):
     # the signals read ([]: none), and the distinct sessions a word needs to become a learned word.
-    learn_from: tuple[Literal["loaded", "sighting", "model"], ...] = ("loaded", "sighting")
+    # `model` is in the default: a knowledge.yaml that does not write `learn_from` has every concept that
+    # enters taught by the model where one is configured (none: nothing is asked); one that writes it keeps
+    # its list exactly, so a config of an earlier release that listed [loaded, sighting] stays without it.
+    learn_from: tuple[Literal["loaded", "sighting", "model"], ...] = ("loaded", "sighting", "model")
     learn_min_sessions: int = Field(default=3, ge=2, le=1000)
     # Recall the tenant's shared concepts as if they were the agent's own (its own of a name wins).
     shared: bool = False

@@ -21,7 +21,7 @@ from shared.events import EventPublishError, Events
 if TYPE_CHECKING:  # pragma: no cover
     from knowledge.learning.consolidate import Consolidator
     from knowledge.learning.extract import Extractor
-    from knowledge.learning.policy_review import PolicyReviewer, PolicySaved
+    from knowledge.learning.policy_review import PolicyReviewer, PolicyReviewQueue, PolicySaved
     from knowledge.learning.proposal import WordProposer
     from knowledge.store.saves import SaveRecords
 
@@ -60,11 +60,13 @@ class SightingJobs:
     what, rejected = "sighting", "SightingRejected"
 
     def __init__(self, consolidator: "Consolidator", redelivery: Optional[Redelivery],
-                 saves: Optional["SaveRecords"] = None, events: Optional[Events] = None):
-        """`saves`, `events`: where a saved insight's outcome is written and announced (save_status)."""
+                 saves: Optional["SaveRecords"] = None, events: Optional[Events] = None,
+                 words: Optional["PolicyReviewQueue"] = None):
+        """`saves`, `events`: where a saved insight's outcome is written and announced (save_status);
+        `words`: where a concept the sighting created is queued for the model's words (None: it is not)."""
         self.consolidator, self.redelivery = consolidator, redelivery
-        self.saves, self.events = saves, events
-        self.counters = (consolidator.counters,)
+        self.saves, self.events, self.words = saves, events, words
+        self.counters = (consolidator.counters,) + ((words.counters,) if words is not None else ())
 
     def parse(self, body: str) -> Sighting:
         return parse_sighting(body)
@@ -78,6 +80,8 @@ class SightingJobs:
             outcome = self.consolidator.apply(sighting, delivery=delivery)
             if sighting.save_id is not None:
                 self.settle(sighting, outcome.kind)
+            if outcome.kind == "created":
+                self.teach(sighting)
             # The name passed the name gate where the sighting was made (extraction, a save): safe to log.
             return {"concept": sighting.name, "outcome": outcome.kind, "attempts": outcome.attempts,
                     "verdict": outcome.verdict}
@@ -85,6 +89,16 @@ class SightingJobs:
         return Job("sighting", consolidate, done="sighting consolidated", failed="ConsolidationFailed",
                    counters=self.consolidator.counters)
 
+
+    def teach(self, sighting: Sighting) -> None:
+        """A concept extraction created enters: its words job queued (the agent's `learn_from` decides in
+        PolicyReviewFunction). The concept is written already: a refused send is counted, never retried."""
+        if self.words is None:
+            return
+        try:
+            self.words.words_for(sighting.tenant, sighting.agent, [sighting.name])
+        except KnowledgeError:
+            self.words.counters.count("PolicyReviewNotQueued")
 
     def settle(self, sighting: Sighting, kind: str) -> None:
         """A saved insight's outcome, into its record and onto the bus. The concept is written already:
@@ -128,9 +142,13 @@ class PolicyReviewJobs:
 
     def job(self, saved: "PolicySaved", delivery: int) -> Job:
         if saved.job == "words":
-            return Job("word proposal", lambda: {"outcome": self.proposer.propose(saved.tenant, saved.agent, saved.name,
-                                                                                  delivery=delivery)},
-                       done="word proposal done", failed="WordProposalFailed", counters=self.proposer.counters)
+            def words() -> dict[str, Any]:
+                outcomes = self.proposer.propose_many(saved.tenant, saved.agent, saved.concepts, delivery=delivery,
+                                                      mode=saved.mode)
+                return {"concepts": len(saved.concepts), "mode": saved.mode, "outcomes": dict(outcomes)}
+
+            return Job("word proposal", words, done="word proposal done", failed="WordProposalFailed",
+                       counters=self.proposer.counters)
 
         def review() -> dict[str, Any]:
             done = self.reviewer.review(saved, delivery=delivery)

@@ -31,7 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Annotated, Literal, Optional
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from knowledge.errors import InvalidPolicyReview, ReviewsNotQueued
 from knowledge.format.concept import Concept, parse, utc_now
@@ -39,10 +39,11 @@ from knowledge.format.events import CONFLICT as CONFLICT_EVENT
 from knowledge.format.events import LEARNED, detail
 from knowledge.learning import claims
 from knowledge.learning.usage import record_model_call
+from knowledge.learning.word_prompt import BATCH_MAX
 from knowledge.recall.warm import WarmIndexes
 from knowledge.store.concepts import ConceptStore
 from knowledge.store.config_cache import ConfigCache
-from knowledge.store.keys import SHARED, check_scope, is_agent
+from knowledge.store.keys import SHARED, check_scope
 from knowledge.store.waiting import CONFLICT, POLICY, WaitingPair
 from shared import awscall, deadline
 from shared.errors import Conflict, InvalidConcept, InvalidConfig, KnowledgeError
@@ -78,18 +79,45 @@ class PolicySaved(BaseModel):
     name: Slug
     job: Literal["review", "words"] = "review"
     shared: bool = False
+    # A words job of several concepts (up to BATCH_MAX, `name` the first): one model call for them all.
+    names: tuple[Slug, ...] = Field(default=(), max_length=BATCH_MAX)
+    # Why the words are asked: a save (the text changed), a concept the budget deferred, or a backfill.
+    mode: Literal["save", "pending", "backfill"] = "save"
+
+    @field_validator("names", mode="before")
+    @classmethod
+    def _names(cls, value: object) -> object:
+        return tuple(value) if isinstance(value, list) else value  # JSON has arrays; strict mode wants a tuple
 
     @model_validator(mode="after")
     def _one_scope(self) -> "PolicySaved":
-        if self.agent == SHARED and (self.job != "review" or self.shared):
-            raise ValueError("the shared scope's message is a policy review, fanned out to its agents")
         if self.shared and self.job != "review":
-            raise ValueError("a shared concept's message is a policy review: the shared scope learns no words")
+            raise ValueError("`shared` marks a shared policy's review fanned out to an agent")
+        if self.agent == SHARED and self.job == "review" and self.shared:
+            raise ValueError("the shared scope's policy review is fanned out to its agents")
+        if self.job != "words" and (self.names or self.mode != "save"):
+            raise ValueError("`names` and `mode` belong to a words job")
+        if self.names and (self.names[0] != self.name or len(set(self.names)) != len(self.names)):
+            raise ValueError("`names` starts with `name` and repeats none")
         return self
+
+    @property
+    def concepts(self) -> tuple[str, ...]:
+        return self.names or (self.name,)
 
     def body(self) -> str:
         left_out = {"job"} if self.job == "review" else set()
-        return self.model_dump_json(exclude=left_out | ({"shared"} if not self.shared else set()))
+        left_out |= {"shared"} if not self.shared else set()
+        left_out |= {"names"} if len(self.names) < 2 else set()
+        left_out |= {"mode"} if self.mode == "save" else set()
+        return self.model_dump_json(exclude=left_out)
+
+
+def words_messages(tenant: str, agent: str, names: list[str], mode: str = "save") -> list[PolicySaved]:
+    """The words jobs of `names` (an agent's or the shared scope's), BATCH_MAX concepts to a message."""
+    return [PolicySaved(tenant=tenant, agent=agent, name=batch[0], job="words", mode=mode,
+                        names=tuple(batch) if len(batch) > 1 else ())
+            for batch in (names[i:i + BATCH_MAX] for i in range(0, len(names), BATCH_MAX))]
 
 
 def parse_policy_saved(body: str) -> PolicySaved:
@@ -115,7 +143,7 @@ class PolicyReviewQueue:
             concept = parse(markdown)
         except InvalidConcept:
             return False
-        if self.words and is_agent(agent):
+        if self.words:  # an agent's concept, or a shared one (taught once, in the shared scope)
             message = PolicySaved(tenant=tenant, agent=agent, name=concept.name, job="words")
             self._sqs.send_message(QueueUrl=self._url, MessageBody=message.body())
             self.counters.count("WordProposalQueued")
@@ -130,16 +158,27 @@ class PolicyReviewQueue:
         """What `saved` queues for each of many documents (an import), ten messages to a SendMessageBatch;
         how many were not queued (the queue refused them: each concept stands, its review is counted lost)."""
         messages: list[tuple[str, PolicySaved]] = []
+        named: list[str] = []
         for markdown in markdowns:
             try:
                 concept = parse(markdown)
             except InvalidConcept:
                 continue
-            if self.words and is_agent(agent):
-                messages.append(("WordProposalQueued", PolicySaved(tenant=tenant, agent=agent, name=concept.name,
-                                                                    job="words")))
+            named.append(concept.name)
             if concept.provenance == "policy":
                 messages.append(("PolicyReviewQueued", PolicySaved(tenant=tenant, agent=agent, name=concept.name)))
+        if self.words:  # the words of BATCH_MAX concepts to a message: one model call for each message
+            named = list(dict.fromkeys(named))
+            messages += [("WordProposalQueued", m) for m in words_messages(tenant, agent, named)]
+        return self.send(messages)
+
+    def words_for(self, tenant: str, agent: str, names: list[str], mode: str = "save") -> int:
+        """The words jobs of `names`, BATCH_MAX to a message; how many concepts' jobs were not queued."""
+        return self.send([("WordProposalQueued", m) for m in words_messages(tenant, agent, names, mode=mode)])
+
+    def send(self, messages: list[tuple[str, PolicySaved]]) -> int:
+        """`messages` (each with the metric it counts), ten to a SendMessageBatch; how many concepts' jobs
+        the queue refused (each counted PolicyReviewNotQueued)."""
         lost = 0
         for start in range(0, len(messages), _BATCH):
             batch = messages[start:start + _BATCH]
@@ -149,12 +188,13 @@ class PolicyReviewQueue:
                                                                 Entries=entries).get("Failed", [])}
             except KnowledgeError:
                 failed = {entry["Id"] for entry in entries}
-            for i, (metric, _) in enumerate(batch):
+            for i, (metric, message) in enumerate(batch):
+                n = len(message.concepts)
                 if str(i) in failed:
-                    lost += 1
-                    self.counters.count("PolicyReviewNotQueued")
+                    lost += n
+                    self.counters.count("PolicyReviewNotQueued", n)
                 else:
-                    self.counters.count(metric)
+                    self.counters.count(metric, n)
         return lost
 
     def fan_out(self, tenant: str, agents: list[str], name: str) -> None:
