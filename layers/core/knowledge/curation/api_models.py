@@ -68,6 +68,8 @@ class ConceptSummary(BaseModel):
         default=None, description="Why retrieval leaves it out now, kept: past valid_until, before valid_from, "
                                   "observed and unseen for stale_after_days, or retired by a policy; null: recalled.")
     match: Optional[SearchMatch] = Field(default=None, description="With `q`: what matched in this row.")
+    words_pending: bool = Field(default=False, description="Its model words wait for the tenant's next daily model "
+                                                           "budget (as the last full listing found it).")
     scope: Literal["agent", "shared"] = Field(default="agent", description="Whose concept this is: the agent's own, "
                                                                            "or the tenant's shared knowledge.")
     shadows_shared: bool = Field(default=False, description="An agent's concept whose name is also a shared "
@@ -108,6 +110,8 @@ class StoredConcept(BaseModel):
     etag: str
     version_id: Optional[str]
     related: int = Field(description="Claims waiting under `## Related claims`.")
+    words_pending: bool = Field(default=False, description="Its model words wait for the tenant's next daily model "
+                                                           "budget.")
 
 
 class WaitingPair(BaseModel):

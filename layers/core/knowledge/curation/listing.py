@@ -47,6 +47,9 @@ class HeldList:
     # listing found it: counted in its row's related claims (policy, sighting) and conflict (conflict).
     beside: dict[str, dict[str, int]] = field(default_factory=dict)
     beside_due: bool = False  # a full listing happened since `beside` was read
+    # The concepts whose model words wait for the tenant's budget (knowledge.store.pending_words), read with
+    # `beside`, once per full listing (one listing request, no object read).
+    words_pending: frozenset[str] = frozenset()
 
     def related(self, name: str) -> int:
         """Claims waiting for the operator: under the body's `## Related claims`, and beside it."""
@@ -113,7 +116,7 @@ class HeldList:
                 "etag": summary.etag, "problem": summary.problem, "description": doc.description if doc else None,
                 "written_at": summary.written_at, "written_by": summary.actor, "reason": summary.reason,
                 "valid_from": summary.valid_from, "valid_until": summary.valid_until,
-                "retired_by": summary.retired_by}
+                "retired_by": summary.retired_by, "words_pending": name in self.words_pending}
 
 
 def _day(text: Optional[str]) -> Optional[date]:

@@ -196,7 +196,7 @@ class Studio:
             state.changes += len(gone)
             if not held.config_known:  # after that, the journal says when it changes
                 self._read_config(tenant, agent, held)
-            held.beside_due = agent != SHARED  # what waits beside: no journal tells, so read once per full listing
+            held.beside_due = True  # what waits beside: no journal tells, so read once per full listing
             held.position, held.swept_at, held.loaded = started, self._clock(), True
         self._catch_up(tenant, agent, held, state, until)
         # Never a first one for an agent with no concept: its snapshot would make a typo an agent. One
@@ -333,7 +333,9 @@ class Studio:
         """`held` with what waits beside its concepts read again, once per full listing (a list asks it;
         the snapshot pass does not)."""
         if held.beside_due:
-            held.beside, held.beside_due = self._store.waiting().kinds(tenant, agent), False
+            if agent != SHARED:  # pairs wait beside an agent's concepts (a shared one's: in each agent)
+                held.beside = self._store.waiting().kinds(tenant, agent)
+            held.words_pending, held.beside_due = frozenset(self._store.pending_words().names(tenant, agent)), False
         return held
 
     def list(self, op: Operator, tenant: str, agent: str, *, status: Optional[str] = None,
@@ -425,9 +427,10 @@ class Studio:
     def get(self, op: Operator, tenant: str, agent: str, name: str) -> dict[str, Any]:
         op.check(tenant)
         try:
-            return stored_answer(self._store.get(tenant, agent, name))
+            answer = stored_answer(self._store.get(tenant, agent, name))
         except NotFound:
             raise self._missing(tenant, agent, name) from None
+        return {**answer, "words_pending": bool(self._store.pending_words().among(tenant, agent, [name]))}
 
     def versions(self, op: Operator, tenant: str, agent: str, name: str) -> list[dict[str, Any]]:
         """The history; a version written from a sighting names where it was learned (session

@@ -96,7 +96,7 @@ class SightingJobs:
         if self.words is None:
             return
         try:
-            self.words.words_for(sighting.tenant, sighting.agent, [sighting.name])
+            self.words.words_for(sighting.tenant, sighting.agent, [sighting.name], mode="created")
         except KnowledgeError:
             self.words.counters.count("PolicyReviewNotQueued")
 

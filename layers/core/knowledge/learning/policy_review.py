@@ -81,8 +81,9 @@ class PolicySaved(BaseModel):
     shared: bool = False
     # A words job of several concepts (up to BATCH_MAX, `name` the first): one model call for them all.
     names: tuple[Slug, ...] = Field(default=(), max_length=BATCH_MAX)
-    # Why the words are asked: a save (the text changed), a concept the budget deferred, or a backfill.
-    mode: Literal["save", "pending", "backfill"] = "save"
+    # Why the words are asked: a save (the text changed), a concept extraction created, one the budget
+    # deferred, or a backfill (knowledge.learning.proposal).
+    mode: Literal["save", "created", "pending", "backfill"] = "save"
 
     @field_validator("names", mode="before")
     @classmethod

@@ -47,7 +47,6 @@ from shared.telemetry import Counters
 LEARNER = "learning"
 SIGNAL = "model"
 PROMPT_CHARS_MAX = 40_000  # one call's concepts' text at most (a concept longer than this is asked alone)
-MODES = ("save", "pending", "backfill")
 
 
 def text_of(concept: Concept) -> tuple[str, str, str, str]:
@@ -163,8 +162,8 @@ class WordProposer:
     def _askable(self, tenant: str, agent: str, name: str, mode: str,
                  waiting: bool) -> tuple[Optional[tuple[StoredConcept, Concept]], str]:
         """The concept to ask for, or why it is not asked for: one that waits for the budget always; else a
-        save's job when the version is not the learner's own and its text changed, a backfill's when the
-        concept has no model word yet."""
+        save's job when the version is not the learner's own and its text changed; a created concept's or a
+        backfill's when the concept has no model word yet (a confirmation since changes nothing)."""
         stored = self._store.find(tenant, agent, name)
         if stored is None:
             return None, "gone"
@@ -176,7 +175,7 @@ class WordProposer:
             return (stored, concept), ""  # deferred by the budget: asked whatever wrote it since
         if mode == "pending":
             return None, "not_pending"  # taught since it was queued again
-        if mode == "backfill":
+        if mode in ("created", "backfill"):  # never taught yet: a retried job asks no more
             if any(e.origin == SIGNAL for e in concept.learned_words):
                 return None, "taught_already"
             return (stored, concept), ""

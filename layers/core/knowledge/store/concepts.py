@@ -35,6 +35,7 @@ from knowledge.format.evidence import EvidenceLink
 from knowledge.store import agents
 from knowledge.store.history import VERSION_ID, ConceptHistory, precise
 from knowledge.store.journal import CONFIG_CHANGE, ChangeJournal
+from knowledge.store.pending_words import PendingWords
 from knowledge.store.waiting import WaitingPairs
 from knowledge.store.keys import (
     SHARED,
@@ -173,6 +174,10 @@ class ConceptStore(ChangeJournal, ConceptHistory, VocabularyFile):
         self._s3 = s3
         self.bucket = bucket
         self._max_workers = max_workers
+
+    def pending_words(self) -> "PendingWords":
+        """The concepts whose model words wait for the tenant's budget (knowledge.store.pending_words)."""
+        return PendingWords(self._s3, self.bucket)
 
     def waiting(self) -> "WaitingPairs":
         """The pairs no judge decided, kept beside this store's concepts (knowledge.store.waiting)."""
