@@ -1,6 +1,7 @@
 """`knowledge words audit --agent A [--dry-run]`: the words an agent learned from its traffic that the
 rules of docs/contract.md ("Learned words") would not have learned, listed and taken out
-(knowledge.operation.word_audit)."""
+(knowledge.operation.word_audit). `knowledge words propose --agent A [--dry-run]`: the model's words
+for the agent's concepts that have none yet, queued as batched words jobs (knowledge.operation.model_words)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,41 @@ def add_commands(commands: Any, slug: Callable[[str], Callable[[str], str]]) -> 
     audit.add_argument("--tenant", default="default", type=slug("tenant"))
     audit.add_argument("--dry-run", action="store_true", help="list them; write nothing")
     audit.set_defaults(run=_audit)
+    propose = actions.add_parser(
+        "propose", help="ask the model for the customers' words of every concept that has no model word yet "
+                        "(ten concepts to a call, within the tenant's daily model calls)")
+    propose.add_argument("--agent", required=True, type=slug("agent"))
+    propose.add_argument("--tenant", default="default", type=slug("tenant"))
+    propose.add_argument("--dry-run", action="store_true", help="say what would be asked and what it costs; queue "
+                                                                 "nothing")
+    propose.set_defaults(run=_propose)
+
+
+def _propose(args: argparse.Namespace) -> int:
+    from knowledge import wiring
+    from knowledge.store.concepts import ConceptStore
+    from knowledge.store.config_cache import ConfigCache
+    from shared.aws import client
+    from shared.settings import Settings
+
+    settings = Settings.from_env(require=() if args.dry_run else ("POLICY_REVIEW_QUEUE_URL",))
+    config = ConfigCache(ConceptStore(client("s3"), settings.knowledge_bucket)).get(args.tenant, args.agent)
+    why_not = ("it has no knowledge: block" if config is None
+               else "its knowledge.yaml's learn_from leaves out model" if "model" not in config.learn_from
+               else "no model is configured (the agent's model, or UTILITY_MODEL)"
+               if not (config.model or settings.utility_model) else None)
+    plan = wiring.words_backfill(settings)(args.tenant, args.agent, args.dry_run or why_not is not None)
+    for i, call in enumerate(plan.calls, 1):
+        print(f"call {i:>4}: {', '.join(call)}")
+    where = f"{args.tenant}/{args.agent}"
+    print(f"words propose: {plan.concepts} concept(s) of {where} without model words, {len(plan.calls)} model "
+          f"call(s) ({plan.taught} taught already" + (f", {plan.unreadable} unreadable" if plan.unreadable else "")
+          + ")" + (" (dry run: nothing queued)" if args.dry_run else f"; {plan.queued} queued" if why_not is None
+                   else ""))
+    if why_not is not None:
+        print(f"nothing is asked for {where}: {why_not}", file=sys.stderr)
+        return 0 if args.dry_run else 1
+    return 0 if args.dry_run or plan.queued == plan.concepts else 1
 
 
 def _customers(s3: Any, bucket: str, tenant: str, agent: str) -> Callable[[], dict[str, str]]:

@@ -47,6 +47,8 @@ from knowledge.curation.api_models import (
     VocabularyText,
     WaitingDismissed,
     WaitingList,
+    WordsProposal,
+    WordsProposeRequest,
     answers,
 )
 from knowledge.errors import (
@@ -59,6 +61,7 @@ from knowledge.errors import (
     NameTaken,
     NothingToUndo,
     PreconditionRequired,
+    WordsNotConfigured,
 )
 from shared import deadline
 from shared.errors import Conflict, InvalidConcept, InvalidConfig, InvalidName, KnowledgeError, NotFound, field_errors
@@ -73,7 +76,7 @@ from shared.httpapi import (
 )
 
 logger = Logger()
-studio, reviews, policy_reviews, vocabularies, importing, config_checks, recreation, sharing = \
+studio, reviews, policy_reviews, vocabularies, importing, config_checks, recreation, sharing, words_backfill = \
     wiring.studio_api_from_env()
 # Only the studio's own origin may call the API from a browser.
 app = APIGatewayHttpResolver(enable_validation=True,
@@ -278,6 +281,20 @@ def import_files(tenant: Slug, agent: Scope, body: ImportBody) -> ImportAnswer:
             policy_reviews.counters.flush(service="knowledge-studio")
 
 
+@app.post(f"{BASE}/words/propose", summary="Teach words: the model's customer words for every concept that has "
+                                           "none yet, queued ten concepts to a call (a dry run says what it costs)",
+          responses=answers(200, WordsProposal))
+def propose_words(tenant: Slug, agent: Scope, body: WordsProposeRequest) -> WordsProposal:
+    studio.check_agent(operator(), tenant, agent)
+    if words_backfill is None:
+        raise WordsNotConfigured("no queue for the words jobs is configured here (POLICY_REVIEW_QUEUE_URL)")
+    plan = words_backfill(tenant, agent, body.dry_run)
+    if plan.queued < plan.concepts and not body.dry_run:
+        logger.warning("words jobs not queued", extra={"tenant": tenant, "agent": agent,
+                                                       "not_queued": plan.concepts - plan.queued})
+    return plan.as_dict()
+
+
 # ------------------------------------------------------------------ review: new since I last looked
 @app.get(f"{BASE}/review", summary="This operator's last look at the agent and how many concepts the engine "
                                    "wrote since", responses=answers(200, ReviewState))
@@ -369,7 +386,7 @@ def invalid_vocabulary(exc: InvalidVocabulary) -> Response:
 # Errors answered with their own code and message: the status by type.
 STATUS = {Unauthorized: 401, Forbidden: 403, NotFound: 404, InvalidName: 400, InvalidConfig: 422,
           InvalidSeenAt: 422, InvalidReviewed: 422, InvalidCursor: 422, NothingToUndo: 409, PreconditionRequired: 428,
-          InvalidImport: 422, ArchiveNotConfigured: 503, deadline.DeadlineExceeded: 503}
+          InvalidImport: 422, ArchiveNotConfigured: 503, WordsNotConfigured: 503, deadline.DeadlineExceeded: 503}
 
 
 @app.exception_handler(Conflict)

@@ -57,7 +57,12 @@ def test_each_function_may_do_in_the_shared_scope_only_what_it_needs():
                                         ("s3:GetObject", "s3:PutObject", "s3:GetObjectVersion")}
     # A shared policy's review reads it, and retires only agents' concepts.
     # An agent's policy is judged against the shared ones it recalls (read from their index's snapshot).
-    assert grants("PolicyReviewFunction") == {"s3:GetObject": {"*/shared/concepts/*", "*/shared/concepts-index/snapshot"}}
+    # A shared concept is taught its model words once, there (written by compare-and-swap; deferred past the
+    # tenant's budget beside it).
+    assert grants("PolicyReviewFunction") == {
+        "s3:GetObject": {"*/shared/concepts/*", "*/shared/concepts-index/snapshot"},
+        "s3:PutObject": {"*/shared/concepts/*", "*/shared/words-pending/*"},
+        "s3:GetObjectVersion": {"*/shared/concepts/*"}, "s3:DeleteObject": {"*/shared/words-pending/*"}}
     functions = [name for name, r in RESOURCES.items() if r["Type"] == "AWS::Serverless::Function"]
     allowed = {"RetrieveFunction", "ExtractFunction", "ConsolidateFunction", "PurgeFunction", "ExportFunction",
                "ImportFunction", "SnapshotFunction", "StudioApiFunction", "PolicyReviewFunction", "RepairFunction"}

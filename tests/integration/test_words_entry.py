@@ -198,3 +198,46 @@ def test_a_concept_extraction_creates_is_taught_and_its_later_confirmations_ask_
     function = load_handler("policy_review", monkeypatch, **world["env"])
     assert function.lambda_handler(sqs_event(*jobs), LambdaContext()) == {"batchItemFailures": []}
     assert model_words(store, "frete-gratis-sudeste") == ["xodo", "trequinho"]
+
+
+def test_a_backfill_says_what_it_would_ask_then_teaches_every_concept_without_model_words_never_a_removed_one(
+        monkeypatch, world, store, sqs, capsys):
+    from knowledge.format.learned import LearnedWord
+    from knowledge_cli.main import main
+
+    names = sorted(entry.name for entry in store.list(T, A))
+    taught, removing = names[0], names[1]
+    current = store.get(T, A, taught)
+    store.replace(T, A, current.concept.replace(learned_words=(LearnedWord("frete", "model", 0, datetime(
+        2026, 11, 2).date()),)), if_match=current.etag, actor="learning", reason="learned")
+    current = store.get(T, A, removing)
+    store.replace(T, A, current.concept.replace(removed_words=("xodo",)), if_match=current.etag, actor="operator:ana",
+                  reason="edit")
+    drain(sqs, world["queue"])
+    for key, value in world["env"].items():
+        monkeypatch.setenv(key, value)
+    wanted = len(names) - 1
+    calls = -(-wanted // 10)
+    assert main(["words", "propose", "--agent", A, "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert f"words propose: {wanted} concept(s) of {T}/{A} without model words, {calls} model call(s) " \
+           "(1 taught already) (dry run: nothing queued)" in out
+    assert sum(line.startswith("call ") for line in out.splitlines()) == calls and removing in out
+    assert drain(sqs, world["queue"]) == []  # a dry run queues nothing
+    # The studio's "Teach words" says the same, and queues the same.
+    status, body, _ = world["api"]("POST", f"{BASE}/words/propose", body={"dry_run": True})
+    assert status == 200 and body == {"concepts": wanted, "calls": calls, "taught_already": 1, "unreadable": 0,
+                                      "queued": 0}
+    assert main(["words", "propose", "--agent", A]) == 0
+    jobs = words_jobs(sqs, world["queue"])
+    assert len(jobs) == calls and {json.loads(j)["mode"] for j in jobs} == {"backfill"}
+    function = load_handler("policy_review", monkeypatch, **world["env"])
+    assert function.lambda_handler(sqs_event(*jobs), LambdaContext()) == {"batchItemFailures": []}
+    assert len(world["asked"]) == calls
+    assert model_words(store, taught) == ["frete"]  # not asked again
+    assert model_words(store, removing) == ["trequinho"]  # the removed word is never proposed again
+    assert all(model_words(store, n) for n in names)
+    status, body, _ = world["api"]("POST", f"{BASE}/words/propose", body={"dry_run": False})
+    assert status == 200 and body["concepts"] == 0 and body["queued"] == 0 and words_jobs(sqs, world["queue"]) == []
+    status, body, _ = world["api"]("POST", f"/tenants/{T}/agents/nao-existe/words/propose", body={"dry_run": True})
+    assert status == 404 and body["error"]["code"] == "unknown_agent"

@@ -61,6 +61,12 @@ class ArchiveNotConfigured(KnowledgeError):
     code = "archive_not_configured"
 
 
+class WordsNotConfigured(KnowledgeError):
+    """The studio's "Teach words" where no queue for the words jobs is configured."""
+
+    code = "words_not_configured"
+
+
 class NameTaken(KnowledgeError):
     """A create whose name is already a concept: the operator may open that one instead."""
 

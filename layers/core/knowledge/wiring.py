@@ -447,6 +447,9 @@ class StudioApi(NamedTuple):
     config_checks: "ConfigCheck"
     recreation: "Recreation"
     sharing: "Sharing"
+    # The studio's "Teach words": a words backfill of the scope's concepts (tenant, scope, dry_run); None
+    # where no queue is configured.
+    words_backfill: Optional[Callable[[str, str, bool], "Backfill"]]
 
 
 def studio_api_from_env() -> StudioApi:
@@ -459,7 +462,7 @@ def studio_api_from_env() -> StudioApi:
     queue = policy_review_queue(settings)
     return StudioApi(built, reviews(settings, built), queue, vocabulary_editor(settings),
                      studio_import(settings, built, queue), config_check(settings), recreation(settings, built),
-                     sharing(settings))
+                     sharing(settings), words_backfill(settings) if queue is not None else None)
 
 
 

@@ -105,7 +105,7 @@ def test_once_caught_up_the_studio_writes_the_snapshot_and_a_cold_studio_reads_n
     calls.clear()
     cold = Studio(store, catch_up_seconds=0, fetch_chunk=2).list(ANA, T, A)
     assert cold["catching_up"] == 0 and by_name(cold) == truth
-    assert calls["s3"] == 3  # the snapshot, one listing, and one of what waits beside the concepts
+    assert calls["s3"] == 4  # the snapshot, one listing, one of what waits beside them, one of words pending
 
 
 def test_a_list_that_reads_its_backlog_never_loses_a_write_made_meanwhile(counted):
@@ -134,10 +134,10 @@ def test_the_snapshot_pass_brings_every_agents_snapshot_up_to_date(counted):
     report = SnapshotPass(Studio(store), store).run()
     assert report.as_dict() == {"agents": 3, "current": 3, "behind": 0, "changes_left": 0, "failed": 0,
                                 "complete": True}
-    # The snapshot, one listing and one of what waits beside the concepts; an agent with no knowledge.yaml
-    # also asks for it once (the snapshot holds the config an agent has, not that it has none: "stale"
-    # needs its settings).
-    for tenant, agent, requests in ((T, A, 3), (T, "loja-centro", 4), ("loja-b", "outra", 4)):
+    # The snapshot, one listing, one of what waits beside the concepts and one of words pending; an agent with
+    # no knowledge.yaml also asks for it once (the snapshot holds the config an agent has, not that it has
+    # none: "stale" needs its settings).
+    for tenant, agent, requests in ((T, A, 4), (T, "loja-centro", 5), ("loja-b", "outra", 5)):
         calls.clear()
         cold = Studio(store).list(Operator("ana", frozenset({tenant})), tenant, agent)
         assert cold["catching_up"] == 0 and calls["s3"] == requests, agent

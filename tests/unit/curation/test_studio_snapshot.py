@@ -57,11 +57,12 @@ def test_a_cold_studio_lists_from_the_snapshot_and_the_listing_reading_no_concep
     store, calls = counted
     built = rows(Studio(store))  # no snapshot: every concept read, and the snapshot written
     # snapshot (none), listing, seven concepts, knowledge.yaml (what stale means), the snapshot written, and
-    # one listing of what waits beside the concepts (knowledge.store.waiting; no journal tells of it)
-    assert calls["s3"] == 1 + 1 + 7 + 1 + 1 + 1
+    # one listing each of what waits beside the concepts and of the concepts whose model words wait
+    # (knowledge.store.waiting, knowledge.store.pending_words; no journal tells of them)
+    assert calls["s3"] == 1 + 1 + 7 + 1 + 1 + 2
     calls.clear()
     cold = rows(Studio(store))
-    assert calls["s3"] == 3  # the snapshot, one listing, and one of what waits beside the concepts
+    assert calls["s3"] == 4  # the snapshot, one listing, one of what waits beside them, one of words pending
     assert cold == built
     assert {row["written_by"] for row in cold} == {"engine"}
     assert [row["written_at"] for row in cold] == sorted((row["written_at"] for row in cold), reverse=True)
@@ -77,8 +78,8 @@ def test_a_cold_studio_reads_only_the_concepts_changed_since_the_snapshot(counte
     store.create(T, A, make_concept("frete-sabado", description="Frete aos sábados para Campinas."), actor="engine")
     calls.clear()
     listed = {row["name"]: row for row in rows(Studio(store))}
-    # the snapshot, the listing, then the edited and the new concept, and what waits beside them
-    assert calls["s3"] == 2 + 2 + 1
+    # the snapshot, the listing, then the edited and the new concept, what waits beside them, and words pending
+    assert calls["s3"] == 2 + 2 + 2
     assert "objecao-frete-caro" not in listed and listed["frete-sabado"]["written_by"] == "engine"
     edited = listed["cep-sudeste-cd-campinas"]
     assert (edited["description"], edited["written_by"]) == ("Campinas DC now ships next day.", "operator:ana")
@@ -162,7 +163,7 @@ def test_a_warm_studio_list_reads_the_journal_only_and_a_full_listing_every_swee
     clock.now += 60
     calls.clear()
     assert "rastreio-pedido" not in {row["name"] for row in rows(studio)}
-    assert calls["s3"] == 1 + 1  # the listing, and what waits beside the concepts
+    assert calls["s3"] == 1 + 2  # the listing, what waits beside the concepts, and words pending
 
 
 def test_a_row_written_by_hand_with_odd_metadata_falls_back_to_s3s_own_time_and_no_writer(counted, s3, bucket):

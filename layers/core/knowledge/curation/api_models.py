@@ -207,6 +207,19 @@ class ShareRequest(BaseModel):
                                           "opt in recall the shared one.")
 
 
+class WordsProposeRequest(BaseModel):
+    dry_run: bool = Field(True, description="Say what would be asked and what it costs; queue nothing.")
+
+
+class WordsProposal(BaseModel):
+    concepts: int = Field(description="Concepts with no model word yet: each is asked for its customers' words.")
+    calls: int = Field(description="The model calls they cost (ten concepts to a call), within the tenant's daily "
+                                   "model calls: what the budget cannot pay today waits for the next day.")
+    taught_already: int = Field(description="Concepts that have model words: not asked again.")
+    unreadable: int = Field(description="Concepts that do not parse: not asked.")
+    queued: int = Field(description="Concepts whose words job was queued (0 in a dry run).")
+
+
 class SharedCopy(StoredConcept):
     moved: bool = Field(description="Whether the agent's concept was deleted (a move); false for a copy, and for "
                                     "a move whose concept was written since it was copied (it stays).")

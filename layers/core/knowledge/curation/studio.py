@@ -132,6 +132,12 @@ class Studio:
                                "nor any concept (check the agent's name, or save its knowledge.yaml first)")
         self._agents.add((tenant, agent))
 
+    def check_agent(self, op: Operator, tenant: str, agent: str) -> None:
+        """The operator may act on the tenant, and the agent exists (the shared scope always does)."""
+        op.check(tenant)
+        if agent != SHARED:
+            self._check_agent(tenant, agent)
+
     def _missing(self, tenant: str, agent: str, name: str) -> NotFound:
         """What to say when a concept is not found: the agent itself, when that is what is missing."""
         try:
