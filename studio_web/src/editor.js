@@ -205,6 +205,7 @@ function resetPanels() {
   $("history-panel").hidden = true;
   $("version-preview").hidden = true;
   $("diff-panel").hidden = true;
+  $("words-pending-note").hidden = true;
   hideConflict();
 }
 
@@ -223,6 +224,7 @@ export async function openConcept(name) {
     state.editor.savedText = concept.markdown;
     setText(concept.markdown);
     showRelatedNote(concept.related);
+    $("words-pending-note").hidden = !concept.words_pending;
     showLearned(concept.markdown, replaceText);
     showConflict(concept.markdown);
     showWaiting(concept.name);  // beside the text, read after it: the editor is usable at once

@@ -164,6 +164,7 @@ function renderList(rows, more = false) {
     if (concept.related) name.append(badge(`${concept.related} related claim${concept.related === 1 ? "" : "s"}`, "related"));
     if (concept.problem) name.append(badge("unreadable", "conflict"));
     if (concept.recall) name.append(badge(RECALL[concept.recall] || concept.recall, "out-of-recall"));
+    if (concept.words_pending) name.append(badge("words pending", "pending"));
     const described = cell(row, concept.match && concept.match.source === "description"
       ? marked(concept.match.snippet, concept.match.marks) : concept.description || "");
     described.className = "description";

@@ -14,6 +14,7 @@ import {
   backToList, counted, focusList, loadList, refreshList, showMore, sortBy, triageKeys, useUrlFilters, watchForChanges,
 } from "./list.js";
 import { wireImport } from "./import.js";
+import { wireTeach } from "./teach.js";
 import { hideDeletedName, showDeletedName, wireRecreate } from "./recreate.js";
 import { markSeen, undoSeen } from "./review.js";
 import { beginSignIn, finishSignIn, loadConfig, signIn, token, useSignIn } from "./session.js";
@@ -107,6 +108,7 @@ async function start() {
   wireShare();
   $("more").addEventListener("click", showMore);
   wireImport();
+  wireTeach();
   wireRecreate();
   watchForChanges();
   $("new-concept").addEventListener("click", () => { newConcept(); visit(NEW); });

@@ -18,7 +18,8 @@ EXAMPLES = 25  # per operation and per way of choosing the path: the whole run s
 
 
 @pytest.fixture
-def studio(monkeypatch, store, bucket, sessions_bucket):
+def studio(monkeypatch, store, bucket, sessions_bucket, sqs):
+    from helpers.aws import new_queue
     from knowledge_dev.studio_server import LocalAuthorizer, StudioServer
 
     store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
@@ -27,7 +28,7 @@ def studio(monkeypatch, store, bucket, sessions_bucket):
     store.delete(T, A, "objecao-frete-caro", actor="operator:demo")
     handler = load_handler("studio_api", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
                            STUDIO_ORIGIN="http://127.0.0.1:8080", POWERTOOLS_SERVICE_NAME=f"studio-{uuid.uuid4().hex[:6]}",
-                           POWERTOOLS_LOG_LEVEL="ERROR")
+                           POWERTOOLS_LOG_LEVEL="ERROR", POLICY_REVIEW_QUEUE_URL=new_queue(sqs))  # saves' jobs, Teach words
     authorizer = LocalAuthorizer(issuer="http://127.0.0.1/dev")
     server = StudioServer(handler.lambda_handler, authorizer, context_factory=LambdaContext).start()
     yield server, authorizer.token()
