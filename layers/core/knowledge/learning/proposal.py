@@ -1,14 +1,21 @@
-"""The model proposes the words a store's customers use for a concept an operator saved (docs/contract.md,
-learned words: `origin: model`).
+"""The model teaches a concept the words its store's customers use for it (docs/contract.md, learned
+words: `origin: model`), when the concept enters.
 
-An operator's save (the studio's create, edit or restore, an import) queues a `words` job beside the
-policy review on PolicyReviewQueue (knowledge.learning.policy_review: the concept's name only). Off
-the request path, PolicyReviewFunction runs it, for an agent whose `learn_from` holds `model`:
+What enters queues a `words` job on PolicyReviewQueue (knowledge.learning.policy_review: names only,
+ten concepts to a message): an operator's save in the studio (mode `save`), an import (`save`, batched),
+a concept extraction created (`created`, from ConsolidateFunction), a concept of the tenant's shared
+scope (taught once there, by the deployment's utility model), a backfill (`backfill`,
+knowledge.operation.model_words) and a concept the budget deferred (`pending`). Off the request path,
+PolicyReviewFunction runs it, for an agent whose `learn_from` holds `model` (the default) and that has a
+model (its own, else UTILITY_MODEL; none: nothing is asked):
 
-- only a version an operator wrote, whose text (name, type, description, body) differs from the
-  version before it: a re-save, or an edit that only removes a learned word, asks nothing;
-- one model call, within the tenant's daily model budget (KNOWLEDGE_TENANT_DAILY_MODEL_CALLS, when
-  set), asking for a JSON array of at most PROPOSAL_MAX short phrases;
+- a `save` asks only for a version that is not the learner's own write and whose text (name, type,
+  description, body) differs from the version before it; `created` and `backfill` only for a concept
+  with no model word yet; `pending` only while the concept still waits;
+- one model call per BATCH_MAX concepts (knowledge.learning.word_prompt: the prompt and the strict
+  parse of its answer, one contract for one concept or a batch), each within the tenant's daily model
+  budget (KNOWLEDGE_TENANT_DAILY_MODEL_CALLS, when set); when it is spent, the rest wait for the next
+  day in knowledge.store.pending_words (never dropped), queued again by WordsPendingFunction;
 - each phrase gated like a learned word (knowledge.format.learned.word_problem: 1 to 3 words of
   letters, no digit or sign, so no phone, CPF, order number or e-mail), lowercased, and refused
   when the PII redactor would change it, when every word of it is a word the concept already has or
@@ -17,10 +24,11 @@ the request path, PolicyReviewFunction runs it, for an agent whose `learn_from` 
   up to LEARNED_MAX in all, through the store's compare-and-swap (writer `learning`, reason
   `learned`). A version written meanwhile is never overwritten: its own save queued its own job.
 
-An answer that is not a JSON array of strings fails the job (ModelAnswerUnusable), and the queue
-asks again until ANSWER_ATTEMPTS deliveries; then the job ends with nothing proposed, counted. Counts
-only reach a metric (WordsProposed, WordProposalRefused by reason, WordProposalSkipped by reason):
-never a word. Whether the words are good can only be judged with a real model.
+An answer that breaks the contract fails the job (ModelAnswerUnusable), and the queue asks again until
+ANSWER_ATTEMPTS deliveries; then that call's concepts end with nothing proposed, counted. Counts only
+reach a metric (WordsProposed, WordProposalCalls, WordProposalDeferred, WordProposalRefused and
+WordProposalSkipped by reason): never a word. Whether the words are good can only be judged with a
+real model.
 """
 
 from __future__ import annotations
