@@ -8,7 +8,6 @@ from aws_lambda_powertools import Logger
 
 from knowledge import wiring
 from shared.errors import KnowledgeError
-from shared.names import check_slug
 
 logger = Logger()
 service = wiring.Deferred(wiring.pending_words_pass_from_env).build_now_if_init_is_ahead()
@@ -19,8 +18,7 @@ def lambda_handler(event, context):
     # Outside the try: a misconfigured function fails the invocation, loudly, not as an answer.
     words = service.get()
     try:
-        tenant = (event or {}).get("tenant")
-        report = words.run(check_slug("tenant", tenant) if tenant is not None else None)
+        report = words.run((event or {}).get("tenant"))  # a tenant that is no slug is refused (invalid_name)
     except KnowledgeError as exc:
         logger.warning("words pending pass stopped", extra={"error_code": exc.code})
         return {"ok": False, "error": {"code": exc.code, "message": str(exc)}}

@@ -241,3 +241,9 @@ def test_a_backfill_says_what_it_would_ask_then_teaches_every_concept_without_mo
     assert status == 200 and body["concepts"] == 0 and body["queued"] == 0 and words_jobs(sqs, world["queue"]) == []
     status, body, _ = world["api"]("POST", f"/tenants/{T}/agents/nao-existe/words/propose", body={"dry_run": True})
     assert status == 404 and body["error"]["code"] == "unknown_agent"
+
+
+def test_the_daily_pass_refuses_a_tenant_that_is_no_slug(monkeypatch, world):
+    daily = load_handler("words_pending", monkeypatch, **world["env"])
+    answer = daily.lambda_handler({"tenant": "../outra"}, LambdaContext())
+    assert answer["ok"] is False and answer["error"]["code"] == "invalid_name"

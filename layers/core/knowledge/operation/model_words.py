@@ -17,6 +17,7 @@ from knowledge.store.concepts import ConceptStore
 from knowledge.store.keys import SHARED
 from knowledge.store.pending_words import PendingWords
 from shared.errors import InvalidConcept, KnowledgeError
+from shared.names import check_slug
 
 PASS_MAX = 5000  # concepts one scope's pending words are queued for in one daily pass (the rest: the next)
 
@@ -92,7 +93,7 @@ class PendingWordsPass:
 
     def run(self, tenant: Optional[str] = None) -> PendingPass:
         report = PendingPass()
-        for tenant_ in [tenant] if tenant else self._store.tenants():
+        for tenant_ in [check_slug("tenant", tenant)] if tenant is not None else self._store.tenants():
             try:
                 scopes = [*self._store.agents(tenant_), *([SHARED] if self._store.has_shared(tenant_) else [])]
             except KnowledgeError:
