@@ -370,9 +370,12 @@ def test_only_the_import_the_studio_and_the_review_itself_may_queue_a_policy_rev
                 if "sqs:SendMessage" in (actions if isinstance(actions, list) else [actions]) \
                         and st["Resource"] == {"Fn::GetAtt": ["PolicyReviewQueue", "Arn"]}:
                     senders[logical_id] = st["Action"]
-    # PolicyReviewFunction fans a shared policy's review out, one message per agent that recalls it.
+    # PolicyReviewFunction fans a shared policy's review out, one message per agent that recalls it;
+    # ConsolidateFunction queues the words of a concept extraction created, and WordsPendingFunction the
+    # words that waited for the tenant's budget (both words jobs only: docs/contract.md, learned words).
     assert senders == {"StudioApiFunction": ["sqs:SendMessage"], "ImportFunction": ["sqs:SendMessage"],
-                       "PolicyReviewFunction": ["sqs:SendMessage"]}
+                       "PolicyReviewFunction": ["sqs:SendMessage"], "ConsolidateFunction": ["sqs:SendMessage"],
+                       "WordsPendingFunction": ["sqs:SendMessage"]}
     for function in ("ImportFunction", "PolicyReviewFunction"):
         variables = RESOURCES[function]["Properties"]["Environment"]["Variables"]
         assert variables["POLICY_REVIEW_QUEUE_URL"] == {"Ref": "PolicyReviewQueue"}
