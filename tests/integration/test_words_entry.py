@@ -247,3 +247,28 @@ def test_the_daily_pass_refuses_a_tenant_that_is_no_slug(monkeypatch, world):
     daily = load_handler("words_pending", monkeypatch, **world["env"])
     answer = daily.lambda_handler({"tenant": "../outra"}, LambdaContext())
     assert answer["ok"] is False and answer["error"]["code"] == "invalid_name"
+
+
+@pytest.mark.slow  # 500 concepts written through moto (about a minute)
+def test_an_faq_of_500_rows_queues_50_words_jobs_one_model_call_each(monkeypatch, world, sqs, tmp_path, capsys):
+    from knowledge_cli.main import main
+
+    faq = tmp_path / "faq-500.csv"
+    faq.write_text("question,answer\n" + "".join(
+        f"Qual o prazo do pedido numero {chr(97 + n // 26)}{chr(97 + n % 26)} da loja?,"
+        f"O pedido {chr(97 + n // 26)}{chr(97 + n % 26)} chega em até 5 dias úteis.\n" for n in range(500)))
+    for key, value in world["env"].items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("KNOWLEDGE_OPERATOR", "ana.souza")
+    drain(sqs, world["queue"])
+    main(["import", "--agent", A, "--dry-run", str(faq)])
+    dry = capsys.readouterr().out
+    main(["import", "--agent", A, str(faq)])
+    assert "created 500" in capsys.readouterr().out
+    jobs = [json.loads(j) for j in words_jobs(sqs, world["queue"])]
+    # Each job is one model call (test_an_import_of_25_rows_is_taught_in_three_calls...: a job of ten, one call).
+    with capsys.disabled():
+        print(f"\nwords of an FAQ of 500 rows: {len(jobs)} words jobs of {sum(len(j['names']) for j in jobs)} "
+              f"concepts, so {len(jobs)} model calls")
+    assert len(jobs) == 50 and all(len(j["names"]) == 10 for j in jobs)
+    assert "at most 4050 model call(s) would be queued" in dry  # 500 policies' reviews (8 calls each) + 50
