@@ -65,6 +65,22 @@ def model_words(store, name: str, agent: str = A) -> list[str]:
     return [e.word for e in store.get(T, agent, name).concept.learned_words if e.origin == "model"]
 
 
+def sighting_record(name: str, session: str, **fields) -> dict:
+    """A sighting of `name` from `session` as ConsolidateFunction receives it."""
+    from helpers.concepts import make_concept
+
+    from knowledge.format.sighting import Sighting
+
+    moment = datetime(2026, 11, 20, 14, 5, 31, tzinfo=timezone.utc)
+    s = Sighting.of(T, A, session, "t1", make_concept(name, sources=(session,), created_at=moment, updated_at=moment,
+                                                      **fields))
+    return {"messageId": session, "receiptHandle": session, "body": s.body(), "attributes": {
+        "MessageGroupId": s.group_id(), "MessageDeduplicationId": s.dedup_id(), "ApproximateReceiveCount": "1",
+        "SentTimestamp": "0", "SenderId": "x", "ApproximateFirstReceiveTimestamp": "0", "SequenceNumber": "1"},
+        "messageAttributes": {}, "md5OfBody": "0", "eventSource": "aws:sqs",
+        "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:candidates.fifo", "awsRegion": "us-east-1"}
+
+
 def test_an_agent_that_leaves_learn_from_unwritten_is_taught_by_default_and_without_a_model_nothing_is_asked(
         monkeypatch, world, store, sqs, model):
     status, body, _ = world["api"]("POST", f"{BASE}/concepts", body={"markdown": (
@@ -173,21 +189,9 @@ def test_a_shared_concept_is_taught_once_in_the_shared_scope(monkeypatch, world,
 
 def test_a_concept_extraction_creates_is_taught_and_its_later_confirmations_ask_nothing(
         monkeypatch, world, store, sqs):
-    from helpers.concepts import make_concept
-
-    from knowledge.format.sighting import Sighting
-
-    def sighting(session: str):
-        moment = datetime(2026, 11, 20, 14, 5, 31, tzinfo=timezone.utc)
-        concept = make_concept("frete-gratis-sudeste", sources=(session,), created_at=moment, updated_at=moment,
-                               description="Frete grátis acima de R$199 no Sudeste.",
+    def sighting(session: str) -> dict:
+        return sighting_record("frete-gratis-sudeste", session, description="Frete grátis acima de R$199 no Sudeste.",
                                body="Pedidos acima de R$199 têm frete grátis para o Sudeste.")
-        s = Sighting.of(T, A, session, "t1", concept)
-        return {"messageId": session, "receiptHandle": session, "body": s.body(), "attributes": {
-            "MessageGroupId": s.group_id(), "MessageDeduplicationId": s.dedup_id(), "ApproximateReceiveCount": "1",
-            "SentTimestamp": "0", "SenderId": "x", "ApproximateFirstReceiveTimestamp": "0", "SequenceNumber": "1"},
-            "messageAttributes": {}, "md5OfBody": "0", "eventSource": "aws:sqs",
-            "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:candidates.fifo", "awsRegion": "us-east-1"}
 
     drain(sqs, world["queue"])
     consolidate = load_handler("consolidate", monkeypatch, **world["env"])
@@ -272,3 +276,11 @@ def test_an_faq_of_500_rows_queues_50_words_jobs_one_model_call_each(monkeypatch
               f"concepts, so {len(jobs)} model calls")
     assert len(jobs) == 50 and all(len(j["names"]) == 10 for j in jobs)
     assert "at most 4050 model call(s) would be queued" in dry  # 500 policies' reviews (8 calls each) + 50
+
+
+def test_an_agent_with_no_model_queues_no_words_job_for_what_extraction_creates(monkeypatch, world, store, sqs):
+    record = sighting_record("troca-expressa", "sess_9")
+    drain(sqs, world["queue"])
+    consolidate = load_handler("consolidate", monkeypatch, **{**world["env"], "UTILITY_MODEL": ""})
+    assert consolidate.lambda_handler({"Records": [record]}, LambdaContext()) == {"batchItemFailures": []}
+    assert store.find(T, A, "troca-expressa") is not None and words_jobs(sqs, world["queue"]) == []

@@ -84,6 +84,12 @@ class Consolidator:
         self.counters = counters or Counters()
         self._max_attempts, self._sleep = max_attempts, sleep
 
+    def taught_by_model(self, tenant: str, agent: str) -> bool:
+        """Whether a concept this agent creates is taught its words by the model (its `learn_from` holds
+        `model` and it has a model, its own or the deployment's): else no words job is queued for it."""
+        config = self._configs.get(tenant, agent)
+        return config is not None and "model" in config.learn_from and bool(config.model or self._utility_model)
+
     def apply(self, sighting: Sighting, delivery: Optional[int] = None) -> Outcome:
         """`delivery`: the sighting's receive count; before the ANSWER_ATTEMPTS-th, an answer that is no
         verdict beside a human's text fails it so the queue asks again (None: no queue, it waits at once)."""

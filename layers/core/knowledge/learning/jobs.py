@@ -91,11 +91,13 @@ class SightingJobs:
 
 
     def teach(self, sighting: Sighting) -> None:
-        """A concept extraction created enters: its words job queued (the agent's `learn_from` decides in
-        PolicyReviewFunction). The concept is written already: a refused send is counted, never retried."""
+        """A concept extraction created enters: its words job queued, where the agent is taught by a model.
+        The concept is written already: a refused send is counted, never retried."""
         if self.words is None:
             return
         try:
+            if not self.consolidator.taught_by_model(sighting.tenant, sighting.agent):
+                return  # no model, or `learn_from` without it: nothing to ask, no job queued
             self.words.words_for(sighting.tenant, sighting.agent, [sighting.name], mode="created")
         except KnowledgeError:
             self.words.counters.count("PolicyReviewNotQueued")
