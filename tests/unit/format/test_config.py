@@ -19,6 +19,15 @@ def test_defaults_when_the_block_is_present_but_empty():
     assert config.prompt is None and config.model is None
 
 
+def test_learn_from_defaults_to_the_models_words_too_and_a_written_list_is_kept_exactly():
+    assert parse_config("knowledge: {}\n").learn_from == ("loaded", "sighting", "model")
+    # A knowledge.yaml of an earlier release that wrote its default out keeps it: no model words.
+    assert parse_config("knowledge:\n  learn_from: [loaded, sighting]\n").learn_from == ("loaded", "sighting")
+    assert parse_config("knowledge:\n  learn_from: []\n").learn_from == ()
+    rendered = render_config(parse_config("knowledge:\n  learn_from: [sighting]\n"))
+    assert parse_config(rendered).learn_from == ("sighting",)
+
+
 @pytest.mark.parametrize("document", [None, "", "knowledge:\n", "# only a comment\n"])
 def test_an_absent_block_means_the_feature_is_off(document):
     assert parse_config(document) is None
