@@ -406,6 +406,7 @@ class StudioApi(NamedTuple):
     config_checks: "ConfigCheck"
     recreation: "Recreation"
     sharing: "Sharing"
+    words: tuple["LearnedWords", "WordsRemoval"]  # the words page and its removal, over the studio's list
 
 
 def studio_api_from_env() -> StudioApi:
@@ -418,7 +419,20 @@ def studio_api_from_env() -> StudioApi:
     queue = policy_review_queue(settings)
     return StudioApi(built, reviews(settings, built), queue, vocabulary_editor(settings),
                      studio_import(settings, built, queue), config_check(settings), recreation(settings, built),
-                     sharing(settings))
+                     sharing(settings), words_page(settings, built))
+
+
+def words_page(settings: Settings, studio: "Studio") -> tuple["LearnedWords", "WordsRemoval"]:
+    """The studio's words page over the list's rows, and the removal that tells it what it wrote."""
+    from knowledge.curation.learned_words import LearnedWords
+    from knowledge.curation.words_removal import WordsRemoval
+    from knowledge.store.concepts import ConceptStore
+    from shared.aws import client
+
+    store = ConceptStore(client("s3"), settings.knowledge_bucket)
+    page = LearnedWords(studio.rows, store)
+    studio.readers.append(page.told)
+    return page, WordsRemoval(store, page.told)
 
 
 
