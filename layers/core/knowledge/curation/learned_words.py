@@ -158,8 +158,7 @@ class LearnedWords:
             raise UnknownOrigin(f"origin must be one of {', '.join(ORIGIN_FILTERS)} (got {origin[:40]!r})")
         if concept is not None:
             check_slug("concept", concept)
-        if not 1 <= limit <= PAGE_MAX:
-            raise InvalidCursor(f"limit must be 1 to {PAGE_MAX}")
+        limit = max(1, min(limit, PAGE_MAX))  # the route refuses anything else (422)
         after = decode_cursor(cursor) if cursor is not None else None
         until = self._clock() + self._catch_up_seconds
         list_rows = self._list_rows(op, tenant, agent)
@@ -191,8 +190,10 @@ class LearnedWords:
         for name in [name for name in held.rows if name not in summaries or summaries[name].problem is not None]:
             held.put(name, None)
             held.changes += 1
-        stale = [name for name, summary in summaries.items()
-                 if summary.problem is None and (name not in held.rows or held.rows[name].etag != summary.etag)]
+        # A concept the list has yet to read is left to it: it tells this page its words when it does.
+        behind = set(list_rows.backlog)
+        stale = [name for name, summary in summaries.items() if summary.problem is None and name not in behind
+                 and (name not in held.rows or held.rows[name].etag != summary.etag)]
         done = 0
         while done < len(stale):  # one chunk at least, so that every request makes progress
             chunk = stale[done:done + self._fetch_chunk]

@@ -63,30 +63,37 @@ class WordsRemoval:
         check_scope(agent)
         groups = grouped(items)
         with ThreadPoolExecutor(max_workers=min(self._workers, len(groups))) as pool:
-            results = list(pool.map(deadline.carry(lambda pair: self._one(op, tenant, agent, *pair)),
-                                    sorted(groups.items())))
+            done = list(pool.map(deadline.carry(lambda pair: self._one(op, tenant, agent, *pair)),
+                                 sorted(groups.items())))
+        results = [result for result, _ in done]
+        if self._told is not None:  # here, not in the workers: the page's cache is one thread's
+            for _, written in done:
+                if written is not None:
+                    self._told(tenant, agent, written)
         return {"concepts": results, "removed": sum(len(r["removed"]) for r in results),
                 "complete": all(r["status"] in ("removed", "unchanged") for r in results)}
 
-    def _one(self, op: Operator, tenant: str, agent: str, name: str, listed: tuple[str, list[str]]) -> dict[str, Any]:
+    def _one(self, op: Operator, tenant: str, agent: str, name: str,
+             listed: tuple[str, list[str]]) -> tuple[dict[str, Any], Optional[StoredConcept]]:
+        """What became of one concept, and the version written (None when nothing was)."""
         etag, words = listed
         out: dict[str, Any] = {"concept": name, "status": "", "removed": [], "not_learned": [], "etag": None,
                                "version_id": None}
         stored = self._store.find(tenant, agent, name)
         if stored is None:
-            return {**out, "status": "gone", "not_learned": words}
+            return {**out, "status": "gone", "not_learned": words}, None
         if stored.etag != etag:
-            return {**out, "status": "changed", "etag": stored.etag}
+            return {**out, "status": "changed", "etag": stored.etag}, None
         try:
             concept = stored.concept
         except InvalidConcept:
-            return {**out, "status": "unreadable", "etag": stored.etag}
+            return {**out, "status": "unreadable", "etag": stored.etag}, None
         asked = {fold_word(w) for w in words}
         gone = [e.word for e in concept.learned_words if fold_word(e.word) in asked]
         present = {fold_word(w) for w in gone}
         missing = [w for w in words if fold_word(w) not in present]
         if not gone:
-            return {**out, "status": "unchanged", "not_learned": missing, "etag": stored.etag}
+            return {**out, "status": "unchanged", "not_learned": missing, "etag": stored.etag}, None
         already = {fold_word(w) for w in concept.removed_words}
         removed = (*concept.removed_words, *(w for w in gone if fold_word(w) not in already))[-REMOVED_MAX:]
         updated = concept.replace(learned_words=tuple(e for e in concept.learned_words if fold_word(e.word) not in asked),
@@ -95,8 +102,6 @@ class WordsRemoval:
             written = self._store.replace(tenant, agent, updated, if_match=stored.etag, actor=op.actor,
                                           reason="words_removed", sightings=stored.sightings)
         except Conflict as exc:
-            return {**out, "status": "changed", "etag": exc.current.etag if exc.current is not None else None}
-        if self._told is not None:
-            self._told(tenant, agent, written)
+            return {**out, "status": "changed", "etag": exc.current.etag if exc.current is not None else None}, None
         return {**out, "status": "removed", "removed": gone, "not_learned": missing, "etag": written.etag,
-                "version_id": written.version_id}
+                "version_id": written.version_id}, written
