@@ -41,7 +41,8 @@ def routes(page: Any, removal: Any) -> APIGatewayHttpRouter:
                    origin: Annotated[Optional[str], Query(max_length=40, description=(
                        "model, traffic (loaded or sighting), loaded or sighting; another is 422 "
                        "unknown_origin."))] = None,
-                   concept: Annotated[Optional[str], Query(max_length=SLUG_MAX, description="One concept's words.")]
+                   concept: Annotated[Optional[str], Query(pattern=SLUG_PATTERN, max_length=SLUG_MAX,
+                                                           description="One concept's words.")]
                    = None,
                    limit: Annotated[int, Query(ge=1, le=PAGE_MAX, description="Words per page.")] = 100,
                    cursor: Annotated[Optional[str], Query(max_length=400,

@@ -72,7 +72,7 @@ def test_filters_by_origin_and_concept_and_pages_that_add_up(taught):
     ({"origin": "operator-typed"}, 422, "unknown_origin"),
     ({"cursor": "bm90LWEtY3Vyc29y"}, 422, "invalid_cursor"),
     ({"cursor": "%%%"}, 422, "invalid_cursor"),
-    ({"concept": "Not_A_Slug"}, 400, "invalid_name"),
+    ({"concept": "Not_A_Slug"}, 422, "invalid_request"),
     ({"limit": "501"}, 422, "invalid_request"),
 ])
 def test_bad_input_is_a_clear_error(taught, query, status, code):
@@ -84,6 +84,9 @@ def test_tenancy_is_the_lists(taught, store):
     assert taught("GET", f"/tenants/loja-b/agents/{A}/words")[0] == 403
     assert taught("GET", f"{BASE}/words", claims=None)[0] == 401
     status, body, _ = taught("GET", f"/tenants/{T}/agents/no-such-agent/words")
+    assert status == 404 and body["error"]["code"] == "unknown_agent"
+    status, body, _ = taught("POST", f"/tenants/{T}/agents/no-such-agent/words/remove",
+                             body={"words": [{"concept": TROCA, "word": "destroca", "etag": "x"}]})
     assert status == 404 and body["error"]["code"] == "unknown_agent"
     assert taught("POST", f"/tenants/loja-b/agents/{A}/words/remove",
                   body={"words": [{"concept": TROCA, "word": "destroca", "etag": "x"}]})[0] == 403
@@ -129,7 +132,7 @@ def test_a_concept_written_meanwhile_is_reported_and_left_alone_while_the_others
     ([{"concept": TROCA, "word": "Destroca 42", "etag": "e"}], "invalid_removal"),
     ([{"concept": TROCA, "word": "destroca", "etag": "a"}, {"concept": TROCA, "word": "x", "etag": "b"}],
      "invalid_removal"),
-    ([{"concept": "../other-agent", "word": "destroca", "etag": "e"}], "invalid_name"),
+    ([{"concept": "../other-agent", "word": "destroca", "etag": "e"}], "invalid_request"),
 ])
 def test_a_removal_that_breaks_the_rules_writes_nothing_and_says_why(taught, store, words, code):
     before = store.get(T, A, TROCA).etag

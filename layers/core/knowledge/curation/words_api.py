@@ -9,7 +9,7 @@ from pydantic import BaseModel, Field
 from knowledge.curation.learned_words import ORIGIN_FILTERS, PAGE_MAX  # noqa: F401 - the route's limits
 from knowledge.curation.words_removal import ETAG_MAX, REMOVE_MAX  # noqa: F401
 from knowledge.format.learned import WORD_MAX
-from shared.names import SLUG_MAX
+from shared.names import SLUG_MAX, SLUG_SCHEMA
 
 
 class LearnedWordRow(BaseModel):
@@ -34,7 +34,7 @@ class WordsPage(BaseModel):
 
 
 class WordToRemove(BaseModel):
-    concept: str = Field(max_length=SLUG_MAX)
+    concept: str = Field(pattern=SLUG_SCHEMA["pattern"], max_length=SLUG_MAX)
     word: str = Field(max_length=WORD_MAX)
     etag: str = Field(max_length=ETAG_MAX, description="The concept's ETag as the page listed the word.")
 

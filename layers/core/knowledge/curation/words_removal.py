@@ -18,7 +18,7 @@ from knowledge.format.learned import REMOVED_MAX, fold_word, word_problem
 from knowledge.store.concepts import ConceptStore, StoredConcept
 from knowledge.store.keys import check_scope
 from shared import deadline
-from shared.errors import Conflict, InvalidConcept
+from shared.errors import Conflict, InvalidConcept, UnknownAgent
 from shared.httpapi import Operator
 from shared.names import check_slug
 
@@ -66,6 +66,9 @@ class WordsRemoval:
             done = list(pool.map(deadline.carry(lambda pair: self._one(op, tenant, agent, *pair)),
                                  sorted(groups.items())))
         results = [result for result, _ in done]
+        if all(r["status"] == "gone" for r in results) and not self._store.agent_exists(tenant, agent):
+            # Nothing was written: said as the list says it (404 unknown_agent), not as concepts gone.
+            raise UnknownAgent(f"there is no agent {agent!r} in tenant {tenant!r}")
         if self._told is not None:  # here, not in the workers: the page's cache is one thread's
             for _, written in done:
                 if written is not None:
