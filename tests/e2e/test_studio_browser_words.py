@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from helpers.browser import CHROMIUM, expect
+from helpers.browser import CHROMIUM, axe_violations, expect
 from helpers.paths import ROOT
 from helpers.skips import skip_unless_present
 from helpers.studio_page import A, T
@@ -42,6 +42,7 @@ def test_words_selected_across_two_concepts_are_removed_at_once_and_never_propos
     expect(page.locator("#words-summary")).to_have_text("4 learned words in 2 concepts, newest first.")
     assert shown(page) == [[REEMBOLSO, "estorno"], [TROCA, "destroca"], [REEMBOLSO, "devolucao grana"],
                            [TROCA, "trocar tamanho"]]
+    assert axe_violations(page) == []
     row = page.locator("#words tbody tr", has_text="destroca")
     expect(row).to_contain_text("the store's traffic taught it")
     expect(row).to_contain_text("2026-11-21")
