@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from datetime import date
 
-from knowledge.curation.learned_words import LearnedWords, decode, encode
+from knowledge.curation.learned_words import LearnedWords
+from knowledge.curation.words_held import decode, encode
 from knowledge.curation.studio import Operator, Studio
 from knowledge.format.learned import LearnedWord
 from knowledge.store.keys import words_summary_key
@@ -73,7 +74,38 @@ def test_a_summary_that_does_not_decode_or_is_behind_is_never_trusted_over_the_c
     assert len(decode(store.get_words_summary(T, A).data, T, A)) == 7  # written over
 
     stale = {name: row._replace(etag='"old"') for name, row in decode(store.get_words_summary(T, A).data, T, A).items()}
-    stale = {name: row._replace(words=()) for name, row in stale.items()}
+    stale = {name: row._replace(words=(), origins="", sessions=(), days=()) for name, row in stale.items()}
     s3.put_object(Bucket=bucket, Key=words_summary_key(T, A), Body=encode(T, A, stale))
     assert page_over(store).page(ANA, T, A)["total"] == 7  # every ETag moved on: every concept read again
     assert decode(encode(T, A, stale), T, A) == stale
+
+
+def test_a_cursor_goes_on_after_its_word_even_once_that_word_or_its_concept_is_gone():
+    import numpy as np
+
+    from knowledge.curation.words_held import Held, Row, cursor_key
+
+    def row(*words, day):
+        return Row('"e"', tuple(sorted(words)), "0" * len(words), (3,) * len(words), (day,) * len(words), 0)
+
+    day = date(2026, 11, 20).toordinal()
+    held = Held()
+    for name, r in {"b-concept": row("zeta", "alfa", day=day), "a-concept": row("meio", day=day),
+                    "c-concept": row("velho", day=day - 1)}.items():
+        held.put(name, r)
+
+    def listed():
+        order = held.ordered()
+        return [(order.names[o], held.rows[order.names[o]].words[p]) for o, p in zip(order.owner, order.place)]
+
+    def after(name, word):
+        order = held.ordered()
+        start = int(np.searchsorted(order.keys, cursor_key(order, held.rows, day, name, word), side="right"))
+        return listed()[start:]
+
+    assert listed() == [("a-concept", "meio"), ("b-concept", "alfa"), ("b-concept", "zeta"), ("c-concept", "velho")]
+    assert after("b-concept", "alfa") == [("b-concept", "zeta"), ("c-concept", "velho")]
+    held.put("b-concept", row("zeta", day=day))  # the cursor's word removed meanwhile
+    assert after("b-concept", "alfa") == [("b-concept", "zeta"), ("c-concept", "velho")]
+    held.put("a-concept", None)  # the cursor's concept deleted meanwhile
+    assert after("a-concept", "meio") == [("b-concept", "zeta"), ("c-concept", "velho")]

@@ -9,25 +9,31 @@ summary was written is read again, within the same kind of budget as the list's 
 left is counted in `catching_up` and read by the next request); once nothing is left, a summary
 missing, unreadable or behind by REWRITE_CHANGES concepts is written again, conditionally.
 
-Removal (knowledge.curation.words_removal) writes through the store and tells this cache at once.
+What a container keeps, and its order, is knowledge.curation.words_held. Removal
+(knowledge.curation.words_removal) writes through the store and tells this cache at once.
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
 import time
-import zlib
-from bisect import bisect_right
-from dataclasses import dataclass, field
-from datetime import date
-from typing import Any, Callable, NamedTuple, Optional
+from typing import Any, Callable, Optional
+
+import numpy as np
 
 from knowledge.curation.listing import HeldList
-from knowledge.errors import InvalidCursor, UnknownOrigin
+from knowledge.curation.words_held import (
+    CODE,
+    Held,
+    cursor_key,
+    decode,
+    decode_cursor,
+    encode,
+    encode_cursor,
+    row_of,
+)
+from knowledge.errors import UnknownOrigin
 from knowledge.store.concepts import ConceptStore, StoredConcept
-from shared.errors import AccessDenied, Conflict, InvalidConcept, KnowledgeError
+from shared.errors import AccessDenied, Conflict, KnowledgeError
 from shared.httpapi import Operator
 from shared.names import check_slug
 
@@ -40,102 +46,6 @@ PAGE_DEFAULT, PAGE_MAX = 100, 500
 CATCH_UP_SECONDS = 1.5  # the list's (knowledge.curation.studio): both answer within the studio's budget
 FETCH_CHUNK = 32
 REWRITE_CHANGES = 16
-MAGIC = b"KNOWLEDGE-WORDS/1\n"
-
-
-class Entry(NamedTuple):
-    word: str
-    origin: str
-    sessions: int
-    at: str  # YYYY-MM-DD: sorts as the day does
-
-
-class Row(NamedTuple):
-    """One concept's words as last read, and the ETag they were read at."""
-
-    etag: str
-    words: tuple[Entry, ...]
-    removed: int  # how many words its removed_words holds
-
-
-def row_of(stored: StoredConcept) -> Optional[Row]:
-    """The concept's words; None when it does not parse (the list shows it as unreadable)."""
-    try:
-        concept = stored.concept
-    except (InvalidConcept, ValueError):
-        return None
-    return Row(stored.etag, tuple(Entry(e.word, e.origin, e.sessions, e.at.isoformat())
-                                  for e in concept.learned_words), len(concept.removed_words))
-
-
-@dataclass
-class Held:
-    """What a container keeps of one agent's words between requests."""
-
-    rows: dict[str, Row] = field(default_factory=dict)
-    loaded: bool = False  # the summary (or its absence) has been read
-    etag: Optional[str] = None  # the stored summary's, None when there is none
-    due: bool = False  # none, or unreadable: write one once caught up
-    changes: int = 0  # concepts read or dropped since the stored one
-    allowed: bool = True  # False: the policy refuses its key
-    left: int = 0  # concepts known changed and not read yet
-    version: int = 0  # moves on with every change of `rows`
-    flat: Optional[tuple[int, list[tuple], list[tuple]]] = None  # (version, keys, rows) newest first
-
-    def put(self, name: str, row: Optional[Row]) -> None:
-        if row is None:
-            if self.rows.pop(name, None) is not None:
-                self.version += 1
-            return
-        if self.rows.get(name) != row:
-            self.rows[name] = row
-            self.version += 1
-
-    def ordered(self) -> tuple[list[tuple], list[tuple]]:
-        """Every word as (key, (concept, entry)), newest day first, then concept and word: the keys
-        ascending, so that a cursor is found by bisection."""
-        if self.flat is None or self.flat[0] != self.version:
-            items = sorted(((_key(e.at, name, e.word), name, e) for name, row in self.rows.items()
-                            for e in row.words), key=lambda item: item[0])
-            self.flat = (self.version, [item[0] for item in items], [(item[1], item[2]) for item in items])
-        return self.flat[1], self.flat[2]
-
-
-def _key(at: str, name: str, word: str) -> tuple:
-    return (-date.fromisoformat(at).toordinal(), name, word)
-
-
-def encode(tenant: str, agent: str, rows: dict[str, Row]) -> bytes:
-    body = {"tenant": tenant, "agent": agent,
-            "concepts": [[name, row.etag, row.removed, [list(e) for e in row.words]] for name, row in rows.items()]}
-    return MAGIC + zlib.compress(json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8"), 6)
-
-
-def decode(data: bytes, tenant: str, agent: str) -> dict[str, Row]:
-    """The rows in `data`; ValueError when it is not this agent's summary in this format."""
-    if not data.startswith(MAGIC):
-        raise ValueError("not a words summary")
-    try:
-        body = json.loads(zlib.decompress(data[len(MAGIC):]).decode("utf-8"))
-        if body["tenant"] != tenant or body["agent"] != agent:
-            raise ValueError("another agent's words summary")
-        return {name: Row(etag, tuple(Entry(w, o, s, a) for w, o, s, a in words), removed)
-                for name, etag, removed, words in body["concepts"]}
-    except (zlib.error, UnicodeDecodeError, KeyError, TypeError) as exc:
-        raise ValueError("not a words summary") from exc
-
-
-def encode_cursor(at: str, name: str, word: str) -> str:
-    return base64.urlsafe_b64encode(f"{at}\n{name}\n{word}".encode("utf-8")).decode("ascii").rstrip("=")
-
-
-def decode_cursor(cursor: str) -> tuple:
-    """The key of the last row of the page before; InvalidCursor for anything this page did not hand out."""
-    try:
-        at, name, word = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("utf-8").split("\n")
-        return _key(at, check_slug("concept", name), word)
-    except (binascii.Error, UnicodeDecodeError, ValueError, KnowledgeError):
-        raise InvalidCursor("cursor must be the `next` of an earlier page of the words") from None
 
 
 class LearnedWords:
@@ -163,21 +73,27 @@ class LearnedWords:
         until = self._clock() + self._catch_up_seconds
         list_rows = self._list_rows(op, tenant, agent)
         held = self.current(tenant, agent, list_rows, until)
-        keys, rows = held.ordered()
-        origins = ORIGIN_FILTERS[origin] if origin else None
-        if concept is not None or origins is not None:
-            chosen = [i for i, (name, e) in enumerate(rows)
-                      if (concept is None or name == concept) and (origins is None or e.origin in origins)]
-            keys, rows = [keys[i] for i in chosen], [rows[i] for i in chosen]
-        start = bisect_right(keys, after) if after is not None else 0
-        page = rows[start:start + limit]
-        out = [{"concept": name, "word": e.word, "origin": e.origin, "source": SOURCE_OF.get(e.origin, e.origin),
-                "sessions": e.sessions, "at": e.at, "etag": held.rows[name].etag,
-                "description": _description(list_rows, name)} for name, e in page]
-        last = page[-1] if page and start + limit < len(rows) else None
-        return {"words": out, "total": len(rows), "next": encode_cursor(last[1].at, last[0], last[1].word) if last else None,
-                "concepts": sum(1 for row in held.rows.values() if row.words) if concept is None else
-                int(bool(held.rows.get(concept, Row("", (), 0)).words)),
+        order = held.ordered()
+        chosen = np.ones(len(order.keys), dtype=bool)
+        if origin:
+            chosen &= np.isin(order.origin, [ord(CODE[o]) for o in ORIGIN_FILTERS[origin]])
+        if concept is not None:
+            rank = order.names.index(concept) if concept in held.rows and held.rows[concept].words else -1
+            chosen &= order.owner == rank
+        at = np.flatnonzero(chosen)
+        keys = order.keys[at]
+        start = int(np.searchsorted(keys, cursor_key(order, held.rows, *after), side="right")) if after else 0
+        page = at[start:start + limit]
+        out = []
+        for i in page:
+            name = order.names[order.owner[i]]
+            entry = held.entry(name, int(order.place[i]))
+            out.append({"concept": name, **entry, "source": SOURCE_OF.get(entry["origin"], entry["origin"]),
+                        "etag": held.rows[name].etag, "description": _description(list_rows, name)})
+        last = out[-1] if out and start + limit < len(at) else None
+        return {"words": out, "total": len(at),
+                "next": encode_cursor(last["at"], last["concept"], last["word"]) if last else None,
+                "concepts": int(np.unique(order.owner[at]).size),
                 "catching_up": held.left + len(list_rows.backlog)}
 
     def current(self, tenant: str, agent: str, list_rows: HeldList, until: float) -> Held:
