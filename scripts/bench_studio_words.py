@@ -15,7 +15,10 @@ counts and what it had not read yet (`catching_up`):
 
 - cold, summary present: the snapshot, the listing, the words summary (no concept read);
 - cold, no summary: the words summary deleted: the answer reads concepts within its budget and says
-  how many are left (`catching_up`); the next ones read the rest, then write the summary again.
+  how many are left (`catching_up`); the next ones read the rest, then write the summary again;
+- after the list's cold page: the process asks the concept list first (GET /concepts?limit=50, the
+  list's own cold floor: the snapshot and the listing, timed as `list_cold_ms`), then the words:
+  what the words page adds to a container the list has warmed (the summary, decoded and ordered).
 
 Then one warm process removes 2 words from each of `--remove` concepts (one request), and the
 answer's count, the concepts' removed_words and a page asked after it are checked.
@@ -41,7 +44,7 @@ from knowledge_dev.local_aws import apply_journal_lifecycle, moto_server, percen
 
 ROOT = Path(__file__).resolve().parents[1]
 BUCKET, TENANT = "bench-studio-words", "default"
-MODES = ("cold, summary present", "cold, no summary")
+MODES = ("cold, summary present", "cold, no summary", "after the list's cold page")
 CLAIMS = {"sub": "bench-operator", "cognito:groups": f"[{TENANT}]"}
 ORIGINS = ("loaded", "sighting", "model")
 SYLLABLES = ("ca", "de", "li", "mo", "ra", "te", "su", "po", "ven", "tra", "pe", "lo", "ni", "men", "sa", "ba")
@@ -106,8 +109,9 @@ def event(agent: str, method: str = "GET", path: str = "/words", query: "dict | 
     return base
 
 
-def child(agent: str, warm: int, remove: int) -> None:
-    """One fresh API process: the first page (cold), then `warm` pages; with `remove`, a removal."""
+def child(agent: str, warm: int, remove: int, list_first: bool = False) -> None:
+    """One fresh API process: the first page (cold), then `warm` pages; with `remove`, a removal;
+    with `list_first`, the concept list's first page before them."""
     from shared.aws import client
 
     from knowledge_dev.handlers import load_handler
@@ -127,6 +131,14 @@ def child(agent: str, warm: int, remove: int) -> None:
             raise SystemExit(f"unexpected answer {answer['statusCode']}: {answer.get('body', '')[:300]}")
         return {"ms": took, "requests": calls[0], "body": json.loads(answer["body"])}
 
+    listed = None
+    if list_first:
+        calls[0] = 0
+        start = time.perf_counter()
+        answer = handler.lambda_handler(event(agent, path="/concepts", query={"limit": "50"}), Context())
+        listed = {"ms": (time.perf_counter() - start) * 1000, "requests": calls[0], "status": answer["statusCode"]}
+        if answer["statusCode"] != 200:
+            raise SystemExit(f"unexpected list answer {answer['statusCode']}")
     first = ask(event(agent, query={"limit": str(LIMIT)}))
     following = first["body"]["next"]
     warm_runs = []
@@ -134,7 +146,7 @@ def child(agent: str, warm: int, remove: int) -> None:
         query = [{"limit": str(LIMIT)}, {"limit": str(LIMIT), "origin": "model"},
                  {"limit": str(LIMIT), "cursor": following}][i % 3]
         warm_runs.append(ask(event(agent, query=query)))
-    out = {"import_ms": import_ms, "first": _brief(first), "warm": [_brief(r) for r in warm_runs]}
+    out = {"import_ms": import_ms, "first": _brief(first), "warm": [_brief(r) for r in warm_runs], "list": listed}
     if remove:
         rows = first["body"]["words"]
         by_concept: dict[str, list[dict]] = {}
@@ -161,12 +173,12 @@ def _brief(answer: dict) -> dict:
             "catching_up": body["catching_up"]}
 
 
-def run_child(agent: str, warm: int, remove: int = 0) -> dict:
+def run_child(agent: str, warm: int, remove: int = 0, list_first: bool = False) -> dict:
     env = {**os.environ, "KNOWLEDGE_BUCKET": BUCKET, "STUDIO_ORIGIN": "http://127.0.0.1:8080",
            "POWERTOOLS_SERVICE_NAME": "bench-studio-words", "POWERTOOLS_LOG_LEVEL": "WARNING",
            "POWERTOOLS_METRICS_DISABLED": "true"}
     env.pop("SESSIONS_BUCKET", None)
-    out = subprocess.run([sys.executable, __file__, "--child", agent, str(warm), str(remove)], env=env,
+    out = subprocess.run([sys.executable, __file__, "--child", agent, str(warm), str(remove), str(int(list_first))], env=env,
                          capture_output=True, text=True)
     if out.returncode:
         raise SystemExit(f"child failed ({agent}):\n{out.stderr[-2000:]}")
@@ -201,6 +213,7 @@ def bench(sizes: list[int], words: int, runs: int, warm: int, remove: int) -> di
                 s3.delete_object(Bucket=BUCKET, Key=words_summary_key(TENANT, agent))
                 samples[MODES[1]].append(run_child(agent, warm))
                 s3.put_object(Bucket=BUCKET, Key=words_summary_key(TENANT, agent), Body=summary)  # as before
+                samples[MODES[2]].append(run_child(agent, warm, list_first=True))
             for mode in MODES:
                 firsts = [s["first"] for s in samples[mode]]
                 warms = [w for s in samples[mode] for w in s["warm"]]
@@ -216,7 +229,9 @@ def bench(sizes: list[int], words: int, runs: int, warm: int, remove: int) -> di
                     "warm_requests": max(w["requests"] for w in warms) if warms else None,
                     "warm_rows": min(w["rows"] for w in warms) if warms else None,
                     "warm_catching_up_last": samples[mode][-1]["warm"][-1]["catching_up"] if warms else None,
-                    "import_p50_ms": statistics.median(s["import_ms"] for s in samples[mode])})
+                    "import_p50_ms": statistics.median(s["import_ms"] for s in samples[mode]),
+                    "list_cold_p50_ms": statistics.median(s["list"]["ms"] for s in samples[mode])
+                    if samples[mode][0]["list"] else None})
             if remove:
                 removal = run_child(agent, 1, remove)["remove"]
                 kept = {(name, tuple(store.get(TENANT, agent, name).concept.removed_words))
@@ -235,7 +250,8 @@ def report(result: dict) -> None:
         warm = f"{r['warm_p50_ms']:.0f} / {r['warm_p95_ms']:.0f} ms" if r["warm_p50_ms"] is not None else "-"
         print(f"| {r['concepts']:,} | {r['words']:,} | {r['mode']} | {r['cold_p50_ms']:.0f} / {r['cold_p95_ms']:.0f} ms "
               f"| {r['cold_requests']} | {r['cold_rows']} / {r['cold_total']:,} | {r['cold_catching_up']} "
-              f"| {warm} | {r['warm_requests']} | {r['import_p50_ms']:.0f} ms |")
+              f"| {warm} | {r['warm_requests']} | {r['import_p50_ms']:.0f} ms |"
+              + (f" the list's own cold page before it: p50 {r['list_cold_p50_ms']:.0f} ms" if r["list_cold_p50_ms"] else ""))
     for m in result["removals"]:
         print(f"removal: {m['removed']} of {m['asked']} words removed across {m['across']} concepts of the "
               f"{m['concepts']:,} in one request ({m['ms']:.0f} ms, "
@@ -256,10 +272,10 @@ def main() -> int:
     parser.add_argument("--warm", type=int, default=10)
     parser.add_argument("--remove", type=int, default=20, help="concepts to remove 2 words from (0: none)")
     parser.add_argument("--json", action="store_true")
-    parser.add_argument("--child", nargs=3, metavar=("AGENT", "WARM", "REMOVE"))
+    parser.add_argument("--child", nargs=4, metavar=("AGENT", "WARM", "REMOVE", "LIST_FIRST"))
     args = parser.parse_args()
     if args.child:
-        child(args.child[0], int(args.child[1]), int(args.child[2]))
+        child(args.child[0], int(args.child[1]), int(args.child[2]), args.child[3] == "1")
         return 0
     if not 1 <= args.words <= 24:
         parser.error("--words must be 1 to 24 (a concept holds at most 24 learned words)")
