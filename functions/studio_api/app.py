@@ -8,7 +8,9 @@ document (studio_web/openapi.json) is generated from both.
 
 import json
 import os
+import pathlib
 import string
+import sys
 from typing import Annotated, Optional
 
 from aws_lambda_powertools import Logger
@@ -54,6 +56,7 @@ from knowledge.curation.api_models import (
 from knowledge.errors import (
     ArchiveNotConfigured,
     InvalidCursor,
+    InvalidRemoval,
     InvalidReviewed,
     InvalidSeenAt,
     InvalidVocabulary,
@@ -61,6 +64,7 @@ from knowledge.errors import (
     NameTaken,
     NothingToUndo,
     PreconditionRequired,
+    UnknownOrigin,
     WordsNotConfigured,
 )
 from shared import deadline
@@ -76,7 +80,8 @@ from shared.httpapi import (
 )
 
 logger = Logger()
-studio, reviews, policy_reviews, vocabularies, importing, config_checks, recreation, sharing, words_backfill = \
+studio, reviews, policy_reviews, vocabularies, importing, config_checks, recreation, sharing, words_backfill, \
+    words = \
     wiring.studio_api_from_env()
 # Only the studio's own origin may call the API from a browser.
 app = APIGatewayHttpResolver(enable_validation=True,
@@ -99,6 +104,14 @@ def refuse_control_characters(app, next_middleware):
 
 
 app.use(middlewares=[refuse_control_characters])
+# The words page's routes live in their own module beside this one (Lambda's task root is on the path;
+# a test or the local stack loads this file by its path, so the directory is put there too).
+_HERE = str(pathlib.Path(__file__).resolve().parent)
+if _HERE not in sys.path:
+    sys.path.insert(0, _HERE)
+import studio_words  # noqa: E402 - after the path is set
+
+app.include_router(studio_words.routes(*words))
 
 
 def operator():
@@ -386,7 +399,8 @@ def invalid_vocabulary(exc: InvalidVocabulary) -> Response:
 # Errors answered with their own code and message: the status by type.
 STATUS = {Unauthorized: 401, Forbidden: 403, NotFound: 404, InvalidName: 400, InvalidConfig: 422,
           InvalidSeenAt: 422, InvalidReviewed: 422, InvalidCursor: 422, NothingToUndo: 409, PreconditionRequired: 428,
-          InvalidImport: 422, ArchiveNotConfigured: 503, WordsNotConfigured: 503, deadline.DeadlineExceeded: 503}
+          InvalidImport: 422, ArchiveNotConfigured: 503, WordsNotConfigured: 503, deadline.DeadlineExceeded: 503,
+          UnknownOrigin: 422, InvalidRemoval: 422}
 
 
 @app.exception_handler(Conflict)

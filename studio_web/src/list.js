@@ -43,7 +43,8 @@ export function sortBy(key) {
 
 // Why and by whom the current version was written, in words ("merged by the engine", "edited by you").
 const REASONS = { created: "created", confirmed: "confirmed", merged: "merged", kept_beside: "kept beside",
-  contradiction: "contradiction", edit: "edited", restore: "restored", purged: "purged" };
+  contradiction: "contradiction", edit: "edited", restore: "restored", purged: "purged",
+  words_removed: "learned words removed" };
 
 function writtenWhy(concept) {
   const who = !concept.written_by ? "" : concept.written_by === "engine" ? "the engine"

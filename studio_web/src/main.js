@@ -24,6 +24,7 @@ import { NEW, agentUrl, inShared, scope, urlFor, visit, wantedInUrl } from "./ur
 import { olderVersions, showHistory } from "./versions.js";
 import { showShareButtons, wireShare } from "./share.js";
 import { wireVocabulary } from "./vocabulary.js";
+import { wireWords } from "./words.js";
 
 useSignIn({ pendingKey: "knowledge-studio-sign-in" });
 // Where a module calls one above it (state.js says who calls each).
@@ -105,6 +106,7 @@ async function start() {
   $("back-from-deleted").addEventListener("click", async () => { if (await loadList()) $("show-deleted").focus(); });
   $("show-deleted").addEventListener("click", showDeleted);
   wireVocabulary();
+  wireWords();
   wireShare();
   $("more").addEventListener("click", showMore);
   wireImport();

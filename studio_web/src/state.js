@@ -56,6 +56,8 @@ export const state = {
   },
   versions: { diff: null, shown: [], next: null },  // the history shown, its next page, the open diff
   vocabulary: { etag: null, yaml: null },  // the vocabulary as loaded or last saved
+  // The learned words page: the rows shown, the next page's cursor, the words chosen (concept + word -> row).
+  words: { rows: [], next: null, selected: new Map() },
   import: { chosen: null, busy: false },  // the files chosen ([{ name, text }] as sent); writing under way
 
   // ---------------------------------------------------------------- the Facts page

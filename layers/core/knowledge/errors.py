@@ -121,3 +121,19 @@ class InvalidVocabulary(KnowledgeError, ValueError):
     def __init__(self, message: str, line: Optional[int] = None):
         super().__init__(message)
         self.line = line
+
+
+class UnknownOrigin(KnowledgeError, ValueError):
+    """The words page asked to filter by an origin no learned word has (knowledge.curation.learned_words)."""
+
+    code = "unknown_origin"
+
+
+class InvalidRemoval(KnowledgeError, ValueError):
+    """A removal of learned words the words page did not send: nothing is written."""
+
+    code = "invalid_removal"
+
+
+class TooManyWords(InvalidRemoval):
+    code = "too_many_words"

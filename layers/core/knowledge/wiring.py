@@ -450,6 +450,7 @@ class StudioApi(NamedTuple):
     # The studio's "Teach words": a words backfill of the scope's concepts (tenant, scope, dry_run); None
     # where no queue is configured.
     words_backfill: Optional[Callable[[str, str, bool], "Backfill"]]
+    words: tuple["LearnedWords", "WordsRemoval"]  # the words page and its removal, over the studio's list
 
 
 def studio_api_from_env() -> StudioApi:
@@ -462,7 +463,21 @@ def studio_api_from_env() -> StudioApi:
     queue = policy_review_queue(settings)
     return StudioApi(built, reviews(settings, built), queue, vocabulary_editor(settings),
                      studio_import(settings, built, queue), config_check(settings), recreation(settings, built),
-                     sharing(settings), words_backfill(settings) if queue is not None else None)
+                     sharing(settings), words_backfill(settings) if queue is not None else None,
+                     words_page(settings, built))
+
+
+def words_page(settings: Settings, studio: "Studio") -> tuple["LearnedWords", "WordsRemoval"]:
+    """The studio's words page over the list's rows, and the removal that tells it what it wrote."""
+    from knowledge.curation.learned_words import LearnedWords
+    from knowledge.curation.words_removal import WordsRemoval
+    from knowledge.store.concepts import ConceptStore
+    from shared.aws import client
+
+    store = ConceptStore(client("s3"), settings.knowledge_bucket)
+    page = LearnedWords(studio.rows, store)
+    studio.readers.append(page.told)
+    return page, WordsRemoval(store, page.told)
 
 
 

@@ -11,6 +11,7 @@ from knowledge.curation.documents import MARKDOWN_MAX_BYTES
 from knowledge.curation.imports import InvalidImport  # noqa: F401 - what a refused import raises (422)
 from knowledge.curation.listing import SORTS  # noqa: F401 - the columns a list sorts by
 from knowledge.curation.studio_import import ImportAnswer, ImportBody  # noqa: F401 - the import route's
+from knowledge.curation.words_api import PAGE_MAX, WordsPage, WordsRemovalBody, WordsRemoved  # noqa: F401
 from knowledge.format.vocabulary import VOCABULARY_MAX_BYTES
 from knowledge.store.keys import SHARED
 from shared.names import SLUG_MAX, SLUG_SCHEMA  # noqa: F401 - SLUG_MAX: a name's length in a path

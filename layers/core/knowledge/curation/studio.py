@@ -122,6 +122,8 @@ class Studio:
         # Per agent, the rows this container has read: a list re-reads only what changed.
         self._held: dict[tuple[str, str], HeldList] = {}  # per agent, kept per container
         self._agents: set[tuple[str, str]] = set()  # agents seen to exist (an agent is never un-made by the studio)
+        # Told of every concept the list reads (the words page keeps its words: no second read).
+        self.readers: list[Callable[[str, str, StoredConcept], None]] = []
 
     def _check_agent(self, tenant: str, agent: str) -> None:
         """UnknownAgent for an agent with neither a knowledge.yaml nor any concept (current or deleted)."""
@@ -271,6 +273,8 @@ class Studio:
                 held.drop(name)
             else:
                 held.take(stored)
+                for reader in self.readers:
+                    reader(tenant, agent, stored)
 
     def _load_snapshot(self, tenant: str, agent: str, held: HeldList, state: "_Written") -> None:
         """Fill `held` from the agent's snapshot, and say in `state` whether one must be written
@@ -342,6 +346,14 @@ class Studio:
             if agent != SHARED:  # pairs wait beside an agent's concepts (a shared one's: in each agent)
                 held.beside = self._store.waiting().kinds(tenant, agent)
             held.words_pending, held.beside_due = frozenset(self._store.pending_words().names(tenant, agent)), False
+        return held
+
+    def rows(self, op: Operator, tenant: str, agent: str) -> HeldList:
+        """The agent's rows as the list reads them, with the list's checks (the words page builds on them)."""
+        op.check(tenant)
+        held = self._rows(tenant, agent)
+        if not held.summaries:
+            self._check_agent(tenant, agent)
         return held
 
     def list(self, op: Operator, tenant: str, agent: str, *, status: Optional[str] = None,

@@ -48,12 +48,14 @@ from knowledge.store.keys import (
     snapshot_key,
 )
 from knowledge.store.vocabulary_file import VocabularyFile
+from knowledge.store.words_summary import WordsSummaryFile
 from shared import awscall, deadline
 from shared.errors import Conflict, InvalidConcept, InvalidName, KnowledgeError, NotFound, NotModified  # noqa: F401 - NotModified re-exported
 from shared.names import check_slug
 
 REASONS = ("created", "confirmed", "merged", "kept_beside", "contradiction", "retired", "edit", "restore", "delete",
-           "purged", "learned", "repaired")
+           "purged", "learned", "repaired", "words_removed")
+# `words_removed`: an operator removing learned words from the studio's words page.
 # `learning`: the engine writing a word its traffic taught into a concept's learned_words.
 _ACTOR = re.compile(r"engine|learning|operator:[A-Za-z0-9._@+:-]{1,128}")
 _SIGHTING_ID = re.compile(r"[0-9a-f]{16}")
@@ -167,7 +169,7 @@ class StoredSnapshot:
     etag: str
 
 
-class ConceptStore(ChangeJournal, ConceptHistory, VocabularyFile):
+class ConceptStore(ChangeJournal, ConceptHistory, VocabularyFile, WordsSummaryFile):
     """Reads and writes concepts; a lost race raises Conflict carrying what is stored now."""
 
     def __init__(self, s3: Any, bucket: str, *, max_workers: int = 16):

@@ -51,6 +51,11 @@ def snapshot_key(tenant: str, agent: str) -> str:
     return f"{agent_prefix(tenant, agent)}concepts-index/snapshot"
 
 
+def words_summary_key(tenant: str, agent: str) -> str:
+    """Each concept's learned words as the studio's words page last read them (knowledge.store.words_summary)."""
+    return f"{agent_prefix(tenant, agent)}concepts-index/words"
+
+
 def journal_prefix(tenant: str, agent: str) -> str:
     if agent == SHARED:
         return f"journal/{check_slug('tenant', tenant)}/{SHARED}/"
