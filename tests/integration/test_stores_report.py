@@ -80,7 +80,7 @@ def test_the_slices_add_up_to_overall_and_the_stores_to_all_stores(day_one):
 
 
 def test_plain_overlap_is_counted_on_the_same_messages(day_one, stores):
-    from knowledge.recall.index import OverlapScan
+    from knowledge.recall.overlap import OverlapScan
 
     scan = OverlapScan(stores_report.concepts_of(stores["drogaria"]))
     on_topic = [t for t in stores["drogaria"]["tests"] if t["slice"] in stores_report.ON_TOPIC]

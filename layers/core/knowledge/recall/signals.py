@@ -1,0 +1,94 @@
+"""What the floor reads beside a word's rarity among the agent's concepts (knowledge.recall.index):
+how common the word is in the language, and where a concept's word came from.
+
+- **Commonness.** A word every chat is full of ("carro", "cartão", "filho", "casa") tells less that
+  a message is about the concept that says it than a word of the store's trade ("catraca",
+  "rejunte"), however few of the agent's concepts say either. The floor counts a shared word at
+  `floor_weight(form)` of what it would: 1 up to COMMON_FROM on the Zipf scale (log10 of a word's
+  frequency per billion words: 3 is once per million, 6 once per thousand), falling linearly to
+  COMMON_WEIGHT at COMMON_TO and beyond. The ranking is unchanged: this only says whether a message
+  is about the store at all. The frequencies are the language's, read from data/frequency-<lang>.txt
+  (scripts/write_word_frequency.py; docs/third-party.md: the source and its licence), in the
+  index's singular form; the more common of Portuguese and English is taken (the stores' customers
+  write both). A word in neither table is rare.
+- **Origin.** A learned word the model proposed (`origin: model`) is the model's guess at what
+  customers write; the traffic's and an operator's words are what customers did write. A model
+  word weighs MODEL_WEIGHT of a learned word, in the ranking and the floor alike
+  (knowledge.recall.postings.concept_terms).
+- **Spread.** How many of the agent's concepts say a word is the idf the index already weighs by;
+  a learned word that more than LEARNED_SPREAD concepts learned counts for none (index.py).
+
+The weights were chosen on the tuning part of the labelled stores with scripts/fit_recall.py, then
+checked through the handlers with scripts/stores_report.py (docs/retrieval.md gives the figures).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from importlib import resources
+
+COMMON_FROM = 4.0
+COMMON_TO = 5.5
+COMMON_WEIGHT = 0.0
+MODEL_WEIGHT = 1.0
+LANGUAGES = ("pt", "en")
+
+
+@functools.lru_cache(maxsize=None)
+def _tables() -> dict[str, float]:
+    """Form -> Zipf frequency, the larger of the languages' (read once per container, ~25 ms)."""
+    zipf: dict[str, float] = {}
+    for lang in LANGUAGES:
+        text = resources.files("knowledge.recall.data").joinpath(f"frequency-{lang}.txt").read_text(encoding="utf-8")
+        for line in text.splitlines():
+            step, _, forms = line.partition(" ")
+            value = int(step) / 10
+            for form in forms.split():
+                if zipf.get(form, 0.0) < value:
+                    zipf[form] = value
+    return zipf
+
+
+def zipf_of(form: str) -> float:
+    """How common a word (in the index's singular form) is in the language; 0 for one the tables lack."""
+    return _tables().get(form, 0.0)
+
+
+@functools.lru_cache(maxsize=65536)
+def floor_weight(form: str) -> float:
+    """What the floor counts of a shared word written as `form` (see the module's doc)."""
+    zipf = zipf_of(form)
+    if zipf <= COMMON_FROM:
+        return 1.0
+    if zipf >= COMMON_TO:
+        return COMMON_WEIGHT
+    return 1.0 - (1.0 - COMMON_WEIGHT) * (zipf - COMMON_FROM) / (COMMON_TO - COMMON_FROM)
+
+
+def model_weight(form: str) -> float:
+    """What a model word written as `form` weighs, of a learned word the traffic taught (0: nothing)."""
+    return MODEL_WEIGHT * floor_weight(form)
+
+
+@functools.lru_cache(maxsize=4096)
+def _described_terms(description: str) -> frozenset[str]:
+    from knowledge.recall.analysis import analyze
+
+    return frozenset(analyze(description).terms())
+
+
+_QUESTIONS = re.compile(r"[^.!?\n]*\?")
+
+
+def asked(query: str, term: str) -> bool:
+    """Whether `term` is in a sentence of `query` that ends with a question mark ("e a garantia?",
+    not "tudo bem? só queria agradecer pelo atendimento")."""
+    from knowledge.recall.analysis import analyze
+
+    return any(term in analyze(sentence).terms() for sentence in _QUESTIONS.findall(query))
+
+
+def describes(description: str, term: str) -> bool:
+    """Whether a concept's description says `term` (a message of that one word asks about it)."""
+    return term in _described_terms(description)
