@@ -37,13 +37,16 @@ LANGUAGES = ("pt", "en")
 
 @functools.lru_cache(maxsize=None)
 def _tables() -> dict[str, float]:
-    """Form -> Zipf frequency, the larger of the languages' (read once per container, ~25 ms)."""
+    """Form -> Zipf frequency, the larger of the languages', for the forms at COMMON_FROM or more
+    (the rest weigh whole): read once per container, when the first model word is indexed."""
     zipf: dict[str, float] = {}
     for lang in LANGUAGES:
         text = resources.files("knowledge.recall.data").joinpath(f"frequency-{lang}.txt").read_text(encoding="utf-8")
         for line in text.splitlines():
             step, _, forms = line.partition(" ")
             value = int(step) / 10
+            if value < COMMON_FROM:
+                break  # the lines run from the most common down; a rarer word weighs whole
             for form in forms.split():
                 if zipf.get(form, 0.0) < value:
                     zipf[form] = value
@@ -51,7 +54,8 @@ def _tables() -> dict[str, float]:
 
 
 def zipf_of(form: str) -> float:
-    """How common a word (in the index's singular form) is in the language; 0 for one the tables lack."""
+    """How common a word (in the index's singular form) is in the language; 0 for one rarer than
+    COMMON_FROM or that the tables lack."""
     return _tables().get(form, 0.0)
 
 
