@@ -22,9 +22,14 @@ import sys
 from datetime import date
 from pathlib import Path
 
+import numpy as np
+
 from knowledge.format.learned import LearnedWord
 from knowledge.learning.proposal import gate_words
-from knowledge.recall.index import Index
+from knowledge.recall import index as recall_index
+from knowledge.recall import signals
+from knowledge.recall.index import CUES, Index
+from knowledge.recall.words import LETTERS, fold
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from stores_harness import TOP_K, concepts_of  # noqa: E402 - beside this script
@@ -75,7 +80,51 @@ def figures(rows: list[dict]) -> dict:
     return out
 
 
-def run(names: list[str], learned: dict | None) -> dict[str, list[dict]]:
+def judged_rows(index: Index, tests: list[dict]) -> tuple[list[np.ndarray], list[int]]:
+    """Per test, the judgment's FEATURES of the best scored concept the floor lets through to it
+    (as Index.relevant computes them), labelled 1 when the test is on topic and that concept is one it
+    expects, 0 when the test is off topic (an on-topic test whose best concept is another is left out:
+    it says nothing of whether the message is about the store)."""
+    rows, labels = [], []
+    for test in tests:
+        matched = index._match(test["message"])
+        if matched is None:
+            continue
+        scores, shared, told, term_slots, grounded, _, said = matched
+        ok = (scores > 0) & (scores >= index._gate(MIN_SCORE)) & (
+            shared >= min(recall_index.MIN_SHARED, recall_index.SINGLE))
+        if grounded is not None:
+            ok &= grounded
+        candidates = np.flatnonzero(ok)
+        if not len(candidates):
+            continue
+        top = int(np.argmax(scores[candidates]))
+        on_topic = test["slice"] in ON_TOPIC
+        if on_topic and index._by_slot[int(candidates[top])].name not in test["expected"]:
+            continue
+        shared_terms = np.bincount(np.concatenate(term_slots), minlength=len(scores))
+        cue = not CUES.isdisjoint(fold(w) for w in LETTERS.findall(test["message"].lower()))
+        rows.append(signals.features(scores[candidates], shared[candidates], shared_terms[candidates], told, said,
+                                     cue, "?" in test["message"])[top])
+        labels.append(int(on_topic))
+    return rows, labels
+
+
+def fit(rows: list[np.ndarray], labels: list[int], l2: float = 0.001, steps: int = 3000) -> tuple[np.ndarray, float]:
+    """Logistic regression by gradient descent on standardised features; the weights and bias of the
+    raw features (what signals.WEIGHTS and BIAS hold)."""
+    x, y = np.array(rows), np.array(labels, dtype=float)
+    mean, scale = x.mean(0), x.std(0) + 1e-9
+    z = np.hstack([(x - mean) / scale, np.ones((len(x), 1))])
+    w = np.zeros(z.shape[1])
+    for _ in range(steps):
+        p = 1 / (1 + np.exp(-z @ w))
+        w -= 0.5 * (z.T @ (p - y) / len(y) + l2 * np.r_[w[:-1], 0.0])
+    weights = w[:-1] / scale
+    return weights, float(w[-1] - (w[:-1] * mean / scale).sum())
+
+
+def run(names: list[str], learned: dict | None, collect: list | None = None) -> dict[str, list[dict]]:
     phases: dict[str, list[dict]] = {}
     for name in names:
         store = load_store(store_paths()[name])
@@ -86,8 +135,10 @@ def run(names: list[str], learned: dict | None) -> dict[str, list[dict]]:
             plan["after traffic"] = (None, learned["after traffic (both)"][name]["learned"])
             plan["after traffic + model words"] = (proposals, learned["after traffic (both) + model words"][name]["learned"])
         for phase, (model, traffic) in plan.items():
-            phases.setdefault(phase, []).extend(answer(indexed(with_words(concepts, model, traffic)),
-                                                       store["tests"], name))
+            index = indexed(with_words(concepts, model, traffic))
+            if collect is not None:
+                collect.append(judged_rows(index, store["tests"]))
+            phases.setdefault(phase, []).extend(answer(index, store["tests"], name))
     return phases
 
 
@@ -96,9 +147,20 @@ def main() -> None:
     parser.add_argument("--learned", type=Path, help="a stores report's --json output (its traffic's learned words)")
     parser.add_argument("--store", action="append")
     parser.add_argument("--misses", metavar="PHASE", help="print the misses and off-topic injections of a phase")
+    parser.add_argument("--fit", action="store_true", help="fit the judgment's weights (without it) and print them")
     args = parser.parse_args()
     learned = json.loads(args.learned.read_text())["learning"] if args.learned else None
     names = args.store or sorted(store_paths())
+    if args.fit:
+        gate, signals.GATE = signals.GATE, None
+        collected: list = []
+        run(names, learned, collected)
+        rows = [row for part, _ in collected for row in part]
+        labels = [label for _, part in collected for label in part]
+        weights, bias = fit(rows, labels)
+        print(f"{len(labels)} rows ({sum(labels)} on topic): WEIGHTS = {np.round(weights, 4).tolist()}, "
+              f"BIAS = {bias:.4f}")
+        signals.GATE, signals.WEIGHTS, signals.BIAS = gate, weights, bias
     phases = run(names, learned)
     print(f"{'phase':32} {'hit@5':>6} {'silent':>7} {'off':>6} {'wshare':>7}")
     for phase, rows in phases.items():

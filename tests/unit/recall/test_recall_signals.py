@@ -9,6 +9,7 @@ from datetime import date
 from helpers.concepts import make_concept
 
 from knowledge.format.learned import LearnedWord
+from knowledge.recall import signals
 from knowledge.recall.index import Index
 from knowledge.recall.signals import floor_weight, model_weight, zipf_of
 
@@ -69,9 +70,26 @@ def test_a_one_word_question_reaches_the_concept_whose_description_says_it():
     assert names(index, "tudo bem? so queria dizer que a garantia foi otima") == []
 
 
-def test_a_learned_phrase_matches_only_with_its_words_adjacent():
+def test_a_learned_phrase_matches_only_with_its_words_adjacent(monkeypatch):
+    monkeypatch.setattr(signals, "GATE", None)  # the phrase alone, not the judgment of a taught agent
     refund = taught(make_concept("reembolso-estorno", description="Prazos de estorno no cartão e no Pix.",
                                  body="O estorno cai em até 2 faturas."), "dinheiro de volta")
     index = store(refund)
     assert names(index, "quero meu dinheiro de volta")[:1] == ["reembolso-estorno"]
     assert names(index, "a grana ta curta e o dinheiro do imposto nem caiu, volta logo") == []
+
+
+def test_an_agent_the_model_taught_judges_whether_a_message_is_about_the_store_at_all():
+    price = make_concept("objecao-preco", description="Quando o cliente acha o preço alto.",
+                         body="Mostre o parcelamento em 10x e o frete grátis acima de R$ 199.")
+    hours = make_concept("horario-lojas", description="Horário das lojas físicas.",
+                         body="De segunda a sábado, das 9h às 20h; domingo das 10h às 16h.")
+    chat = "o preço do frete da minha mudança subiu demais kkk"
+    # Without a model word, the floor alone decides, as it always did: two shared words pass.
+    plain = store(price, hours)
+    assert names(plain, chat)[:1] == ["objecao-preco"]
+    # The model taught the agent (a model word on any concept): the judgment reads the message too.
+    by_model = store(taught(price, "caro"), hours)
+    assert names(by_model, chat) == []
+    assert names(by_model, "ta caro demais, faz em 10x?")[:1] == ["objecao-preco"]
+    assert names(by_model, "qual o horário das lojas no domingo?")[:1] == ["horario-lojas"]

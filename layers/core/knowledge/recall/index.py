@@ -52,7 +52,7 @@ from knowledge.recall.postings import (
     bm25_weight,
     concept_terms,
 )
-from knowledge.recall.signals import asked, describes
+from knowledge.recall.signals import TAUGHT, asked, describes, features, judged
 from knowledge.recall.words import LETTERS, fold, proper_names
 
 # The floor (Index.relevant), in units of the most one word can tell (found in no other
@@ -528,6 +528,7 @@ class Index:
         ratios: list = []  # per entry, what the floor counts per unit of score (a number, or one per slot)
         placed: list[bool] = []  # per entry, whether its term names a place
         told = 0.0  # what the message's own words tell, in the same units (see `relevant`)
+        unknown: list = []  # the message's words no concept has (knowledge.recall.signals reads them)
         readings = readings or lexicon()
         reading = readings.read(query, self._known) if read else _NOTHING_READ
         place_terms = readings.place_terms
@@ -589,6 +590,7 @@ class Index:
                     term, postings, factor = meant, postings_of(meant), TYPO
             if postings is None:
                 told += 1.0 if form is not None else 0.0  # a word no concept has: as rare as can be
+                unknown.append(form)
                 continue
             told += bm25_idf(floor_docs, postings.live) / rarest
             ratio = ratio_of(postings)
@@ -687,7 +689,7 @@ class Index:
         if any(placed):
             kept = [slots for slots, place in zip(slot_arrays, placed) if not place]
             grounded = np.bincount(np.concatenate(kept), minlength=n) > 0 if kept else np.zeros(n, dtype=bool)
-        return scores, shared, told, term_slots, grounded, set(analysis.terms())
+        return scores, shared, told, term_slots, grounded, set(analysis.terms()), (len(dict(analysis.words)), unknown)
 
     def _ranked(self, scores: np.ndarray, wanted: int) -> list[tuple[float, float, int]]:
         n = len(scores)
@@ -713,7 +715,7 @@ class Index:
         if matched is None:
             return []
         min_score = self._gate(min_score)
-        scores, shared, told, term_slots, grounded, terms = matched
+        scores, shared, told, term_slots, grounded, terms, said = matched
         ok = (scores > 0) & (scores >= min_score) & (shared >= min(MIN_SHARED, SINGLE))
         if grounded is not None:
             ok &= grounded  # a concept sharing only places ("Recife", "capitais") answers nothing asked
@@ -726,8 +728,12 @@ class Index:
             alone = shared_terms[candidates] < 2
             several = ~alone & (their >= MIN_SHARED)
             passes = several | (alone & (their >= SINGLE) & (their >= COVER * told))
-            if not passes.any() and not CUES.isdisjoint(fold(w) for w in LETTERS.findall(query.lower())):
+            cue = not CUES.isdisjoint(fold(w) for w in LETTERS.findall(query.lower()))
+            if not passes.any() and cue:
                 passes = several | (alone & (their >= SINGLE))
+            if self._known(TAUGHT):  # an agent the model taught: the judgment too (knowledge.recall.signals)
+                passes = judged(passes, features(scores[candidates], their, shared_terms[candidates], told, said,
+                                                 cue, "?" in query))
         if passes.any():
             # Below the best answer, a concept that shares a small part of what it shares is noise.
             return self._hits(matched, top_k, min_score, TAIL * float(their[passes].max()), grounded,

@@ -14,7 +14,7 @@ import numpy as np
 from knowledge.errors import Unindexable
 from knowledge.format.concept import Concept, parse_stored
 from knowledge.recall.analysis import Interval, analyze
-from knowledge.recall.signals import model_weight
+from knowledge.recall.signals import TAUGHT, model_weight
 
 K1, B = 1.2, 0.75
 # A body's `[[links]]` name other concepts, not words the concept says: a link's words count
@@ -115,6 +115,8 @@ def _concept_terms(concept: Concept) -> tuple[dict[str, float], float, dict[Inte
             weight = LEARNED_WEIGHT * (model_weight(form_of.get(term, term)) if entry.origin == "model" else 1.0)
             if weight > 0:
                 tf[LEARNED + term] = max(weight, tf.get(LEARNED + term, 0.0))
+        if entry.origin == "model":
+            tf[TAUGHT] = 0.0  # weighs nothing: says that the model taught this concept (signals.TAUGHT)
     return tf, length, spans, forms
 
 

@@ -25,8 +25,11 @@ checked through the handlers with scripts/stores_report.py (docs/retrieval.md gi
 from __future__ import annotations
 
 import functools
+import math
 import re
 from importlib import resources
+
+import numpy as np
 
 COMMON_FROM = 4.0
 COMMON_TO = 5.5
@@ -96,3 +99,42 @@ def asked(query: str, term: str) -> bool:
 def describes(description: str, term: str) -> bool:
     """Whether a concept's description says `term` (a message of that one word asks about it)."""
     return term in _described_terms(description)
+
+
+# The judgment: whether a message that passes the floor is about the store at all, read from what a
+# concept shares with it and what the message says beside (FEATURES, one row per concept the floor
+# passed), weighed by a logistic model fitted on the labelled stores' tuning part, day one without and
+# with the stand-in's model words (`scripts/fit_recall.py --fit`: 672 rows, 532 on topic). It judges
+# in an agent whose recall the model taught (a concept of it holds a model word, TAUGHT): a model
+# word reaches everyday chat ("carro", "limite") as no store's own text does, and without one the
+# floor is the contract it was. A concept passes when the floor and the judgment both let it through
+# (GATE "and"; "or", "replace" and None were compared with it) at THRESHOLD.
+FEATURES = ("log_score", "shared", "cover", "shared_words", "unknown", "unknown_common", "words", "cue",
+            "question", "unknown_common_share", "unknown_share")
+GATE: str | None = "and"
+WEIGHTS = np.array([1.4845, 0.7099, -5.7899, 0.796, -0.2197, -0.1794, -0.0095, 1.329, 3.7245, -0.5386, -3.0422])
+BIAS = -3.7148
+THRESHOLD = 0.7
+TAUGHT = "\x1emodel"  # a term every concept holding a model word has (weighing nothing): how the index knows
+
+
+def features(scores: np.ndarray, shared: np.ndarray, shared_words: np.ndarray, told: float,
+             said: tuple[int, list], cue: bool, question: bool) -> np.ndarray:
+    """FEATURES for each concept: its score and what it shares (in the floor's units, in words, and
+    as a share of what the message tells), with the message's words no concept has (how many, and
+    how many the language knows well), its length in words, a cue and a question mark."""
+    words, unknown = said
+    common = sum(1 for form in unknown if form and zipf_of(form) > 0)
+    n = len(scores)
+    per_message = [len(unknown), common, words, float(cue), float(question), common / max(1, words),
+                   len(unknown) / max(1, words)]
+    return np.column_stack([np.log1p(scores), shared, shared / max(told, 1e-6), shared_words.astype(float),
+                            *(np.full(n, value, dtype=float) for value in per_message)])
+
+
+def judged(passes: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The floor's verdict `passes`, with the judgment of each row (GATE says how they combine)."""
+    if GATE is None or not len(rows):
+        return passes
+    ok = rows @ WEIGHTS + BIAS >= math.log(THRESHOLD / (1 - THRESHOLD))
+    return passes & ok if GATE == "and" else passes | ok if GATE == "or" else ok
