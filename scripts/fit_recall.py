@@ -90,7 +90,9 @@ def judged_rows(index: Index, tests: list[dict]) -> tuple[list[np.ndarray], list
         matched = index._match(test["message"])
         if matched is None:
             continue
-        scores, shared, told, term_slots, grounded, _, said = matched
+        scores, shared, told, term_slots, grounded, terms, said = matched
+        if len(terms) < 2:
+            continue  # a message of one word is left to the floor
         ok = (scores > 0) & (scores >= index._gate(MIN_SCORE)) & (
             shared >= min(recall_index.MIN_SHARED, recall_index.SINGLE))
         if grounded is not None:
@@ -104,7 +106,8 @@ def judged_rows(index: Index, tests: list[dict]) -> tuple[list[np.ndarray], list
             continue
         shared_terms = np.bincount(np.concatenate(term_slots), minlength=len(scores))
         cue = not CUES.isdisjoint(fold(w) for w in LETTERS.findall(test["message"].lower()))
-        rows.append(signals.features(scores[candidates], shared[candidates], shared_terms[candidates], told, said,
+        rows.append(signals.features(scores[candidates] / index._gate(1.0), shared[candidates], shared_terms[candidates],
+                                     told, said,
                                      cue, "?" in test["message"])[top])
         labels.append(int(on_topic))
     return rows, labels

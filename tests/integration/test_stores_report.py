@@ -114,7 +114,7 @@ def test_the_handlers_numbers_are_those_of_its_index_counted_directly(day_one, s
 
 # ------------------------------------------------------------------ model words and traffic
 MOTOBOY = "tem motoboy?"  # a word no concept of the cut says, that the stand-in proposes
-BUFUNFA = "bufunfa serve?"  # a word no concept says, that three sessions teach
+BUFUNFA = "vcs aceitam bufunfa?"  # a word no concept says, that three sessions teach
 PROPOSALS = {"drogaria": {"entrega-expressa-capital": [
     "motoboy",  # kept
     "entrega",  # refused: the concept says it

@@ -731,9 +731,9 @@ class Index:
             cue = not CUES.isdisjoint(fold(w) for w in LETTERS.findall(query.lower()))
             if not passes.any() and cue:
                 passes = several | (alone & (their >= SINGLE))
-            if self._known(TAUGHT):  # an agent the model taught: the judgment too (knowledge.recall.signals)
-                passes = judged(passes, features(scores[candidates], their, shared_terms[candidates], told, said,
-                                                 cue, "?" in query))
+            if len(terms) > 1 and self._known(TAUGHT):  # a model-taught agent's judgment (recall.signals)
+                passes = judged(passes, features(scores[candidates] / self._gate(1.0), their, shared_terms[candidates],
+                                                 told, said, cue, "?" in query))
         if passes.any():
             # Below the best answer, a concept that shares a small part of what it shares is noise.
             return self._hits(matched, top_k, min_score, TAIL * float(their[passes].max()), grounded,
