@@ -73,7 +73,7 @@ def build_index(concepts):
 
 
 def bench_search(sizes: list[int], n_queries: int) -> list[dict]:
-    from knowledge.recall.index import OverlapScan
+    from knowledge.recall.overlap import OverlapScan
 
     rows = []
     for size in sizes:
@@ -351,7 +351,7 @@ def bench_speed(sizes: list[int], n_queries: int, rounds: int = 5, vocabularies:
     with moto_server("bench-speed"):
         import boto3
 
-        from knowledge.recall.index import OverlapScan
+        from knowledge.recall.overlap import OverlapScan
         from knowledge.store.concepts import ConceptStore
 
         s3 = boto3.client("s3")

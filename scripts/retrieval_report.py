@@ -27,7 +27,8 @@ from typing import Callable
 from knowledge.format.concept import Concept
 from knowledge.format.config import DEFAULT_MIN_SCORE
 from knowledge.format.vocabulary import parse_vocabulary
-from knowledge.recall.index import Index, OverlapScan
+from knowledge.recall.index import Index
+from knowledge.recall.overlap import OverlapScan
 from knowledge.recall.lexicon import lexicon_for
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"

@@ -22,7 +22,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from knowledge.format.concept import Concept
-from knowledge.recall.index import OverlapScan
+from knowledge.recall.overlap import OverlapScan
 
 AGENT = "store-support"
 TOP_K = 5

@@ -77,7 +77,7 @@ and wordshare tests for the injecting column; no set marks typos, so there is no
 - silent: the on-topic messages whose answer injects nothing (an empty block);
 - off-topic injecting: the off-topic and wordshare messages whose answer injects anything.
 
-Plain overlap ranks the same concepts with knowledge.recall.index.OverlapScan as
+Plain overlap ranks the same concepts with knowledge.recall.overlap.OverlapScan as
 scripts/retrieval_report.py builds it: any shared word is a hit, so it injects whenever a word is
 shared; it reads no learned word, so it is counted on day one only. The "all stores" rows pool
 every message of the stores reported.

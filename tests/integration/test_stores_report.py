@@ -80,7 +80,7 @@ def test_the_slices_add_up_to_overall_and_the_stores_to_all_stores(day_one):
 
 
 def test_plain_overlap_is_counted_on_the_same_messages(day_one, stores):
-    from knowledge.recall.index import OverlapScan
+    from knowledge.recall.overlap import OverlapScan
 
     scan = OverlapScan(stores_report.concepts_of(stores["drogaria"]))
     on_topic = [t for t in stores["drogaria"]["tests"] if t["slice"] in stores_report.ON_TOPIC]
@@ -114,7 +114,7 @@ def test_the_handlers_numbers_are_those_of_its_index_counted_directly(day_one, s
 
 # ------------------------------------------------------------------ model words and traffic
 MOTOBOY = "tem motoboy?"  # a word no concept of the cut says, that the stand-in proposes
-BUFUNFA = "bufunfa serve?"  # a word no concept says, that three sessions teach
+BUFUNFA = "vcs aceitam bufunfa?"  # a word no concept says, that three sessions teach
 PROPOSALS = {"drogaria": {"entrega-expressa-capital": [
     "motoboy",  # kept
     "entrega",  # refused: the concept says it

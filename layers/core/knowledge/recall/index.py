@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import heapq
 import math
 import sys
 from array import array
@@ -53,7 +52,8 @@ from knowledge.recall.postings import (
     bm25_weight,
     concept_terms,
 )
-from knowledge.recall.words import LETTERS, fold, plain_words, term_and_form
+from knowledge.recall.signals import TAUGHT, asked, describes, features, judged
+from knowledge.recall.words import LETTERS, fold, proper_names
 
 # The floor (Index.relevant), in units of the most one word can tell (found in no other
 # concept, named in the concept's name). A concept sharing two or more of the message's words
@@ -94,6 +94,8 @@ _LOWER = "abcdefghijklmnopqrstuvwxyz"
 # Words that ask the store for something (availability, permission, a purchase made).
 CUES = frozenset("tem posso consigo comprei paguei pedi recebi can could".split())
 FLOOR_CONCEPTS = 40
+DESCRIBED_MAX = 8  # a one-word question's word said by more descriptions than this asks nothing of one
+DESCRIBED_SCAN = 256  # its concepts read, at most (a word of more asks nothing of one either)
 # BM25 normalises a concept's length by the agent's average length, taken on a grid of steps of
 # LENGTH_STEP (10 %): the weights follow which concepts the index holds, never the order a cold
 # start's parallel fetch delivered them in, and are recomputed only when the average crosses a step.
@@ -526,15 +528,22 @@ class Index:
         ratios: list = []  # per entry, what the floor counts per unit of score (a number, or one per slot)
         placed: list[bool] = []  # per entry, whether its term names a place
         told = 0.0  # what the message's own words tell, in the same units (see `relevant`)
+        unknown: list = []  # the message's words no concept has (knowledge.recall.signals reads them)
         readings = readings or lexicon()
         reading = readings.read(query, self._known) if read else _NOTHING_READ
         place_terms = readings.place_terms
-        names = _proper_names(query) if read and not query.islower() else ()
+        names = proper_names(query) if read and not query.islower() else ()
 
         def ratio_of(postings: Postings) -> float:
             # The same for every word in an agent of FLOOR_CONCEPTS or more.
             return scale if n_docs >= FLOOR_CONCEPTS else (
                 bm25_idf(floor_docs, postings.live) * scale / bm25_idf(n_docs, postings.live))
+
+        def entry(slots: np.ndarray, weights: np.ndarray, ratio, place: bool) -> None:
+            slot_arrays.append(slots)
+            weight_arrays.append(weights)
+            ratios.append(ratio)
+            placed.append(place)
 
         def postings_of(term: str) -> Optional[Postings]:
             postings = self._postings.get(term)
@@ -542,6 +551,16 @@ class Index:
                 self._merge(postings, term.startswith(LEARNED))
             return postings
 
+        # A learned phrase, its words adjacent in the message (knowledge.recall.postings.learned_terms):
+        # it tells as one word, for the words of it no concept has.
+        sequence, phrased = [term for term, _ in analysis.words], set()
+        for size in (2, 3):
+            for at in range(len(sequence) - size + 1):
+                postings = postings_of(LEARNED + " ".join(sequence[at:at + size]))
+                if postings is not None and postings.live <= LEARNED_SPREAD:
+                    entry(postings.slots, postings.idf_weights(n_docs), ratio_of(postings), False)
+                    told += bm25_idf(floor_docs, postings.live) / rarest
+                    phrased.update(sequence[at:at + size])
         # The message's own words (a typo read as the word it meant, weighing TYPO).
         used: set[str] = set(term for term, _ in analysis.words)
         tried = 0  # unknown words looked up as typos: a long message reads only its first TYPO_TRIES
@@ -550,10 +569,7 @@ class Index:
             postings, factor = postings_of(term), 1.0
             learned = postings_of(LEARNED + term) if form is not None else None
             if learned is not None and learned.live <= LEARNED_SPREAD:  # a concept's learned word
-                slot_arrays.append(learned.slots)
-                weight_arrays.append(learned.idf_weights(n_docs))
-                ratios.append(ratio_of(learned))
-                placed.append(place)
+                entry(learned.slots, learned.idf_weights(n_docs), ratio_of(learned), place)
                 if postings is None:
                     told += bm25_idf(floor_docs, learned.live) / rarest
                     continue
@@ -562,7 +578,7 @@ class Index:
             if term in reading.grouped:  # part of a place's name: it tells, but is matched with its reading below
                 told += bm25_idf(floor_docs, postings.live) / rarest if postings is not None else 1.0
                 continue
-            if postings is None and term in reading.explained:
+            if postings is None and (term in reading.explained or term in phrased):
                 continue  # a customer's word the vocabulary reads: it tells what its reading tells, below
             if postings is None and read and form is not None and len(form) >= TYPO_MIN and tried < TYPO_TRIES:
                 tried += 1
@@ -574,16 +590,14 @@ class Index:
                     term, postings, factor = meant, postings_of(meant), TYPO
             if postings is None:
                 told += 1.0 if form is not None else 0.0  # a word no concept has: as rare as can be
+                unknown.append(form)
                 continue
             told += bm25_idf(floor_docs, postings.live) / rarest
             ratio = ratio_of(postings)
             if form is not None and factor == 1.0 and len(term) < STEM_MIN and not self._has_form(term, form):
                 ratio *= STEM_ONLY  # a short stem shared by accident (valeu/vale)
             weights = postings.idf_weights(n_docs)
-            slot_arrays.append(postings.slots)
-            weight_arrays.append(weights if factor == 1.0 else weights * factor)
-            ratios.append(ratio)
-            placed.append(place)
+            entry(postings.slots, weights if factor == 1.0 else weights * factor, ratio, place)
         # What the lexicon read into them: each reading counts as one word, the best of its words
         # for each concept, weighing what the reading weighs; it tells nothing the message did not.
         used -= reading.grouped
@@ -601,10 +615,8 @@ class Index:
             full = 1.0 if added.place else None
             if len(found) == 1:
                 postings, weight = found[0]
-                slot_arrays.append(postings.slots)
-                weight_arrays.append(postings.idf_weights(n_docs) * weight)
-                ratios.append(ratio_of(postings) / (full or weight))
-                placed.append(added.place)
+                entry(postings.slots, postings.idf_weights(n_docs) * weight, ratio_of(postings) / (full or weight),
+                      added.place)
             elif found:
                 # Per concept, the best of the reading's words: written in ascending order of
                 # weight, the last write to a slot is its largest.
@@ -622,10 +634,7 @@ class Index:
                          for postings, weight in found]))[order]
                     ratio = None
                 slots = np.flatnonzero(best)
-                slot_arrays.append(slots)
-                weight_arrays.append(best[slots])
-                ratios.append(ratio if ratio is not None else shared_by[slots] / best[slots])
-                placed.append(added.place)
+                entry(slots, best[slots], ratio if ratio is not None else shared_by[slots] / best[slots], added.place)
         term_slots = list(slot_arrays)  # per message term, the concepts that have it (for counting shared terms)
         for unit, low, high in set(analysis.intervals):
             spans = self._spans_of(unit)
@@ -657,10 +666,8 @@ class Index:
                 live = len(np.unique(slots[inside]))
                 told += bm25_idf(floor_docs, live) / rarest
                 term_slots.append(np.unique(slots[inside]))  # a concept stating two ranges that hold it: one term
-                slot_arrays.append(slots[inside])
-                weight_arrays.append(weights[inside] * bm25_idf(n_docs, live) * factor)
-                ratios.append(bm25_idf(floor_docs, live) * scale / bm25_idf(n_docs, live))
-                placed.append(False)
+                entry(slots[inside], weights[inside] * bm25_idf(n_docs, live) * factor,
+                      bm25_idf(floor_docs, live) * scale / bm25_idf(n_docs, live), False)
         if not slot_arrays:
             return None
         # One C pass sums every query word's weights per concept.
@@ -682,7 +689,7 @@ class Index:
         if any(placed):
             kept = [slots for slots, place in zip(slot_arrays, placed) if not place]
             grounded = np.bincount(np.concatenate(kept), minlength=n) > 0 if kept else np.zeros(n, dtype=bool)
-        return scores, shared, told, term_slots, grounded, set(analysis.terms())
+        return scores, shared, told, term_slots, grounded, set(analysis.terms()), (len(dict(analysis.words)), unknown)
 
     def _ranked(self, scores: np.ndarray, wanted: int) -> list[tuple[float, float, int]]:
         n = len(scores)
@@ -708,7 +715,7 @@ class Index:
         if matched is None:
             return []
         min_score = self._gate(min_score)
-        scores, shared, told, term_slots, grounded, terms = matched
+        scores, shared, told, term_slots, grounded, terms, said = matched
         ok = (scores > 0) & (scores >= min_score) & (shared >= min(MIN_SHARED, SINGLE))
         if grounded is not None:
             ok &= grounded  # a concept sharing only places ("Recife", "capitais") answers nothing asked
@@ -721,12 +728,21 @@ class Index:
             alone = shared_terms[candidates] < 2
             several = ~alone & (their >= MIN_SHARED)
             passes = several | (alone & (their >= SINGLE) & (their >= COVER * told))
-            if not passes.any() and not CUES.isdisjoint(fold(w) for w in LETTERS.findall(query.lower())):
+            cue = not CUES.isdisjoint(fold(w) for w in LETTERS.findall(query.lower()))
+            if not passes.any() and cue:
                 passes = several | (alone & (their >= SINGLE))
+            if len(terms) > 1 and self._known(TAUGHT):  # a model-taught agent's judgment (recall.signals)
+                passes = judged(passes, features(scores[candidates] / self._gate(1.0), their, shared_terms[candidates],
+                                                 told, said, cue, "?" in query))
         if passes.any():
             # Below the best answer, a concept that shares a small part of what it shares is noise.
             return self._hits(matched, top_k, min_score, TAIL * float(their[passes].max()), grounded,
                               excluded=excluded)
+        # A question of one word ("e a garantia?") asks about the concepts whose description says it,
+        # however many of their bodies do too.
+        if len(terms) == 1 and asked(query, term := next(iter(terms))) and (
+                said := self._described(term, scores, min_score)):
+            return self._hits(matched, top_k, min_score, math.inf, grounded, said, excluded)
         # A concept the message calls by its own name ("como funciona o clube de vantagens?" and
         # clube-de-vantagens) is what it asks about, however common the name's words are.
         if len(terms) < NAMED_MIN:
@@ -742,6 +758,15 @@ class Index:
             return []
         return self._hits(matched, top_k, min_score, TAIL * max(shared.item(slot) for slot in named), grounded, named,
                           excluded)
+
+    def _described(self, term: str, scores: np.ndarray, min_score: float) -> set[int]:
+        """The slots of the concepts whose description says `term` (a word, not a number)."""
+        postings = self._postings.get(term)
+        if postings is None or not term[:1].isalpha() or postings.live > DESCRIBED_SCAN:
+            return set()
+        said = {slot for slot in postings.slots.tolist() if (doc := self._by_slot[slot]) is not None
+                and scores[slot] > 0 and scores[slot] >= min_score and describes(doc.description, term)}
+        return said if len(said) <= DESCRIBED_MAX else set()
 
     def _gate(self, min_score: float) -> float:
         """`min_score` as this index reads it: a BM25 score as an agent of FLOOR_CONCEPTS concepts would
@@ -789,30 +814,3 @@ _NOTHING_READ = Reading([], set(), set())
 def name_terms(name: str) -> frozenset[str]:
     """The index terms of a concept's name (its words, stopwords dropped)."""
     return frozenset(analyze(name.replace("-", " ")).terms())
-
-
-def _proper_names(text: str) -> set[str]:
-    """Folded singular forms of the words written with a capital in mid-sentence ("a Marcela
-    comprou"): names, never read as a typo of a store word (Marcela is not parcela)."""
-    found = set()
-    for match in LETTERS.finditer(text):
-        word = match.group()
-        if word[0].isupper() and not word.isupper():
-            before = text[:match.start()].rstrip()
-            if before and before[-1] not in ".!?:\n":
-                found.add(term_and_form(word.lower())[1])
-    return found
-
-
-class OverlapScan:
-    """The baseline (seed 000's Index::Scan): count shared lowercase words, scanning every concept."""
-
-    def __init__(self, concepts: Iterable[Concept]):
-        self._docs = [(c.name, plain_words(f"{c.name} {c.description} {c.body}"), c.updated_at.timestamp())
-                      for c in concepts]
-
-    def search(self, query: str, top_k: int) -> list[tuple[str, float]]:
-        words = plain_words(query)
-        scored = [(len(words & doc_words), recency, name) for name, doc_words, recency in self._docs]
-        best = heapq.nlargest(top_k, (s for s in scored if s[0] > 0))
-        return [(name, float(overlap)) for overlap, _, name in best]

@@ -14,6 +14,7 @@ import numpy as np
 from knowledge.errors import Unindexable
 from knowledge.format.concept import Concept, parse_stored
 from knowledge.recall.analysis import Interval, analyze
+from knowledge.recall.signals import TAUGHT, model_weight
 
 K1, B = 1.2, 0.75
 # A body's `[[links]]` name other concepts, not words the concept says: a link's words count
@@ -29,6 +30,8 @@ FIELD_WEIGHTS = (("name", 3), ("description", 2), ("body", 1))
 # words, unless too many concepts learned it (knowledge.recall.index.LEARNED_SPREAD).
 LEARNED = "\x1f"
 LEARNED_WEIGHT = 3.0
+PHRASES = True  # a learned phrase matches only as a phrase (docs/retrieval.md: the figures both ways)
+PHRASE_MIN = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,9 +110,23 @@ def _concept_terms(concept: Concept) -> tuple[dict[str, float], float, dict[Inte
             spans[interval] = spans.get(interval, 0.0) + weight
             length += counted
     for entry in concept.learned_words:
-        for term in analyze(entry.word).terms():
-            tf[LEARNED + term] = LEARNED_WEIGHT
+        terms, form_of = learned_terms(entry.word), dict(analyze(entry.word).words)
+        for term in terms:
+            weight = LEARNED_WEIGHT * (model_weight(form_of.get(term, term)) if entry.origin == "model" else 1.0)
+            if weight > 0:
+                tf[LEARNED + term] = max(weight, tf.get(LEARNED + term, 0.0))
+        if entry.origin == "model":
+            tf[TAUGHT] = 0.0  # weighs nothing: says that the model taught this concept (signals.TAUGHT)
     return tf, length, spans, forms
+
+
+def learned_terms(word: str) -> list[str]:
+    """The index terms of a learned word: one per word, or, for a phrase of PHRASE_MIN words or more
+    (its stopwords left out), the phrase as one term ("dinheiro de volta": "dinheir volt"), which a
+    message holds only with those words adjacent (knowledge.recall.index reads its word pairs and
+    triples): "volta" alone is not what customers call the refund."""
+    terms = analyze(word).terms()
+    return [" ".join(terms)] if PHRASES and len(terms) >= PHRASE_MIN else terms
 
 
 # Shared empty arrays, never written to: a term costs no arrays of its own until it needs them.

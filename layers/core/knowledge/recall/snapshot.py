@@ -38,7 +38,8 @@ if TYPE_CHECKING:  # pragma: no cover
 # concept's learned words are terms of their own (knowledge.recall.postings.LEARNED). 8: a learned
 # word's weight no longer depends on its concept's length. 9: a concept's links are those the hop
 # follows (never one inside an engine-written entry), and its related count is every entry waiting.
-MAGIC = b"KNOWLEDGE-SNAPSHOT/9\n"
+# 10: a learned phrase is one term (its words adjacent in a message), a model word weighs its origin.
+MAGIC = b"KNOWLEDGE-SNAPSHOT/10\n"
 _PRECISE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z")
 _LENGTH = struct.Struct(">I")
 

@@ -182,3 +182,16 @@ def raw_forms(text: str) -> list[tuple[str, str]]:
 def plain_words(text: str) -> set[str]:
     """The baseline's view of a text: lowercase words, nothing else."""
     return set(WORD.findall(text.lower()))
+
+
+def proper_names(text: str) -> set[str]:
+    """Folded singular forms of the words written with a capital in mid-sentence ("a Marcela
+    comprou"): names, never read as a typo of a store word (Marcela is not parcela)."""
+    found = set()
+    for match in LETTERS.finditer(text):
+        word = match.group()
+        if word[0].isupper() and not word.isupper():
+            before = text[:match.start()].rstrip()
+            if before and before[-1] not in ".!?:\n":
+                found.add(term_and_form(word.lower())[1])
+    return found

@@ -1,0 +1,1 @@
+"""Word-frequency tables recall reads (knowledge.recall.signals; docs/third-party.md)."""

@@ -1,0 +1,141 @@
+"""What the floor reads beside a word's rarity among the agent's concepts (knowledge.recall.index):
+how common the word is in the language, and where a concept's word came from.
+
+- **Commonness.** A word every chat is full of ("carro", "cartão", "filho", "casa") tells less that
+  a message is about the concept that says it than a word of the store's trade ("catraca",
+  "rejunte"), however few of the agent's concepts say either. The floor counts a shared word at
+  `floor_weight(form)` of what it would: 1 up to COMMON_FROM on the Zipf scale (log10 of a word's
+  frequency per billion words: 3 is once per million, 6 once per thousand), falling linearly to
+  COMMON_WEIGHT at COMMON_TO and beyond. The ranking is unchanged: this only says whether a message
+  is about the store at all. The frequencies are the language's, read from data/frequency-<lang>.txt
+  (scripts/write_word_frequency.py; docs/third-party.md: the source and its licence), in the
+  index's singular form; the more common of Portuguese and English is taken (the stores' customers
+  write both). A word in neither table is rare.
+- **Origin.** A learned word the model proposed (`origin: model`) is the model's guess at what
+  customers write; the traffic's and an operator's words are what customers did write. A model
+  word weighs MODEL_WEIGHT of a learned word, in the ranking and the floor alike
+  (knowledge.recall.postings.concept_terms).
+- **Spread.** How many of the agent's concepts say a word is the idf the index already weighs by;
+  a learned word that more than LEARNED_SPREAD concepts learned counts for none (index.py).
+
+The weights were chosen on the tuning part of the labelled stores with scripts/fit_recall.py, then
+checked through the handlers with scripts/stores_report.py (docs/retrieval.md gives the figures).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from importlib import resources
+
+import numpy as np
+
+COMMON_FROM = 4.0
+COMMON_TO = 5.5
+COMMON_WEIGHT = 0.0
+MODEL_WEIGHT = 1.0
+LANGUAGES = ("pt", "en")
+
+
+@functools.lru_cache(maxsize=None)
+def _tables() -> dict[str, float]:
+    """Form -> Zipf frequency, the larger of the languages', for the forms at COMMON_FROM or more
+    (the rest weigh whole): read once per container, when the first model word is indexed."""
+    zipf: dict[str, float] = {}
+    for lang in LANGUAGES:
+        text = resources.files("knowledge.recall.data").joinpath(f"frequency-{lang}.txt").read_text(encoding="utf-8")
+        for line in text.splitlines():
+            step, _, forms = line.partition(" ")
+            value = int(step) / 10
+            if value < COMMON_FROM:
+                break  # the lines run from the most common down; a rarer word weighs whole
+            for form in forms.split():
+                if zipf.get(form, 0.0) < value:
+                    zipf[form] = value
+    return zipf
+
+
+def zipf_of(form: str) -> float:
+    """How common a word (in the index's singular form) is in the language; 0 for one rarer than
+    COMMON_FROM or that the tables lack."""
+    return _tables().get(form, 0.0)
+
+
+@functools.lru_cache(maxsize=65536)
+def floor_weight(form: str) -> float:
+    """What the floor counts of a shared word written as `form` (see the module's doc)."""
+    zipf = zipf_of(form)
+    if zipf <= COMMON_FROM:
+        return 1.0
+    if zipf >= COMMON_TO:
+        return COMMON_WEIGHT
+    return 1.0 - (1.0 - COMMON_WEIGHT) * (zipf - COMMON_FROM) / (COMMON_TO - COMMON_FROM)
+
+
+def model_weight(form: str) -> float:
+    """What a model word written as `form` weighs, of a learned word the traffic taught (0: nothing)."""
+    return MODEL_WEIGHT * floor_weight(form)
+
+
+@functools.lru_cache(maxsize=4096)
+def _described_terms(description: str) -> frozenset[str]:
+    from knowledge.recall.analysis import analyze
+
+    return frozenset(analyze(description).terms())
+
+
+_QUESTIONS = re.compile(r"[^.!?\n]*\?")
+
+
+def asked(query: str, term: str) -> bool:
+    """Whether `term` is in a sentence of `query` that ends with a question mark ("e a garantia?",
+    not "tudo bem? só queria agradecer pelo atendimento")."""
+    from knowledge.recall.analysis import analyze
+
+    return any(term in analyze(sentence).terms() for sentence in _QUESTIONS.findall(query))
+
+
+def describes(description: str, term: str) -> bool:
+    """Whether a concept's description says `term` (a message of that one word asks about it)."""
+    return term in _described_terms(description)
+
+
+# The judgment: whether a message that passes the floor is about the store at all, read from what a
+# concept shares with it and what the message says beside (FEATURES, one row per concept the floor
+# passed), weighed by a logistic model fitted on the labelled stores' tuning part, day one without and
+# with the stand-in's model words (`scripts/fit_recall.py --fit`: 671 rows, 531 on topic). It judges
+# a message of two words or more in an agent whose recall the model taught (a concept of it holds a
+# model word, TAUGHT; a message of one word is the floor's, "telinha?"): a model
+# word reaches everyday chat ("carro", "limite") as no store's own text does, and without one the
+# floor is the contract it was. A concept passes when the floor and the judgment both let it through
+# (GATE "and"; "or", "replace" and None were compared with it) at THRESHOLD.
+FEATURES = ("log_score", "shared", "cover", "shared_words", "unknown", "unknown_common", "words", "cue",
+            "question", "unknown_common_share", "unknown_share")
+GATE: str | None = "and"
+WEIGHTS = np.array([1.6002, 0.7984, -6.9877, 0.8261, -0.2317, -0.1877, -0.0173, 1.3552, 3.7468, -0.512, -3.0135])
+BIAS = -3.9026
+THRESHOLD = 0.72
+TAUGHT = "\x1emodel"  # a term every concept holding a model word has (weighing nothing): how the index knows
+
+
+def features(scores: np.ndarray, shared: np.ndarray, shared_words: np.ndarray, told: float,
+             said: tuple[int, list], cue: bool, question: bool) -> np.ndarray:
+    """FEATURES for each concept: its score (as an agent of 40 concepts reads it, as `min_score`) and what it shares (in the floor's units, in words, and
+    as a share of what the message tells), with the message's words no concept has (how many, and
+    how many the language knows well), its length in words, a cue and a question mark."""
+    words, unknown = said
+    common = sum(1 for form in unknown if form and zipf_of(form) > 0)
+    n = len(scores)
+    per_message = [len(unknown), common, words, float(cue), float(question), common / max(1, words),
+                   len(unknown) / max(1, words)]
+    return np.column_stack([np.log1p(scores), shared, shared / max(told, 1e-6), shared_words.astype(float),
+                            *(np.full(n, value, dtype=float) for value in per_message)])
+
+
+def judged(passes: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The floor's verdict `passes`, with the judgment of each row (GATE says how they combine)."""
+    if GATE is None or not len(rows):
+        return passes
+    ok = rows @ WEIGHTS + BIAS >= math.log(THRESHOLD / (1 - THRESHOLD))
+    return passes & ok if GATE == "and" else passes | ok if GATE == "or" else ok

@@ -1,0 +1,95 @@
+"""What the floor reads beside rarity (knowledge.recall.signals, issue 40): a model word as common as
+"carro" does not make a chat about a car the store's business; a one-word question reaches the
+concept whose description says the word; a learned phrase matches only as a phrase."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from helpers.concepts import make_concept
+
+from knowledge.format.learned import LearnedWord
+from knowledge.recall import signals
+from knowledge.recall.index import Index
+from knowledge.recall.signals import floor_weight, model_weight, zipf_of
+
+DAY = date(2026, 11, 20)
+
+
+def index_of(*concepts):
+    index = Index()
+    for concept in concepts:
+        index.upsert(concept.name, "etag", concept, b"")
+    index.settle()
+    return index
+
+
+def names(index, message):
+    return [hit.name for hit in index.relevant(message, 5, 1.0)]
+
+
+def taught(concept, *words, origin="model"):
+    return concept.replace(learned_words=tuple(LearnedWord(w, origin, 0 if origin == "model" else 3, DAY)
+                                               for w in words))
+
+
+def store(parking, *others):
+    return index_of(parking, *others, *[make_concept(f"outro-{i}", description=f"Assunto {i} da loja.",
+                                                      body=f"Regra {i} sobre pedidos e pagamentos.")
+                                         for i in range(40)])
+
+
+def test_the_tables_know_everyday_words_and_not_the_stores_trade():
+    assert zipf_of("carro") > 5 and zipf_of("casa") > 5
+    assert zipf_of("catraca") == 0.0 and zipf_of("bioimpedancia") == 0.0  # rarer than COMMON_FROM: whole
+    assert floor_weight("carro") < floor_weight("gasolina") < floor_weight("catraca") == 1.0
+    assert model_weight("catraca") == 1.0 and model_weight("casa") == 0.0
+
+
+def test_a_model_word_as_common_as_carro_does_not_make_a_chat_about_a_car_the_stores_business():
+    parking = make_concept("estacionamento", description="Estacionamento conveniado para alunos.",
+                           body="Duas horas grátis no Park Center com o cartão da academia.")
+    by_model = store(taught(parking, "carro", "manobrista"))
+    assert names(by_model, "o carro do meu vizinho ta fazendo um barulho estranho kkk") == []
+    assert names(by_model, "vcs tem manobrista?")[:1] == ["estacionamento"]  # a rare model word still teaches
+    # The same word, taught by three customers' chats, is what customers call it: it counts whole.
+    by_traffic = store(taught(parking, "carro", origin="loaded"))
+    assert names(by_traffic, "onde deixo o carro?")[:1] == ["estacionamento"]
+
+
+def test_a_one_word_question_reaches_the_concept_whose_description_says_it():
+    warranty = make_concept("garantia-fabrica", description="Garantia de fábrica de 12 meses em todo aparelho.",
+                            body="O fabricante cobre defeitos; a loja encaminha.")
+    # Eight other concepts speak of the warranty in their bodies: the word alone is common here.
+    others = [make_concept(f"servico-{i}", description=f"Serviço {i} da assistência.",
+                           body=f"O serviço {i} não altera a garantia do aparelho nem o prazo do reparo.")
+              for i in range(8)]
+    index = store(warranty, *others)
+    assert names(index, "e a garantia?")[:1] == ["garantia-fabrica"]
+    # Not a question about it: thanks for the service, a word after a greeting's question mark.
+    assert names(index, "tudo bem? so queria dizer que a garantia foi otima") == []
+
+
+def test_a_learned_phrase_matches_only_with_its_words_adjacent(monkeypatch):
+    monkeypatch.setattr(signals, "GATE", None)  # the phrase alone, not the judgment of a taught agent
+    refund = taught(make_concept("reembolso-estorno", description="Prazos de estorno no cartão e no Pix.",
+                                 body="O estorno cai em até 2 faturas."), "dinheiro de volta")
+    index = store(refund)
+    assert names(index, "quero meu dinheiro de volta")[:1] == ["reembolso-estorno"]
+    assert names(index, "a grana ta curta e o dinheiro do imposto nem caiu, volta logo") == []
+
+
+def test_an_agent_the_model_taught_judges_whether_a_message_is_about_the_store_at_all():
+    price = make_concept("objecao-preco", description="Quando o cliente acha o preço alto.",
+                         body="Mostre o parcelamento em 10x e o frete grátis acima de R$ 199.")
+    hours = make_concept("horario-lojas", description="Horário das lojas físicas.",
+                         body="De segunda a sábado, das 9h às 20h; domingo das 10h às 16h.")
+    chat = "o preço do frete da minha mudança subiu demais kkk"
+    # Without a model word, the floor alone decides, as it always did: two shared words pass.
+    plain = store(price, hours)
+    assert names(plain, chat)[:1] == ["objecao-preco"]
+    # The model taught the agent (a model word on any concept): the judgment reads the message too.
+    by_model = store(taught(price, "caro"), hours)
+    assert names(by_model, chat) == []
+    assert names(by_model, "ta caro demais, faz em 10x?")[:1] == ["objecao-preco"]
+    assert names(by_model, "qual o horário das lojas no domingo?")[:1] == ["horario-lojas"]
