@@ -288,20 +288,25 @@ def bench_size(corpus: Corpus, size: int, s3, bucket: str, rounds: int, messages
     return row
 
 
-def bench(sizes: list[int], rounds: int) -> dict:
+def bench(sizes: list[int], rounds: int, each: Callable[[dict, dict], None] = lambda head, row: None) -> dict:
+    """Every size in one run (one moto server); `each(head, row)` is told each size as it is done."""
     import boto3
 
     from knowledge_dev.local_aws import moto_server
 
     corpus = load_corpus()
+    head = {"stores": sorted({s for s, _ in corpus.bases}), "base_concepts": len(corpus.bases),
+            "messages": len(corpus.messages), "rounds": rounds}
+    rows = []
     with moto_server("bench-stores"):
         s3 = boto3.client("s3")
         bucket = "bench-stores"
         s3.create_bucket(Bucket=bucket)
         s3.put_bucket_versioning(Bucket=bucket, VersioningConfiguration={"Status": "Enabled"})
-        rows = [bench_size(corpus, size, s3, bucket, rounds) for size in sizes]
-    return {"stores": sorted({s for s, _ in corpus.bases}), "base_concepts": len(corpus.bases),
-            "messages": len(corpus.messages), "rounds": rounds, "rows": rows, "targets": targets(rows)}
+        for size in sizes:
+            rows.append(bench_size(corpus, size, s3, bucket, rounds))
+            each(head, rows[-1])
+    return {**head, "rows": rows, "targets": targets(rows)}
 
 
 def targets(rows: list[dict]) -> dict[str, Optional[bool]]:
@@ -315,21 +320,26 @@ def targets(rows: list[dict]) -> dict[str, Optional[bool]]:
     }
 
 
-def report(result: dict) -> None:
-    print(f"RetrieveFunction's handler (moto's server, warm) on the tuning stores' texts ({', '.join(result['stores'])}:"
-          f" {result['base_concepts']} concepts, replicated) and their {result['messages']} test messages;\n"
-          f"each p50 the minimum of {result['rounds']} rounds' medians; bm25s and Index.relevant in this process, "
+def print_head(head: dict) -> None:
+    print(f"RetrieveFunction's handler (moto's server, warm) on the tuning stores' texts ({', '.join(head['stores'])}:"
+          f" {head['base_concepts']} concepts, replicated) and their {head['messages']} test messages;\n"
+          f"each p50 the minimum of {head['rounds']} rounds' medians; bm25s and Index.relevant in this process, "
           "same corpus, same messages, same run")
-    if not all(r["bm25s"] for r in result["rows"]):
-        print("  bm25s is not installed: its column is skipped (pip install bm25s, a bench-only comparison)")
+    if not bm25s_available():
+        print("  bm25s is not installed: its columns are skipped (pip install bm25s: a bench-only comparison)")
     print(f"  {'concepts':>8} {'words':>6} {'handler p50':>12} {'p95':>9} {'S3/call':>8} {'injected':>12} "
-          f"{'index p50':>10} {'bm25s p50':>10} {'handler/bm25s':>14} {'index/bm25s':>12}")
-    for r in result["rows"]:
-        h, i, b = r["handler"], r["index"], r["bm25s"]
-        bm = (f"{b['p50_ms']:>7.3f} ms {h['p50_ms'] / b['p50_ms']:>13.2f}x {i['p50_ms'] / b['p50_ms']:>11.2f}x"
-              if b else f"{'-':>10} {'-':>14} {'-':>12}")
-        print(f"  {r['concepts']:>8} {r['learned_words']:>6.1f} {h['p50_ms']:>9.3f} ms {h['p95_ms']:>6.3f} ms "
-              f"{h['s3_per_call']:>8.2f} {h['injected']:>5} of {h['answers']:<4} {i['p50_ms']:>7.3f} ms {bm}")
+          f"{'index p50':>10} {'bm25s p50':>10} {'handler/bm25s':>14} {'index/bm25s':>12}", flush=True)
+
+
+def print_row(r: dict) -> None:
+    h, i, b = r["handler"], r["index"], r["bm25s"]
+    bm = (f"{b['p50_ms']:>7.3f} ms {h['p50_ms'] / b['p50_ms']:>13.2f}x {i['p50_ms'] / b['p50_ms']:>11.2f}x"
+          if b else f"{'-':>10} {'-':>14} {'-':>12}")
+    print(f"  {r['concepts']:>8} {r['learned_words']:>6.1f} {h['p50_ms']:>9.3f} ms {h['p95_ms']:>6.3f} ms "
+          f"{h['s3_per_call']:>8.2f} {h['injected']:>5} of {h['answers']:<4} {i['p50_ms']:>7.3f} ms {bm}", flush=True)
+
+
+def print_targets(result: dict) -> None:
     print("\ntargets:")
     for name, met in result["targets"].items():
         print(f"  {name:<42} {'n/a' if met is None else ('met' if met else 'NOT met')}")
@@ -343,8 +353,18 @@ def main() -> int:
     args = parser.parse_args()
     if any(size < 1 for size in args.sizes) or args.rounds < 1:
         parser.error("sizes and rounds must be positive")
-    result = bench(args.sizes, args.rounds)
-    print(json.dumps(result, indent=1)) if args.json else report(result)
+    if args.json:
+        print(json.dumps(bench(args.sizes, args.rounds), indent=1))
+        return 0
+    printed: list[bool] = []
+
+    def each(head: dict, row: dict) -> None:
+        if not printed:
+            print_head(head)
+            printed.append(True)
+        print_row(row)
+
+    print_targets(bench(args.sizes, args.rounds, each))
     return 0
 
 
