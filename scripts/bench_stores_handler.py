@@ -22,10 +22,9 @@ handler's p50 (the minimum of the rounds' medians, as scripts/bench_knowledge_in
 and p95, the S3 requests per warm call (0 expected: a warm container answers from memory), how
 many answers injected something (none fails the run: it would time a handler that answers
 nothing), `Index.relevant` alone in this process on the same corpus, and bm25s (a bench-only
-comparison, never a runtime dependency: pyproject's `bench` extra; skipped with a message when it is not
-installed) on the
-same texts and messages in the same run: tokenize + top 5 per message, one message at a time as a
-turn asks. Targets: handler p50 <= 0.5 ms at 5,000 and <= bm25s's p50; Index.relevant p50 <= 0.1
+comparison, never a runtime dependency: pyproject's `bench` extra; skipped with a message when it
+is not installed) on the same texts and messages in the same run: tokenize + top 5 per message, one
+message at a time as a turn asks. Targets: handler p50 <= 0.5 ms at 5,000 and <= bm25s's p50; Index.relevant p50 <= 0.1
 ms at 1,000; 0 S3 requests per warm call.
 """
 
@@ -327,7 +326,8 @@ def print_head(head: dict) -> None:
           f"each p50 the minimum of {head['rounds']} rounds' medians; bm25s and Index.relevant in this process, "
           "same corpus, same messages, same run")
     if not bm25s_available():
-        print("  bm25s is not installed: its columns are skipped (.venv/bin/pip install -e '.[bench]': a bench-only comparison)")
+        print("  bm25s is not installed: its columns are skipped "
+              "(.venv/bin/pip install -e '.[bench]': a bench-only comparison)")
     print(f"  {'concepts':>8} {'words':>6} {'handler p50':>12} {'p95':>9} {'S3/call':>8} {'injected':>12} "
           f"{'index p50':>10} {'bm25s p50':>10} {'handler/bm25s':>14} {'index/bm25s':>12}", flush=True)
 
