@@ -5,6 +5,9 @@ the settings it needs beside it (a missing or bad one fails with SettingsError),
 where the cold start defers it, through `Deferred`. The builders that take a Settings are the parts
 they are made of (and the CLI's). Imports are inside the builders so a function loads only what it
 uses (cold start); this module itself imports nothing heavy, so a handler can import it and build later.
+
+Over 500 lines on purpose: it is the one map of which adapter each function, the CLI and the studio get;
+split, a handler's parts would be looked for in two places (the import contract lets handlers import it only).
 """
 
 from __future__ import annotations
@@ -478,7 +481,6 @@ def words_page(settings: Settings, studio: "Studio") -> tuple["LearnedWords", "W
     page = LearnedWords(studio.rows, store)
     studio.readers.append(page.told)
     return page, WordsRemoval(store, page.told)
-
 
 
 def config_check(settings: Settings) -> "ConfigCheck":
