@@ -12,9 +12,10 @@ writes to one cell would only retry against each other.
 
 from __future__ import annotations
 
+import contextvars
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, TypeVar
 
 from shared.errors import KnowledgeError
 
@@ -29,6 +30,14 @@ ACTIONS = ("approve", "reject", "dismiss")
 BULK_MAX = 50  # the most proposals one action decides: what a page shows, each on screen
 WORKERS = 8  # customers decided side by side (S3 requests, not CPU)
 _DONE = {"approve": "approved", "reject": "rejected", "dismiss": "dismissed"}
+In, Out = TypeVar("In"), TypeVar("Out")
+
+
+def _side_by_side(pool: ThreadPoolExecutor, work: Callable[[In], Out], items: Iterable[In]) -> list[Out]:
+    """`work` over `items` on the pool, each in a copy of this thread's context: the request's
+    deadline (shared.deadline, a context variable) bounds the workers' S3 calls too."""
+    jobs = [(contextvars.copy_context(), item) for item in items]
+    return list(pool.map(lambda job: job[0].run(work, job[1]), jobs))
 
 
 def check_items(action: object, items: object) -> list[tuple[str, str]]:
@@ -55,7 +64,7 @@ def decide_many(studio: "FactsStudio", op: "Operator", tenant: str, agent: str, 
         raise InvalidRequest(f"reason: text of at most {REASON_MAX} characters")
     refs = [studio.refs(tenant, agent, customer, pid) for customer, pid in pairs]
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-        names = list(pool.map(lambda ref: _name_of(studio, ref), refs))
+        names = _side_by_side(pool, lambda ref: _name_of(studio, ref), refs)
         missing = [index for index, name in enumerate(names) if name is None]
         if missing:
             raise ProposalNotFound(f"items[{missing[0]}]: no such proposal ({len(missing)} of {len(refs)} unknown): "
@@ -69,7 +78,7 @@ def decide_many(studio: "FactsStudio", op: "Operator", tenant: str, agent: str, 
         def one_customer(indexes: list[int]) -> None:
             for index in indexes:
                 outcomes[index] = _decide(studio, op, action, refs[index], names[index] or "", reason, batch)
-        list(pool.map(one_customer, by_customer.values()))
+        _side_by_side(pool, one_customer, list(by_customer.values()))
     counts: dict[str, int] = {}
     for outcome in outcomes:
         counts[outcome["outcome"]] = counts.get(outcome["outcome"], 0) + 1
