@@ -75,12 +75,13 @@ function selectAll(on) {
   if (on && shown > BULK_MAX) say(`${BULK_MAX} of the ${shown} shown are selected: at most ${BULK_MAX} in one action.`);
 }
 
-function showOutcomes(action, answer) {
+function showOutcomes(action, answer, chosen) {
+  const named = new Map(chosen.map((p) => [p.id, p.name]));
   const ok = answer.outcomes.filter((o) => o.ok).length;
   const total = answer.outcomes.length;
   $("bulk-result-title").textContent = `${VERB[action]} ${ok} of ${total} in one action`;
   $("bulk-outcomes").replaceChildren(...answer.outcomes.map((o) => el("li", { class: o.ok ? "ok" : "lost" },
-    el("span", { class: "fact-name", text: o.name }), ` for ${o.customer_id}: ${outcomeWords(o, action)}`)));
+    el("span", { class: "fact-name", text: o.name || named.get(o.id) || o.id }), ` for ${o.customer_id}: ${outcomeWords(o, action)}`)));
   $("bulk-result").hidden = false;
 }
 
@@ -108,7 +109,7 @@ async function decideSelected(action, refresh) {
   state.facts.deciding = false;
   state.facts.selected.clear();
   $("bulk-reason").value = "";
-  showOutcomes(action, answer);
+  showOutcomes(action, answer, chosen);
   const lost = answer.outcomes.length - answer.outcomes.filter((o) => o.ok).length;
   say(`${VERB[action]} ${answer.outcomes.length - lost} of ${answer.outcomes.length}${lost ? `; ${lost} not: see why below the buttons` : ""}.`);
   await refresh();

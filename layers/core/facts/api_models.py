@@ -93,7 +93,7 @@ class BulkDecision(BaseModel):
 class BulkOutcome(BaseModel):
     customer_id: str
     id: str
-    name: str
+    name: Optional[str] = Field(description="The fact's name; null when this one was refused before it was read.")
     ok: bool
     outcome: str = Field(description="The proposal's status after (approved, rejected, dismissed), or the code "
                                      "that stopped it: fact_moved (it went stale), conflict, not_pending, busy…")

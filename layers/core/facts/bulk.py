@@ -4,8 +4,8 @@
 Each proposal goes through the same decision as a single click (review.Review: its own
 compare-and-swap on the proposal and, for an approval, on its fact), and each gets its own outcome;
 one that loses its race is reported and the others are kept. All of them carry one batch id, which
-is how Recent shows them as one bulk decision by the operator. Every id is read before anything is
-decided, so a request naming a proposal that does not exist decides nothing. Customers are decided
+is how Recent shows them as one bulk decision by the operator. Every id is looked up (one listing of the
+agent's proposals) before anything is decided, so a request naming one that does not exist decides nothing. Customers are decided
 side by side, one customer's proposals one after another: they share a memory cell, and parallel
 writes to one cell would only retry against each other.
 """
@@ -63,12 +63,13 @@ def decide_many(studio: "FactsStudio", op: "Operator", tenant: str, agent: str, 
     if reason is not None and (not isinstance(reason, str) or len(reason) > REASON_MAX):
         raise InvalidRequest(f"reason: text of at most {REASON_MAX} characters")
     refs = [studio.refs(tenant, agent, customer, pid) for customer, pid in pairs]
+    # One listing says which exist (not a read per id): nothing is decided if one does not.
+    stored = studio.stored_keys(tenant, agent)
+    missing = [index for index, ref in enumerate(refs) if ref.key not in stored]
+    if missing:
+        raise ProposalNotFound(f"items[{missing[0]}]: no such proposal ({len(missing)} of {len(refs)} unknown): "
+                               "nothing was decided; reload the list")
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-        names = _side_by_side(pool, lambda ref: _name_of(studio, ref), refs)
-        missing = [index for index, name in enumerate(names) if name is None]
-        if missing:
-            raise ProposalNotFound(f"items[{missing[0]}]: no such proposal ({len(missing)} of {len(refs)} unknown): "
-                                   "nothing was decided; reload the list")
         batch = uuid.uuid4().hex
         by_customer: dict[str, list[int]] = {}
         for index, ref in enumerate(refs):
@@ -77,7 +78,7 @@ def decide_many(studio: "FactsStudio", op: "Operator", tenant: str, agent: str, 
 
         def one_customer(indexes: list[int]) -> None:
             for index in indexes:
-                outcomes[index] = _decide(studio, op, action, refs[index], names[index] or "", reason, batch)
+                outcomes[index] = _decide(studio, op, action, refs[index], reason, batch)
         _side_by_side(pool, one_customer, list(by_customer.values()))
     counts: dict[str, int] = {}
     for outcome in outcomes:
@@ -86,16 +87,10 @@ def decide_many(studio: "FactsStudio", op: "Operator", tenant: str, agent: str, 
             "counts": counts}
 
 
-def _name_of(studio: "FactsStudio", ref: ProposalRef) -> Optional[str]:
-    try:
-        return studio.proposal_name(ref)
-    except ProposalNotFound:
-        return None
-
-
-def _decide(studio: "FactsStudio", op: "Operator", action: str, ref: ProposalRef, name: str,
-            reason: Optional[str], batch: str) -> dict[str, Any]:
-    out = {"customer_id": ref.customer_id, "id": ref.id, "name": name}
+def _decide(studio: "FactsStudio", op: "Operator", action: str, ref: ProposalRef, reason: Optional[str],
+            batch: str) -> dict[str, Any]:
+    # The name as the list read it; a decision's answer says it again (None: one refused before any read here).
+    out = {"customer_id": ref.customer_id, "id": ref.id, "name": studio.held_name(ref)}
     try:
         if action == "approve":
             view = studio.approve(op, ref, batch)
@@ -104,8 +99,9 @@ def _decide(studio: "FactsStudio", op: "Operator", action: str, ref: ProposalRef
         else:
             view = studio.dismiss(op, ref, batch)
     except ProposalWentStale as exc:
-        return {**out, "ok": False, "outcome": exc.code, "message": str(exc), "proposal": exc.proposal}
+        return {**out, "name": exc.proposal["name"], "ok": False, "outcome": exc.code, "message": str(exc),
+                "proposal": exc.proposal}
     except KnowledgeError as exc:  # this one's race or state; the others go on
         return {**out, "ok": False, "outcome": exc.code, "message": str(exc), "proposal": None}
-    return {**out, "ok": view["status"] == _DONE[action], "outcome": view["status"], "message": None,
-            "proposal": view}
+    return {**out, "name": view["name"], "ok": view["status"] == _DONE[action], "outcome": view["status"],
+            "message": None, "proposal": view}

@@ -195,9 +195,17 @@ class FactsStudio:
         op.check(ref.tenant)
         return self.view(self._proposals.get(ref).proposal, _Quotes(self._archive))
 
-    def proposal_name(self, ref: ProposalRef) -> str:
-        """The fact name of a proposal that exists (ProposalNotFound otherwise)."""
-        return self._proposals.get(ref).proposal.name
+    def stored_keys(self, tenant: str, agent: str) -> set[str]:
+        """The keys of an agent's proposals, by listing (no record read): which ids exist."""
+        return {item["Key"] for page in awscall.pages(self._s3, "list_objects_v2", Bucket=self._sessions_bucket,
+                                                     Prefix=layout.proposals_prefix(tenant, agent))
+                for item in page.get("Contents", [])}
+
+    def held_name(self, ref: ProposalRef) -> Optional[str]:
+        """The fact name of a proposal as this container's last list read it (None: not read here)."""
+        held = self._held.get((ref.tenant, ref.agent))
+        known = held.items.get(ref.key) if held else None
+        return known[1].name if known else None
 
     def _refresh(self, tenant: str, agent: str) -> list[Proposal]:
         prefix = layout.proposals_prefix(tenant, agent)
