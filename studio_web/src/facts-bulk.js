@@ -111,7 +111,8 @@ async function decideSelected(action, refresh) {
   $("bulk-reason").value = "";
   showOutcomes(action, answer, chosen);
   const lost = answer.outcomes.length - answer.outcomes.filter((o) => o.ok).length;
-  say(`${VERB[action]} ${answer.outcomes.length - lost} of ${answer.outcomes.length}${lost ? `; ${lost} not: see why below the buttons` : ""}.`);
+  const why = lost ? `; ${lost} not: see why below the buttons` : "";
+  say(`${VERB[action]} ${answer.outcomes.length - lost} of ${answer.outcomes.length}${why}.`);
   await refresh();
   // Focus goes to what happened, never onto another action: a stray Enter decides nothing.
   $("bulk-result-title").focus();

@@ -196,8 +196,8 @@ def answers(model: Any, *also: int) -> dict[int, dict[str, Any]]:
               404: ("No such proposal, route or agent (unknown_agent: neither a knowledge.yaml nor any concept)",
                     ErrorBody),
               409: (("Already decided otherwise, the fact changed (the proposal went stale), or the customer's "
-                     "memory cell is unreadable (record_unreadable: restore or reset it), or an undo refused (cannot_undo: the "
-                     "fact changed since the approval)"), Union[WentStale, UndoRefused, ErrorBody]),
+                     "memory cell is unreadable (record_unreadable: restore or reset it), or an undo refused "
+                     "(cannot_undo: the fact changed since the approval)"), Union[WentStale, UndoRefused, ErrorBody]),
               410: ("gone: the proposal no longer exists (its customer was forgotten, or it aged out)", ErrorBody),
               412: ("The fact changed since it was read", Stale),
               422: ("The request is invalid (personal_data: the value holds personal data, said with its kinds)",

@@ -2,8 +2,9 @@
 
 A proposal's id is the keyed hash of (tenant, customer, name, value), so the same tuple from
 a re-scan lands on the same key and a create-only write filters it: an unanswered proposal is
-never piled on, a resolved one re-opened only by an operator (review.py: undo). A rejected or dismissed tuple is also latched
-beside the customer's cell (cells.py), which outlives the proposal's retention.
+never piled on, a resolved one re-opened only by an operator (review.py: undo). A rejected or
+dismissed tuple is also latched beside the customer's cell (cells.py), which outlives the
+proposal's retention.
 
 Statuses: pending → approving → approved; pending → rejected | dismissed; pending → stale →
 dismissed; expired (aged out unanswered; the tuple may be proposed again); an operator's undo

@@ -182,7 +182,8 @@ class FactsStudio:
         by_state = {name: [p for p in held if p.status in statuses] for name, statuses in _SHOWN.items()}
         listed = by_state[state]
         groups = _groups(listed)
-        listed = [p for p in listed if (name is None or p.name == name) and (customer is None or p.customer_id == customer)]
+        listed = [p for p in listed
+                  if (name is None or p.name == name) and (customer is None or p.customer_id == customer)]
         rows = sorted(listed, key=lambda p: _order(state, p), reverse=state == "recent")
         page = rows[start:start + limit]
         quotes = _Quotes(self._archive)
