@@ -21,10 +21,13 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from facts import wiring
 from facts.api_models import (
     CUSTOMER_ID_MAX,
+    BULK_MAX,
     NAME_MAX,
     PAGE_MAX,
     SLUG_MAX,
     SLUG_PATTERN,
+    BulkAnswer,
+    BulkDecision,
     FactEdit,
     FactRemoval,
     FactView,
@@ -38,9 +41,11 @@ from facts.api_models import (
 )
 from facts.errors import (
     Busy,
+    CannotUndo,
     CellReadable,
     CellUnreadable,
     FactChanged,
+    Gone,
     InvalidCursor,
     InvalidFact,
     InvalidRequest,
@@ -104,8 +109,21 @@ def _error(status: int, exc: KnowledgeError, **extra) -> Response:
 def list_proposals(tenant: Slug, agent: Slug,
                    state: Annotated[str, Query(pattern="^(pending|stale|recent)$")] = "pending",
                    limit: Annotated[int, Query(ge=1, le=PAGE_MAX)] = 20,
-                   cursor: Annotated[Optional[str], Query(pattern="^[0-9]{1,9}$")] = None) -> Response[ProposalList]:
-    return _json(200, facts.proposals(operator(), tenant, agent, state, limit=limit, cursor=cursor))
+                   cursor: Annotated[Optional[str], Query(pattern="^[0-9]{1,9}$")] = None,
+                   name: Annotated[Optional[str], Query(min_length=1, max_length=NAME_MAX)] = None,
+                   customer: Annotated[Optional[str], Query(min_length=1, max_length=CUSTOMER_ID_MAX)] = None,
+                   ) -> Response[ProposalList]:
+    return _json(200, facts.proposals(operator(), tenant, agent, state, limit=limit, cursor=cursor, name=name,
+                                      customer=customer))
+
+
+@app.post(f"{BASE}/proposals/bulk",
+          summary=f"Approve, reject or dismiss several proposals (at most {BULK_MAX}) in one action, each by its own "
+                  "compare-and-swap, each with its own outcome (404 when one does not exist: nothing decided)",
+          responses=answers(BulkAnswer))
+def decide_many(tenant: Slug, agent: Slug, body: BulkDecision) -> Response[BulkAnswer]:
+    return _json(200, facts.decide_many(operator(), tenant, agent, body.action,
+                                        [(item.customer_id, item.id) for item in body.items], body.reason))
 
 
 @app.get(f"{BASE}/proposals/<customer_id>/<proposal_id>", summary="One proposal, with its evidence read now",
@@ -134,6 +152,14 @@ def reject(tenant: Slug, agent: Slug, customer_id: CustomerId, proposal_id: Prop
           responses=answers(ProposalView, 409))
 def dismiss(tenant: Slug, agent: Slug, customer_id: CustomerId, proposal_id: ProposalId) -> Response[ProposalView]:
     return _json(200, facts.dismiss(operator(), facts.refs(tenant, agent, customer_id, proposal_id)))
+
+
+@app.post(f"{BASE}/proposals/<customer_id>/<proposal_id>/undo",
+          summary="Undo a decision: an approval's fact taken back out of memory by compare-and-swap (409 "
+                  "cannot_undo when it changed since), or a reject or dismiss reopened; the proposal pending again "
+                  "(410 gone after forget-customer)", responses=answers(ProposalView, 409, 410))
+def undo(tenant: Slug, agent: Slug, customer_id: CustomerId, proposal_id: ProposalId) -> Response[ProposalView]:
+    return _json(200, facts.undo(operator(), facts.refs(tenant, agent, customer_id, proposal_id)))
 
 
 # ------------------------------------------------------------------ the customer's memory cell
@@ -205,13 +231,18 @@ def openapi_document() -> str:
 # ------------------------------------------------------------------ errors, mapped once
 # An unreadable cell is not the request's fault, nor the service's: 409 with what to do (restore or reset).
 STATUS = {Unauthorized: 401, Forbidden: 403, NotFound: 404, InvalidName: 400, NotPending: 409, Conflict: 409,
-          CellUnreadable: 409, CellReadable: 409, NothingToRestore: 409,
+          CellUnreadable: 409, CellReadable: 409, NothingToRestore: 409, Gone: 410,
           InvalidRequest: 422, InvalidFact: 422, InvalidCursor: 422, Busy: 503}
 
 
 @app.exception_handler(ProposalWentStale)
 def went_stale(exc: ProposalWentStale) -> Response:
     return _error(409, exc, proposal=exc.proposal)
+
+
+@app.exception_handler(CannotUndo)
+def cannot_undo(exc: CannotUndo) -> Response:
+    return _error(409, exc, current=exc.current)
 
 
 @app.exception_handler(FactChanged)

@@ -1,9 +1,13 @@
 // The Facts page's proposals: the cards waiting for a decision (approve, reject with a reason,
-// dismiss), the stale ones and the recent decisions, each list a page at a time and drawn again as
-// a whole after a decision, focus kept on the next card.
+// dismiss; several at once in facts-bulk.js), pending filtered by fact name and customer, the stale
+// ones and the recent decisions (facts-undo.js), each list a page at a time and drawn again as a
+// whole after a decision, focus kept on the next card — the card itself, never one of its buttons,
+// so a stray Enter decides nothing. Decision keys on a card: a, r, d, x, j, k (never while typing).
 import { ApiError, plainWords } from "./api.js";
 import { $, button, el, show, stamp } from "./dom.js";
+import { pruneSelection, selectBox, toggleSelected, wireBulk } from "./facts-bulk.js";
 import { openMemory, originWords } from "./facts-memory.js";
+import { renderRecent } from "./facts-undo.js";
 import { api } from "./session.js";
 import { state } from "./state.js";
 import { fail, say } from "./status.js";
@@ -46,12 +50,13 @@ function details(p) {
 
 function card(p, list) {
   const titleId = `${list}-${p.id}-title`;
-  const article = el("article", { "aria-labelledby": titleId });
+  // Focusable itself (not in the Tab order): where focus lands after a decision, and where the keys act.
+  const article = el("article", { "aria-labelledby": titleId, tabindex: "-1" });
   const title = el("h3", { id: titleId });
   title.append(el("span", { class: "fact-name", text: p.name }));
   if (list === "pending") {
     title.append(": ", el("span", { class: "fact-value", text: p.value }));
-    article.append(title, details(p), evidence(p));
+    article.append(selectBox(p, titleId), title, details(p), evidence(p));
     if (p.status === "approving") {
       article.append(el("p", { class: "note", text: "An approval of this was interrupted before it finished: approve again to finish it." }));
     }
@@ -115,7 +120,7 @@ function cardIndex(article) {
 
 function focusAt(list, index) {
   const cards = $(`${list}-list`).children;
-  const target = cards.length ? cards[Math.min(index, cards.length - 1)].querySelector("button") : $(`${list}-title`);
+  const target = cards.length ? cards[Math.min(index, cards.length - 1)].querySelector("article") : $(`${list}-title`);
   target.focus();
 }
 
@@ -159,29 +164,44 @@ function dismiss(p, article) {
 
 // ------------------------------------------------------------------ the lists
 
-function renderList(list, counts) {
-  $(`${list}-count`).textContent = `(${counts[list]})`;
+function renderList(list, page) {
+  $(`${list}-count`).textContent = `(${page.counts[list]})`;
   $(`${list}-empty`).hidden = state.facts.shown[list].length > 0;
   $(`${list}-more`).hidden = !state.facts.next[list];
   if (list === "recent") {
-    const body = $("recent").tBodies[0];
-    body.replaceChildren();
-    for (const p of state.facts.shown.recent) {
-      const row = body.insertRow();
-      const decision = { approved: "Approved, saved to memory", rejected: "Rejected", dismissed: "Dismissed",
-        expired: "Expired unanswered" }[p.status] || p.status;
-      for (const text of [p.name, p.value, p.scope, decision, p.resolved_by || "", stamp(p.resolved_at),
-        p.reason || ""]) row.insertCell().textContent = text;
-    }
-    $("recent").hidden = state.facts.shown.recent.length === 0;
+    renderRecent(() => refresh(LISTS));
     return;
   }
   $(`${list}-list`).replaceChildren(...state.facts.shown[list].map((p) => card(p, list)));
+  if (list === "pending") {
+    showGroups(page.groups);
+    const { name, customer } = state.facts.filter;
+    $("pending-filtered").textContent = name || customer
+      ? `Showing ${page.total} of ${page.counts.pending}${name ? ` — ${name}` : ""}${customer ? ` — ${customer}` : ""}` : "";
+    pruneSelection();
+  }
+}
+
+// The fact names and customers pending, with how many each has: choosing one shows that group alone.
+function showGroups(groups) {
+  for (const [id, kind] of [["filter-name", "names"], ["filter-customer", "customers"]]) {
+    const select = $(id);
+    const wanted = state.facts.filter[id === "filter-name" ? "name" : "customer"];
+    const entries = (groups && groups[kind]) || [];
+    if (wanted && !entries.some((g) => g.value === wanted)) entries.push({ value: wanted, count: 0 });
+    select.replaceChildren(el("option", { value: "", text: "All" }),
+      ...entries.map((g) => el("option", { value: g.value, text: `${g.value} (${g.count})` })));
+    select.value = wanted;
+  }
 }
 
 async function fetchPage(list, cursor = null, limit = PAGE) {
   const query = new URLSearchParams({ state: list, limit: String(limit) });
   if (cursor) query.set("cursor", cursor);
+  if (list === "pending") {
+    if (state.facts.filter.name) query.set("name", state.facts.filter.name);
+    if (state.facts.filter.customer) query.set("customer", state.facts.filter.customer);
+  }
   return api("GET", `/facts/proposals?${query}`);
 }
 
@@ -200,7 +220,7 @@ async function fetchFirst(list, keep) {
 function apply(list, page, more = false) {
   state.facts.shown[list] = more ? state.facts.shown[list].concat(page.proposals) : page.proposals;
   state.facts.next[list] = page.next;
-  renderList(list, page.counts);
+  renderList(list, page);
 }
 
 // Every list asked for is fetched before any is drawn again, so the page never changes under
@@ -255,7 +275,41 @@ export async function showProposals(focus = true) {
   if (await refresh(LISTS, true) && focus) $("pending-title").focus();
 }
 
-// "Show more" under each list.
+// A key typed on a card decides that card; never while the operator types in a field (a reason, a
+// customer id), never with a modifier (the browser's and the screen reader's keys stay theirs).
+const TYPING = /^(text|search|email|url|tel|number|password)$/;
+
+function typing(target) {
+  if (target.isContentEditable || target.tagName === "TEXTAREA" || target.tagName === "SELECT") return true;
+  return target.tagName === "INPUT" && TYPING.test(target.type || "text");
+}
+
+function onKey(event) {
+  if (event.altKey || event.ctrlKey || event.metaKey || typing(event.target)) return;
+  const article = event.target.closest("#pending-list article");
+  if (!article) return;
+  const p = state.facts.shown.pending[cardIndex(article)];
+  if (!p) return;
+  const act = { a: () => approve(p, article), r: () => askReason(p, article), d: () => dismiss(p, article),
+    x: () => toggleSelected(article), j: () => focusAt("pending", cardIndex(article) + 1),
+    k: () => focusAt("pending", Math.max(0, cardIndex(article) - 1)) }[event.key];
+  if (!act) return;
+  event.preventDefault();
+  act();
+}
+
+function filterBy(kind, value) {
+  state.facts.filter[kind] = value;
+  state.facts.selected.clear();
+  state.facts.shown.pending = [];  // a new filter starts at its first page
+  return refresh(["pending"]);
+}
+
+// "Show more" under each list; the filters, the bulk actions and the decision keys.
 export function wireProposals() {
   for (const list of LISTS) $(`${list}-more`).addEventListener("click", () => more(list));
+  $("filter-name").addEventListener("change", (event) => filterBy("name", event.target.value));
+  $("filter-customer").addEventListener("change", (event) => filterBy("customer", event.target.value));
+  $("pending-list").addEventListener("keydown", onKey);
+  wireBulk(() => refresh(LISTS));
 }

@@ -1,8 +1,9 @@
 // The Facts page's entry: proposals about customers waiting for a decision, stale ones, recent
-// decisions (facts-proposals.js), and a customer's memory cell (facts-memory.js). All state comes
-// from the Facts API; nothing is kept but the sign-in token (shared with the Knowledge page in this
-// tab). It stands on the pieces the Knowledge page does: dom.js, status.js, session.js (sign-in and
-// the API call), url.js and state.js.
+// decisions (facts-proposals.js; many at once in facts-bulk.js, undone from Recent in
+// facts-undo.js), and a customer's memory cell (facts-memory.js). All state comes from the Facts
+// API; nothing is kept but the sign-in token (shared with the Knowledge page in this tab). It
+// stands on the pieces the Knowledge page does: dom.js, status.js, session.js (sign-in and the API
+// call), url.js and state.js.
 import { $, show } from "./dom.js";
 import { customerUrl, openMemory, wireMemory } from "./facts-memory.js";
 import { showProposals, wireProposals } from "./facts-proposals.js";

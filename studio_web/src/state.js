@@ -66,6 +66,9 @@ export const state = {
     next: { pending: null, stale: null, recent: null },  // each list's next page
     customer: null,  // the customer whose memory is open
     keepPersonalData: null,  // "Save it anyway": the save again, with the personal data confirmed
+    filter: { name: "", customer: "" },  // pending shown for one fact name and/or one customer ("": all)
+    selected: new Map(),  // pending cards chosen for one action (id -> proposal), only ones on screen
+    deciding: false,  // a bulk action under way: its buttons stay disabled
   },
 };
 

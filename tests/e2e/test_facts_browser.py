@@ -154,16 +154,16 @@ def test_approve_and_reject_with_the_keyboard_only(page, memory):
     page.keyboard.press("Enter")
     expect(page.locator("#status")).to_contain_text(f"Saved to memory: {first}")
     assert first in memory()
-    # Focus moved on to the next card, so the next decision is one key away.
+    # Focus moved on to the next card itself, not onto one of its buttons: the next decision is one
+    # key away (a, r, d), and Enter alone decides nothing.
     expect(page.locator("#pending-list .card")).to_have_count(1, timeout=20_000)
-    expect(page.locator("#pending-list .card button.approve")).to_be_focused()
-    # And a rejection with its reason: Tab to Reject, Enter, type, Enter (Escape would close the field).
-    page.keyboard.press("Tab")
-    page.keyboard.press("Enter")
+    expect(page.locator("#pending-list .card article")).to_be_focused()
+    # And a rejection with its reason: r, type (an "a" or a "d" typed here is text), Enter.
+    page.keyboard.press("r")
     expect(page.locator("#pending-list .reason-text")).to_be_focused()
-    page.keyboard.type("cliente corrigiu depois")
+    page.keyboard.type("cliente corrigiu depois, dado antigo")
     page.keyboard.press("Enter")
-    expect(page.locator("#recent tbody tr", has_text="cliente corrigiu depois")).to_have_count(1)
+    expect(page.locator("#recent tbody tr", has_text="cliente corrigiu depois, dado antigo")).to_have_count(1)
     expect(page.locator("#pending-title")).to_be_focused()  # nothing left to decide: the list's heading
 
 
@@ -332,10 +332,10 @@ def test_deciding_card_65_of_80_in_a_queue_of_306_keeps_the_place_and_moves_focu
     expect(cards).to_have_count(79)  # the list does not collapse back to its first 20
     assert (_name_of(cards, 63), _name_of(cards, 64)) == (before, after)
     focused = page.evaluate("document.activeElement.closest('.card').querySelector('.fact-name').textContent")
-    assert focused == after and page.evaluate("document.activeElement.textContent") == "Approve & save to memory"
+    assert focused == after and page.evaluate("document.activeElement.tagName") == "ARTICLE"
     assert decided in memory()
     # The next decision is one key away, and the place still holds.
-    page.keyboard.press("Enter")
+    page.keyboard.press("a")
     expect(page.locator("#status")).to_contain_text(f"Saved to memory: {after}")
     expect(cards).to_have_count(78)
     assert after in memory() and _name_of(cards, 63) == before
@@ -453,3 +453,115 @@ def test_at_390_px_an_inline_edit_or_a_removal_does_not_widen_the_page(page, mem
     page.get_by_role("button", name="Cancel").click()
     page.get_by_role("button", name="Remove endereco_entrega_preferido_para_trocas").click()
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
+
+
+# ------------------------------------------------------------------ many at once, and the way back
+OTHERS = ("cust-3001-caio", "cust-3002-dora", "cust-3003-eli")
+
+
+def _more_shoes(monkeypatch, env, s3, sessions_bucket, script):
+    """tamanho_calcado=43 pending for three more customers: with Ana's, a group of 4 of one fact name."""
+    for n, customer in enumerate(OTHERS):
+        conversation(s3, sessions_bucket, f"sess_shoe_{n}", customer=customer, hours_ago=7 + n / 10)
+    script.replies = [json.dumps([SHOE])] * len(OTHERS)
+    load_handler("distill", monkeypatch, **env).lambda_handler(load_event("distill.json"), LambdaContext())
+
+
+def _memory_of(monkeypatch, env, customer):
+    handler = load_handler("memory", monkeypatch, **env)
+    return {f["name"]: f["value"] for f in handler.lambda_handler(
+        {"action": "read", "tenant": T, "customer_id": customer}, LambdaContext())["facts"]}
+
+
+def test_a_group_of_4_approved_in_one_action_and_one_undone_leaves_its_memory_as_before(
+        monkeypatch, env, s3, sessions_bucket, script, page):
+    _more_shoes(monkeypatch, env, s3, sessions_bucket, script)
+    page.reload()
+    expect(page.locator("#pending-count")).to_have_text("(5)")
+    page.get_by_label("Fact name").select_option("tamanho_calcado")
+    cards = page.locator("#pending-list .card")
+    expect(cards).to_have_count(4)
+    expect(page.locator("#pending-filtered")).to_contain_text("Showing 4 of 5")
+    expect(cards.locator("blockquote").first).to_be_visible()  # the evidence is on screen with each value
+    page.get_by_label("Select all shown (at most 50)").check()
+    expect(page.locator("#bulk-count")).to_have_text("4 selected")
+    page.get_by_role("button", name="Approve selected").click()
+    expect(page.locator("#bulk-result-title")).to_have_text("Approved 4 of 4 in one action")
+    expect(page.locator("#bulk-result-title")).to_be_focused()  # what happened, not another action
+    expect(page.locator("#bulk-outcomes li")).to_have_count(4)
+    expect(page.locator("#bulk-outcomes li").first).to_contain_text("saved to memory")
+    for customer in (CUSTOMER, *OTHERS):
+        assert _memory_of(monkeypatch, env, customer) == {"tamanho_calcado": "43"}
+    # Recent: one bulk decision by the operator, each fact with its own undo.
+    expect(page.locator("#recent tr.batch")).to_have_count(1)
+    expect(page.locator("#recent tr.batch")).to_contain_text("One action: Approved 4 by dev-operator")
+    page.get_by_role("button", name=f"Undo approval: tamanho_calcado for {T}:{OTHERS[1]}").click()
+    expect(page.locator("#status")).to_have_text(
+        f"Undone: tamanho_calcado for {T}:{OTHERS[1]} is pending again, and the customer's memory is as before "
+        "the approval.")
+    expect(page.locator("#recent-title")).to_be_focused()
+    assert _memory_of(monkeypatch, env, OTHERS[1]) == {}  # the cell as before: no shoe size
+    assert _memory_of(monkeypatch, env, OTHERS[0]) == {"tamanho_calcado": "43"}
+    expect(page.locator("#recent tr.batch")).to_contain_text("Approved 3")
+    expect(cards).to_have_count(1)
+    expect(cards.first.locator(".meta")).to_contain_text(OTHERS[1])
+
+
+def test_an_undo_after_an_operator_changed_the_fact_says_why(page, s3, bucket, memory):
+    card(page, "tamanho_calcado").get_by_role("button", name="Approve & save to memory").click()
+    expect(page.locator("#recent tbody tr", has_text="tamanho_calcado")).to_have_count(1)
+    MemoryCells(s3, bucket).write_fact(T, CUSTOMER, "tamanho_calcado", "44", "operator")
+    page.get_by_role("button", name=f"Undo approval: tamanho_calcado for {T}:{CUSTOMER}").click()
+    expect(page.locator("#status")).to_contain_text("Could not undo tamanho_calcado")
+    expect(page.locator("#status")).to_contain_text("changed in the customer's memory since it was approved")
+    assert memory() == {"tamanho_calcado": ("44", "operator")}
+
+
+def test_a_dismissed_proposal_is_reopened_from_recent(page, memory, s3, bucket):
+    card(page, "pagamento_preferido").get_by_role("button", name="Dismiss — will not be proposed again").click()
+    expect(card(page, "pagamento_preferido")).to_have_count(0)
+    assert latched(s3, bucket, "pagamento_preferido", "Pix")
+    page.get_by_role("button", name=f"Reopen: pagamento_preferido for {T}:{CUSTOMER}").click()
+    expect(page.locator("#status")).to_have_text(
+        f"Reopened pagamento_preferido = “Pix” for {T}:{CUSTOMER}: it is pending again and may be proposed again.")
+    expect(card(page, "pagamento_preferido")).to_have_count(1)
+    expect(page.locator("#recent tbody tr")).to_have_count(0)
+    assert not latched(s3, bucket, "pagamento_preferido", "Pix") and memory() == {}
+
+
+def test_a_stray_enter_after_a_decision_approves_nothing(page, memory):
+    card(page, "tamanho_calcado").get_by_role("button", name="Approve & save to memory").click()
+    expect(page.locator("#pending-list .card")).to_have_count(1)
+    expect(page.locator("#pending-list .card article")).to_be_focused()
+    page.keyboard.press("Enter")
+    page.keyboard.press("Enter")
+    page.keyboard.press(" ")
+    page.wait_for_timeout(800)
+    expect(card(page, "pagamento_preferido")).to_have_count(1)
+    assert memory() == {"tamanho_calcado": ("43", "distilled:sess_troca_01")}
+    # A decision key typed into a field is text: the reason of a rejection takes "a" and "d" as letters.
+    card(page, "pagamento_preferido").get_by_role("button", name="Reject", exact=True).click()
+    page.keyboard.type("dado antigo")
+    expect(page.locator("#pending-list .reason-text")).to_have_value("dado antigo")
+    assert memory() == {"tamanho_calcado": ("43", "distilled:sess_troca_01")}
+    expect(card(page, "pagamento_preferido")).to_have_count(1)
+
+
+def test_bulk_decisions_and_undo_are_axe_clean_and_fit_390_px(monkeypatch, env, s3, sessions_bucket, script, page):
+    _more_shoes(monkeypatch, env, s3, sessions_bucket, script)
+    page.reload()
+    expect(page.locator("#pending-count")).to_have_text("(5)")
+    page.locator("#pending-list .card input.select").nth(0).check()
+    page.locator("#pending-list .card input.select").nth(1).check()
+    expect(page.locator("#bulk-count")).to_have_text("2 selected")
+    assert axe_violations(page) == []
+    page.get_by_role("button", name="Dismiss selected").click()
+    expect(page.locator("#bulk-result-title")).to_have_text("Dismissed 2 of 2 in one action")
+    expect(page.locator("#recent tr.batch")).to_have_count(1)
+    assert axe_violations(page) == []
+    page.set_viewport_size({"width": 390, "height": 800})
+    page.locator("#filter-customer").select_option(OTHERS[2])
+    expect(page.locator("#pending-list .card")).to_have_count(1)
+    page.get_by_label("Select all shown (at most 50)").check()
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    assert axe_violations(page) == []

@@ -11,6 +11,7 @@ from shared.names import SESSION_ID_MAX, SLUG_MAX, SLUG_SCHEMA  # noqa: F401 - S
 from shared.pii import KINDS
 
 from .fact import NAME_MAX, REASON_MAX, VALUE_MAX  # noqa: F401 - NAME_MAX: a fact's name in a path
+from .bulk import BULK_MAX
 from .studio import PAGE_MAX  # noqa: F401 - the most proposals a page lists
 
 SLUG_PATTERN: str = SLUG_SCHEMA["pattern"]  # a tenant's or an agent's name in a path
@@ -34,6 +35,12 @@ class CurrentFact(BaseModel):
     revision: int
 
 
+class UndoView(BaseModel):
+    action: Literal["undo_approval", "reopen"]
+    by: str = Field(description="The operator (the token's subject) who undid it.")
+    at: str
+
+
 class ProposalView(BaseModel):
     id: str
     customer_id: str
@@ -51,6 +58,15 @@ class ProposalView(BaseModel):
                                                        "found it changed.")
     current_deleted: bool
     evidence: Optional[list[Excerpt]] = Field(description="Pending and stale rows: the supporting messages.")
+    batch: Optional[str] = Field(description="The bulk decision this one was part of (Recent shows them as one).")
+    can_undo: bool = Field(description="An approval whose fact can be taken back out of memory (POST …/undo).")
+    can_reopen: bool = Field(description="A reject or dismiss that can be reopened (POST …/undo).")
+    undos: list[UndoView] = Field(description="The undos of this proposal, newest first.")
+
+
+class Group(BaseModel):
+    value: str
+    count: int
 
 
 class ProposalList(BaseModel):
@@ -58,6 +74,40 @@ class ProposalList(BaseModel):
     total: int
     next: Optional[str] = Field(description="The cursor of the next page; null on the last.")
     counts: dict[str, int] = Field(description="How many proposals each list (pending, stale, recent) holds.")
+    groups: dict[str, list[Group]] = Field(description="names and customers: how many rows of this list each fact "
+                                                      "name and each customer has (the 100 with most rows).")
+
+
+class BulkItem(BaseModel):
+    customer_id: str = Field(min_length=1, max_length=CUSTOMER_ID_MAX)
+    id: str = Field(pattern=r"^[0-9a-f]{32}$")
+
+
+class BulkDecision(BaseModel):
+    action: Literal["approve", "reject", "dismiss"]
+    items: list[BulkItem] = Field(min_length=1, description=f"The proposals, at most {BULK_MAX}: the cards the "
+                                                            "operator has on screen.")
+    reason: Optional[str] = Field(None, max_length=REASON_MAX, description="A rejection's reason, for every one.")
+
+
+class BulkOutcome(BaseModel):
+    customer_id: str
+    id: str
+    name: Optional[str] = Field(description="The fact's name; null when this one was refused before it was read.")
+    ok: bool
+    outcome: str = Field(description="The proposal's status after (approved, rejected, dismissed), or the code "
+                                     "that stopped it: fact_moved (it went stale), conflict, not_pending, busy…")
+    message: Optional[str]
+    proposal: Optional[ProposalView]
+
+
+class BulkAnswer(BaseModel):
+    batch: str
+    action: str
+    by: str
+    at: str
+    outcomes: list[BulkOutcome] = Field(description="One per proposal, in the order asked.")
+    counts: dict[str, int] = Field(description="How many outcomes of each kind.")
 
 
 class Reject(BaseModel):
@@ -124,6 +174,10 @@ class WentStale(ErrorBody):
     proposal: ProposalView
 
 
+class UndoRefused(ErrorBody):
+    current: Optional[FactView] = Field(description="cannot_undo: the fact now; null when it was removed.")
+
+
 class Stale(ErrorBody):
     current: Optional[FactView] = Field(description="The fact now; null when it was removed.")
 
@@ -142,7 +196,9 @@ def answers(model: Any, *also: int) -> dict[int, dict[str, Any]]:
               404: ("No such proposal, route or agent (unknown_agent: neither a knowledge.yaml nor any concept)",
                     ErrorBody),
               409: (("Already decided otherwise, the fact changed (the proposal went stale), or the customer's "
-                     "memory cell is unreadable (record_unreadable: restore or reset it)"), Union[WentStale, ErrorBody]),
+                     "memory cell is unreadable (record_unreadable: restore or reset it), or an undo refused "
+                     "(cannot_undo: the fact changed since the approval)"), Union[WentStale, UndoRefused, ErrorBody]),
+              410: ("gone: the proposal no longer exists (its customer was forgotten, or it aged out)", ErrorBody),
               412: ("The fact changed since it was read", Stale),
               422: ("The request is invalid (personal_data: the value holds personal data, said with its kinds)",
                     Union[PersonalDataFound, ErrorBody]),

@@ -157,3 +157,9 @@ class MemoryCells:
         # Create-only: a second latch of the same tuple adds no version.
         awscall.succeeds(Conflict, self._s3, "put_object", Bucket=self.bucket,
                          Key=layout.latch_key(tenant, customer_id, tuple_id), Body=b"", IfNoneMatch="*")
+
+    def unlatch(self, tenant: str, customer_id: str, tuple_ids: tuple[str, ...]) -> None:
+        """Lift the latch of a tuple (every id it may be stored under): a reopened proposal's."""
+        for tuple_id in tuple_ids:
+            awscall.call(self._s3, "delete_object", Bucket=self.bucket,
+                         Key=layout.latch_key(tenant, customer_id, tuple_id))

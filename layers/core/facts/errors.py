@@ -123,3 +123,21 @@ class FactChanged(FactsError):
         super().__init__("someone changed this fact since you opened it: nothing was saved; "
                          "look at the current value and edit again")
         self.current = current
+
+
+class Gone(FactsError):
+    """An undo or a reopen of a proposal that no longer exists: its customer was forgotten (LGPD), or
+    the record aged out. Nothing is left to undo, and nothing is recreated."""
+
+    code = "gone"
+
+
+class CannotUndo(FactsError):
+    """An approval whose fact changed since it was written (`current`: the fact now, or None when it
+    was removed): the cell keeps what the operator or the engine put there."""
+
+    code = "cannot_undo"
+
+    def __init__(self, message: str, current: Optional[dict[str, Any]] = None):
+        super().__init__(message)
+        self.current = current

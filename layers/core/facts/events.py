@@ -9,6 +9,7 @@ from shared.telemetry import Counters
 
 PROPOSED, APPROVED, REJECTED = "fact_proposed", "fact_approved", "fact_rejected"
 DISMISSED, STALE = "fact_dismissed", "fact_stale"
+UNDONE, REOPENED = "fact_approval_undone", "fact_reopened"  # an operator's undo: the proposal pending again
 
 
 def detail(tenant: str, agent: str, customer: str, name: str) -> dict[str, str]:

@@ -2,11 +2,13 @@
 
 A proposal's id is the keyed hash of (tenant, customer, name, value), so the same tuple from
 a re-scan lands on the same key and a create-only write filters it: an unanswered proposal is
-never piled on, a resolved one never re-opened. A rejected or dismissed tuple is also latched
-beside the customer's cell (cells.py), which outlives the proposal's retention.
+never piled on, a resolved one re-opened only by an operator (review.py: undo). A rejected or
+dismissed tuple is also latched beside the customer's cell (cells.py), which outlives the
+proposal's retention.
 
 Statuses: pending → approving → approved; pending → rejected | dismissed; pending → stale →
-dismissed; expired (aged out unanswered; the tuple may be proposed again). `approving` is the
+dismissed; expired (aged out unanswered; the tuple may be proposed again); an operator's undo
+takes approved, rejected or dismissed back to pending (the undo kept in `undos`). `approving` is the
 claim an approval takes before it writes the cell, so a concurrent reject or dismiss loses
 cleanly instead of leaving a written fact under a dismissed proposal.
 
@@ -67,6 +69,19 @@ class CurrentFact(BaseModel):
     revision: int
 
 
+class Undo(BaseModel):
+    """One undo on a proposal's record: an approval undone, or a reject or dismiss reopened."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    action: Literal["undo_approval", "reopen"]
+    by: str
+    at: datetime
+
+
+UNDOS_KEPT = 20  # the newest undos a proposal keeps on its record
+
+
 class Proposal(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -89,6 +104,13 @@ class Proposal(BaseModel):
     reason: Optional[str] = Field(default=None, max_length=REASON_MAX)
     current: Optional[CurrentFact] = None
     current_deleted: bool = False
+    # An approval's own write, so that it can be undone: the fact it replaced (None: there was none)
+    # and the revision it wrote (None: the value was already there, nothing was written).
+    previous: Optional[CurrentFact] = None
+    applied_revision: Optional[int] = None
+    # The bulk decision this one was part of (Recent shows them as one), and the undos, newest first.
+    batch: Optional[str] = Field(default=None, pattern=_ID)
+    undos: tuple[Undo, ...] = ()
 
     def body(self) -> bytes:
         return self.model_dump_json(exclude_none=True).encode()

@@ -20,7 +20,7 @@ from shared.errors import AccessDenied, InvalidName, KnowledgeError, NotFound
 from shared.httpapi import page_offset
 from shared.names import check_slug
 
-from . import layout
+from . import bulk, layout
 from .cells import MemoryCells
 from .errors import (
     FactChanged,
@@ -29,6 +29,7 @@ from .errors import (
     InvalidFact,
     InvalidRequest,
     PersonalData,
+    ProposalNotFound,
     ProposalWentStale,
     RecordUnreadable,
 )
@@ -163,9 +164,12 @@ class FactsStudio:
 
     # ------------------------------------------------------------ the lists
     def proposals(self, op: Operator, tenant: str, agent: str, state: str = "pending", *,
-                  limit: int = 20, cursor: Optional[str] = None) -> dict[str, Any]:
+                  limit: int = 20, cursor: Optional[str] = None, name: Optional[str] = None,
+                  customer: Optional[str] = None) -> dict[str, Any]:
         """One page of a list: pending oldest first, stale oldest first, recent newest first;
-        `counts` says how many each list holds. Pending and stale rows carry their evidence."""
+        `counts` says how many each list holds. Pending and stale rows carry their evidence.
+        `name` and `customer` keep the rows of one fact name or one customer (`total` counts them);
+        `groups` says how many rows of the list each fact name and each customer has."""
         op.check(tenant)
         check_slug("agent", agent)
         self._check_agent(tenant, agent)
@@ -176,17 +180,33 @@ class FactsStudio:
         start = _offset(cursor)
         held = self._refresh(tenant, agent)
         by_state = {name: [p for p in held if p.status in statuses] for name, statuses in _SHOWN.items()}
-        rows = sorted(by_state[state], key=lambda p: _order(state, p), reverse=state == "recent")
+        listed = by_state[state]
+        groups = _groups(listed)
+        listed = [p for p in listed
+                  if (name is None or p.name == name) and (customer is None or p.customer_id == customer)]
+        rows = sorted(listed, key=lambda p: _order(state, p), reverse=state == "recent")
         page = rows[start:start + limit]
         quotes = _Quotes(self._archive)
         out = [self.view(p, quotes if state != "recent" else None) for p in page]
         following = start + limit
         return {"proposals": out, "total": len(rows), "next": str(following) if following < len(rows) else None,
-                "counts": {name: len(items) for name, items in by_state.items()}}
+                "counts": {shown: len(items) for shown, items in by_state.items()}, "groups": groups}
 
     def proposal(self, op: Operator, ref: ProposalRef) -> dict[str, Any]:
         op.check(ref.tenant)
         return self.view(self._proposals.get(ref).proposal, _Quotes(self._archive))
+
+    def stored_keys(self, tenant: str, agent: str) -> set[str]:
+        """The keys of an agent's proposals, by listing (no record read): which ids exist."""
+        return {item["Key"] for page in awscall.pages(self._s3, "list_objects_v2", Bucket=self._sessions_bucket,
+                                                     Prefix=layout.proposals_prefix(tenant, agent))
+                for item in page.get("Contents", [])}
+
+    def held_name(self, ref: ProposalRef) -> Optional[str]:
+        """The fact name of a proposal as this container's last list read it (None: not read here)."""
+        held = self._held.get((ref.tenant, ref.agent))
+        known = held.items.get(ref.key) if held else None
+        return known[1].name if known else None
 
     def _refresh(self, tenant: str, agent: str) -> list[Proposal]:
         prefix = layout.proposals_prefix(tenant, agent)
@@ -234,23 +254,48 @@ class FactsStudio:
                                                      "revision": current.revision},
             "current_deleted": proposal.current_deleted,
             "evidence": None if quotes is None else [quotes.quote(proposal, link) for link in proposal.evidence],
+            "batch": proposal.batch,
+            # What Recent may offer: an approval that wrote its fact can be undone, a reject or a dismiss reopened.
+            "can_undo": proposal.status == "approved" and proposal.applied_revision is not None,
+            "can_reopen": proposal.status in ("rejected", "dismissed"),
+            "undos": [{"action": undo.action, "by": undo.by, "at": iso(undo.at)} for undo in proposal.undos],
         }
 
     # ------------------------------------------------------------ decisions
-    def approve(self, op: Operator, ref: ProposalRef) -> dict[str, Any]:
+    def approve(self, op: Operator, ref: ProposalRef, batch: Optional[str] = None) -> dict[str, Any]:
         op.check(ref.tenant)
-        done = self._review.approve(ref, op.id)
+        done = self._review.approve(ref, op.id, batch)
         if done.status == "stale":
             raise ProposalWentStale(self.view(done))
         return self.view(done)
 
-    def reject(self, op: Operator, ref: ProposalRef, reason: Optional[str] = None) -> dict[str, Any]:
+    def reject(self, op: Operator, ref: ProposalRef, reason: Optional[str] = None,
+               batch: Optional[str] = None) -> dict[str, Any]:
         op.check(ref.tenant)
-        return self.view(self._review.reject(ref, op.id, reason.strip() if reason else None))
+        return self.view(self._review.reject(ref, op.id, reason.strip() if reason else None, batch))
 
-    def dismiss(self, op: Operator, ref: ProposalRef) -> dict[str, Any]:
+    def dismiss(self, op: Operator, ref: ProposalRef, batch: Optional[str] = None) -> dict[str, Any]:
         op.check(ref.tenant)
-        return self.view(self._review.dismiss(ref, op.id))
+        return self.view(self._review.dismiss(ref, op.id, batch))
+
+    def undo(self, op: Operator, ref: ProposalRef) -> dict[str, Any]:
+        """An approval undone (the cell as before it, by compare-and-swap), or a reject or dismiss
+        reopened (the latch lifted): the proposal pending again."""
+        op.check(ref.tenant)
+        try:
+            status = self._proposals.get(ref).proposal.status
+        except ProposalNotFound:
+            status = None  # the review says it is gone
+        if status in ("rejected", "dismissed"):
+            return self.view(self._review.reopen(ref, op.id), _Quotes(self._archive))
+        return self.view(self._review.undo_approval(ref, op.id), _Quotes(self._archive))
+
+    def decide_many(self, op: Operator, tenant: str, agent: str, action: str, items: list[tuple[str, str]],
+                    reason: Optional[str] = None) -> dict[str, Any]:
+        """Several proposals decided in one action, each by its own compare-and-swap (facts.bulk)."""
+        op.check(tenant)
+        check_slug("agent", agent)
+        return bulk.decide_many(self, op, tenant, agent, action, items, reason)
 
     # ------------------------------------------------------------ the customer's memory cell
     # A cell is the tenant's customer's, whichever agent's page opens it: only the lists check the agent.
@@ -324,6 +369,20 @@ def _check_name(name: str) -> None:
     problem = name_problem(name)
     if problem:
         raise InvalidName("name", problem)
+
+
+GROUPS_MAX = 100  # the fact names and customers a list's `groups` names, most rows first
+
+
+def _groups(rows: list[Proposal]) -> dict[str, list[dict[str, Any]]]:
+    """How many rows each fact name and each customer has, most first (then by name)."""
+    def count(key) -> list[dict[str, Any]]:
+        tally: dict[str, int] = {}
+        for row in rows:
+            tally[key(row)] = tally.get(key(row), 0) + 1
+        ranked = sorted(tally.items(), key=lambda item: (-item[1], item[0]))[:GROUPS_MAX]
+        return [{"value": value, "count": n} for value, n in ranked]
+    return {"names": count(lambda p: p.name), "customers": count(lambda p: p.customer_id)}
 
 
 class _Quotes:
