@@ -1,6 +1,6 @@
 // The concept editor: CodeMirror, the open concept and its unsaved work, save with its validation, stale and name conflicts.
 import { EditorView, basicSetup } from "codemirror";
-import { Decoration, keymap, lineNumbers } from "@codemirror/view";
+import { Decoration, lineNumbers } from "@codemirror/view";
 import { EditorState, StateField } from "@codemirror/state";
 import { unifiedMergeView } from "@codemirror/merge";
 import { markdown } from "@codemirror/lang-markdown";
@@ -131,7 +131,6 @@ function ensureEditor() {
       lintGutter(),
       relatedField,
       EditorView.lineWrapping,
-      keymap.of([{ key: "Mod-s", preventDefault: true, run: () => { save(); return true; } }]),
       EditorView.contentAttributes.of({ "aria-label": "Concept markdown" }),
       EditorView.updateListener.of((update) => {
         if (update.docChanged) {
@@ -265,6 +264,16 @@ export async function restoreDraft(draft) {
   showConflict(draft.text);
   markDirty();
   say("Signed in again. Your unsaved changes are back in the editor: save them when ready.");
+}
+
+// Ctrl/Cmd-S saves the open draft wherever focus is on the page (after Remove on a learned word, or
+// a click on History, focus is no longer in the editor): listened for on the window before any
+// element sees the key, so the browser's "Save page as…" never opens while a concept is open.
+export function saveKeys(event) {
+  if (event.key.toLowerCase() !== "s" || !(event.ctrlKey || event.metaKey) || event.altKey || event.shiftKey) return;
+  if (!state.editor.current || $("editor-view").hidden) return;
+  event.preventDefault();
+  if (!event.repeat) save();
 }
 
 // `newHistory`: create it even though a deleted concept had the name (recreate.js).

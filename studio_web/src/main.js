@@ -8,7 +8,8 @@ import { $ } from "./dom.js";
 import { loadAgents } from "./agents.js";
 import { deleteCurrent, showDeleted } from "./deleted.js";
 import {
-  forgetCurrent, goToRelatedClaims, isDirty, keepDraft, mayDiscard, newConcept, openConcept, restoreDraft, save, takeDraft,
+  forgetCurrent, goToRelatedClaims, isDirty, keepDraft, mayDiscard, newConcept, openConcept, restoreDraft, save, saveKeys,
+  takeDraft,
 } from "./editor.js";
 import {
   backToList, counted, focusList, loadList, refreshList, showMore, sortBy, triageKeys, useUrlFilters, watchForChanges,
@@ -93,6 +94,7 @@ async function start() {
     button.addEventListener("click", () => sortBy(button.dataset.sort));
   }
   $("save").addEventListener("click", () => save());
+  window.addEventListener("keydown", saveKeys, { capture: true });
   $("history").addEventListener("click", showHistory);
   $("older-versions").addEventListener("click", olderVersions);
   $("delete").addEventListener("click", deleteCurrent);
