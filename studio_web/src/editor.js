@@ -8,7 +8,7 @@ import { yamlFrontmatter } from "@codemirror/lang-yaml";
 import { lintGutter, setDiagnostics } from "@codemirror/lint";
 import { $, show } from "./dom.js";
 import { api } from "./session.js";
-import { readConflict } from "./conflict.mjs";
+import { readConflict, splitDocument } from "./conflict.mjs";
 import { hideConflict, initResolution, noticeChange, showConflict } from "./resolution.js";
 import { calls, state } from "./state.js";
 import { fail, say } from "./status.js";
@@ -26,9 +26,16 @@ type: fact
 What is true, for the agent to use. Link a neighbour as [[its-name]].
 `;
 
-// What the line under the title says: of a stored concept, and of one not created yet.
-const STORED_HINT = "Promote observed to policy by editing the provenance line.";
+// What the line under the title says: of a stored concept (only an observed one has anything to
+// promote), and of one not created yet.
+const PROMOTE_HINT = "Promote observed to policy by editing the provenance line.";
 const NEW_HINT = "Fields you leave out are filled in: provenance policy, no sources.";
+
+function storedHint(markdown) {
+  const parts = splitDocument(markdown);
+  const provenance = parts && /^provenance:[ \t]*["']?([a-z]+)/m.exec(parts.front);
+  return provenance && provenance[1] === "observed" ? PROMOTE_HINT : "";
+}
 
 // The editor holds no concept any more (it was deleted or moved): it leaves the page at once, so a
 // list that then fails to load leaves its problem on screen, never the text of a concept that is gone.
@@ -217,7 +224,7 @@ export async function openConcept(name) {
     resetPanels();
     show("editor-view");
     $("editor-title").textContent = concept.name;
-    $("editor-meta").textContent = STORED_HINT;
+    $("editor-meta").textContent = storedHint(concept.markdown);
     $("history").disabled = $("delete").disabled = false;
     calls.showShareButtons(concept.name);
     state.editor.savedText = concept.markdown;
@@ -297,7 +304,7 @@ export async function save(etagOverride, { newHistory = false } = {}) {
     const resolved = readConflict(state.editor.savedText || "") && !readConflict(saved.markdown);
     state.editor.current = { name: saved.name, etag: saved.etag };
     $("editor-title").textContent = saved.name;
-    $("editor-meta").textContent = STORED_HINT;  // created: nothing is filled in any more
+    $("editor-meta").textContent = storedHint(saved.markdown);  // created: nothing is filled in any more
     $("history").disabled = $("delete").disabled = false;
     calls.showShareButtons(saved.name);
     $("stale").hidden = true;
