@@ -156,6 +156,7 @@ function renderList(rows, more = false) {
       if (await openConcept(concept.name)) visit(concept.name);
     });
     open.dataset.name = concept.name;
+    open.title = concept.name;  // cut with an ellipsis in compact rows
     if (concept.match) open.replaceChildren(marked(concept.name, concept.match.name_marks));
     const name = cell(row, open);
     if (concept.new) name.append(newMark(concept));
@@ -169,6 +170,7 @@ function renderList(rows, more = false) {
     const described = cell(row, concept.match && concept.match.source === "description"
       ? marked(concept.match.snippet, concept.match.marks) : concept.description || "");
     described.className = "description";
+    described.title = concept.match && concept.match.source === "body" ? concept.match.snippet : concept.description || "";
     if (concept.match && concept.match.source === "body") {  // found in the text only: where, below
       const snippet = document.createElement("span");
       snippet.className = "snippet";
@@ -183,7 +185,7 @@ function renderList(rows, more = false) {
     const written = cell(row, stamp(concept.written_at, false, true));
     const why = document.createElement("span");
     why.className = "why";
-    why.textContent = writtenWhy(concept);
+    why.textContent = written.title = writtenWhy(concept);
     written.append(why);
   }
   const { concepts, nextCursor, total } = state.list;

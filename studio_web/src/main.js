@@ -14,6 +14,7 @@ import {
 import {
   backToList, counted, focusList, loadList, refreshList, showMore, sortBy, triageKeys, useUrlFilters, watchForChanges,
 } from "./list.js";
+import { wireDensity } from "./density.js";
 import { wireImport } from "./import.js";
 import { wireTeach } from "./teach.js";
 import { hideDeletedName, showDeletedName, wireRecreate } from "./recreate.js";
@@ -111,6 +112,7 @@ async function start() {
   wireWords();
   wireShare();
   $("more").addEventListener("click", showMore);
+  wireDensity();
   wireImport();
   wireTeach();
   wireRecreate();
