@@ -5,6 +5,7 @@ import { loadAgents } from "./agents.js";
 import { showConfigProblem } from "./banner.js";
 import { markReviewed, showReview } from "./review.js";
 import { api, operatorActor } from "./session.js";
+import { selectBox, showBar } from "./select.js";
 import { state } from "./state.js";
 import { plainWords } from "./api.js";
 import { fail, say, spokenCount } from "./status.js";
@@ -158,7 +159,8 @@ function renderList(rows, more = false) {
     open.dataset.name = concept.name;
     open.title = concept.name;  // cut with an ellipsis in compact rows
     if (concept.match) open.replaceChildren(marked(concept.name, concept.match.name_marks));
-    const name = cell(row, open);
+    const name = cell(row, selectBox(concept));
+    name.append(open);
     if (concept.new) name.append(newMark(concept));
     if (concept.scope === "shared") name.append(badge("shared", "shared"));
     if (concept.shadows_shared) name.append(badge("overrides shared", "shared"));
@@ -191,6 +193,7 @@ function renderList(rows, more = false) {
   const { concepts, nextCursor, total } = state.list;
   $("empty").hidden = concepts.length > 0;
   $("more").hidden = !nextCursor;
+  showBar();
   $("more").textContent = `Show ${Math.min(PAGE, total - concepts.length)} more (${concepts.length} of ${total} shown)`;
 }
 

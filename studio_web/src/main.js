@@ -15,6 +15,7 @@ import {
   backToList, counted, focusList, loadList, refreshList, showMore, sortBy, triageKeys, useUrlFilters, watchForChanges,
 } from "./list.js";
 import { wireDensity } from "./density.js";
+import { wireSelection } from "./select.js";
 import { wireImport } from "./import.js";
 import { wireTeach } from "./teach.js";
 import { hideDeletedName, showDeletedName, wireRecreate } from "./recreate.js";
@@ -113,6 +114,7 @@ async function start() {
   wireShare();
   $("more").addEventListener("click", showMore);
   wireDensity();
+  wireSelection();
   wireImport();
   wireTeach();
   wireRecreate();

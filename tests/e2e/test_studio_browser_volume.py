@@ -70,3 +70,39 @@ def test_compact_rows_at_390_px_scroll_nothing_sideways_and_pass_axe(browser, st
         assert axe_violations(page) == []
     finally:
         context.close()
+
+
+def test_twenty_rows_marked_reviewed_in_one_action_each_leave_the_queue(browser, studio, store, request):
+    bulk_load(store)
+    with signed_in(browser, studio, request) as page:
+        page.get_by_label("Compact rows (one line each)").check()
+        new_before = int(page.inner_text("#new-count"))
+        names = page.locator("#concepts tbody tr").evaluate_all("rows => rows.slice(0, 20).map(r => r.dataset.name)")
+        for name in names:
+            page.get_by_role("checkbox", name=f"Select {name}", exact=True).check()
+        expect(page.locator("#bulk-count")).to_have_text("20 selected")
+        page.get_by_role("button", name="Mark reviewed", exact=True).click()
+        expect(page.locator("#status")).to_have_text(f"20 marked reviewed. {new_before - 20} new left.")
+        expect(page.locator("#new-count")).to_have_text(str(new_before - 20))
+        expect(page.locator("#bulk-bar")).to_be_hidden()
+        for name in names:
+            expect(page.locator(f"#concepts tbody tr[data-name='{name}'] .triage")).to_have_count(0)
+        expect(page.locator("#concepts tbody tr .triage")).to_have_count(new_before - 20)
+
+
+def test_a_bulk_delete_asks_first_and_is_undone_in_one_action(browser, studio, store, request):
+    bulk_load(store, 5)
+    with signed_in(browser, studio, request) as page:
+        names = [f"{LONG}-{n:02d}" for n in range(3)]
+        for name in names:
+            page.get_by_role("checkbox", name=f"Select {name}", exact=True).check()
+        asked = []
+        page.once("dialog", lambda dialog: (asked.append(dialog.message), dialog.accept()))
+        page.get_by_role("button", name="Delete…").click()
+        expect(page.locator("#status")).to_have_text("3 deleted. Undo brings them back.")
+        assert asked and asked[0].startswith("Delete 3 concepts?")
+        assert not {n for n in names if store.find(T, A, n) is not None}
+        page.get_by_role("button", name="Undo the delete").click()
+        expect(page.locator("#status")).to_have_text("3 brought back.")
+        assert all(store.find(T, A, n) is not None for n in names)
+        expect(page.locator("#bulk-undo")).to_be_hidden()
