@@ -56,3 +56,17 @@ def test_an_operator_typing_a_name_sees_that_concept_first_with_its_words_highli
         # Cleared, the list is last written first again, with no marks.
         page.locator("#filter-q").fill("")
         expect(page.locator("#concepts mark")).to_have_count(0)
+
+
+def test_a_row_found_through_its_body_shows_the_snippet_after_a_restart(browser, studio, store, request):
+    from helpers.concepts import make_concept
+
+    store.create(T, A, make_concept("montagem-de-moveis", description="Móveis grandes chegam desmontados.",
+                                    body="Um montador parceiro agenda a visita em até 5 dias úteis."), actor="engine")
+    with signed_in(browser, studio, request) as page:
+        studio.handler.studio._held.clear()  # the container restarted: the list comes back from its snapshot
+        page.locator("#filter-q").fill("montador")
+        row = page.locator("#concepts tbody tr").first
+        expect(row).to_have_attribute("data-name", "montagem-de-moveis")
+        expect(row.locator(".snippet")).to_contain_text("Um montador parceiro agenda a visita")
+        expect(row.locator(".snippet mark")).to_have_text("montador")

@@ -145,18 +145,28 @@ def _window(text: str, marks: list[list[int]]) -> tuple[str, list[list[int]]]:
     return prefix + text[start:end] + suffix, kept
 
 
-def matched(held: HeldList, name: str, q: str) -> dict[str, Any]:
+def matched(held: HeldList, name: str, q: str, data: Optional[bytes] = None) -> dict[str, Any]:
     """What matched in one row: a snippet of its description (or, when the description holds no
-    query word and the container holds the concept's text, of its body), the matched words in it
-    and in the name as [start, end) ranges."""
+    query word, of its body: the container's copy, else `data`, the stored document read for it),
+    the matched words in it and in the name as [start, end) ranges."""
     query = Query.of(q)
     doc = held.index.docs.get(name)
     description = _SPACE.sub(" ", doc.description).strip() if doc else ""
     source, text, marks = "description", description, _marks(description, query)
-    if not marks and doc is not None and doc.data:
-        body = _SPACE.sub(" ", _body(doc.data)).strip()
+    held_text = doc.data if doc is not None and doc.data else data
+    if not marks and held_text:
+        body = _SPACE.sub(" ", _body(held_text)).strip()
         found = _marks(body, query)
         if found:
             source, text, marks = "body", body, found
     snippet, kept = _window(text, marks)
     return {"source": source, "snippet": snippet, "marks": kept, "name_marks": _name_marks(name, query)}
+
+
+def body_unheld(held: HeldList, name: str, q: str) -> bool:
+    """The row matched beyond its description and the container holds no body to say where (a
+    container that restored its index from the snapshot): its document must be read to say why."""
+    doc = held.index.docs.get(name)
+    if doc is None or doc.data:
+        return False
+    return not _marks(_SPACE.sub(" ", doc.description).strip(), Query.of(q))

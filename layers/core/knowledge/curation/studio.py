@@ -30,6 +30,7 @@ from knowledge.curation.documents import (
 )
 from knowledge.curation import relevance
 from knowledge.curation.beside import dismiss_beside, pairs_beside
+from knowledge.curation.search_reasons import explain
 from knowledge.curation.listing import RELEVANCE, SORTS, HeldList, Unseen, fold_for_search, since_stamp, sorted_names
 from knowledge.errors import ArchiveNotConfigured, InvalidCursor, InvalidTurn, NameTaken, PreconditionRequired
 from knowledge.format.concept import OUT_OF_RECALL, Concept, parse, utc_now
@@ -405,8 +406,7 @@ class Studio:
         rows = [{**held.row(name), "recall": held.recall(name, now), "scope": "shared" if agent == SHARED else "agent"}
                 for name in page]
         if searching:
-            for row in rows:
-                row["match"] = relevance.matched(held, row["name"], q)
+            explain(held, q, rows, lambda names: self._store.fetch_many(tenant, agent, names))
         answer: dict[str, Any] = {"concepts": rows, "total": len(names),
                                   "next": str(end) if end < len(names) else None,
                                   "catching_up": len(held.backlog)}
