@@ -5,6 +5,7 @@ import { loadAgents } from "./agents.js";
 import { showConfigProblem } from "./banner.js";
 import { markReviewed, showReview } from "./review.js";
 import { api, operatorActor } from "./session.js";
+import { showQueryNote } from "./querynote.js";
 import { selectBox, showBar } from "./select.js";
 import { state } from "./state.js";
 import { plainWords } from "./api.js";
@@ -432,6 +433,7 @@ async function listRows(rows, { quiet, replace }, overtaken) {
     showReview(page);
     showConfigProblem(page.config_problem);
     showShared(page);
+    showQueryNote(page, loadList);
     markCurrent(page.as_of);
     const caughtUp = showCatchingUp(page);
     renderList(state.list.concepts);

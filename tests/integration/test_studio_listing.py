@@ -356,3 +356,15 @@ def test_a_fresh_process_says_where_the_body_matched_reading_only_that_rows_docu
     assert [row["match"]["snippet"][a:b] for a, b in row["match"]["marks"]] == ["montador"]
     reads = [url for method, url in sent if method == "GET" and "/concepts/" in url]
     assert len(reads) == 1 and "montagem-moveis" in reads[0]  # the body-only row alone, not the agent
+
+
+def test_a_search_says_which_words_it_read_and_which_word_matched_nothing(api, searched):
+    _, body, _ = api("GET", f"{searched}/concepts", query={"q": "frete grátis acima de 199 reais sul campinas montador"})
+    assert body["query"]["read"] == ["frete", "grátis", "acima", "de", "199", "reais", "sul", "campinas"]
+    assert body["query"]["ignored"] == ["montador"]
+    _, body, _ = api("GET", f"{searched}/concepts", query={"q": "frete grátis xilofone"})
+    assert body["total"] == 0 and body["query"]["unmatched"] == ["xilofone"]
+    _, without, _ = api("GET", f"{searched}/concepts", query={"q": "frete grátis"})
+    assert without["total"] > 0 and without["query"]["unmatched"] == [] and without["query"]["ignored"] == []
+    _, plain, _ = api("GET", f"{searched}/concepts")
+    assert plain["query"] is None

@@ -36,14 +36,22 @@ class Query:
     @classmethod
     def of(cls, q: str) -> "Query":
         # A number with its hyphens or dots (a CEP, 13083-970) is one word: the index reads it whole.
-        parts = (w for token in q.split() for w in ([token] if _NUMBER.fullmatch(token) else _WORD.findall(token)))
-        words = tuple(dict.fromkeys(fold_for_search(w) for w in parts))[:MAX_WORDS]
+        words = tuple(words_of(q))[:MAX_WORDS]
         told = tuple(w for w in words if len(w) > 1 and read_word(w) is not None) or words
         return cls(q.strip(), words, told, "-".join(words))
 
     def term(self, word: str) -> Optional[str]:
         found = read_word(word)
         return found[0] if found else None
+
+
+def words_of(q: str) -> dict[str, str]:
+    """Every word of a query, folded, each with the text it was typed as (the first time), in order."""
+    parts = (w for token in q.split() for w in ([token] if _NUMBER.fullmatch(token) else _WORD.findall(token)))
+    out: dict[str, str] = {}
+    for part in parts:
+        out.setdefault(fold_for_search(part), part)
+    return out
 
 
 def search(held: HeldList, q: str, names: list[str]) -> list[str]:
