@@ -19,6 +19,7 @@ from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
 from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 
 from knowledge import wiring
+from knowledge.curation.bulk import Bulk
 from knowledge.curation.api_models import (
     SHARED,
     SLUG_MAX,
@@ -55,6 +56,7 @@ from knowledge.curation.api_models import (
 )
 from knowledge.errors import (
     ArchiveNotConfigured,
+    InvalidBulk,
     InvalidCursor,
     InvalidRemoval,
     InvalidReviewed,
@@ -109,9 +111,11 @@ app.use(middlewares=[refuse_control_characters])
 _HERE = str(pathlib.Path(__file__).resolve().parent)
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
+import studio_bulk  # noqa: E402 - after the path is set
 import studio_words  # noqa: E402 - after the path is set
 
 app.include_router(studio_words.routes(*words))
+app.include_router(studio_bulk.routes(Bulk(studio, reviews)))
 
 
 def operator():
@@ -400,7 +404,7 @@ def invalid_vocabulary(exc: InvalidVocabulary) -> Response:
 STATUS = {Unauthorized: 401, Forbidden: 403, NotFound: 404, InvalidName: 400, InvalidConfig: 422,
           InvalidSeenAt: 422, InvalidReviewed: 422, InvalidCursor: 422, NothingToUndo: 409, PreconditionRequired: 428,
           InvalidImport: 422, ArchiveNotConfigured: 503, WordsNotConfigured: 503, deadline.DeadlineExceeded: 503,
-          UnknownOrigin: 422, InvalidRemoval: 422}
+          UnknownOrigin: 422, InvalidRemoval: 422, InvalidBulk: 422}
 
 
 @app.exception_handler(Conflict)

@@ -1,6 +1,6 @@
 // The concept editor: CodeMirror, the open concept and its unsaved work, save with its validation, stale and name conflicts.
 import { EditorView, basicSetup } from "codemirror";
-import { Decoration, keymap, lineNumbers } from "@codemirror/view";
+import { Decoration, lineNumbers } from "@codemirror/view";
 import { EditorState, StateField } from "@codemirror/state";
 import { unifiedMergeView } from "@codemirror/merge";
 import { markdown } from "@codemirror/lang-markdown";
@@ -8,7 +8,7 @@ import { yamlFrontmatter } from "@codemirror/lang-yaml";
 import { lintGutter, setDiagnostics } from "@codemirror/lint";
 import { $, show } from "./dom.js";
 import { api } from "./session.js";
-import { readConflict } from "./conflict.mjs";
+import { readConflict, splitDocument } from "./conflict.mjs";
 import { hideConflict, initResolution, noticeChange, showConflict } from "./resolution.js";
 import { calls, state } from "./state.js";
 import { fail, say } from "./status.js";
@@ -26,9 +26,16 @@ type: fact
 What is true, for the agent to use. Link a neighbour as [[its-name]].
 `;
 
-// What the line under the title says: of a stored concept, and of one not created yet.
-const STORED_HINT = "Promote observed to policy by editing the provenance line.";
+// What the line under the title says: of a stored concept (only an observed one has anything to
+// promote), and of one not created yet.
+const PROMOTE_HINT = "Promote observed to policy by editing the provenance line.";
 const NEW_HINT = "Fields you leave out are filled in: provenance policy, no sources.";
+
+function storedHint(markdown) {
+  const parts = splitDocument(markdown);
+  const provenance = parts && /^provenance:[ \t]*["']?([a-z]+)/m.exec(parts.front);
+  return provenance && provenance[1] === "observed" ? PROMOTE_HINT : "";
+}
 
 // The editor holds no concept any more (it was deleted or moved): it leaves the page at once, so a
 // list that then fails to load leaves its problem on screen, never the text of a concept that is gone.
@@ -131,7 +138,6 @@ function ensureEditor() {
       lintGutter(),
       relatedField,
       EditorView.lineWrapping,
-      keymap.of([{ key: "Mod-s", preventDefault: true, run: () => { save(); return true; } }]),
       EditorView.contentAttributes.of({ "aria-label": "Concept markdown" }),
       EditorView.updateListener.of((update) => {
         if (update.docChanged) {
@@ -218,7 +224,7 @@ export async function openConcept(name) {
     resetPanels();
     show("editor-view");
     $("editor-title").textContent = concept.name;
-    $("editor-meta").textContent = STORED_HINT;
+    $("editor-meta").textContent = storedHint(concept.markdown);
     $("history").disabled = $("delete").disabled = false;
     calls.showShareButtons(concept.name);
     state.editor.savedText = concept.markdown;
@@ -267,6 +273,16 @@ export async function restoreDraft(draft) {
   say("Signed in again. Your unsaved changes are back in the editor: save them when ready.");
 }
 
+// Ctrl/Cmd-S saves the open draft wherever focus is on the page (after Remove on a learned word, or
+// a click on History, focus is no longer in the editor): listened for on the window before any
+// element sees the key, so the browser's "Save page as…" never opens while a concept is open.
+export function saveKeys(event) {
+  if (event.key.toLowerCase() !== "s" || !(event.ctrlKey || event.metaKey) || event.altKey || event.shiftKey) return;
+  if (!state.editor.current || $("editor-view").hidden) return;
+  event.preventDefault();
+  if (!event.repeat) save();
+}
+
 // `newHistory`: create it even though a deleted concept had the name (recreate.js).
 export async function save(etagOverride, { newHistory = false } = {}) {
   if (!state.editor.current) return;
@@ -288,7 +304,7 @@ export async function save(etagOverride, { newHistory = false } = {}) {
     const resolved = readConflict(state.editor.savedText || "") && !readConflict(saved.markdown);
     state.editor.current = { name: saved.name, etag: saved.etag };
     $("editor-title").textContent = saved.name;
-    $("editor-meta").textContent = STORED_HINT;  // created: nothing is filled in any more
+    $("editor-meta").textContent = storedHint(saved.markdown);  // created: nothing is filled in any more
     $("history").disabled = $("delete").disabled = false;
     calls.showShareButtons(saved.name);
     $("stale").hidden = true;

@@ -5,6 +5,8 @@ import { loadAgents } from "./agents.js";
 import { showConfigProblem } from "./banner.js";
 import { markReviewed, showReview } from "./review.js";
 import { api, operatorActor } from "./session.js";
+import { showQueryNote } from "./querynote.js";
+import { selectBox, showBar } from "./select.js";
 import { state } from "./state.js";
 import { plainWords } from "./api.js";
 import { fail, say, spokenCount } from "./status.js";
@@ -156,8 +158,10 @@ function renderList(rows, more = false) {
       if (await openConcept(concept.name)) visit(concept.name);
     });
     open.dataset.name = concept.name;
+    open.title = concept.name;  // cut with an ellipsis in compact rows
     if (concept.match) open.replaceChildren(marked(concept.name, concept.match.name_marks));
-    const name = cell(row, open);
+    const name = cell(row, selectBox(concept));
+    name.append(open);
     if (concept.new) name.append(newMark(concept));
     if (concept.scope === "shared") name.append(badge("shared", "shared"));
     if (concept.shadows_shared) name.append(badge("overrides shared", "shared"));
@@ -169,6 +173,7 @@ function renderList(rows, more = false) {
     const described = cell(row, concept.match && concept.match.source === "description"
       ? marked(concept.match.snippet, concept.match.marks) : concept.description || "");
     described.className = "description";
+    described.title = concept.match && concept.match.source === "body" ? concept.match.snippet : concept.description || "";
     if (concept.match && concept.match.source === "body") {  // found in the text only: where, below
       const snippet = document.createElement("span");
       snippet.className = "snippet";
@@ -183,12 +188,13 @@ function renderList(rows, more = false) {
     const written = cell(row, stamp(concept.written_at, false, true));
     const why = document.createElement("span");
     why.className = "why";
-    why.textContent = writtenWhy(concept);
+    why.textContent = written.title = writtenWhy(concept);
     written.append(why);
   }
   const { concepts, nextCursor, total } = state.list;
   $("empty").hidden = concepts.length > 0;
   $("more").hidden = !nextCursor;
+  showBar();
   $("more").textContent = `Show ${Math.min(PAGE, total - concepts.length)} more (${concepts.length} of ${total} shown)`;
 }
 
@@ -427,6 +433,7 @@ async function listRows(rows, { quiet, replace }, overtaken) {
     showReview(page);
     showConfigProblem(page.config_problem);
     showShared(page);
+    showQueryNote(page, loadList);
     markCurrent(page.as_of);
     const caughtUp = showCatchingUp(page);
     renderList(state.list.concepts);

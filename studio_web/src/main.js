@@ -8,11 +8,14 @@ import { $ } from "./dom.js";
 import { loadAgents } from "./agents.js";
 import { deleteCurrent, showDeleted } from "./deleted.js";
 import {
-  forgetCurrent, goToRelatedClaims, isDirty, keepDraft, mayDiscard, newConcept, openConcept, restoreDraft, save, takeDraft,
+  forgetCurrent, goToRelatedClaims, isDirty, keepDraft, mayDiscard, newConcept, openConcept, restoreDraft, save, saveKeys,
+  takeDraft,
 } from "./editor.js";
 import {
   backToList, counted, focusList, loadList, refreshList, showMore, sortBy, triageKeys, useUrlFilters, watchForChanges,
 } from "./list.js";
+import { wireDensity } from "./density.js";
+import { wireSelection } from "./select.js";
 import { wireImport } from "./import.js";
 import { wireTeach } from "./teach.js";
 import { hideDeletedName, showDeletedName, wireRecreate } from "./recreate.js";
@@ -93,6 +96,7 @@ async function start() {
     button.addEventListener("click", () => sortBy(button.dataset.sort));
   }
   $("save").addEventListener("click", () => save());
+  window.addEventListener("keydown", saveKeys, { capture: true });
   $("history").addEventListener("click", showHistory);
   $("older-versions").addEventListener("click", olderVersions);
   $("delete").addEventListener("click", deleteCurrent);
@@ -109,6 +113,8 @@ async function start() {
   wireWords();
   wireShare();
   $("more").addEventListener("click", showMore);
+  wireDensity();
+  wireSelection();
   wireImport();
   wireTeach();
   wireRecreate();

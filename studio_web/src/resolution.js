@@ -5,8 +5,25 @@ import { $ } from "./dom.js";
 import { state } from "./state.js";
 import { say } from "./status.js";
 import {
-  BODY_MAX_BYTES, CONTRADICTION_CONFIDENCE, RESOLVED_CONFIDENCE, editBoth, keepRecord, readConflict, takeNewClaim,
+  BODY_MAX_BYTES, CONTRADICTION_CONFIDENCE, RESOLVED_CONFIDENCE, bodyBytes, editBoth, keepRecord, readConflict,
+  splitDocument, takeNewClaim,
 } from "./conflict.mjs";
+
+// Claims are a few hundred bytes: a body with less room than this may have had none for a quote.
+const ROOM_FOR_A_QUOTE = 4096;
+
+// Why an entry has no quote, said from what the body shows. Consolidation leaves a quote out only
+// when the body cannot hold it; a body far from full had room, so the entry was written without one
+// (by a consolidation older than quotes, or for a claim with no text of its own) or an edit took it.
+export function missingQuote(bytes) {
+  const size = `${bytes.toLocaleString("en")} of the ${BODY_MAX_BYTES.toLocaleString("en")} bytes a body holds`;
+  if (BODY_MAX_BYTES - bytes < ROOM_FOR_A_QUOTE) {
+    return `Its quote was not kept: the body (${size}) had no room for it. Its description stands for the claim.`;
+  }
+  return `Its quote is not in the section, and not for lack of room (the body has ${size}): the entry was written `
+    + "without one — by a consolidation older than quotes, or for a claim with no text beyond its description — "
+    + "or an edit removed it. Its description stands for the claim.";
+}
 
 // The editor, as the resolutions reach it (state.resolution.editor).
 export function initResolution(editor) {
@@ -55,7 +72,7 @@ export function showConflict(markdown) {
     const item = document.createElement("li");
     item.append(paragraph(`Session ${entry.session}, ${entry.date}: ${entry.description}`));
     if (entry.tooLong) item.append(paragraph("Its text was too long to be kept in the body: its version in History links the conversation."));
-    else if (entry.cut) item.append(paragraph("Its quote was not kept (the body had no room for it): its description stands for the claim."));
+    else if (entry.cut) item.append(paragraph(missingQuote(bodyBytes(splitDocument(markdown)?.body ?? ""))));
     else item.append(quote(entry.claim));
     return item;
   }));

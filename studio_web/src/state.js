@@ -39,6 +39,8 @@ export const state = {
     // The filters the list on screen was loaded with: a failed load puts the controls back to them.
     shownFilters: { fresh: false, conflict: false, related: false, expired: false, notStarted: false, stale: false,
       retired: false, type: "", q: "", sort: "written_at", desc: true },
+    selected: new Set(),  // the names of the rows checked for a bulk action (select.js)
+    undoDelete: null,  // the names the last bulk delete deleted, while Undo is offered
     listScroll: 0,  // where the list was scrolled when a concept was opened from it
     sharedRecalled: undefined,  // the shared concepts this agent recalls, as its last list said (undefined: no list yet)
     newestShown: null,  // the last write the rows shown include, as the watch compares it

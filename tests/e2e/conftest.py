@@ -43,6 +43,7 @@ def studio(monkeypatch, store, bucket, sessions_bucket):
     authorizer = LocalAuthorizer(issuer="http://127.0.0.1/dev")
     server = StudioServer(handler.lambda_handler, authorizer, context_factory=LambdaContext).start()
     server.authorizer = authorizer  # to sign in another operator than the dev one
+    server.handler = handler  # a test empties its container's memory as a restart does
     monkeypatch.setenv("STUDIO_ORIGIN", server.url)
     yield server
     server.stop()

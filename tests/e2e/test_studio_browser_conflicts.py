@@ -71,7 +71,10 @@ def test_a_concept_in_conflict_explains_the_contradiction_and_one_without_shows_
     expect(page.locator("#conflict-entries li")).to_have_count(1)
     expect(page.locator("#conflict-entries")).to_contain_text(
         "Session sess_bb20, 2026-09-20: O reembolso no Pix leva até 7 dias úteis depois que o")
-    expect(page.locator("#conflict-entries")).to_contain_text("Its quote was not kept")  # written without one
+    # Written before quotes were kept, in a short body: the reason given is that, never a lack of room.
+    expect(page.locator("#conflict-entries")).to_contain_text("Its quote is not in the section, and not for lack of room")
+    expect(page.locator("#conflict-entries")).to_contain_text("by a consolidation older than quotes")
+    expect(page.locator("#conflict-entries")).not_to_contain_text("no room")
     for name in ("Keep the record", "Take the new claim", "Edit both"):
         expect(explained.get_by_role("button", name=name)).to_be_enabled()
     expect(page.locator("#conflict-choice")).to_be_hidden()  # one claim: nothing to choose
@@ -212,6 +215,18 @@ def test_undo_or_leaving_unsaved_leaves_the_concept_as_it_was(page, store):
     after = store.get(T, A, CONFLICTED)
     assert after.version_id == stored.version_id and after.text == stored.text
     assert CONFLICTED in rows(page)
+
+
+def test_a_quote_cut_because_the_body_was_full_says_it_had_no_room(page, store):
+    current = store.get(T, A, "troca-em-30-dias")
+    store.replace(T, A, current.concept.replace(body=("Trocas em até 30 dias. " * 620).rstrip()), if_match=current.etag,
+                  actor="operator:ana", reason="edit")  # ~14.3 KB of the 16 KB a body holds
+    add_contradiction(store, "troca-em-30-dias", body=("Troca só em 7 dias, na loja. " * 100).rstrip())  # ~3 KB: no room
+    open_concept(page, "troca-em-30-dias")
+    entry = page.locator("#conflict-entries li")
+    expect(entry).to_contain_text("Session sess_cc30, 2026-10-05: Reembolso no Pix: no mesmo dia.")
+    expect(entry).to_contain_text("Its quote was not kept: the body (")
+    expect(entry).to_contain_text("of the 16,384 bytes a body holds) had no room for it.")
 
 
 def test_edit_both_over_the_body_limit_says_so_and_changes_nothing(page, store):

@@ -56,3 +56,30 @@ def test_an_operator_typing_a_name_sees_that_concept_first_with_its_words_highli
         # Cleared, the list is last written first again, with no marks.
         page.locator("#filter-q").fill("")
         expect(page.locator("#concepts mark")).to_have_count(0)
+
+
+def test_a_row_found_through_its_body_shows_the_snippet_after_a_restart(browser, studio, store, request):
+    from helpers.concepts import make_concept
+
+    store.create(T, A, make_concept("montagem-de-moveis", description="Móveis grandes chegam desmontados.",
+                                    body="Um montador parceiro agenda a visita em até 5 dias úteis."), actor="engine")
+    with signed_in(browser, studio, request) as page:
+        studio.handler.studio._held.clear()  # the container restarted: the list comes back from its snapshot
+        page.locator("#filter-q").fill("montador")
+        row = page.locator("#concepts tbody tr").first
+        expect(row).to_have_attribute("data-name", "montagem-de-moveis")
+        expect(row.locator(".snippet")).to_contain_text("Um montador parceiro agenda a visita")
+        expect(row.locator(".snippet mark")).to_have_text("montador")
+
+
+def test_a_search_that_matches_nothing_because_of_one_word_says_so_and_drops_it(page):
+    page.locator("#filter-q").fill("troca 30 dias xilofone")
+    note = page.locator("#query-note")
+    expect(note).to_contain_text("Every word must match, and no concept holds “xilofone”")
+    expect(page.locator("#status")).to_have_text("0 concepts match “troca 30 dias xilofone”")
+    page.get_by_role("button", name="Search without “xilofone”").click()
+    expect(page.locator("#filter-q")).to_have_value("troca 30 dias")
+    expect(page.locator("#concepts tbody tr").first).to_have_attribute("data-name", "troca-em-30-dias")
+    expect(note).to_be_hidden()
+    page.locator("#filter-q").fill("troca em 30 dias na loja com nota fiscal")
+    expect(note).to_contain_text("Only the first 8 words are read: “fiscal” was not looked for.")

@@ -9,7 +9,7 @@ from pathlib import Path
 from helpers.browser import CHROMIUM, axe_violations, expect
 from helpers.paths import ROOT
 from helpers.skips import skip_unless_present
-from helpers.studio_page import A, T, rows, signed_in
+from helpers.studio_page import A, T, open_concept, rows, signed_in
 
 PAGE = ROOT / "studio_web" / "dist" / "index.html"
 pytestmark = skip_unless_present({"Debian's chromium": Path(CHROMIUM).exists(),
@@ -154,8 +154,22 @@ def test_after_creating_a_concept_the_hint_for_new_ones_is_gone(page, store):
     page.click("#save")
     expect(page.locator("#status")).to_have_text("Saved.")
     expect(page.locator("#editor-title")).to_have_text("horario-sac")
-    expect(page.locator("#editor-meta")).to_have_text("Promote observed to policy by editing the provenance line.")
+    expect(page.locator("#editor-meta")).to_have_text("")  # a policy: nothing to promote
     assert store.get(T, A, "horario-sac").concept.provenance == "policy"
+
+
+def test_the_promote_hint_shows_on_an_observed_concept_and_goes_once_it_is_a_policy(page, store):
+    observed = next(s.concept.name for s in store.load_all(T, A) if s.concept.provenance == "observed")
+    open_concept(page, observed)
+    expect(page.locator("#editor-meta")).to_have_text("Promote observed to policy by editing the provenance line.")
+    page.locator(".cm-line", has_text="provenance: observed").click()
+    page.keyboard.press("End")
+    for _ in "observed":
+        page.keyboard.press("Backspace")
+    page.keyboard.type("policy")
+    page.keyboard.press("Control+s")
+    expect(page.locator("#status")).to_have_text("Saved.")
+    expect(page.locator("#editor-meta")).to_have_text("")
 
 
 def test_every_time_the_page_shows_says_it_is_utc(page):

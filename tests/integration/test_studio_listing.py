@@ -330,3 +330,41 @@ def test_a_sort_the_operator_chose_orders_the_search_instead_of_relevance(api, s
     assert names_of(body) == sorted(names_of(body)) and names_of(body)[0] != "despacho-no-mesmo-dia"
     _, chosen, _ = api("GET", f"{searched}/concepts", query={"q": "despacho-no-mesmo-dia", "sort": "relevance"})
     assert names_of(chosen)[0] == "despacho-no-mesmo-dia"
+
+
+def test_a_fresh_process_says_where_the_body_matched_reading_only_that_rows_document(api, searched, monkeypatch,
+                                                                                       bucket, sessions_bucket):
+    from shared.aws import client
+
+    api("GET", f"{searched}/concepts")  # the snapshot is written: it holds no body text
+    fresh = load_handler("studio_api", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
+                         STUDIO_ORIGIN="http://127.0.0.1:8080", POWERTOOLS_SERVICE_NAME=f"studio-{uuid.uuid4().hex[:6]}")
+    sent = []
+    s3 = client("s3")
+
+    def record(request, **kwargs):
+        sent.append((request.method, request.url))
+
+    s3.meta.events.register("before-send.s3", record)
+    try:
+        answer = fresh.lambda_handler(request("GET", f"{searched}/concepts", query={"q": "montador"}), LambdaContext())
+    finally:
+        s3.meta.events.unregister("before-send.s3", record)
+    body = json.loads(answer["body"])
+    row = body["concepts"][0]
+    assert row["name"] == "montagem-moveis" and row["match"]["source"] == "body"
+    assert [row["match"]["snippet"][a:b] for a, b in row["match"]["marks"]] == ["montador"]
+    reads = [url for method, url in sent if method == "GET" and "/concepts/" in url]
+    assert len(reads) == 1 and "montagem-moveis" in reads[0]  # the body-only row alone, not the agent
+
+
+def test_a_search_says_which_words_it_read_and_which_word_matched_nothing(api, searched):
+    _, body, _ = api("GET", f"{searched}/concepts", query={"q": "frete grátis acima de 199 reais sul campinas montador"})
+    assert body["query"]["read"] == ["frete", "grátis", "acima", "de", "199", "reais", "sul", "campinas"]
+    assert body["query"]["ignored"] == ["montador"]
+    _, body, _ = api("GET", f"{searched}/concepts", query={"q": "frete grátis xilofone"})
+    assert body["total"] == 0 and body["query"]["unmatched"] == ["xilofone"]
+    _, without, _ = api("GET", f"{searched}/concepts", query={"q": "frete grátis"})
+    assert without["total"] > 0 and without["query"]["unmatched"] == [] and without["query"]["ignored"] == []
+    _, plain, _ = api("GET", f"{searched}/concepts")
+    assert plain["query"] is None

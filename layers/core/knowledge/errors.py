@@ -137,3 +137,15 @@ class InvalidRemoval(KnowledgeError, ValueError):
 
 class TooManyWords(InvalidRemoval):
     code = "too_many_words"
+
+
+class InvalidBulk(KnowledgeError, ValueError):
+    """A bulk action on the list's rows the studio did not send (knowledge.curation.bulk): nothing is done."""
+
+    code = "invalid_bulk"
+
+
+class TooManyRows(InvalidBulk):
+    """More rows in one bulk action than it takes: nothing is done, the operator sends them in batches."""
+
+    code = "too_many_rows"

@@ -84,8 +84,17 @@ class ConfigProblem(BaseModel):
     line: Optional[int] = Field(description="The file's line to look at, when one is known.")
 
 
+class QueryNotes(BaseModel):
+    read: list[str] = Field(description="The words of `q` read, as typed (at most 8).")
+    ignored: list[str] = Field(description="The words past the 8 read: not looked for.")
+    unmatched: list[str] = Field(description="When nothing matched: each word (as typed) no concept holds on its "
+                                             "own, which every word must; search without it.")
+
+
 class ConceptList(BaseModel):
     concepts: list[ConceptSummary]
+    query: Optional[QueryNotes] = Field(None, description="With `q`: what of it was read and, when nothing "
+                                                          "matched, the words that matched nothing.")
     total: int = Field(description="Rows matching the filters (and `q`: every word of it), over all pages.")
     next: Optional[str] = Field(description="The cursor of the next page; null on the last.")
     new: int = Field(description="Concepts of the whole agent (not only this page or filter) new to this operator: "

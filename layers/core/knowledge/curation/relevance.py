@@ -36,14 +36,22 @@ class Query:
     @classmethod
     def of(cls, q: str) -> "Query":
         # A number with its hyphens or dots (a CEP, 13083-970) is one word: the index reads it whole.
-        parts = (w for token in q.split() for w in ([token] if _NUMBER.fullmatch(token) else _WORD.findall(token)))
-        words = tuple(dict.fromkeys(fold_for_search(w) for w in parts))[:MAX_WORDS]
+        words = tuple(words_of(q))[:MAX_WORDS]
         told = tuple(w for w in words if len(w) > 1 and read_word(w) is not None) or words
         return cls(q.strip(), words, told, "-".join(words))
 
     def term(self, word: str) -> Optional[str]:
         found = read_word(word)
         return found[0] if found else None
+
+
+def words_of(q: str) -> dict[str, str]:
+    """Every word of a query, folded, each with the text it was typed as (the first time), in order."""
+    parts = (w for token in q.split() for w in ([token] if _NUMBER.fullmatch(token) else _WORD.findall(token)))
+    out: dict[str, str] = {}
+    for part in parts:
+        out.setdefault(fold_for_search(part), part)
+    return out
 
 
 def search(held: HeldList, q: str, names: list[str]) -> list[str]:
@@ -145,18 +153,28 @@ def _window(text: str, marks: list[list[int]]) -> tuple[str, list[list[int]]]:
     return prefix + text[start:end] + suffix, kept
 
 
-def matched(held: HeldList, name: str, q: str) -> dict[str, Any]:
+def matched(held: HeldList, name: str, q: str, data: Optional[bytes] = None) -> dict[str, Any]:
     """What matched in one row: a snippet of its description (or, when the description holds no
-    query word and the container holds the concept's text, of its body), the matched words in it
-    and in the name as [start, end) ranges."""
+    query word, of its body: the container's copy, else `data`, the stored document read for it),
+    the matched words in it and in the name as [start, end) ranges."""
     query = Query.of(q)
     doc = held.index.docs.get(name)
     description = _SPACE.sub(" ", doc.description).strip() if doc else ""
     source, text, marks = "description", description, _marks(description, query)
-    if not marks and doc is not None and doc.data:
-        body = _SPACE.sub(" ", _body(doc.data)).strip()
+    held_text = doc.data if doc is not None and doc.data else data
+    if not marks and held_text:
+        body = _SPACE.sub(" ", _body(held_text)).strip()
         found = _marks(body, query)
         if found:
             source, text, marks = "body", body, found
     snippet, kept = _window(text, marks)
     return {"source": source, "snippet": snippet, "marks": kept, "name_marks": _name_marks(name, query)}
+
+
+def body_unheld(held: HeldList, name: str, q: str) -> bool:
+    """The row matched beyond its description and the container holds no body to say where (a
+    container that restored its index from the snapshot): its document must be read to say why."""
+    doc = held.index.docs.get(name)
+    if doc is None or doc.data:
+        return False
+    return not _marks(_SPACE.sub(" ", doc.description).strip(), Query.of(q))

@@ -153,16 +153,22 @@ class ReviewStore:
     def mark_reviewed(self, tenant: str, agent: str, operator_id: str, name: str, written_at: datetime) -> Review:
         """One concept reviewed at the version written at `written_at` (the row the operator saw): a
         later version of it is new again. Time ahead of now is taken as now, as for seen_at."""
+        return self.mark_many_reviewed(tenant, agent, operator_id, {name: written_at})
+
+    def mark_many_reviewed(self, tenant: str, agent: str, operator_id: str, rows: dict[str, datetime]) -> Review:
+        """Concepts reviewed each at the version its row showed, in one write of the state."""
         now = self.now()
-        if written_at > now + CLOCK_SKEW:
+        if any(written_at > now + CLOCK_SKEW for written_at in rows.values()):
             raise InvalidReviewed("written_at must not be in the future")
-        stamp = format_seen_at(min(written_at, now))
+        stamps = {name: format_seen_at(min(written_at, now)) for name, written_at in rows.items()}
 
         def mark(stored: Review) -> Optional[Review]:
-            if stored.seen_at is not None and format_seen_at(stored.seen_at) >= stamp \
-                    or stored.reviewed.get(name, "") >= stamp:
+            seen = format_seen_at(stored.seen_at) if stored.seen_at is not None else ""
+            wanted = {name: stamp for name, stamp in stamps.items()
+                      if seen < stamp and stored.reviewed.get(name, "") < stamp}
+            if not wanted:
                 return None  # already covered
-            reviewed = _pruned({**stored.reviewed, name: stamp}, stored.seen_at)
+            reviewed = _pruned({**stored.reviewed, **wanted}, stored.seen_at)
             if len(reviewed) > REVIEWED_MAX:
                 raise InvalidReviewed(f"{REVIEWED_MAX} concepts are marked reviewed one by one already: mark all "
                                       "as seen to start again")
@@ -299,6 +305,18 @@ class ReviewQueue:
         self._studio.config(op, tenant, agent)  # UnknownAgent
         as_of = self._store.now()
         return self._answer(op, tenant, agent, self._store.mark_reviewed(tenant, agent, op.id, name, moment), as_of)
+
+    def mark_many(self, op: Any, tenant: str, agent: str, rows: dict[str, datetime]) -> tuple[dict[str, Any], set[str]]:
+        """Concepts reviewed each at the version its row showed (names checked by the caller), in
+        one write; with the names that were covered already (seen, or reviewed at that version)."""
+        self._studio.config(op, tenant, agent)  # UnknownAgent
+        as_of = self._store.now()
+        stored = self._store.get(tenant, agent, op.id)
+        seen = format_seen_at(stored.seen_at) if stored.seen_at is not None else ""
+        covered = {name for name, at in rows.items()
+                   if max(seen, stored.reviewed.get(name, "")) >= format_seen_at(min(at, as_of))}
+        review = self._store.mark_many_reviewed(tenant, agent, op.id, rows)
+        return self._answer(op, tenant, agent, review, as_of), covered
 
     def undo_mark(self, op: Any, tenant: str, agent: str, seen_at: Any) -> dict[str, Any]:
         """Undo the "mark all as seen" that stored `seen_at` (the seen_at its answer gave)."""

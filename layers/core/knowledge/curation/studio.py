@@ -30,6 +30,7 @@ from knowledge.curation.documents import (
 )
 from knowledge.curation import relevance
 from knowledge.curation.beside import dismiss_beside, pairs_beside
+from knowledge.curation.search_reasons import explain, notes
 from knowledge.curation.listing import RELEVANCE, SORTS, HeldList, Unseen, fold_for_search, since_stamp, sorted_names
 from knowledge.errors import ArchiveNotConfigured, InvalidCursor, InvalidTurn, NameTaken, PreconditionRequired
 from knowledge.format.concept import OUT_OF_RECALL, Concept, parse, utc_now
@@ -392,6 +393,7 @@ class Studio:
         if type:
             names = [n for n in names if (doc := held.index.docs.get(n)) is not None and doc.type == type]
         searching = bool(q and q.strip())
+        candidates = names
         if searching and sort in (None, RELEVANCE):
             names = relevance.search(held, q, names)
         else:
@@ -405,11 +407,11 @@ class Studio:
         rows = [{**held.row(name), "recall": held.recall(name, now), "scope": "shared" if agent == SHARED else "agent"}
                 for name in page]
         if searching:
-            for row in rows:
-                row["match"] = relevance.matched(held, row["name"], q)
+            explain(held, q, rows, lambda names: self._store.fetch_many(tenant, agent, names))
         answer: dict[str, Any] = {"concepts": rows, "total": len(names),
                                   "next": str(end) if end < len(names) else None,
-                                  "catching_up": len(held.backlog)}
+                                  "catching_up": len(held.backlog),
+                                  "query": notes(held, q, candidates, len(names)) if searching else None}
         if unseen is not None:
             for row in rows:
                 row["new"] = row["name"] in fresh

@@ -1,0 +1,130 @@
+"""Bulk actions on the studio list's selected rows: mark reviewed, delete (and its undo), change type.
+
+A request names at most BULK_MAX rows; beyond that, or with an action, a type or a row the page
+would not send, it is refused whole (InvalidBulk, TooManyRows) before anything is done. Otherwise
+each row is acted on alone and answered with its own outcome, so a row that failed never hides
+the others, and nothing half-done is silent:
+
+- reviewed: every row at the version its row showed (its written_at), in one write of the
+  operator's review state; a row already covered is `unchanged`.
+- delete: a restorable delete marker each (`deleted`), or `gone` when it was not there.
+- undelete: the undo of a bulk delete, the newest version before the marker back (`restored`), or
+  `not_deleted`.
+- type: the current version with the type changed, written by compare-and-swap (`changed`,
+  `unchanged`, `changed_meanwhile` when another writer came between the read and the write,
+  `gone`).
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable
+
+from knowledge.curation.reviews import parse_seen_at
+from knowledge.errors import InvalidBulk, InvalidSeenAt, TooManyRows
+from knowledge.format.concept import TYPES, parse
+from shared import deadline
+from shared.errors import Conflict, InvalidConcept, NotFound
+from shared.httpapi import Operator
+from shared.names import check_slug
+
+BULK_MAX = 500  # rows per action: at most a few S3 requests each, well inside the API's 29 s
+ACTIONS = ("reviewed", "delete", "undelete", "type")
+WORKERS = 8
+
+
+def checked(action: Any, rows: Any, type_: Any = None) -> list[dict[str, Any]]:
+    """The rows of a valid request, each name checked before it reaches a key."""
+    if action not in ACTIONS:
+        raise InvalidBulk(f"action must be one of {', '.join(ACTIONS)}")
+    if not isinstance(rows, list) or not rows:
+        raise InvalidBulk("rows must name at least one concept")
+    if len(rows) > BULK_MAX:
+        raise TooManyRows(f"at most {BULK_MAX} rows per action (got {len(rows)}): select fewer, or act in batches")
+    if action == "type" and type_ not in TYPES:
+        raise InvalidBulk(f"type must be one of {', '.join(TYPES)}")
+    if action != "type" and type_ is not None:
+        raise InvalidBulk("type is only for the action type")
+    seen: set[str] = set()
+    for i, row in enumerate(rows):
+        name = check_slug(f"rows[{i}].name", row.get("name"))
+        if name in seen:
+            raise InvalidBulk(f"rows[{i}]: {name!r} is named twice")
+        seen.add(name)
+        if action == "reviewed":
+            try:
+                row["at"] = parse_seen_at(row.get("written_at"))
+            except InvalidSeenAt:
+                raise InvalidBulk(f"rows[{i}].written_at must be the version's time as its row showed it") from None
+    return rows
+
+
+class Bulk:
+    """Over the studio (knowledge.curation.studio.Studio) and the review API (reviews.ReviewApi)."""
+
+    def __init__(self, studio: Any, reviews: Any, *, workers: int = WORKERS):
+        self._studio, self._reviews, self._workers = studio, reviews, max(1, workers)
+
+    def act(self, op: Operator, tenant: str, agent: str, action: Any, rows: Any, type_: Any = None) -> dict[str, Any]:
+        op.check(tenant)
+        rows = checked(action, rows, type_)
+        if action == "reviewed":
+            return self._reviewed(op, tenant, agent, rows)
+        one: Callable[[str], str] = {
+            "delete": lambda name: self._delete(op, tenant, agent, name),
+            "undelete": lambda name: self._undelete(op, tenant, agent, name),
+            "type": lambda name: self._retype(op, tenant, agent, name, type_),
+        }[action]
+        names = [row["name"] for row in rows]
+        self._studio.config(op, tenant, agent)  # UnknownAgent before anything is written
+        with ThreadPoolExecutor(max_workers=min(self._workers, len(names))) as pool:
+            outcomes = list(pool.map(deadline.carry(one), names))
+        return answer(action, [{"name": n, "outcome": o} for n, o in zip(names, outcomes)])
+
+    def _reviewed(self, op: Operator, tenant: str, agent: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+        state, covered = self._reviews.mark_many(op, tenant, agent, {row["name"]: row["at"] for row in rows})
+        out = answer("reviewed", [{"name": row["name"], "outcome": "unchanged" if row["name"] in covered
+                                   else "reviewed"} for row in rows])
+        out["review"] = state
+        return out
+
+    def _delete(self, op: Operator, tenant: str, agent: str, name: str) -> str:
+        try:
+            self._studio.delete(op, tenant, agent, name)
+        except NotFound:
+            return "gone"
+        return "deleted"
+
+    def _undelete(self, op: Operator, tenant: str, agent: str, name: str) -> str:
+        try:
+            self._studio.undelete(op, tenant, agent, name)
+        except NotFound:
+            return "not_deleted"
+        except Conflict:
+            return "changed_meanwhile"
+        return "restored"
+
+    def _retype(self, op: Operator, tenant: str, agent: str, name: str, type_: str) -> str:
+        try:
+            current = self._studio.get(op, tenant, agent, name)
+        except NotFound:
+            return "gone"
+        concept = parse(current["markdown"])
+        if concept.type == type_:
+            return "unchanged"
+        try:
+            self._studio.save(op, tenant, agent, name, concept.replace(type=type_).render(), current["etag"])
+        except Conflict:
+            return "changed_meanwhile"
+        except InvalidConcept:
+            return "invalid"  # e.g. a field the new type does not allow
+        return "changed"
+
+
+def answer(action: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row["outcome"]] = counts.get(row["outcome"], 0) + 1
+    done = {"reviewed": ("reviewed", "unchanged"), "delete": ("deleted",), "undelete": ("restored",),
+            "type": ("changed", "unchanged")}[action]
+    return {"action": action, "rows": rows, "counts": counts, "complete": all(r["outcome"] in done for r in rows)}
