@@ -19,7 +19,6 @@ from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
 from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 
 from knowledge import wiring
-from knowledge.curation.bulk import Bulk
 from knowledge.curation.api_models import (
     SHARED,
     SLUG_MAX,
@@ -115,7 +114,7 @@ import studio_bulk  # noqa: E402 - after the path is set
 import studio_words  # noqa: E402 - after the path is set
 
 app.include_router(studio_words.routes(*words))
-app.include_router(studio_bulk.routes(Bulk(studio, reviews)))
+app.include_router(studio_bulk.routes(wiring.bulk_actions(studio, reviews)))
 
 
 def operator():

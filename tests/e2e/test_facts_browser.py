@@ -1,7 +1,10 @@
 """The Facts page in a real headless Chromium (Debian's, driven by Playwright), against the real
 FactsApiFunction handler behind the local authorizer, on moto. Proposals come from the real
 DistillFunction (scripted model server); what an approval writes is read back through the real
-MemoryFunction, as the engine reads it. Screenshots go to test-artifacts/."""
+MemoryFunction, as the engine reads it. Screenshots go to test-artifacts/.
+
+Over 500 lines on purpose: every walkthrough of the one page (single and bulk decisions, undo, keys)
+shares one server, one browser and one distilled set of proposals; split, each file would build them again."""
 
 from __future__ import annotations
 

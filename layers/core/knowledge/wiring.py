@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Callable, NamedTuple, Optional, Sequence
 from shared.coldstart import Deferred  # noqa: F401 - the handlers build their service through it
 
 if TYPE_CHECKING:  # pragma: no cover
+    from knowledge.curation.bulk import Bulk
     from knowledge.curation.config_check import ConfigCheck
     from knowledge.curation.export import Exporter
     from knowledge.curation.imports import ConceptImport, Importer
@@ -505,6 +506,13 @@ def importer_from_env() -> "Importer":
     from shared.settings import Settings
 
     return importer(Settings.from_env(require=("SESSIONS_BUCKET",)))
+
+
+def bulk_actions(studio: "Studio", reviews: "ReviewQueue") -> "Bulk":
+    """The studio list's actions on many rows at once (mark reviewed, delete and undo, change type)."""
+    from knowledge.curation.bulk import Bulk
+
+    return Bulk(studio, reviews)
 
 
 def reviews(settings: Settings, studio: "Studio") -> "ReviewQueue":
