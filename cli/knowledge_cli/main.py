@@ -21,9 +21,10 @@ class ProgressBar:
     """A one-line bar on a terminal; silent when stderr is not one, unless `every` asks for a line of
     counts each `every` items there (a long import run from a script)."""
 
-    def __init__(self, label: str, stream: TextIO = sys.stderr, width: int = 30, every: Optional[int] = None):
-        self.label, self.stream, self.width, self.every = label, stream, width, every
-        self.enabled = stream.isatty()
+    def __init__(self, label: str, stream: Optional[TextIO] = None, width: int = 30, every: Optional[int] = None):
+        # stderr as it is when the bar is made (a default bound at import keeps a stream replaced since)
+        self.label, self.stream, self.width, self.every = label, stream or sys.stderr, width, every
+        self.enabled = self.stream.isatty()
 
     def __call__(self, done: int, total: int) -> None:
         if total <= 0:
