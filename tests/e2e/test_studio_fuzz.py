@@ -68,9 +68,12 @@ def api(moto_endpoint):
     store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
     for path in sorted(DEMO.glob("*.md")):
         store.create(T, A, parse(path.read_text()), actor="engine")
+    # As the template deploys it: with the queue its saves' reviews and words jobs go to.
+    queue = boto3.client("sqs", endpoint_url=moto_endpoint, region_name="us-east-1").create_queue(
+        QueueName=f"fuzz-reviews-{uuid.uuid4().hex[:8]}")["QueueUrl"]
     mp = pytest.MonkeyPatch()
     handler = load_handler("studio_api", mp, KNOWLEDGE_BUCKET=bucket, POWERTOOLS_SERVICE_NAME="studio-fuzz",
-                           POWERTOOLS_LOG_LEVEL="CRITICAL")
+                           POWERTOOLS_LOG_LEVEL="CRITICAL", POLICY_REVIEW_QUEUE_URL=queue)
     yield handler, store
     mp.undo()
 

@@ -45,11 +45,12 @@ def test_each_function_may_do_in_the_shared_scope_only_what_it_needs():
         "s3:GetObject": {"*/shared/concepts/*", "*/shared/concepts-index/snapshot"},
         "s3:PutObject": {"*/shared/concepts-index/snapshot"}}
     # The studio reads and edits the shared concepts as an agent's (history, deletions, each operator's
-    # review state, the snapshot a cold container starts from); it has no knowledge.yaml to write there.
+    # review state, the snapshot a cold container starts from, the learned words page's summary beside it);
+    # it has no knowledge.yaml to write there.
     assert grants("StudioApiFunction") == {
         "s3:GetObject": {"*/shared/*"}, "s3:GetObjectVersion": {"*/shared/*"},
         "s3:PutObject": {"*/shared/concepts/*", "*/shared/deletions/*", "*/shared/concepts-index/snapshot",
-                         "*/shared/reviews/*"},
+                         "*/shared/concepts-index/words", "*/shared/reviews/*"},
         "s3:DeleteObject": {"*/shared/concepts/*", "*/shared/deletions/*"}}
     # The repair moves a shared concept's unjudged claims to the waiting pairs of the agents they came
     # from, found by the versions that kept them there; it writes nothing else in the shared scope.
