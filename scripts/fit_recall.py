@@ -155,7 +155,7 @@ def main() -> None:
     learned = json.loads(args.learned.read_text())["learning"] if args.learned else None
     names = args.store or sorted(store_paths())
     if args.fit:
-        gate, signals.GATE = signals.GATE, None
+        judge, signals.JUDGE = signals.JUDGE, False
         collected: list = []
         run(names, learned, collected)
         rows = [row for part, _ in collected for row in part]
@@ -163,7 +163,7 @@ def main() -> None:
         weights, bias = fit(rows, labels)
         print(f"{len(labels)} rows ({sum(labels)} on topic): WEIGHTS = {np.round(weights, 4).tolist()}, "
               f"BIAS = {bias:.4f}")
-        signals.GATE, signals.WEIGHTS, signals.BIAS = gate, weights, bias
+        signals.JUDGE, signals.WEIGHTS, signals.BIAS = judge, weights, bias
     phases = run(names, learned)
     print(f"{'phase':32} {'hit@5':>6} {'silent':>7} {'off':>6} {'wshare':>7}")
     for phase, rows in phases.items():

@@ -71,7 +71,7 @@ def test_a_one_word_question_reaches_the_concept_whose_description_says_it():
 
 
 def test_a_learned_phrase_matches_only_with_its_words_adjacent(monkeypatch):
-    monkeypatch.setattr(signals, "GATE", None)  # the phrase alone, not the judgment of a taught agent
+    monkeypatch.setattr(signals, "JUDGE", False)  # the phrase alone, not the judgment of a taught agent
     refund = taught(make_concept("reembolso-estorno", description="Prazos de estorno no cartão e no Pix.",
                                  body="O estorno cai em até 2 faturas."), "dinheiro de volta")
     index = store(refund)

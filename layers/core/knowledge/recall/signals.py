@@ -109,10 +109,11 @@ def describes(description: str, term: str) -> bool:
 # model word, TAUGHT; a message of one word is the floor's, "telinha?"): a model
 # word reaches everyday chat ("carro", "limite") as no store's own text does, and without one the
 # floor is the contract it was. A concept passes when the floor and the judgment both let it through
-# (GATE "and"; "or", "replace" and None were compared with it) at THRESHOLD.
+# at THRESHOLD (the judgment in place of the floor was measured too: at the same off-topic rate it
+# kept fewer questions). JUDGE False: the floor alone (scripts/fit_recall.py fits with it off).
 FEATURES = ("log_score", "shared", "cover", "shared_words", "unknown", "unknown_common", "words", "cue",
             "question", "unknown_common_share", "unknown_share")
-GATE: str | None = "and"
+JUDGE = True
 WEIGHTS = np.array([1.6002, 0.7984, -6.9877, 0.8261, -0.2317, -0.1877, -0.0173, 1.3552, 3.7468, -0.512, -3.0135])
 BIAS = -3.9026
 THRESHOLD = 0.72
@@ -134,8 +135,8 @@ def features(scores: np.ndarray, shared: np.ndarray, shared_words: np.ndarray, t
 
 
 def judged(passes: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """The floor's verdict `passes`, with the judgment of each row (GATE says how they combine)."""
-    if GATE is None or not len(rows):
+    """The floor's verdict `passes`, and the judgment of each row."""
+    if not JUDGE or not len(rows):
         return passes
     ok = rows @ WEIGHTS + BIAS >= math.log(THRESHOLD / (1 - THRESHOLD))
-    return passes & ok if GATE == "and" else passes | ok if GATE == "or" else ok
+    return passes & ok
