@@ -151,7 +151,6 @@ def many_versions(store, bucket, name, count):
 
 def test_a_concept_with_3000_versions_opens_its_history_page_by_page_in_a_listing_and_a_head_per_row(
         api, store, s3, bucket, moto_endpoint, monkeypatch):
-    import time
     from collections import Counter
 
     import boto3
@@ -164,10 +163,10 @@ def test_a_concept_with_3000_versions_opens_its_history_page_by_page_in_a_listin
     counted.meta.events.register("before-send.s3", lambda **kwargs: calls.update(["s3"]))
     studio, ana = studio_on(ConceptStore(counted, bucket))
     monkeypatch.setenv("KNOWLEDGE_VERSIONS_KEPT", "10")
-    started = time.monotonic()
     first = studio.version_page(ana, T, A, "prazo-reembolso-pix")
-    took = time.monotonic() - started
-    assert calls["s3"] == 1 + 50 and len(first["versions"]) == 50 and took < 5
+    # One listing page and a head per row, whatever the history's length: the requests are the
+    # proof, not the clock (moto lists 3,000 versions slowly, more so on a loaded machine).
+    assert calls["s3"] == 1 + 50 and len(first["versions"]) == 50
     assert first["versions"][0]["latest"] and first["next"] and first["kept"] == {"newest": 10, "days": 30}
     assert set(first["versions"][0]) == set(studio.versions(ana, T, A, "troca-em-30-dias")[0])
     calls.clear()

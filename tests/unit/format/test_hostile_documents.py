@@ -13,6 +13,11 @@ from hypothesis import strategies as st
 from knowledge.format.concept import parse, render
 from shared.errors import InvalidConcept
 
+# A guard against pathological documents (an alias bomb or a backtracking pattern takes minutes or
+# never ends), not a speed target: a parse takes milliseconds, and a loaded two-core machine must
+# never fail it.
+GUARD_SECONDS = 10.0
+
 # ------------------------------------------------------------------ parse
 
 
@@ -25,7 +30,7 @@ def test_parse_refuses_each_hostile_document_with_the_typed_error_quickly(case):
     assert caught.value.errors and all(e.field and e.message for e in caught.value.errors)
     # The reason is shown to operators and in export reports: bounded, whatever the input.
     assert len(str(caught.value)) < 4000
-    assert elapsed < 0.5, f"{case} took {elapsed:.2f}s"
+    assert elapsed < GUARD_SECONDS, f"{case} took {elapsed:.2f}s"
 
 
 def test_the_corpus_is_large_and_the_good_document_parses():
