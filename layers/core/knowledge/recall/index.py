@@ -655,17 +655,16 @@ class Index:
                         inside, factor = near, NEAR
                     else:
                         extra = np.flatnonzero(near)
+                        term_slots.append(unique := np.unique(slots[extra]))
                         slot_arrays.append(slots[extra])
-                        weight_arrays.append(weights[extra] * bm25_idf(n_docs, len(np.unique(slots[extra]))) * NEAR)
-                        term_slots.append(np.unique(slots[extra]))
-                        live_near = len(np.unique(slots[extra]))
+                        weight_arrays.append(weights[extra] * bm25_idf(n_docs, live_near := len(unique)) * NEAR)
                         ratios.append(bm25_idf(floor_docs, live_near) * scale / bm25_idf(n_docs, live_near))
                         placed.append(False)
             if inside.any():
                 # A number inside a stated range weighs as a word found in that many concepts.
-                live = len(np.unique(slots[inside]))
+                term_slots.append(unique := np.unique(slots[inside]))  # a concept stating two ranges that hold it: one term
+                live = len(unique)
                 told += bm25_idf(floor_docs, live) / rarest
-                term_slots.append(np.unique(slots[inside]))  # a concept stating two ranges that hold it: one term
                 entry(slots[inside], weights[inside] * bm25_idf(n_docs, live) * factor,
                       bm25_idf(floor_docs, live) * scale / bm25_idf(n_docs, live), False)
         if not slot_arrays:
@@ -731,9 +730,10 @@ class Index:
             cue = not CUES.isdisjoint(fold(w) for w in LETTERS.findall(query.lower()))
             if not passes.any() and cue:
                 passes = several | (alone & (their >= SINGLE))
-            if len(terms) > 1 and self._known(TAUGHT):  # a model-taught agent's judgment (recall.signals)
-                passes = judged(passes, features(scores[candidates] / self._gate(1.0), their, shared_terms[candidates],
-                                                 told, said, cue, "?" in query))
+            if len(terms) > 1 and self._known(TAUGHT) and passes.any():  # a model-taught agent's judgment
+                at = candidates[passes]  # (recall.signals), read only where the floor let a concept through
+                passes[passes] = judged(passes[passes], features(scores[at] / self._gate(1.0), shared[at],
+                                                                 shared_terms[at], told, said, cue, "?" in query))
         if passes.any():
             # Below the best answer, a concept that shares a small part of what it shares is noise.
             return self._hits(matched, top_k, min_score, TAIL * float(their[passes].max()), grounded,
