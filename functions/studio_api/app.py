@@ -60,6 +60,7 @@ from knowledge.errors import (
     InvalidRemoval,
     InvalidReviewed,
     InvalidSeenAt,
+    InvalidSince,
     InvalidVocabulary,
     NameDeleted,
     NameTaken,
@@ -110,11 +111,13 @@ app.use(middlewares=[refuse_control_characters])
 _HERE = str(pathlib.Path(__file__).resolve().parent)
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
+import studio_behind  # noqa: E402 - after the path is set
 import studio_bulk  # noqa: E402 - after the path is set
 import studio_words  # noqa: E402 - after the path is set
 
 app.include_router(studio_words.routes(*words))
 app.include_router(studio_bulk.routes(wiring.bulk_actions(studio, reviews)))
+app.include_router(studio_behind.routes(studio.journal))
 
 
 def operator():
@@ -403,7 +406,7 @@ def invalid_vocabulary(exc: InvalidVocabulary) -> Response:
 STATUS = {Unauthorized: 401, Forbidden: 403, NotFound: 404, InvalidName: 400, InvalidConfig: 422,
           InvalidSeenAt: 422, InvalidReviewed: 422, InvalidCursor: 422, NothingToUndo: 409, PreconditionRequired: 428,
           InvalidImport: 422, ArchiveNotConfigured: 503, WordsNotConfigured: 503, deadline.DeadlineExceeded: 503,
-          UnknownOrigin: 422, InvalidRemoval: 422, InvalidBulk: 422}
+          UnknownOrigin: 422, InvalidRemoval: 422, InvalidBulk: 422, InvalidSince: 422}
 
 
 @app.exception_handler(Conflict)

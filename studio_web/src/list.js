@@ -7,6 +7,7 @@ import { markReviewed, showReview } from "./review.js";
 import { api, operatorActor } from "./session.js";
 import { showQueryNote } from "./querynote.js";
 import { selectBox, showBar } from "./select.js";
+import { listedNow } from "./stale.js";
 import { state } from "./state.js";
 import { plainWords } from "./api.js";
 import { fail, say, spokenCount } from "./status.js";
@@ -119,9 +120,7 @@ export function triageKeys(event) {
 }
 
 // Whether this agent recalls the tenant's shared knowledge, as its last list said (null: no list yet).
-export function recallsShared() {
-  return state.list.sharedRecalled === undefined ? null : state.list.sharedRecalled !== null;
-}
+export const recallsShared = () => (state.list.sharedRecalled === undefined ? null : state.list.sharedRecalled !== null);
 
 // What the scope of the list is: the tenant's shared knowledge, or what of it this agent also recalls.
 function showShared(page) {
@@ -435,6 +434,7 @@ async function listRows(rows, { quiet, replace }, overtaken) {
     showShared(page);
     showQueryNote(page, loadList);
     markCurrent(page.as_of);
+    listedNow(page);
     const caughtUp = showCatchingUp(page);
     renderList(state.list.concepts);
     show("list-view");

@@ -16,6 +16,7 @@ import {
 } from "./list.js";
 import { wireDensity } from "./density.js";
 import { wireSelection } from "./select.js";
+import { watchBehind } from "./stale.js";
 import { wireImport } from "./import.js";
 import { wireTeach } from "./teach.js";
 import { hideDeletedName, showDeletedName, wireRecreate } from "./recreate.js";
@@ -119,6 +120,7 @@ async function start() {
   wireTeach();
   wireRecreate();
   watchForChanges();
+  watchBehind();
   $("new-concept").addEventListener("click", () => { newConcept(); visit(NEW); });
   $("stale-reload").addEventListener("click", async () => {
     const current = state.editor.current;

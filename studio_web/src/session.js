@@ -54,11 +54,20 @@ export function finishSignIn() {
                                   failed: calls.signInFailed });
 }
 
-// `tenantWide`: the tenant's own resources (its agents), not this agent's.
-export function api(method, path, { body, etag, tenantWide } = {}) {
+// `tenantWide`: the tenant's own resources (its agents), not this agent's. A write is counted (state.writes).
+export async function api(method, path, { body, etag, tenantWide } = {}) {
   const tenantBase = `${state.config.apiBase}/tenants/${encodeURIComponent(scope.tenant)}`;
   const base = tenantWide ? tenantBase : `${tenantBase}/agents/${encodeURIComponent(scope.agent)}`;
-  return request(base + path, { method, token: token(), body, etag, unauthorized: signIn });
+  const writing = method !== "GET";
+  if (writing) {
+    state.writes.begun += 1;
+    state.writes.open += 1;
+  }
+  try {
+    return await request(base + path, { method, token: token(), body, etag, unauthorized: signIn });
+  } finally {
+    if (writing) state.writes.open -= 1;
+  }
 }
 
 // Signed out (no token, or the API refused it): the sign-in view, with what the page kept.

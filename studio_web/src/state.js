@@ -11,6 +11,9 @@ export const state = {
   // address (null: the config's redirectUri, the Knowledge page; "facts": the Facts page beside it).
   session: { pendingKey: null, callbackPage: null },
   leavingOnPurpose: false,  // the page itself navigates away (sign-in): the draft is kept, nobody is asked
+  // This tab's own API writes (session.js): begun so far, and still waiting for their answer. The list's
+  // stale cue counts none of them (stale.js drops a look that overlapped one).
+  writes: { begun: 0, open: 0 },
   status: {
     retry: null,  // what "Try again" runs
     spoken: 0,  // what the operator's own actions have said: a background refresh never talks over it
@@ -50,6 +53,9 @@ export const state = {
     currentAt: null,  // since when the list on screen is known to be current
     catchingUp: null,  // the timer that asks again while the service catches up
   },
+  // "N changes since you opened it — show" (stale.js): when the rows shown were listed (their `as_of`), its
+  // look's timer, and whether a look is under way.
+  behind: { since: null, timer: null, looking: false },
   review: {
     listedAt: null,  // when the list shown was listed: "Mark all as seen" stores it
     since: null,  // when this operator last marked all as seen

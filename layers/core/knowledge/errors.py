@@ -99,6 +99,12 @@ class InvalidReviewed(KnowledgeError, ValueError):
     code = "invalid_reviewed"
 
 
+class InvalidSince(KnowledgeError, ValueError):
+    """Asking what was written behind a list: a `since` that is no time a list's `as_of` gives."""
+
+    code = "invalid_since"
+
+
 class NothingToUndo(KnowledgeError):
     """Undo of "mark all as seen" when the state is no longer what that mark left (undone already,
     or marked again since, from this browser or another)."""

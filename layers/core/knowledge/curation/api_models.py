@@ -114,6 +114,13 @@ class ConceptList(BaseModel):
                                                              "shared scope itself.")
 
 
+class ChangesBehind(BaseModel):
+    changes: int = Field(description="Concepts written (created, changed or deleted, by anyone) after `since`, as the "
+                                     "agent's change journal says: each counted once however often written.")
+    more: bool = Field(description="At least `changes`: the service keeps the newest 10,000 journal entries.")
+    since: str = Field(description="The `since` asked (a list's `as_of`).")
+
+
 class StoredConcept(BaseModel):
     name: str
     markdown: str = Field(description="The whole document as stored.")

@@ -30,6 +30,7 @@ from knowledge.curation.documents import (
 )
 from knowledge.curation import relevance
 from knowledge.curation.beside import dismiss_beside, pairs_beside
+from knowledge.curation.behind import JournalTail
 from knowledge.curation.search_reasons import explain, notes
 from knowledge.curation.listing import RELEVANCE, SORTS, HeldList, Unseen, fold_for_search, since_stamp, sorted_names
 from knowledge.errors import ArchiveNotConfigured, InvalidCursor, InvalidTurn, NameTaken, PreconditionRequired
@@ -115,13 +116,12 @@ class Studio:
     def __init__(self, store: ConceptStore, archive: Optional[Archive] = None, *,
                  sweep_seconds: float = SWEEP_SECONDS, catch_up_seconds: float = CATCH_UP_SECONDS,
                  fetch_chunk: int = FETCH_CHUNK, clock: Any = time.monotonic):
-        self._store = store
-        self._archive = archive
+        self._store, self._archive = store, archive
+        self.journal = JournalTail(store)  # what the list reads of the journal, kept for the stale-list cue
         self._sweep_seconds, self._clock = sweep_seconds, clock
         self._catch_up_seconds, self._fetch_chunk = catch_up_seconds, max(1, fetch_chunk)
         self._written: dict[tuple[str, str], _Written] = {}  # per agent, what this container knows of its snapshot
-        # Per agent, the rows this container has read: a list re-reads only what changed.
-        self._held: dict[tuple[str, str], HeldList] = {}  # per agent, kept per container
+        self._held: dict[tuple[str, str], HeldList] = {}  # per agent, the rows read: a list re-reads what changed
         self._agents: set[tuple[str, str]] = set()  # agents seen to exist (an agent is never un-made by the studio)
         # Told of every concept the list reads (the words page keeps its words: no second read).
         self.readers: list[Callable[[str, str, StoredConcept], None]] = []
@@ -219,9 +219,9 @@ class Studio:
     def _follow_journal(self, tenant: str, agent: str, held: HeldList) -> None:
         """Queue what the journal names since the last look, when it disagrees with what is held
         (entries are compared, not trusted)."""
-        started = time.time()
+        changes, started = self.journal.read(tenant, agent, held.position - JOURNAL_GRACE_SECONDS)
         newest: dict[str, Optional[str]] = {}
-        for change in self._store.changes_since(tenant, agent, held.position - JOURNAL_GRACE_SECONDS):
+        for change in changes:
             newest[change.name] = change.etag  # oldest first: the last one wins
         config_etag = newest.pop(CONFIG_CHANGE, False)
         newest.pop(VOCABULARY_CHANGE, None)  # not a concept: the list shows none of it
