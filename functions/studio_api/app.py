@@ -44,6 +44,7 @@ from knowledge.curation.api_models import (
     StoredConcept,
     UndoMark,
     VersionList,
+    VersionPair,
     VocabularyFile,
     VocabularyStarter,
     VocabularyText,
@@ -255,6 +256,17 @@ def dismiss_waiting(tenant: Slug, agent: Scope, name: Slug) -> WaitingDismissed:
          responses=answers(200, StoredConcept))
 def get_version(tenant: Slug, agent: Scope, name: Slug, version_id: VersionId) -> StoredConcept:
     return studio.version(operator(), tenant, agent, name, version_id)
+
+
+version_pairs = wiring.version_pairs(studio)  # the history's diffs, two versions in one answer
+
+
+@app.get(f"{BASE}/concepts/<name>/versions/<version_id>/against/<against>",
+         summary="Two versions in one answer, read side by side: what a version changed against the one before "
+                 "it, or an old version against the current one",
+         responses=answers(200, VersionPair))
+def compare_versions(tenant: Slug, agent: Scope, name: Slug, version_id: VersionId, against: VersionId) -> VersionPair:
+    return version_pairs.read(operator(), tenant, agent, name, version_id, against)
 
 
 @app.get(f"{BASE}/concepts/<name>/versions/<version_id>/evidence",

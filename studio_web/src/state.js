@@ -62,7 +62,9 @@ export const state = {
     newCount: 0,
     undoable: null,  // the seen_at the last mark stored, which "Undo" takes back
   },
-  versions: { diff: null, shown: [], next: null },  // the history shown, its next page, the open diff
+  // The history shown, its next page, the open diff; the texts of the versions read (concept + id -> markdown:
+  // a version never changes once written); `loading`: the concept whose first page is being asked for.
+  versions: { diff: null, shown: [], next: null, texts: new Map(), loading: null },
   vocabulary: { etag: null, yaml: null },  // the vocabulary as loaded or last saved
   // The learned words page: the rows shown, the next page's cursor, the words chosen (concept + word -> row).
   words: { rows: [], next: null, selected: new Map() },

@@ -57,13 +57,36 @@ function showDiff(label, before, after) {
   $("diff-panel").scrollIntoView({ block: "nearest" });
 }
 
+// A version's text, read once: a version never changes after it is written, so Changes, View and
+// Against current ask the service only for a text not read yet.
+function textKey(version) {
+  return `${state.editor.current.name}\n${version.version_id}`;
+}
+
 async function readVersion(version) {
-  return (await api("GET", `${conceptPath()}/versions/${encodeURIComponent(version.version_id)}`)).markdown;
+  const key = textKey(version);
+  if (!state.versions.texts.has(key)) {
+    const path = `${conceptPath()}/versions/${encodeURIComponent(version.version_id)}`;
+    state.versions.texts.set(key, (await api("GET", path)).markdown);
+  }
+  return state.versions.texts.get(key);
+}
+
+// Both texts of a diff in one request when neither was read yet (one round trip, one container).
+async function readPair(older, newer) {
+  const { texts } = state.versions;
+  if (!texts.has(textKey(older)) && !texts.has(textKey(newer))) {
+    const path = `${conceptPath()}/versions/${encodeURIComponent(newer.version_id)}/against/${encodeURIComponent(older.version_id)}`;
+    const pair = await api("GET", path);
+    texts.set(textKey(newer), pair.version.markdown);
+    texts.set(textKey(older), pair.against.markdown);
+  }
+  return Promise.all([readVersion(older), readVersion(newer)]);
 }
 
 async function compare(label, older, newer) {
   try {
-    const [before, after] = await Promise.all([older ? readVersion(older) : "", readVersion(newer)]);
+    const [before, after] = older ? await readPair(older, newer) : ["", await readVersion(newer)];
     showDiff(label, before, after);
     say("");
   } catch (error) {
@@ -83,15 +106,24 @@ async function versionPage(cursor) {
 }
 
 export async function showHistory() {
+  const asked = state.editor.current.name;
+  if (state.versions.loading === asked) return;  // a second click while the first page is on its way asks nothing more
+  state.versions.loading = asked;
+  say("Loading the history…");
   let page;
   try {
     page = await versionPage(null);
   } catch (error) {
     fail("Could not load the history", error, showHistory);
     return;
+  } finally {
+    if (state.versions.loading === asked) state.versions.loading = null;
   }
+  if (state.editor.current.name !== asked) return;  // another concept was opened meanwhile
   say("");
   state.versions.shown = [];
+  // Kept while the same concept's history is shown again; another concept's texts are let go.
+  for (const key of state.versions.texts.keys()) if (!key.startsWith(`${asked}\n`)) state.versions.texts.delete(key);
   $("versions").tBodies[0].replaceChildren();
   addVersions(page);
   const kept = page.kept;

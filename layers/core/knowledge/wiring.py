@@ -18,6 +18,7 @@ from shared.coldstart import Deferred  # noqa: F401 - the handlers build their s
 
 if TYPE_CHECKING:  # pragma: no cover
     from knowledge.curation.bulk import Bulk
+    from knowledge.curation.compare import VersionPairs
     from knowledge.curation.config_check import ConfigCheck
     from knowledge.curation.export import Exporter
     from knowledge.curation.imports import ConceptImport, Importer
@@ -513,6 +514,13 @@ def bulk_actions(studio: "Studio", reviews: "ReviewQueue") -> "Bulk":
     from knowledge.curation.bulk import Bulk
 
     return Bulk(studio, reviews)
+
+
+def version_pairs(studio: "Studio") -> "VersionPairs":
+    """The history's diffs: two versions of a concept in one answer, each read through the studio."""
+    from knowledge.curation.compare import VersionPairs
+
+    return VersionPairs(studio)
 
 
 def reviews(settings: Settings, studio: "Studio") -> "ReviewQueue":

@@ -185,6 +185,12 @@ class VersionList(BaseModel):
     kept: Kept = Field(description="How long the history lasts: older versions are gone.")
 
 
+class VersionPair(BaseModel):
+    version: StoredConcept = Field(description="The version named first in the path.")
+    against: StoredConcept = Field(description="The version it is compared against (the one before it, or an older "
+                                               "one against the current).")
+
+
 class Evidence(BaseModel):
     session_id: str
     turn_id: str

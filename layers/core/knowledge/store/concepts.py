@@ -33,7 +33,7 @@ from knowledge.format.concept import Concept, parse_stored, related_waiting
 from knowledge.format.config import DistillConfig, KnowledgeConfig, parse_agent_config
 from knowledge.format.evidence import EvidenceLink
 from knowledge.store import agents
-from knowledge.store.history import VERSION_ID, ConceptHistory, precise
+from knowledge.store.history import ACTOR, VERSION_ID, ConceptHistory
 from knowledge.store.journal import CONFIG_CHANGE, ChangeJournal
 from knowledge.store.pending_words import PendingWords
 from knowledge.store.waiting import WaitingPairs
@@ -43,6 +43,7 @@ from knowledge.store.keys import (
     agent_prefix,
     concept_key,
     config_key,
+    deletion_key,
     is_agent,
     name_from_key,
     snapshot_key,
@@ -56,8 +57,6 @@ from shared.names import check_slug
 REASONS = ("created", "confirmed", "merged", "kept_beside", "contradiction", "retired", "edit", "restore", "delete",
            "purged", "learned", "repaired", "words_removed")
 # `words_removed`: an operator removing learned words from the studio's words page.
-# `learning`: the engine writing a word its traffic taught into a concept's learned_words.
-_ACTOR = re.compile(r"engine|learning|operator:[A-Za-z0-9._@+:-]{1,128}")
 _SIGHTING_ID = re.compile(r"[0-9a-f]{16}")
 SIGHTINGS_KEPT = 20  # 20 x 17 characters: well inside S3's 2 KB of user metadata
 CONTENT_TYPE = "text/markdown; charset=utf-8"
@@ -79,7 +78,7 @@ def _learning_of(current: StoredConcept, old: StoredConcept) -> bytes:
 
 
 def check_actor(actor: str) -> str:
-    if not isinstance(actor, str) or not _ACTOR.fullmatch(actor):
+    if not isinstance(actor, str) or not ACTOR.fullmatch(actor):
         raise InvalidName("actor", "must be 'engine', 'learning' or 'operator:<id>' (ASCII letters, digits, ._@+:-)")
     return actor
 
@@ -276,7 +275,7 @@ class ConceptStore(ChangeJournal, ConceptHistory, VocabularyFile, WordsSummaryFi
             self._call(
                 "put_object",
                 Bucket=self.bucket,
-                Key=f"{agent_prefix(tenant, agent)}deletions/{name}/{marker}",
+                Key=deletion_key(tenant, agent, name, marker),
                 Body=json.dumps(record).encode(),
                 ContentType="application/json",
             )
@@ -297,19 +296,8 @@ class ConceptStore(ChangeJournal, ConceptHistory, VocabularyFile, WordsSummaryFi
         return sorted(out, key=lambda d: d.deleted_at, reverse=True)
 
     def _recorded(self, tenant: str, agent: str, deleted: DeletedConcept) -> DeletedConcept:
-        key = f"{agent_prefix(tenant, agent)}deletions/{deleted.name}/{deleted.marker_version_id}"
-        if not VERSION_ID.fullmatch(deleted.marker_version_id):
-            return deleted
-        try:
-            record = json.loads(self._call("get_object", Bucket=self.bucket, Key=key, read_body=True)["Body"])
-        except (NotFound, ValueError):
-            return deleted  # deleted by hand, or by a writer killed before its record
-        if not isinstance(record, dict):
-            return deleted
-        actor = record.get("actor") if isinstance(record.get("actor"), str) and _ACTOR.fullmatch(record["actor"]) \
-            else None
-        return DeletedConcept(deleted.name, precise(record.get("at"), deleted.deleted_at),
-                              deleted.marker_version_id, actor)
+        at, actor = self._deletion(tenant, agent, deleted.name, deleted.marker_version_id, deleted.deleted_at)
+        return DeletedConcept(deleted.name, at, deleted.marker_version_id, actor)
 
     def tenants(self) -> list[str]:
         """The tenants with any agent in the bucket, by name (a delimiter listing, no object read)."""

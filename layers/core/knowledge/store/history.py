@@ -14,11 +14,14 @@ from typing import Optional
 
 from knowledge.errors import InvalidCursor
 from knowledge.format.evidence import EvidenceLink
-from knowledge.store.keys import agent_prefix, concept_key
+from knowledge.store.keys import concept_key, deletion_key
 from shared import deadline
 from shared.errors import KnowledgeError, NotFound
 
 VERSION_ID = re.compile(r"[A-Za-z0-9._+=-]{1,1024}")
+# Who a version is recorded as written by. `learning`: the engine writing a word its traffic taught into a
+# concept's learned_words.
+ACTOR = re.compile(r"engine|learning|operator:[A-Za-z0-9._@+:-]{1,128}")
 
 
 @dataclass(frozen=True)
@@ -53,18 +56,17 @@ class ConceptHistory:
 
     def _describe(self, tenant: str, agent: str, name: str, key: str, raw: list[tuple[dict, bool]]
                   ) -> list[VersionInfo]:
-        """Listed versions and delete markers with who wrote each and why (one HEAD per version)."""
+        """Listed versions and delete markers with who wrote each and why: one request per entry, all
+        at once (a HEAD per version, the deletion record's GET per delete marker, never a listing)."""
         if not raw:
             return []
-        deletions = self._deletion_records(tenant, agent, name) if any(d for _, d in raw) else {}
 
         def describe(entry: tuple[dict, bool]) -> VersionInfo:
             item, deleted = entry
             vid = item["VersionId"]
             if deleted:
-                record = deletions.get(vid, {})
-                return VersionInfo(vid, precise(record.get("at"), item["LastModified"]), record.get("actor"),
-                                   "delete", 0, True, bool(item.get("IsLatest")))
+                at, actor = self._deletion(tenant, agent, name, vid, item["LastModified"])
+                return VersionInfo(vid, at, actor, "delete", 0, True, bool(item.get("IsLatest")))
             meta = self._call("head_object", Bucket=self.bucket, Key=key, VersionId=vid).get("Metadata", {})
             return VersionInfo(vid, precise(meta.get("written-at"), item["LastModified"]), meta.get("actor"),
                                meta.get("reason"), item["Size"], False, bool(item.get("IsLatest")),
@@ -79,8 +81,9 @@ class ConceptHistory:
     def version_page(self, tenant: str, agent: str, name: str, *, limit: int, marker: Optional[str]
                      ) -> tuple[list[VersionInfo], Optional[str]]:
         """One page of a concept's history, newest first, and the marker of the next page (None
-        on the last): one listing request and one HEAD per version on the page, however long
-        the history. `marker` is what an earlier page returned; anything else is InvalidCursor."""
+        on the last): one listing request and one request per version on the page (a HEAD, or a
+        delete marker's deletion record), however long the history. `marker` is what an earlier
+        page returned; anything else is InvalidCursor."""
         key = concept_key(tenant, agent, name)
         if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= 1000:
             raise InvalidLimit("limit must be a whole number from 1 to 1000")
@@ -133,16 +136,23 @@ class ConceptHistory:
                            meta.get("reason"), int(head.get("ContentLength", 0)), False, False,
                            EvidenceLink.decode(meta.get("evidence")))
 
-    def _deletion_records(self, tenant: str, agent: str, name: str) -> dict[str, dict]:
-        prefix = f"{agent_prefix(tenant, agent)}deletions/{name}/"
-        records = {}
-        for item in self._paginate("list_objects_v2", "Contents", Prefix=prefix):
-            try:
-                body = self._call("get_object", Bucket=self.bucket, Key=item["Key"], read_body=True)["Body"]
-                records[item["Key"][len(prefix):]] = json.loads(body)
-            except (NotFound, ValueError):
-                continue
-        return records
+    def _deletion(self, tenant: str, agent: str, name: str, marker: str, listed_at: datetime
+                  ) -> tuple[datetime, Optional[str]]:
+        """When a delete marker was written (to the microsecond) and by whom, from its deletion record: one
+        GET. S3's second and no one when no record says (deleted by hand, or by a writer killed before it)."""
+        if not VERSION_ID.fullmatch(marker):
+            return listed_at, None
+        try:
+            body = self._call("get_object", Bucket=self.bucket, Key=deletion_key(tenant, agent, name, marker),
+                              read_body=True)["Body"]
+            record = json.loads(body)
+        except (NotFound, ValueError):
+            return listed_at, None
+        if not isinstance(record, dict):
+            return listed_at, None
+        actor = record.get("actor")
+        known = isinstance(actor, str) and ACTOR.fullmatch(actor)
+        return precise(record.get("at"), listed_at), actor if known else None
 
 
 def _encode_marker(version_id: str) -> str:

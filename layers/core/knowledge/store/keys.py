@@ -34,6 +34,11 @@ def concept_key(tenant: str, agent: str, name: str) -> str:
     return f"{agent_prefix(tenant, agent)}concepts/{check_slug('name', name)}.md"
 
 
+def deletion_key(tenant: str, agent: str, name: str, marker: str) -> str:
+    """Who deleted a concept and when (JSON), beside the delete marker whose version id it is named by."""
+    return f"{agent_prefix(tenant, agent)}deletions/{check_slug('name', name)}/{marker}"
+
+
 def config_key(tenant: str, agent: str) -> str:
     return f"{agent_prefix(tenant, agent)}knowledge.yaml"
 
