@@ -60,7 +60,7 @@ async function move() {
     + `${plural(answer.model_calls, "model call", "model calls")} queued to teach their words.`, SAID);
   const lost = answer.words_not_queued ? ` The words of ${plural(answer.words_not_queued, "concept", "concepts")} `
     + "could not be queued: Teach words in shared knowledge asks for them." : "";
-  await finish(text + lost);
+  await finish(text + lost, answer.rows.filter((row) => row.outcome === "not_done").map((row) => row.name));
 }
 
 export function wireBulkShare() {

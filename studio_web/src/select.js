@@ -10,7 +10,8 @@ const BULK_MAX = 500;  // knowledge/curation/bulk.py BULK_MAX: beyond it the API
 const DONE = { reviewed: ["reviewed", "unchanged"], delete: ["deleted"], undelete: ["restored"],
   type: ["changed", "unchanged"], share: ["moved", "ready"] };  // ready: a move's dry run
 export const WORDS = { reviewed: "already reviewed", unchanged: "unchanged", gone: "gone already", not_deleted: "not deleted",
-  changed_meanwhile: "changed by someone else meanwhile (nothing written: reload it)", invalid: "not valid as that type" };
+  changed_meanwhile: "changed by someone else meanwhile (nothing written: reload it)", invalid: "not valid as that type",
+  not_done: "not done: the request ran out of time (still selected: act again)" };
 
 // A row's checkbox, before its name (so the columns stay as they are); it stays checked across the
 // list's own refreshes.
@@ -79,8 +80,10 @@ export function report(answer, done, words = WORDS) {
   return `${done(count)}${left.length ? ` ${left.length} left as ${left.length === 1 ? "it was" : "they were"}: listed below.` : ""}`;
 }
 
-export async function finish(text) {
+// `keep`: rows to leave selected (a move the request's time cut short: the rest is one click away).
+export async function finish(text, keep = []) {
   clear();
+  for (const name of keep) state.list.selected.add(name);
   await calls.refreshList();
   say(text);
 }

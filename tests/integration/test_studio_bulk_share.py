@@ -1,7 +1,7 @@
 """The list's bulk "Move to shared" through the studio handler on moto: a dry run says each row's outcome
 and the model calls the move will queue, writing and queueing nothing; the move then moves each row as
 the editor's Move does, with its own outcome (moved, name taken or deleted in shared, changed meanwhile,
-gone), and queues exactly those calls, which PolicyReviewFunction then makes of the model; no model or
+gone, not done when the storage failed it), and queues exactly those calls, which PolicyReviewFunction then makes of the model; no model or
 no queue is 0 calls; more than 500 rows, or a move from the shared scope, is refused whole."""
 
 from __future__ import annotations
@@ -116,6 +116,29 @@ def test_a_concept_written_while_it_moved_is_copied_and_kept_and_says_changed_me
     assert not done["complete"] and done["model_calls"] == 1  # the copy entered shared all the same
     assert store.get(T, A, SMALL[1]).concept.description == "Escrita agora."
     assert store.get(T, SHARED, SMALL[1]).concept.description == f"Resposta da {SMALL[1]}."
+
+
+def test_a_row_the_storage_failed_mid_move_is_not_done_the_others_are_moved_and_asking_again_finishes_it(world,
+                                                                                                        store):
+    from shared.errors import StoreUnavailable
+
+    sharing = world["api"].handler.sharing
+    deleting = sharing._store.delete
+
+    def busy_for_one(tenant, agent, name, **kwargs):  # S3 busy after that row's copy, before its delete
+        if name == SMALL[1]:
+            raise StoreUnavailable("storage is busy; try again")
+        return deleting(tenant, agent, name, **kwargs)
+
+    sharing._store.delete = busy_for_one
+    rows = [{"name": n} for n in SMALL[:3]]
+    status, done, _ = world["api"]("POST", BULK, body={"action": "share", "rows": rows})
+    assert status == 200 and not done["complete"]  # the rows done are said, not lost to a 503
+    assert moved_rows(done) == [(SMALL[0], "moved"), (SMALL[1], "not_done"), (SMALL[2], "moved")]
+    assert done["model_calls"] == 1 and store.find(T, A, SMALL[1]) is not None
+    sharing._store.delete = deleting
+    _, again, _ = world["api"]("POST", BULK, body={"action": "share", "rows": rows[1:2]})
+    assert moved_rows(again) == [(SMALL[1], "moved")] and store.find(T, A, SMALL[1]) is None
 
 
 @pytest.mark.parametrize("env", [{"POLICY_REVIEW_QUEUE_URL": "queue"}, {"UTILITY_MODEL": "openai:words"}])

@@ -75,7 +75,7 @@ class Bulk:
         """`sharing` (sharing.Sharing; None: no move to shared), `queue` (the studio's PolicyReviewQueue,
         or None) and `utility_model`: what a move to shared copies with, queues and costs."""
         self._studio, self._reviews, self._workers = studio, reviews, max(1, workers)
-        self._share = None if sharing is None else BulkShare(sharing, queue, utility_model, self._workers)
+        self._share = None if sharing is None else BulkShare(sharing, queue, utility_model)
 
     def act(self, op: Operator, tenant: str, agent: str, action: Any, rows: Any, type_: Any = None,
             dry_run: Any = False) -> dict[str, Any]:

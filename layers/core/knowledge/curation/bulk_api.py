@@ -1,5 +1,5 @@
-"""The list's bulk actions (move to shared too), as the studio API's OpenAPI document states them (POST .../concepts/bulk).
-The route lives in functions/studio_api/studio_bulk.py, the work in knowledge.curation.bulk."""
+"""The list's bulk actions (move to shared too), as the studio API's OpenAPI document states them (POST
+.../concepts/bulk). The route lives in functions/studio_api/studio_bulk.py, the work in knowledge.curation.bulk."""
 
 from typing import Literal, Optional
 
@@ -30,14 +30,16 @@ class BulkRequest(BaseModel):
 class BulkOutcome(BaseModel):
     name: str
     outcome: Literal["reviewed", "unchanged", "deleted", "gone", "restored", "not_deleted", "changed",
-                     "changed_meanwhile", "invalid", "moved", "ready", "name_taken", "name_deleted"] = Field(
+                     "changed_meanwhile", "invalid", "moved", "ready", "name_taken", "name_deleted",
+                     "not_done"] = Field(
         description=(
             "reviewed / unchanged (already reviewed at that version, or seen); deleted / gone (not there); "
             "restored / not_deleted; changed / unchanged (already that type) / changed_meanwhile (another writer "
             "came first: nothing written) / invalid (the concept does not validate with that type). share: moved / "
             "changed_meanwhile (copied to shared, but the agent's concept was written since it was read: it stays "
             "there too) / name_taken (shared knowledge has another concept of the name) / name_deleted (a deleted "
-            "shared concept has it) / gone / invalid (it does not parse); in a dry run, ready (it would move) or "
+            "shared concept has it) / gone / invalid (it does not parse) / not_done (the request's time ran out, "
+            "or the storage stayed busy, before it was done: ask again); in a dry run, ready (it would move) or "
             "the refusal it would meet."))
 
 

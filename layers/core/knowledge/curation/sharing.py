@@ -13,13 +13,14 @@ of the name is NameDeleted, as for a create in the studio: restore it there, or 
 
 from __future__ import annotations
 
-from datetime import timezone
-from typing import Any
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Optional
 
 from knowledge.curation.documents import stored_answer
 from knowledge.errors import NameDeleted, NameTaken
 from knowledge.format.concept import Concept
-from knowledge.store.concepts import ConceptStore
+from knowledge.store.concepts import ConceptStore, DeletedConcept
 from knowledge.store.keys import SHARED
 from shared.errors import Conflict, InvalidConcept, KnowledgeError, NotFound
 from shared.httpapi import Operator
@@ -35,14 +36,36 @@ class SharedNameTaken(NameTaken):
         self.name = name
 
 
+@dataclass(frozen=True)
+class SharedNames:
+    """The shared scope's names as two listings read them, for a bulk move: one version listing per
+    name (what a single move asks) is slow at hundreds of names."""
+
+    current: frozenset[str]
+    deleted: dict[str, DeletedConcept]  # the names whose newest version is a delete marker
+
+    def taken(self, name: str) -> bool:
+        """Whether a current shared concept has the name; NameDeleted when a deleted one has it."""
+        if name in self.deleted:
+            raise NameDeleted(name, _stamp(self.deleted[name].deleted_at), None)
+        return name in self.current
+
+
 class Sharing:
     def __init__(self, store: ConceptStore):
         self._store = store
 
-    def share(self, op: Operator, tenant: str, agent: str, name: str, *, move: bool = False) -> dict[str, Any]:
+    def names(self, tenant: str) -> SharedNames:
+        check_slug("tenant", tenant)
+        deleted = {d.name: d for d in self._store.list_deleted(tenant, SHARED)}
+        return SharedNames(frozenset(c.name for c in self._store.list(tenant, SHARED)), deleted)
+
+    def share(self, op: Operator, tenant: str, agent: str, name: str, *, move: bool = False,
+              names: Optional[SharedNames] = None) -> dict[str, Any]:
         """The shared copy as the studio answers a concept (name, markdown, etag, version_id,
-        related), with `moved`: whether the agent's concept was deleted."""
-        source, concept, _ = self._source(op, tenant, agent, name)
+        related), with `moved`: whether the agent's concept was deleted. `names`: the shared scope's
+        names as a bulk move read them once, else they are asked for this name."""
+        source, concept, _ = self._source(op, tenant, agent, name, names)
         try:
             copy = self._store.create(tenant, SHARED, concept, actor=op.actor, reason="created")
         except Conflict as exc:
@@ -52,17 +75,18 @@ class Sharing:
         moved = move and self._delete_unchanged(op, tenant, agent, source)
         return {**stored_answer(copy), "moved": moved}
 
-    def ready(self, op: Operator, tenant: str, agent: str, name: str) -> Concept:
+    def ready(self, op: Operator, tenant: str, agent: str, name: str, names: Optional[SharedNames] = None) -> Concept:
         """The concept a move of `name` would copy, or the refusal the move would meet (NotFound,
         InvalidConcept, NameDeleted, SharedNameTaken), writing nothing: a bulk move's dry run."""
-        _, concept, taken = self._source(op, tenant, agent, name)
+        _, concept, taken = self._source(op, tenant, agent, name, names)
         if taken:
             there = self._store.find(tenant, SHARED, name)
             if there is not None and not _same_document(there, concept):
                 raise SharedNameTaken(name)
         return concept
 
-    def _source(self, op: Operator, tenant: str, agent: str, name: str) -> tuple[Any, Concept, bool]:
+    def _source(self, op: Operator, tenant: str, agent: str, name: str,
+                names: Optional[SharedNames]) -> tuple[Any, Concept, bool]:
         """The agent's concept, what of it is copied, and whether the shared scope has a current
         concept of the name; NameDeleted when its newest version there is a delete marker."""
         op.check(tenant)
@@ -73,7 +97,7 @@ class Sharing:
             source = self._store.get(tenant, agent, name)
         except NotFound:
             raise NotFound(f"there is no concept {name!r} in agent {agent!r} to share") from None
-        taken = self._refuse_deleted_name(tenant, name)
+        taken = self._refuse_deleted_name(tenant, name) if names is None else names.taken(name)
         # InvalidConcept: a file that does not parse is repaired first. `retired_by` names a policy of
         # the agent's, which the shared scope does not have: there it would keep the concept out of
         # every agent's recall.
@@ -88,8 +112,7 @@ class Sharing:
         except NotFound:
             return False
         if newest and newest[0].deleted:
-            when = newest[0].time.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
-            raise NameDeleted(name, when, newest[0].actor)
+            raise NameDeleted(name, _stamp(newest[0].time), newest[0].actor)
         return bool(newest)
 
     def _delete_unchanged(self, op: Operator, tenant: str, agent: str, source: Any) -> bool:
@@ -105,6 +128,10 @@ class Sharing:
         except NotFound:
             pass
         return True
+
+
+def _stamp(moment: datetime) -> str:
+    return moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
 
 
 def _same_document(current: Any, concept: Any) -> bool:
