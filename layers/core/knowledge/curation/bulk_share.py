@@ -110,7 +110,7 @@ def in_time(one: Any, *args: Any) -> tuple[str, Optional[Concept]]:
 
 
 def refusal(exc: Exception) -> str:
-    """A row's outcome for what refused it (anything else, S3 down or a deadline, fails the request)."""
+    """A row's outcome for what refused it (one of REFUSED)."""
     for kind, outcome in ((NameDeleted, "name_deleted"), (NameTaken, "name_taken"), (NotFound, "gone")):
         if isinstance(exc, kind):
             return outcome

@@ -56,6 +56,7 @@ class Sharing:
         self._store = store
 
     def names(self, tenant: str) -> SharedNames:
+        """The shared scope's current and deleted names, for a bulk move to check all its rows by."""
         check_slug("tenant", tenant)
         deleted = {d.name: d for d in self._store.list_deleted(tenant, SHARED)}
         return SharedNames(frozenset(c.name for c in self._store.list(tenant, SHARED)), deleted)
@@ -75,7 +76,8 @@ class Sharing:
         moved = move and self._delete_unchanged(op, tenant, agent, source)
         return {**stored_answer(copy), "moved": moved}
 
-    def ready(self, op: Operator, tenant: str, agent: str, name: str, names: Optional[SharedNames] = None) -> Concept:
+    def ready(self, op: Operator, tenant: str, agent: str, name: str,
+              names: Optional[SharedNames] = None) -> Concept:
         """The concept a move of `name` would copy, or the refusal the move would meet (NotFound,
         InvalidConcept, NameDeleted, SharedNameTaken), writing nothing: a bulk move's dry run."""
         _, concept, taken = self._source(op, tenant, agent, name, names)
