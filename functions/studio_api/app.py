@@ -117,7 +117,7 @@ import studio_bulk  # noqa: E402 - after the path is set
 import studio_words  # noqa: E402 - after the path is set
 
 app.include_router(studio_words.routes(*words))
-app.include_router(studio_bulk.routes(wiring.bulk_actions(studio, reviews)))
+app.include_router(studio_bulk.routes(wiring.bulk_actions(studio, reviews, sharing, policy_reviews)))
 app.include_router(studio_behind.routes(studio.journal))
 
 

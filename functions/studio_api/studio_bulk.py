@@ -1,5 +1,5 @@
 """The studio API's bulk action on the list's selected rows (mark reviewed, delete and its undo,
-change type). Wiring only: the work is knowledge.curation.bulk; errors are mapped to HTTP once, in
+change type, move to shared). Wiring only: the work is knowledge.curation.bulk; errors are mapped to HTTP once, in
 app.py, which includes this route (`routes`: a router bound to that app's own services)."""
 
 from typing import Annotated, Any
@@ -25,10 +25,11 @@ def routes(bulk: Any) -> APIGatewayHttpRouter:
         return operator_from_claims(router.current_event.request_context.authorizer.jwt_claim)
 
     @router.post(f"{BASE}/concepts/bulk", summary="One action on many of the list's rows (at most 500): mark "
-                                                  "reviewed, delete, undo a delete, change type; each row's outcome",
+                                                  "reviewed, delete, undo a delete, change type, move to shared; "
+                                                  "each row's outcome",
                  responses=answers(200, BulkAnswer))
     def bulk_action(tenant: Slug, agent: Scope, body: BulkRequest) -> BulkAnswer:
         rows = [row.model_dump(exclude_none=True) for row in body.rows]
-        return bulk.act(operator(), tenant, agent, body.action, rows, body.type)
+        return bulk.act(operator(), tenant, agent, body.action, rows, body.type, body.dry_run)
 
     return router

@@ -1,4 +1,4 @@
-// The concept list: its rows, sorting, filters, paging by cursor, and keeping itself up to date.
+// The concept list: its rows, sorting, filters, its pages (pages.js), and keeping itself up to date.
 import { $, badge, cell, show, stamp } from "./dom.js";
 import { openConcept } from "./editor.js";
 import { loadAgents } from "./agents.js";
@@ -6,14 +6,13 @@ import { showConfigProblem } from "./banner.js";
 import { markReviewed, showReview } from "./review.js";
 import { api, operatorActor } from "./session.js";
 import { showQueryNote } from "./querynote.js";
+import { PAGE, counted, showPages, startOf } from "./pages.js";
 import { selectBox, showBar } from "./select.js";
 import { listedNow } from "./stale.js";
 import { state } from "./state.js";
 import { plainWords } from "./api.js";
 import { fail, say, spokenCount } from "./status.js";
 import { SHARED, agentUrl, filtersInUrl, inShared, listUrl, visit } from "./url.js";
-
-const PAGE = 50;  // rows per page; the server pages, the browser holds only what it shows
 
 function searching() {
   return !state.list.sortChosen && $("filter-q").value.trim() !== "";
@@ -190,11 +189,9 @@ function renderList(rows, more = false) {
     why.textContent = written.title = writtenWhy(concept);
     written.append(why);
   }
-  const { concepts, nextCursor, total } = state.list;
-  $("empty").hidden = concepts.length > 0;
-  $("more").hidden = !nextCursor;
+  $("empty").hidden = state.list.concepts.length > 0;
+  showPages();
   showBar();
-  $("more").textContent = `Show ${Math.min(PAGE, total - concepts.length)} more (${concepts.length} of ${total} shown)`;
 }
 
 // Text with the ranges the server marked as matched in <mark>, every piece as text (never as HTML).
@@ -211,16 +208,6 @@ function marked(text, ranges) {
   }
   out.append(text.slice(at));
   return out;
-}
-
-export function counted() {
-  const { concepts, total, shownFilters } = state.list;
-  const q = shownFilters.q.trim();
-  if (q) {
-    const shown = concepts.length < total ? ` (${concepts.length} shown)` : "";
-    return `${total} concept${total === 1 ? " matches" : "s match"} “${q}”${shown}`;
-  }
-  return concepts.length < total ? `${concepts.length} of ${total} concepts` : `${total} concept${total === 1 ? "" : "s"}`;
 }
 
 // Why retrieval leaves a concept out, kept (docs/contract.md: validity in time and staleness).
@@ -394,13 +381,13 @@ export function useUrlFilters() {
 
 // `rows`: how many to show at least (returning from a concept shows as many as before); `quiet`
 // lists again without saying so (the list keeping itself up to date).
-// `replace`: the URL's history entry is replaced rather than added (keepInUrl).
-export async function loadList(rows = PAGE, { quiet = false, replace = false } = {}) {
+// `replace`: the URL's history entry is replaced rather than added (keepInUrl); `at`: the first row (pages.js).
+export async function loadList(rows = PAGE, { quiet = false, replace = false, at } = {}) {
   state.list.listings += 1;
   state.list.listing += 1;
   const mine = state.list.listings;
   try {
-    return await listRows(rows, { quiet, replace }, () => mine !== state.list.listings);
+    return await listRows(rows, { quiet, replace, at }, () => mine !== state.list.listings);
   } finally {
     state.list.listing -= 1;
   }
@@ -409,18 +396,19 @@ export async function loadList(rows = PAGE, { quiet = false, replace = false } =
 // `overtaken()`: a later listing began while this one waited (a filter changed since, Back twice);
 // its answer is the newer, so this one renders nothing (two listings answered out of order never
 // leave the older rows on screen).
-async function listRows(rows, { quiet, replace }, overtaken) {
+async function listRows(rows, { quiet, replace, at }, overtaken) {
   const wanted = filters();
   const status = statusOf(wanted);
+  const start = startOf(wanted, at);
   const spokenBefore = spokenCount();  // a refresh never talks over what an action said meanwhile
   if (!quiet) say("Loading…");
   // What the list looks for changes against. The default list (last written first, unfiltered)
   // says it itself; any other is preceded by one look, so a write between the two is caught at the
   // next look rather than missed.
-  const unfiltered = !status && !wanted.type && !wanted.q.trim() && wanted.sort === "written_at" && wanted.desc;
+  const unfiltered = !start && !status && !wanted.type && !wanted.q.trim() && wanted.sort === "written_at" && wanted.desc;
   const before = unfiltered ? null : await newestWrite().catch(() => null);
   try {
-    const page = await api("GET", `/concepts?${listQuery(wanted, Math.min(500, Math.max(PAGE, rows)), null)}`);
+    const page = await api("GET", `/concepts?${listQuery(wanted, Math.min(500, Math.max(PAGE, rows)), start)}`);
     if (overtaken()) return true;
     // The list updating itself while the operator opened a concept meanwhile: the concept stays.
     if (quiet && $("list-view").hidden) return false;
@@ -428,6 +416,7 @@ async function listRows(rows, { quiet, replace }, overtaken) {
     state.list.nextCursor = page.next;
     state.list.total = page.total;
     state.list.shownFilters = wanted;
+    state.list.offset = start;
     keepInUrl(wanted, status, quiet || replace);
     showReview(page);
     showConfigProblem(page.config_problem);

@@ -12,8 +12,10 @@ import {
   takeDraft,
 } from "./editor.js";
 import {
-  backToList, counted, focusList, loadList, refreshList, showMore, sortBy, triageKeys, useUrlFilters, watchForChanges,
+  backToList, focusList, loadList, refreshList, showMore, sortBy, triageKeys, useUrlFilters, watchForChanges,
 } from "./list.js";
+import { counted, wirePages } from "./pages.js";
+import { wireBulkShare } from "./bulk-share.js";
 import { wireDensity } from "./density.js";
 import { wireSelection } from "./select.js";
 import { watchBehind } from "./stale.js";
@@ -33,7 +35,7 @@ import { wireWords } from "./words.js";
 useSignIn({ pendingKey: "knowledge-studio-sign-in" });
 // Where a module calls one above it (state.js says who calls each).
 register({
-  keepDraft, signInFailed: say, refreshList, counted, showShareButtons, showDeletedName, hideDeletedName,
+  keepDraft, signInFailed: say, refreshList, counted, loadList, showShareButtons, showDeletedName, hideDeletedName,
 });
 
 // Shows what the URL names: a concept, a new one, or the list.
@@ -116,6 +118,8 @@ async function start() {
   $("more").addEventListener("click", showMore);
   wireDensity();
   wireSelection();
+  wireBulkShare();
+  wirePages();
   wireImport();
   wireTeach();
   wireRecreate();

@@ -1,6 +1,6 @@
 // Selecting the list's rows and acting on them in one action: mark reviewed, delete (confirmed, and
-// undone in one action), change type. Each row's outcome comes back from the API (POST
-// /concepts/bulk); the page says what was done and names every row that was not.
+// undone in one action), change type (move to shared: bulk-share.js). Each row's outcome comes back
+// from the API (POST /concepts/bulk); the page says what was done and names every row that was not.
 import { $ } from "./dom.js";
 import { api } from "./session.js";
 import { calls, state } from "./state.js";
@@ -8,9 +8,10 @@ import { fail, say } from "./status.js";
 
 const BULK_MAX = 500;  // knowledge/curation/bulk.py BULK_MAX: beyond it the API refuses the whole action
 const DONE = { reviewed: ["reviewed", "unchanged"], delete: ["deleted"], undelete: ["restored"],
-  type: ["changed", "unchanged"] };
-const WORDS = { reviewed: "already reviewed", unchanged: "unchanged", gone: "gone already", not_deleted: "not deleted",
-  changed_meanwhile: "changed by someone else meanwhile (nothing written: reload it)", invalid: "not valid as that type" };
+  type: ["changed", "unchanged"], share: ["moved", "ready"] };  // ready: a move's dry run
+export const WORDS = { reviewed: "already reviewed", unchanged: "unchanged", gone: "gone already", not_deleted: "not deleted",
+  changed_meanwhile: "changed by someone else meanwhile (nothing written: reload it)", invalid: "not valid as that type",
+  not_done: "not done: the request ran out of time (still selected: act again)" };
 
 // A row's checkbox, before its name (so the columns stay as they are); it stays checked across the
 // list's own refreshes.
@@ -29,7 +30,7 @@ export function selectBox(concept) {
   return box;
 }
 
-function chosen() {
+export function chosen() {
   return [...document.querySelectorAll("#concepts tbody input.select-row:checked")].map((box) => box.value);
 }
 
@@ -48,7 +49,7 @@ function clear() {
   showBar();
 }
 
-async function act(action, names, extra = {}) {
+export async function act(action, names, extra = {}) {
   if (names.length > BULK_MAX) {
     say(`Nothing done: at most ${BULK_MAX} rows per action, and ${names.length} are selected. Select fewer.`);
     return null;
@@ -66,21 +67,23 @@ async function act(action, names, extra = {}) {
   }
 }
 
-// What the answer says: how many were done, and each row that was not, by name and why.
-function report(answer, done) {
+// What the answer says: how many were done, and each row that was not, by name and why (`words`).
+export function report(answer, done, words = WORDS) {
   const left = answer.rows.filter((row) => !DONE[answer.action].includes(row.outcome) || row.outcome === "unchanged");
   const count = answer.rows.length - left.length;
   $("bulk-outcomes").replaceChildren(...left.map((row) => {
     const item = document.createElement("li");
-    item.textContent = `${row.name}: ${WORDS[row.outcome] || row.outcome}`;
+    item.textContent = `${row.name}: ${words[row.outcome] || row.outcome}`;
     return item;
   }));
   $("bulk-outcomes").hidden = left.length === 0;
   return `${done(count)}${left.length ? ` ${left.length} left as ${left.length === 1 ? "it was" : "they were"}: listed below.` : ""}`;
 }
 
-async function finish(text) {
+// `keep`: rows to leave selected (a move the request's time cut short: the rest is one click away).
+export async function finish(text, keep = []) {
   clear();
+  for (const name of keep) state.list.selected.add(name);
   await calls.refreshList();
   say(text);
 }

@@ -34,6 +34,7 @@ export const state = {
   },
   list: {
     concepts: [],  // the rows shown
+    offset: 0,  // the first row shown, in the server's order (pages.js: the page)
     nextCursor: null,
     total: 0,
     sortKey: "written_at",  // last written first: what the engine just learned is on top
@@ -44,6 +45,7 @@ export const state = {
       retired: false, type: "", q: "", sort: "written_at", desc: true },
     selected: new Set(),  // the names of the rows checked for a bulk action (select.js)
     undoDelete: null,  // the names the last bulk delete deleted, while Undo is offered
+    movePlan: null,  // the names a bulk move to shared was counted for, while its confirmation is offered
     listScroll: 0,  // where the list was scrolled when a concept was opened from it
     sharedRecalled: undefined,  // the shared concepts this agent recalls, as its last list said (undefined: no list yet)
     newestShown: null,  // the last write the rows shown include, as the watch compares it
@@ -89,6 +91,7 @@ export const calls = {
   signInFailed: null,  // session.js: a return from the sign-in page that did not sign in, said (message)
   refreshList: null,  // review.js: the list again in place, after the review state changed
   counted: null,  // review.js: what the list says it shows ("12 concepts")
+  loadList: null,  // pages.js: the list from another row (list.js)
   showShareButtons: null,  // editor.js: share.js's buttons for the concept now open (name; null: a new one)
   showDeletedName: null,  // editor.js: recreate.js's offer, when a save hit a deleted concept's name
   hideDeletedName: null,

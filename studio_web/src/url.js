@@ -1,4 +1,5 @@
 // The page's scope (tenant, agent) and the open concept as the URL says them.
+import { state } from "./state.js";
 
 export const params = new URLSearchParams(location.search);
 export const scope = { tenant: params.get("tenant") || "default", agent: params.get("agent") || "" };
@@ -35,13 +36,14 @@ export function agentUrl(name, concept) {
   return `${location.pathname}?${next}`;
 }
 
-// The list's filters and order as the URL keeps them (`status`, `type`, `q`, `sort`, `order`), so a
-// reload shows the same list and Back/Forward step between lists; the keys in the order of the
-// list's own filters (list.js compares the two). Defaults are left out of the URL;
+// The list's filters and order as the URL keeps them (`status`, `type`, `q`, `sort`, `order`), and its
+// page (`page`), so a reload shows the same list and Back/Forward step between lists; the keys in the
+// order of the list's own filters (list.js compares the two). Defaults are left out of the URL;
 // a value the page does not offer is ignored.
 const TYPES = ["fact", "entity", "procedure", "policy", "objection"];
 const SORTS = ["written_at", "updated_at", "name", "type", "provenance", "confidence", "occurrences"];
-const LIST_KEYS = ["status", "type", "q", "sort", "order"];
+const LIST_KEYS = ["status", "type", "q", "sort", "order", "page"];
+export const PAGE = 50;  // rows per page of the list; the URL names a page by its number (`page`, from 1)
 
 export function filtersInUrl() {
   const here = new URLSearchParams(location.search);
@@ -58,7 +60,13 @@ export function filtersInUrl() {
   };
 }
 
-// The URL of the list with `wanted` (the open concept dropped).
+// The first row of the page the URL names (0: the first page, or no page named).
+export function pageInUrl() {
+  const page = new URLSearchParams(location.search).get("page") || "";
+  return /^[1-9][0-9]{0,6}$/.test(page) ? (Number(page) - 1) * PAGE : 0;
+}
+
+// The URL of the list with `wanted` (the open concept dropped), at the page shown (state.list.offset).
 export function listUrl(wanted, status) {
   const next = new URLSearchParams(location.search);
   for (const key of [...LIST_KEYS, "concept", "new"]) next.delete(key);
@@ -69,5 +77,6 @@ export function listUrl(wanted, status) {
     next.set("sort", wanted.sort);
     next.set("order", wanted.desc ? "desc" : "asc");
   }
+  if (state.list.offset) next.set("page", String(Math.floor(state.list.offset / PAGE) + 1));
   return `${location.pathname}?${next}`;
 }

@@ -113,15 +113,23 @@ def test_a_key_that_cannot_be_read_fails_the_cold_start_with_a_typed_error(probl
     assert isinstance(raised.value, SecretUnavailable) == (problem != "not an arn")
 
 
+# A function that names the utility model without calling it (the studio says what a move to shared costs
+# in the model's calls) has no key at all, not even the secret's ARN.
+NAMES_THE_MODEL_ONLY = {"StudioApiFunction"}
+
+
 def test_no_function_is_given_the_key_itself_only_the_secrets_arn():
     for logical_id, resource in RESOURCES.items():
         if resource["Type"] != "AWS::Serverless::Function":
             continue
         variables = resource["Properties"].get("Environment", {}).get("Variables", {})
         assert "OPENAI_API_KEY" not in variables, logical_id
-        if "UTILITY_MODEL" in variables:
+        if "UTILITY_MODEL" in variables and logical_id not in NAMES_THE_MODEL_ONLY:
             assert variables["OPENAI_API_KEY_SECRET_ARN"] == {"Ref": "OpenAIApiKeySecretArn"}, logical_id
     assert "OpenAIApiKey" not in TEMPLATE["Parameters"]
+    for logical_id in NAMES_THE_MODEL_ONLY:
+        variables = RESOURCES[logical_id]["Properties"]["Environment"]["Variables"]
+        assert variables["UTILITY_MODEL"] == {"Ref": "UtilityModel"} and "OPENAI_API_KEY_SECRET_ARN" not in variables
 
 
 def test_the_model_consumers_fan_out_is_bounded_by_their_event_sources():

@@ -509,11 +509,15 @@ def importer_from_env() -> "Importer":
     return importer(Settings.from_env(require=("SESSIONS_BUCKET",)))
 
 
-def bulk_actions(studio: "Studio", reviews: "ReviewQueue") -> "Bulk":
-    """The studio list's actions on many rows at once (mark reviewed, delete and undo, change type)."""
+def bulk_actions(studio: "Studio", reviews: "ReviewQueue", sharing: Optional["Sharing"] = None,
+                 queue: Optional["PolicyReviewQueue"] = None) -> "Bulk":
+    """The studio list's actions on many rows at once (mark reviewed, delete and undo, change type, move to
+    shared: over `sharing`, queueing the words of what enters on `queue`; UTILITY_MODEL, when set, is the
+    model that teaches them, so the move can say what it costs)."""
     from knowledge.curation.bulk import Bulk
+    from shared.settings import Settings
 
-    return Bulk(studio, reviews)
+    return Bulk(studio, reviews, sharing=sharing, queue=queue, utility_model=Settings.from_env().utility_model)
 
 
 def version_pairs(studio: "Studio") -> "VersionPairs":

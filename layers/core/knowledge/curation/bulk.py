@@ -1,4 +1,5 @@
-"""Bulk actions on the studio list's selected rows: mark reviewed, delete (and its undo), change type.
+"""Bulk actions on the studio list's selected rows: mark reviewed, delete (and its undo), change type,
+move to shared.
 
 A request names at most BULK_MAX rows; beyond that, or with an action, a type or a row the page
 would not send, it is refused whole (InvalidBulk, TooManyRows) before anything is done. Otherwise
@@ -13,27 +14,32 @@ the others, and nothing half-done is silent:
 - type: the current version with the type changed, written by compare-and-swap (`changed`,
   `unchanged`, `changed_meanwhile` when another writer came between the read and the write,
   `gone`).
+- share: each moved into the tenant's shared scope (knowledge.curation.bulk_share, which says its
+  outcomes), with the model calls that teaches their words; `dry_run` says all that, writing nothing.
 """
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
+from knowledge.curation.bulk_share import DONE as SHARE_DONE
+from knowledge.curation.bulk_share import READY, BulkShare
 from knowledge.curation.reviews import parse_seen_at
 from knowledge.errors import InvalidBulk, InvalidSeenAt, TooManyRows
 from knowledge.format.concept import TYPES, parse
+from knowledge.store.keys import SHARED
 from shared import deadline
 from shared.errors import Conflict, InvalidConcept, NotFound
 from shared.httpapi import Operator
 from shared.names import check_slug
 
 BULK_MAX = 500  # rows per action: at most a few S3 requests each, well inside the API's 29 s
-ACTIONS = ("reviewed", "delete", "undelete", "type")
+ACTIONS = ("reviewed", "delete", "undelete", "type", "share")
 WORKERS = 8
 
 
-def checked(action: Any, rows: Any, type_: Any = None) -> list[dict[str, Any]]:
+def checked(action: Any, rows: Any, type_: Any = None, dry_run: Any = False) -> list[dict[str, Any]]:
     """The rows of a valid request, each name checked before it reaches a key."""
     if action not in ACTIONS:
         raise InvalidBulk(f"action must be one of {', '.join(ACTIONS)}")
@@ -45,6 +51,8 @@ def checked(action: Any, rows: Any, type_: Any = None) -> list[dict[str, Any]]:
         raise InvalidBulk(f"type must be one of {', '.join(TYPES)}")
     if action != "type" and type_ is not None:
         raise InvalidBulk("type is only for the action type")
+    if dry_run not in (True, False) or (dry_run and action != "share"):
+        raise InvalidBulk("dry_run is only for the action share")
     seen: set[str] = set()
     for i, row in enumerate(rows):
         name = check_slug(f"rows[{i}].name", row.get("name"))
@@ -62,14 +70,21 @@ def checked(action: Any, rows: Any, type_: Any = None) -> list[dict[str, Any]]:
 class Bulk:
     """Over the studio (knowledge.curation.studio.Studio) and the review API (reviews.ReviewApi)."""
 
-    def __init__(self, studio: Any, reviews: Any, *, workers: int = WORKERS):
+    def __init__(self, studio: Any, reviews: Any, *, workers: int = WORKERS, sharing: Any = None,
+                 queue: Any = None, utility_model: Optional[str] = None):
+        """`sharing` (sharing.Sharing; None: no move to shared), `queue` (the studio's PolicyReviewQueue,
+        or None) and `utility_model`: what a move to shared copies with, queues and costs."""
         self._studio, self._reviews, self._workers = studio, reviews, max(1, workers)
+        self._share = None if sharing is None else BulkShare(sharing, queue, utility_model)
 
-    def act(self, op: Operator, tenant: str, agent: str, action: Any, rows: Any, type_: Any = None) -> dict[str, Any]:
+    def act(self, op: Operator, tenant: str, agent: str, action: Any, rows: Any, type_: Any = None,
+            dry_run: Any = False) -> dict[str, Any]:
         op.check(tenant)
-        rows = checked(action, rows, type_)
+        rows = checked(action, rows, type_, dry_run)
         if action == "reviewed":
             return self._reviewed(op, tenant, agent, rows)
+        if action == "share":
+            return self._shared(op, tenant, agent, [row["name"] for row in rows], dry_run is True)
         one: Callable[[str], str] = {
             "delete": lambda name: self._delete(op, tenant, agent, name),
             "undelete": lambda name: self._undelete(op, tenant, agent, name),
@@ -80,6 +95,15 @@ class Bulk:
         with ThreadPoolExecutor(max_workers=min(self._workers, len(names))) as pool:
             outcomes = list(pool.map(deadline.carry(one), names))
         return answer(action, [{"name": n, "outcome": o} for n, o in zip(names, outcomes)])
+
+    def _shared(self, op: Operator, tenant: str, agent: str, names: list[str], dry_run: bool) -> dict[str, Any]:
+        if self._share is None:
+            raise InvalidBulk("move to shared is not offered by this studio")
+        if agent == SHARED:
+            raise InvalidBulk("move to shared is an agent's action: these concepts are shared already")
+        self._studio.config(op, tenant, agent)  # UnknownAgent before anything is read or written
+        moved = self._share.act(op, tenant, agent, names, dry_run)
+        return {**answer("share", moved.pop("rows"), dry_run), **moved}
 
     def _reviewed(self, op: Operator, tenant: str, agent: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
         state, covered = self._reviews.mark_many(op, tenant, agent, {row["name"]: row["at"] for row in rows})
@@ -121,10 +145,10 @@ class Bulk:
         return "changed"
 
 
-def answer(action: str, rows: list[dict[str, Any]]) -> dict[str, Any]:
+def answer(action: str, rows: list[dict[str, Any]], dry_run: bool = False) -> dict[str, Any]:
     counts: dict[str, int] = {}
     for row in rows:
         counts[row["outcome"]] = counts.get(row["outcome"], 0) + 1
     done = {"reviewed": ("reviewed", "unchanged"), "delete": ("deleted",), "undelete": ("restored",),
-            "type": ("changed", "unchanged")}[action]
+            "type": ("changed", "unchanged"), "share": (READY,) if dry_run else SHARE_DONE}[action]
     return {"action": action, "rows": rows, "counts": counts, "complete": all(r["outcome"] in done for r in rows)}
