@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import date
 
 from knowledge.curation.learned_words import LearnedWords
-from knowledge.curation.words_held import decode, encode
+from knowledge.curation.words_held import CODE, Held, decode, encode
 from knowledge.curation.studio import Operator, Studio
 from knowledge.format.learned import LearnedWord
 from knowledge.store.keys import words_summary_key
@@ -109,3 +109,26 @@ def test_a_cursor_goes_on_after_its_word_even_once_that_word_or_its_concept_is_g
     assert after("b-concept", "alfa") == [("b-concept", "zeta"), ("c-concept", "velho")]
     held.put("a-concept", None)  # the cursor's concept deleted meanwhile
     assert after("a-concept", "meio") == [("b-concept", "zeta"), ("c-concept", "velho")]
+
+
+def test_a_words_summary_written_before_operator_words_reads_as_it_did_and_an_operators_word_round_trips():
+    import json
+    import zlib
+
+    from knowledge.curation.words_held import MAGIC, Row
+
+    # As the release before operator words wrote it: origins coded 0 loaded, 1 sighting, 2 model.
+    day = date(2026, 11, 20).toordinal()
+    body = {"tenant": T, "agent": A, "names": ["troca"], "etags": ['"e"'], "removed": [1], "counts": [3],
+            "words": ["destroca", "estorno", "trocar"], "origins": "012", "sessions": [5, 3, 0],
+            "days": [day, day, day]}
+    earlier = MAGIC + zlib.compress(json.dumps(body).encode())
+    [row] = decode(earlier, T, A).values()
+    held = Held()
+    held.put("troca", row)
+    assert [held.entry("troca", i)["origin"] for i in range(3)] == ["loaded", "sighting", "model"]
+
+    mine = Row('"f"', ("telinha",), CODE["operator"], (0,), (day,), 0)
+    assert decode(encode(T, A, {"mine": mine}), T, A) == {"mine": mine}
+    held.put("mine", mine)
+    assert held.entry("mine", 0) == {"word": "telinha", "origin": "operator", "sessions": 0, "at": "2026-11-20"}

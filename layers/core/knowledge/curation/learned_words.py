@@ -1,5 +1,5 @@
 """The studio's words page: the words recall learned across an agent's concepts, newest first, and
-where each came from (the model, the traffic).
+where each came from (the model, the traffic, an operator).
 
 At 5,000 concepts with 24 words each a page cannot read 5,000 objects. It builds on the list: the
 concepts' ETags come from the list's rows (knowledge.curation.studio: the snapshot, then the change
@@ -32,13 +32,14 @@ from knowledge.curation.words_held import (
     row_of,
 )
 from knowledge.errors import UnknownOrigin
+from knowledge.format.learned import OPERATOR, TRAFFIC
 from knowledge.store.concepts import ConceptStore, StoredConcept
 from shared.errors import AccessDenied, Conflict, KnowledgeError
 from shared.httpapi import Operator
 from shared.names import check_slug
 
 # Where a word came from, as the page says it, and the stored origins each stands for.
-SOURCES = {"model": ("model",), "traffic": ("loaded", "sighting")}
+SOURCES = {"model": ("model",), "traffic": TRAFFIC, "operator": (OPERATOR,)}
 # What `origin=` may filter by: a source, or one stored origin.
 ORIGIN_FILTERS = {**SOURCES, "loaded": ("loaded",), "sighting": ("sighting",)}
 SOURCE_OF = {origin: source for source, origins in SOURCES.items() for origin in origins}
