@@ -35,11 +35,11 @@ def routes(page: Any, removal: Any) -> APIGatewayHttpRouter:
         return operator_from_claims(router.current_event.request_context.authorizer.jwt_claim)
 
     @router.get(f"{BASE}/words", summary="The words recall learned across the agent's concepts, newest first, and "
-                                         "where each came from (model, traffic)",
+                                         "where each came from (model, traffic, operator)",
                 responses=answers(200, WordsPage))
     def list_words(tenant: Slug, agent: Scope,
                    origin: Annotated[Optional[str], Query(max_length=40, description=(
-                       "model, traffic (loaded or sighting), loaded or sighting; another is 422 "
+                       "model, traffic (loaded or sighting), operator, loaded or sighting; another is 422 "
                        "unknown_origin."))] = None,
                    concept: Annotated[Optional[str], Query(pattern=SLUG_PATTERN, max_length=SLUG_MAX,
                                                            description="One concept's words.")]

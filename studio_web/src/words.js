@@ -1,5 +1,5 @@
 // The learned words page: every word recall learned across the agent's concepts, newest first, and
-// where each came from (the model, or the store's traffic), filtered by origin and concept and paged
+// where each came from (the model, the store's traffic, or an operator), filtered by origin and concept and paged
 // by the server's cursor. Words chosen across concepts are removed at once: one new version per
 // concept, each word kept in its removed_words so that neither the traffic nor the model learns it
 // again; a concept written since the page read it is reported and left alone.
@@ -10,9 +10,11 @@ import { state } from "./state.js";
 import { fail, say } from "./status.js";
 
 const PAGE = 100;
-const FROM = { model: "the model proposed it", traffic: "the store's traffic taught it" };
+const FROM = { model: "the model proposed it", traffic: "the store's traffic taught it",
+  operator: "an operator added it" };
 const HOW = { loaded: "the agent loaded the concept after the customer's words",
-  sighting: "extraction saw the concept in the turn", model: "proposed from the concept's own text" };
+  sighting: "extraction saw the concept in the turn", model: "proposed from the concept's own text",
+  operator: "added on the concept's page, in its learned words" };
 const SLUG = /^[a-z0-9]+(-[a-z0-9]+)*$/;
 const key = (row) => `${row.concept}\n${row.word}`;
 
@@ -67,7 +69,7 @@ function draw(page) {
     cell(line, row.word);
     cell(line, el("span", { title: row.description || "" }, row.concept));
     cell(line, el("span", { title: HOW[row.origin] || row.origin }, FROM[row.source] || row.source));
-    cell(line, row.source === "model" ? "" : String(row.sessions));
+    cell(line, row.source === "traffic" ? String(row.sessions) : "");
     cell(line, row.at);
   }
   $("words-summary").textContent = `${page.total} learned word${page.total === 1 ? "" : "s"} in ${page.concepts} `

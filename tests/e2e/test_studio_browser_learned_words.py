@@ -86,3 +86,17 @@ def test_a_concept_changed_since_the_page_read_it_is_reported_and_left_alone(pag
         "Removed 1 word from 1 concept: they will not be learned again for them.")
     assert shown(page) == [[TROCA, "destroca"]]
     assert store.get(T, A, TROCA).concept.removed_words == ()
+
+
+def test_an_operators_word_is_shown_as_theirs_and_found_by_its_origin(page, store):
+    teach(store, TROCA, ("destroca", "sighting", 5, "2026-11-21"), ("trocar tamanho", "operator", 0, "2026-11-23"))
+    teach(store, REEMBOLSO, ("estorno", "model", 0, "2026-11-22"))
+    page.click("#show-words")
+    expect(page.locator("#words tbody tr")).to_have_count(3)
+    row = page.locator("#words tbody tr", has_text="trocar tamanho")
+    expect(row).to_contain_text("an operator added it")
+    assert row.locator("td").nth(4).inner_text() == ""  # no session taught it
+    page.select_option("#words-origin", "operator")
+    expect(page.locator("#words-summary")).to_have_text("1 learned word in 1 concept, newest first.")
+    assert shown(page) == [[TROCA, "trocar tamanho"]]
+    assert axe_violations(page) == []

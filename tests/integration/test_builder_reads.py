@@ -84,12 +84,14 @@ def test_each_learned_word_is_listed_with_its_origin(retrieve, store):
     current = store.get(T, A, "cep-sudeste-cd-campinas")
     store.replace(T, A, current.concept.replace(learned_words=(
         LearnedWord("fretinho", "loaded", 3, date(2026, 11, 2)), LearnedWord("cd campinas", "model", 0,
-                                                                             date(2026, 11, 3)))),
+                                                                             date(2026, 11, 3)),
+        LearnedWord("entrega rapida", "operator", 0, date(2026, 11, 4)))),
         if_match=current.etag, actor="operator:ana", reason="edit")
     [entry] = [c for c in call(retrieve, action="list_knowledge", limit=100)["concepts"]
                if c["name"] == "cep-sudeste-cd-campinas"]
     assert entry["learned_words"] == [{"word": "fretinho", "origin": "loaded", "sessions": 3},
-                                      {"word": "cd campinas", "origin": "model", "sessions": 0}]
+                                      {"word": "cd campinas", "origin": "model", "sessions": 0},
+                                      {"word": "entrega rapida", "origin": "operator", "sessions": 0}]
 
 
 def test_a_history_says_who_why_and_when_and_answers_a_versions_text(retrieve, store):

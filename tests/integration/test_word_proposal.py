@@ -105,6 +105,16 @@ def test_removing_a_model_word_is_an_operators_edit_that_asks_nothing_and_the_wo
     assert "display" not in [e.word for e in concept.learned_words] and concept.removed_words == ("display",)
 
 
+def test_an_operators_own_word_stays_theirs_and_the_models_words_go_beside_it(monkeypatch, world, store, sqs):
+    mine = CONCEPT.replace("type: procedure\n", "type: procedure\nlearned_words:\n"
+                           "  - {word: \"telinha\", origin: operator, sessions: 0, at: 2026-12-01}\n")
+    _, jobs = save(world, sqs, mine)
+    function = load_handler("policy_review", monkeypatch, **world["env"])
+    assert function.lambda_handler(sqs_event(*jobs), LambdaContext()) == {"batchItemFailures": []}
+    # The model proposed "telinha" too: refused as learned already, the operator's word unchanged.
+    assert model_words(store) == [("telinha", "operator", 0), *[(w, "model", 0) for w in [*GOOD[1:], "vidrinho"]]]
+
+
 def test_an_operators_newer_text_is_never_overwritten(monkeypatch, world, store, sqs, model):
     _, jobs = save(world, sqs, CONCEPT)
     current = store.get(T, A, "troca-de-tela")

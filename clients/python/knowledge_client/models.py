@@ -229,7 +229,7 @@ class ListRequest(_Request):
 
 class LearnedWordEntry(_Answer):
     word: str
-    origin: Literal["loaded", "sighting", "model"]
+    origin: Literal["loaded", "sighting", "model", "operator"]
     sessions: int
 
 

@@ -473,14 +473,15 @@ def studio_api_from_env() -> StudioApi:
 
 
 def words_page(settings: Settings, studio: "Studio") -> tuple["LearnedWords", "WordsRemoval"]:
-    """The studio's words page over the list's rows, and the removal that tells it what it wrote."""
+    """The studio's words page (with the list's tenancy check; the list tells it what it reads), and the
+    removal that tells it what it wrote."""
     from knowledge.curation.learned_words import LearnedWords
     from knowledge.curation.words_removal import WordsRemoval
     from knowledge.store.concepts import ConceptStore
     from shared.aws import client
 
     store = ConceptStore(client("s3"), settings.knowledge_bucket)
-    page = LearnedWords(studio.rows, store)
+    page = LearnedWords(store, studio.check_agent)
     studio.readers.append(page.told)
     return page, WordsRemoval(store, page.told)
 

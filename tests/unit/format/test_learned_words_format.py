@@ -80,3 +80,19 @@ def test_a_concept_holds_a_bounded_number_of_learned_words():
         parse(doc(words))
     assert any(f"at most {LEARNED_MAX} words" in e.message for e in caught.value.errors)
     assert parse(doc(words[:LEARNED_MAX])).learned_words[-1].word == words[LEARNED_MAX - 1].split('"')[1]
+
+
+def test_an_operators_word_reads_and_renders_back_beside_the_three_earlier_origins():
+    text = doc([entry("telinha"), entry("visor", "sighting", 4), entry("tela quebrada", "model", 0),
+                entry("tela trincada", "operator", 0, "2026-12-01")], '["smart"]')
+    concept = parse(text)
+    assert [(w.word, w.origin, w.sessions) for w in concept.learned_words][-1] == ("tela trincada", "operator", 0)
+    assert concept.render() == text
+
+
+def test_an_operators_word_says_no_session_taught_it():
+    with pytest.raises(InvalidConcept) as caught:
+        parse(doc([entry("tela trincada", "operator", 3)]))
+    assert [e.message for e in caught.value.errors] == [
+        "0: sessions must be 0 for an operator's word (no session taught it)"]
+

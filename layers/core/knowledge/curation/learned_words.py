@@ -1,16 +1,21 @@
 """The studio's words page: the words recall learned across an agent's concepts, newest first, and
-where each came from (the model, the traffic).
+where each came from (the model, the traffic, an operator).
 
-At 5,000 concepts with 24 words each a page cannot read 5,000 objects. It builds on the list: the
-concepts' ETags come from the list's rows (knowledge.curation.studio: the snapshot, then the change
-journal), and each concept's words from the words summary (knowledge.store.words_summary: one
-object for the whole agent) kept beside the snapshot. A concept whose ETag moved on since the
-summary was written is read again, within the same kind of budget as the list's catch-up (what is
-left is counted in `catching_up` and read by the next request); once nothing is left, a summary
-missing, unreadable or behind by REWRITE_CHANGES concepts is written again, conditionally.
+At 5,000 concepts with 24 words each a page cannot read 5,000 objects, nor wait for the list's cold
+floor (its snapshot decoded, then 5,000 keys listed: seconds of XML). Each concept's words, description
+and ETag come from the words summary (knowledge.store.words_summary: one object for the whole agent),
+which says when it was current: a cold container corrects it with the change journal from there, as a
+retrieval reader corrects its snapshot (knowledge.recall.warm) — one listing of the journal, then only
+the concepts it names as changed are read. It lists every concept instead when it has no summary, when
+the summary is older than the journal can be trusted for (JOURNAL_TRUSTED_SECONDS), and every
+SWEEP_SECONDS (what a writer killed before its journal entry left out is stale that long at most).
+What it has to read is read within the same kind of budget as the list's catch-up (what is left is
+counted in `catching_up` and read by the next request); once nothing is left, a summary missing,
+unreadable or behind by REWRITE_CHANGES concepts is written again, conditionally, with its position.
 
-What a container keeps, and its order, is knowledge.curation.words_held. Removal
-(knowledge.curation.words_removal) writes through the store and tells this cache at once.
+Tenancy is the list's: the operator's tenant, then the agent's existence (the list's own check).
+What a container keeps, and its order, is knowledge.curation.words_held. The list tells this page of
+every concept it reads, and removal (knowledge.curation.words_removal) of every concept it writes.
 """
 
 from __future__ import annotations
@@ -20,7 +25,6 @@ from typing import Any, Callable, Optional
 
 import numpy as np
 
-from knowledge.curation.listing import HeldList
 from knowledge.curation.words_held import (
     CODE,
     Held,
@@ -29,16 +33,19 @@ from knowledge.curation.words_held import (
     decode_cursor,
     encode,
     encode_cursor,
-    row_of,
 )
 from knowledge.errors import UnknownOrigin
+from knowledge.format.learned import OPERATOR, TRAFFIC
+from knowledge.recall.warm import JOURNAL_TRUSTED_SECONDS
 from knowledge.store.concepts import ConceptStore, StoredConcept
+from knowledge.store.journal import CONFIG_CHANGE, JOURNAL_GRACE_SECONDS, VOCABULARY_CHANGE
+from knowledge.store.keys import check_scope, etag_token
 from shared.errors import AccessDenied, Conflict, KnowledgeError
 from shared.httpapi import Operator
 from shared.names import check_slug
 
 # Where a word came from, as the page says it, and the stored origins each stands for.
-SOURCES = {"model": ("model",), "traffic": ("loaded", "sighting")}
+SOURCES = {"model": ("model",), "traffic": TRAFFIC, "operator": (OPERATOR,)}
 # What `origin=` may filter by: a source, or one stored origin.
 ORIGIN_FILTERS = {**SOURCES, "loaded": ("loaded",), "sighting": ("sighting",)}
 SOURCE_OF = {origin: source for source, origins in SOURCES.items() for origin in origins}
@@ -46,17 +53,20 @@ PAGE_DEFAULT, PAGE_MAX = 100, 500
 CATCH_UP_SECONDS = 1.5  # the list's (knowledge.curation.studio): both answer within the studio's budget
 FETCH_CHUNK = 32
 REWRITE_CHANGES = 16
+SWEEP_SECONDS = 300.0  # a retrieval reader's (knowledge.recall.warm): how long a lost journal entry matters
+_NOT_CONCEPTS = (CONFIG_CHANGE, VOCABULARY_CHANGE)
 
 
 class LearnedWords:
-    """The words page over the studio's list (`rows`: operator, tenant, agent -> the list's rows,
-    with its tenancy checks)."""
+    """The words page over the agent's words summary, corrected by the journal (`check_agent`:
+    operator, tenant, agent -> the list's tenancy check, UnknownAgent for an agent that does not exist)."""
 
-    def __init__(self, rows: Callable[[Operator, str, str], HeldList], store: ConceptStore, *,
+    def __init__(self, store: ConceptStore, check_agent: Callable[[Operator, str, str], None], *,
                  catch_up_seconds: float = CATCH_UP_SECONDS, fetch_chunk: int = FETCH_CHUNK,
-                 clock: Any = time.monotonic):
-        self._list_rows, self._store = rows, store
-        self._catch_up_seconds, self._fetch_chunk, self._clock = catch_up_seconds, max(1, fetch_chunk), clock
+                 sweep_seconds: float = SWEEP_SECONDS, clock: Any = time.monotonic, wall: Any = time.time):
+        self._store, self._check_agent = store, check_agent
+        self._catch_up_seconds, self._fetch_chunk = catch_up_seconds, max(1, fetch_chunk)
+        self._sweep_seconds, self._clock, self._wall = sweep_seconds, clock, wall
         self._held: dict[tuple[str, str], Held] = {}
 
     # ------------------------------------------------------------ reading
@@ -70,9 +80,11 @@ class LearnedWords:
             check_slug("concept", concept)
         limit = max(1, min(limit, PAGE_MAX))  # the route refuses anything else (422)
         after = decode_cursor(cursor) if cursor is not None else None
-        until = self._clock() + self._catch_up_seconds
-        list_rows = self._list_rows(op, tenant, agent)
-        held = self.current(tenant, agent, list_rows, until)
+        op.check(tenant)  # before anything of the tenant is read
+        check_scope(agent)
+        held = self.current(tenant, agent, self._clock() + self._catch_up_seconds)
+        if not held.rows and not held.unreadable:
+            self._check_agent(op, tenant, agent)  # nothing listed: is there such an agent?
         order = held.ordered()
         chosen = np.ones(len(order.keys), dtype=bool)
         if origin:
@@ -87,41 +99,37 @@ class LearnedWords:
         out = []
         for i in page:
             name = order.names[order.owner[i]]
-            entry = held.entry(name, int(order.place[i]))
+            entry, row = held.entry(name, int(order.place[i])), held.rows[name]
             out.append({"concept": name, **entry, "source": SOURCE_OF.get(entry["origin"], entry["origin"]),
-                        "etag": held.rows[name].etag, "description": _description(list_rows, name)})
+                        "etag": row.etag, "description": row.description or None})
         last = out[-1] if out and start + limit < len(at) else None
         return {"words": out, "total": len(at),
                 "next": encode_cursor(last["at"], last["concept"], last["word"]) if last else None,
-                "concepts": int(np.unique(order.owner[at]).size),
-                "catching_up": held.left + len(list_rows.backlog)}
+                "concepts": int(np.unique(order.owner[at]).size), "catching_up": len(held.backlog)}
 
-    def current(self, tenant: str, agent: str, list_rows: HeldList, until: float) -> Held:
-        """The agent's words, brought up to date with the list's rows within the budget."""
-        key = (tenant, agent)
-        held = self._held.setdefault(key, Held())
+    def current(self, tenant: str, agent: str, until: float) -> Held:
+        """The agent's words, brought up to date within the budget (`until`, on the container's clock)."""
+        held = self._held.setdefault((tenant, agent), Held())
         if not held.loaded:
             self._load(tenant, agent, held)
-        summaries = list_rows.summaries
-        for name in [name for name in held.rows if name not in summaries or summaries[name].problem is not None]:
-            held.put(name, None)
-            held.changes += 1
-        # A concept the list has yet to read is left to it: it tells this page its words when it does.
-        behind = set(list_rows.backlog)
-        stale = [name for name, summary in summaries.items() if summary.problem is None and name not in behind
-                 and (name not in held.rows or held.rows[name].etag != summary.etag)]
+        if (held.position is None or self._clock() - held.swept_at >= self._sweep_seconds
+                or self._wall() - held.position > JOURNAL_TRUSTED_SECONDS):
+            self._sweep(tenant, agent, held)
+        else:
+            self._follow_journal(tenant, agent, held)
         done = 0
-        while done < len(stale):  # one chunk at least, so that every request makes progress
-            chunk = stale[done:done + self._fetch_chunk]
+        while held.backlog and (done == 0 or self._clock() < until):  # one chunk at least: every request gets on
+            chunk = held.backlog[:self._fetch_chunk]
             for name, stored in zip(chunk, self._store.fetch_many(tenant, agent, chunk)):
-                held.put(name, None if stored is None else row_of(stored))
+                if stored is None:  # deleted since it was listed or journaled
+                    held.drop(name)
+                else:
+                    held.read(stored)
+            del held.backlog[:len(chunk)]
             done += len(chunk)
             held.changes += len(chunk)
-            if self._clock() >= until:
-                break
-        held.left = len(stale) - done
-        if (not held.left and not list_rows.backlog and held.allowed and (held.due or held.changes >= REWRITE_CHANGES)
-                and (held.rows or held.etag is not None)):
+        if (not held.backlog and held.allowed and (held.due or held.changes >= REWRITE_CHANGES)
+                and (held.rows or held.unreadable or held.etag is not None)):
             self._write(tenant, agent, held)
         return held
 
@@ -129,8 +137,43 @@ class LearnedWords:
         """A concept this container just read (the list's catch-up) or wrote (a removal): its words
         as they are, so that the next page does not read it again."""
         held = self._held.setdefault((tenant, agent), Held())
-        held.put(stored.name, row_of(stored))
+        held.read(stored)
         held.changes += 1
+
+    def _sweep(self, tenant: str, agent: str, held: Held) -> None:
+        """List every concept: what changed since it was read is queued, what is gone is dropped."""
+        started = self._wall()
+        listed = self._store.list(tenant, agent)
+        listed.sort(key=lambda item: (item.last_modified, item.name), reverse=True)  # newest first
+        etags = {item.name: item.etag for item in listed}
+        gone = [name for name in (*held.rows, *held.unreadable) if name not in etags]
+        for name in gone:
+            held.drop(name)
+        held.changes += len(gone)
+        held.backlog = [name for name, etag in etags.items() if held.etag_of(name) != etag]
+        held.position, held.swept_at = started, self._clock()
+
+    def _follow_journal(self, tenant: str, agent: str, held: Held) -> None:
+        """Queue what the journal names since the last look, when it disagrees with what is held
+        (entries are compared, not trusted); a delete is dropped at once."""
+        started = self._wall()
+        newest: dict[str, Optional[str]] = {}
+        for change in self._store.changes_since(tenant, agent, held.position - JOURNAL_GRACE_SECONDS):
+            newest[change.name] = change.etag  # oldest first: the last one wins
+        queued = set(held.backlog)
+        changed = []
+        for name, etag in newest.items():
+            if name in _NOT_CONCEPTS or name in queued:
+                continue
+            known = held.etag_of(name)
+            if etag is None:
+                if known is not None:
+                    held.drop(name)
+                    held.changes += 1
+            elif known is None or etag != etag_token(known):
+                changed.append(name)
+        held.backlog[:0] = changed
+        held.position = started
 
     def _load(self, tenant: str, agent: str, held: Held) -> None:
         held.loaded = True
@@ -144,16 +187,23 @@ class LearnedWords:
             return
         held.etag = stored.etag
         try:
-            for name, row in decode(stored.data, tenant, agent).items():
-                if name not in held.rows:  # one read or written since this container started is newer
-                    held.put(name, row)
-        except ValueError:
+            summary = decode(stored.data, tenant, agent)
+        except ValueError:  # another format, say: rebuilt from the concepts, then written over
             held.due = True
+            return
+        for name, row in summary.rows.items():
+            if held.etag_of(name) is None:  # one read or written since this container started is newer
+                held.put(name, row)
+        for name, etag in summary.unreadable.items():
+            if held.etag_of(name) is None:
+                held.unreadable[name] = etag
+        if held.position is None:  # the journal stands for a listing from there, until the next sweep
+            held.position, held.swept_at = summary.position, self._clock()
 
     def _write(self, tenant: str, agent: str, held: Held) -> None:
+        data = encode(tenant, agent, held.rows, held.unreadable, held.position or 0.0)
         try:
-            held.etag = self._store.put_words_summary(tenant, agent, encode(tenant, agent, held.rows),
-                                                      if_match=held.etag)
+            held.etag = self._store.put_words_summary(tenant, agent, data, if_match=held.etag)
         except Conflict:  # another container wrote it: read again next time (rows are checked by ETag)
             held.loaded, held.etag = False, None
             return
@@ -163,8 +213,3 @@ class LearnedWords:
         except KnowledgeError:  # S3 down: the next request tries again
             return
         held.due, held.changes = False, 0
-
-
-def _description(list_rows: HeldList, name: str) -> Optional[str]:
-    doc = list_rows.index.docs.get(name)
-    return doc.description if doc is not None else None

@@ -15,10 +15,10 @@ from shared.names import SLUG_MAX, SLUG_SCHEMA
 class LearnedWordRow(BaseModel):
     concept: str
     word: str
-    origin: str = Field(description="As stored: loaded or sighting (the traffic taught it), or model.")
-    source: Literal["model", "traffic"] = Field(description="Where it came from: the model proposed it, or the "
-                                                            "store's traffic taught it.")
-    sessions: int = Field(description="How many sessions taught it (0 for the model).")
+    origin: str = Field(description="As stored: loaded or sighting (the traffic taught it), model or operator.")
+    source: Literal["model", "traffic", "operator"] = Field(description=(
+        "Where it came from: the model proposed it, the store's traffic taught it, or an operator added it."))
+    sessions: int = Field(description="How many sessions taught it (0 for the model and an operator).")
     at: str = Field(description="The day it was learned, YYYY-MM-DD.")
     etag: str = Field(description="The concept's ETag as this page read it: send it back to remove the word.")
     description: Optional[str] = Field(description="The concept's description (null when it does not parse).")

@@ -1,5 +1,7 @@
 """What a studio container keeps of one agent's learned words between requests, how it orders them
-for the words page, and the words summary's bytes (knowledge.store.words_summary).
+for the words page, and the words summary's bytes (knowledge.store.words_summary): every concept's
+words, description and ETag, the concepts that do not parse, and the journal position the summary is
+current at (so that a cold container corrects it with the journal, knowledge.curation.learned_words).
 
 At 5,000 concepts x 24 words a page must not build, sort or filter 120,000 Python objects per
 request: each concept keeps its words as a few flat tuples (its words in alphabetical order, one
@@ -26,7 +28,9 @@ from knowledge.store.concepts import StoredConcept
 from shared.errors import InvalidConcept, KnowledgeError
 from shared.names import check_slug
 
-MAGIC = b"KNOWLEDGE-WORDS/2\n"
+# 3: each concept's description, the concepts that do not parse and the journal position (a /2 summary
+# is none: rebuilt from the concepts).
+MAGIC = b"KNOWLEDGE-WORDS/3\n"
 CODE = {origin: str(i) for i, origin in enumerate(ORIGINS)}  # one character per word's origin
 ORIGIN = {code: origin for origin, code in CODE.items()}
 _DAY_SHIFT, _RANK_SHIFT = 32, 8  # key = (newest day first) << 32 | concept rank << 8 | place in concept
@@ -42,6 +46,7 @@ class Row(NamedTuple):
     sessions: tuple[int, ...]
     days: tuple[int, ...]  # date ordinals
     removed: int  # how many words its removed_words holds
+    description: str = ""  # the concept's, shown beside its words
 
 
 def row_of(stored: StoredConcept) -> Optional[Row]:
@@ -53,7 +58,7 @@ def row_of(stored: StoredConcept) -> Optional[Row]:
     entries = sorted(concept.learned_words, key=lambda e: e.word)
     return Row(stored.etag, tuple(e.word for e in entries), "".join(CODE[e.origin] for e in entries),
                tuple(e.sessions for e in entries), tuple(e.at.toordinal() for e in entries),
-               len(concept.removed_words))
+               len(concept.removed_words), concept.description)
 
 
 @dataclass
@@ -73,23 +78,43 @@ class Held:
     """One agent's words in one container."""
 
     rows: dict[str, Row] = field(default_factory=dict)
+    unreadable: dict[str, str] = field(default_factory=dict)  # concepts that do not parse -> their ETag
     loaded: bool = False  # the summary (or its absence) has been read
     etag: Optional[str] = None  # the stored summary's, None when there is none
     due: bool = False  # none, or unreadable: write one once caught up
     changes: int = 0  # concepts read or dropped since the stored one
     allowed: bool = True  # False: the policy refuses its key
-    left: int = 0  # concepts known changed and not read yet
+    position: Optional[float] = None  # when the last look at the journal or the listing began (epoch)
+    swept_at: float = float("-inf")  # when the concepts were last listed (the container's clock)
+    backlog: list[str] = field(default_factory=list)  # concepts known changed and not read yet
     version: int = 0  # moves on with every change of `rows`
     order: Optional[tuple[int, Order]] = None  # built for that version
+
+    def etag_of(self, name: str) -> Optional[str]:
+        """The ETag the concept was last read at (None: not known)."""
+        row = self.rows.get(name)
+        return row.etag if row is not None else self.unreadable.get(name)
 
     def put(self, name: str, row: Optional[Row]) -> None:
         if row is None:
             if self.rows.pop(name, None) is not None:
                 self.version += 1
             return
+        self.unreadable.pop(name, None)
         if self.rows.get(name) != row:
             self.rows[name] = row
             self.version += 1
+
+    def read(self, stored: StoredConcept) -> None:
+        """A concept as just read: its words, or that it does not parse."""
+        row = row_of(stored)
+        self.put(stored.name, row)
+        if row is None:
+            self.unreadable[stored.name] = stored.etag
+
+    def drop(self, name: str) -> None:
+        self.put(name, None)
+        self.unreadable.pop(name, None)
 
     def ordered(self) -> Order:
         if self.order is None or self.order[0] != self.version:
@@ -144,18 +169,28 @@ def decode_cursor(cursor: str) -> tuple[int, str, str]:
         raise InvalidCursor("cursor must be the `next` of an earlier page of the words") from None
 
 
-def encode(tenant: str, agent: str, rows: dict[str, Row]) -> bytes:
+class Summary(NamedTuple):
+    """A words summary as stored: the rows, the concepts that do not parse, and its journal position."""
+
+    rows: dict[str, Row]
+    unreadable: dict[str, str]
+    position: float
+
+
+def encode(tenant: str, agent: str, rows: dict[str, Row], unreadable: Optional[dict[str, str]] = None,
+           position: float = 0.0) -> bytes:
     """Columns, not one object per word: a cold container reads 120,000 words in a tenth of a second."""
     names = list(rows)
-    body = {"tenant": tenant, "agent": agent, "names": names, "etags": [rows[n].etag for n in names],
+    body = {"tenant": tenant, "agent": agent, "position": position, "unreadable": dict(unreadable or {}),
+            "names": names, "etags": [rows[n].etag for n in names], "descriptions": [rows[n].description for n in names],
             "removed": [rows[n].removed for n in names], "counts": [len(rows[n].words) for n in names],
             "words": [w for n in names for w in rows[n].words], "origins": "".join(rows[n].origins for n in names),
             "sessions": [s for n in names for s in rows[n].sessions], "days": [d for n in names for d in rows[n].days]}
     return MAGIC + zlib.compress(json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8"), 1)
 
 
-def decode(data: bytes, tenant: str, agent: str) -> dict[str, Row]:
-    """The rows in `data`; ValueError when it is not this agent's summary in this format."""
+def decode(data: bytes, tenant: str, agent: str) -> Summary:
+    """The summary in `data`; ValueError when it is not this agent's summary in this format."""
     if not data.startswith(MAGIC):
         raise ValueError("not a words summary")
     try:
@@ -166,12 +201,15 @@ def decode(data: bytes, tenant: str, agent: str) -> dict[str, Row]:
         if not len(words) == len(origins) == len(sessions) == len(days) == sum(body["counts"]) \
                 or set(origins) - set(ORIGIN):
             raise ValueError("a words summary whose columns disagree")
+        position, unreadable = body["position"], body["unreadable"]
+        if type(position) not in (int, float) or not all(type(v) is str for v in unreadable.values()):
+            raise ValueError("a words summary with a bad position or unreadable list")
         out, at = {}, 0
-        for name, etag, removed, count in zip(body["names"], body["etags"], body["removed"], body["counts"],
-                                              strict=True):
+        for name, etag, description, removed, count in zip(body["names"], body["etags"], body["descriptions"],
+                                                           body["removed"], body["counts"], strict=True):
             out[name] = Row(etag, tuple(words[at:at + count]), origins[at:at + count], tuple(sessions[at:at + count]),
-                            tuple(days[at:at + count]), removed)
+                            tuple(days[at:at + count]), removed, description)
             at += count
-        return out
-    except (zlib.error, UnicodeDecodeError, KeyError, TypeError) as exc:
+        return Summary(out, dict(unreadable), float(position))
+    except (zlib.error, UnicodeDecodeError, KeyError, TypeError, AttributeError) as exc:
         raise ValueError("not a words summary") from exc

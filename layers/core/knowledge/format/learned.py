@@ -11,9 +11,10 @@ so its history, the studio's editor and export carry them:
 A word is 1 to 3 words of letters (a hyphen or an apostrophe inside a word allowed), lowercase, at
 most WORD_MAX characters: no digit, no '@', nothing a phone, an e-mail, a CPF or an order number is
 written with. `origin` is the signal that taught it (`loaded`: a customer message followed by the
-agent loading the concept; `sighting`: a turn extraction saw the concept in) or `model` (proposed
-by the model when an operator saved the concept); `sessions` how many distinct sessions taught it
-(0 for the model); `at` the day it was learned.
+agent loading the concept; `sighting`: a turn extraction saw the concept in), `model` (proposed
+by the model when the concept entered) or `operator` (added by an operator in the studio: what they
+know customers call it); `sessions` how many distinct sessions taught it (0 for the model and an
+operator); `at` the day it was learned.
 """
 
 from __future__ import annotations
@@ -23,7 +24,10 @@ import unicodedata
 from datetime import date
 from typing import Any, NamedTuple, Optional
 
-ORIGINS = ("loaded", "sighting", "model")
+# Append only: the words summary stores each word's origin as its index here (curation.words_held).
+ORIGINS = ("loaded", "sighting", "model", "operator")
+TRAFFIC = ("loaded", "sighting")  # the origins the store's traffic teaches (the rest are never its)
+OPERATOR = "operator"
 LEARNED_FIELD, REMOVED_FIELD = "learned_words", "removed_words"
 LEARNED_MAX = 24  # learned words per concept
 REMOVED_MAX = 200  # removed words per concept
@@ -89,6 +93,8 @@ def validate(learned: object, removed: object) -> list[tuple[str, str]]:
         if isinstance(entry.sessions, bool) or not isinstance(entry.sessions, int) \
                 or not 0 <= entry.sessions <= SESSIONS_MAX:
             errors.append((LEARNED_FIELD, f"{i}: sessions must be a whole number from 0 to {SESSIONS_MAX}"))
+        elif entry.origin == OPERATOR and entry.sessions != 0:
+            errors.append((LEARNED_FIELD, f"{i}: sessions must be 0 for an operator's word (no session taught it)"))
         if not isinstance(entry.at, date):
             errors.append((LEARNED_FIELD, f"{i}: at must be a date like 2026-11-30"))
         folded = fold_word(entry.word)
@@ -119,7 +125,7 @@ def parse_learned(value: Any, parse_date: Any) -> tuple[Optional[tuple[LearnedWo
     out = []
     for i, item in enumerate(value):
         if not isinstance(item, dict) or set(item) != set(_ENTRY_KEYS):
-            return None, f"{i}: must be {{word: \"…\", origin: loaded|sighting|model, sessions: N, at: YYYY-MM-DD}}"
+            return None, f"{i}: must be {{word: \"…\", origin: {'|'.join(ORIGINS)}, sessions: N, at: YYYY-MM-DD}}"
         day = parse_date(item["at"]) if isinstance(item["at"], str) else None
         if day is None:
             return None, f"{i}: at must be a date like 2026-11-30"

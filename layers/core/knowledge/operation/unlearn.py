@@ -1,7 +1,8 @@
 """Taking learned words back out of concepts: forget_customer's share in them (a word whose count falls
 below its threshold once the customer is taken out), and `knowledge words audit` (the words the rules of
 docs/contract.md, "Learned words", would not have learned). A word taken out is never written into
-`removed_words`: the traffic may teach it again, by the rules.
+`removed_words`: the traffic may teach it again, by the rules. An operator's own word (`origin:
+operator`) is never taken out: no customer taught it, whatever teachers the ledger still keeps.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from typing import Callable, Iterable, Optional
 
 from knowledge.format.config import KnowledgeConfig
-from knowledge.format.learned import LearnedWord, fold_word
+from knowledge.format.learned import OPERATOR, LearnedWord, fold_word
 from knowledge.learning.word_rule import enough
 from knowledge.recall.analysis import analyze
 from knowledge.store.concepts import ConceptStore, StoredConcept
@@ -38,8 +39,11 @@ def term_of(word: str) -> Optional[str]:
 
 
 def is_word(digest: str) -> Callable[[LearnedWord], bool]:
-    """Whether a learned word is the one a kept record (its term's hash) is of, in whatever form."""
+    """Whether a learned word is the one a kept record (its term's hash) is of, in whatever form, and the
+    traffic's: an operator who added the word back as their own is no customer's teaching."""
     def matches(entry: LearnedWord) -> bool:
+        if entry.origin == OPERATOR:
+            return False
         term = term_of(entry.word)
         return term is not None and term_hash(term) == digest
     return matches

@@ -11,9 +11,10 @@ into `removed_words`, so the traffic may teach them again by the rules. A word i
   the customer index (`customers`: Facts', wired in by the command line) names one.
 
 A word whose teachers the ledger no longer holds (their entries expired with the turns) is kept and listed
-as not checked: nothing says the rules would not have learned it. Words the model proposed are not
-the traffic's and are left alone. The teachers still kept for a word no longer on its concept (an
-operator removed it) are deleted too: the ledger keeps them only while the word is on a concept.
+as not checked: nothing says the rules would not have learned it. Words the model proposed or an operator
+added are not the traffic's and are left alone, whatever the traffic said of them. The teachers still kept
+for a word no longer on its concept as the traffic's (an operator removed it, or added it back as their
+own) are deleted too: the ledger keeps them only while the traffic's word is on a concept.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Optional
 
+from knowledge.format.learned import TRAFFIC
 from knowledge.learning.name_words import name_words
 from knowledge.learning.word_rule import enough
 from knowledge.operation.unlearn import by_word, minimum_of, term_of, without_words
@@ -30,7 +32,6 @@ from knowledge.store.concepts import ConceptStore, StoredConcept
 from knowledge.store.word_ledger import KeptWord, Teaching, WordLedger, customer_teacher, term_hash
 from shared.errors import Conflict, InvalidConcept, NotFound
 
-TRAFFIC = ("loaded", "sighting")
 REASONS = {"name": "a name", "another_concepts_word": "another concept's own word",
            "too_few_teachers": "taught by too few distinct customers or sessions, or by sessions too close in time"}
 
@@ -102,7 +103,7 @@ def audit_words(store: ConceptStore, ledger: WordLedger, tenant: str, agent: str
             elif not enough(teachings, minimum):
                 report.out.append(Finding(name, entry.word, "too_few_teachers"))
     on_concepts = {(name, term_hash(term)) for name, item in stored.items()
-                   for term in (term_of(e.word) for e in item.concept.learned_words) if term}
+                   for term in (term_of(e.word) for e in item.concept.learned_words if e.origin in TRAFFIC) if term}
     report.stale = [kept for kept in ledger.kept(tenant, agent)
                     if kept.concept in stored and (kept.concept, kept.digest) not in on_concepts]
     if not dry_run:

@@ -70,9 +70,9 @@ class _Answer(BaseModel):
 
 class LearnedWordEntry(_Answer):
     word: str
-    origin: Literal["loaded", "sighting", "model"] = Field(description=(
+    origin: Literal["loaded", "sighting", "model", "operator"] = Field(description=(
         "what taught it: loaded (a customer's message, then the concept loaded), sighting (a turn extraction saw "
-        "it in) or model (proposed when an operator saved the concept)"))
+        "it in), model (proposed by the model when the concept entered) or operator (added in the studio)"))
     sessions: int
 
 
