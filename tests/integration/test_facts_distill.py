@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 import threading
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
 
 import pytest
 from helpers.aws import drain
+from helpers.facts_page import archive, turn
 from helpers.handlers import LambdaContext, load_event, load_handler
 
 from facts import layout
@@ -22,9 +22,6 @@ from facts.errors import NotPending
 from facts.keys import FactKeys
 from facts.proposals import ProposalStore, ref_of
 from facts.review import Review
-from facts.sessions import SessionStates, record_turn
-from knowledge.format.turn import Turn
-from knowledge.store.archive import TurnArchive
 from shared.events import EventBridgeEvents
 
 T, A = "default", "store-support"
@@ -39,18 +36,6 @@ CONVERSATION = [
     [("user", "pode ser 43 sim. ah e prefiro pagar no pix sempre, cartao nao uso"),
      ("assistant", "Perfeito, troca registrada para o 43. Anotei que você prefere Pix.")],
 ]
-
-
-def turn(session: str, index: int, at: datetime, messages, customer: str | None = CUSTOMER) -> Turn:
-    return Turn(tenant=T, agent=A, session_id=session, turn_id=f"turn_{index:04d}", completed_at=at,
-                messages=[{"role": r, "content": c} for r, c in messages], customer_id=customer)
-
-
-def archive(s3, sessions_bucket, *turns: Turn) -> None:
-    """What ExtractFunction does per turn once it is wired: archive, then record for Facts."""
-    for t in turns:
-        TurnArchive(s3, sessions_bucket).put(t)
-        record_turn(s3, sessions_bucket, t)
 
 
 def conversation(s3, sessions_bucket, session: str, hours_ago: float = 8, customer: str | None = CUSTOMER,
@@ -227,18 +212,6 @@ def test_an_untagged_session_is_never_distilled(distill, s3, sessions_bucket, sc
     assert run(distill)["scanned"] == 0 and model.requests == []
 
 
-def test_the_earliest_tagged_turn_fixes_the_customer_whatever_the_arrival_order(s3, sessions_bucket):
-    start = NOW - timedelta(hours=8)
-    late = turn("sess_ordem", 1, start + timedelta(minutes=5), CONVERSATION[1], customer="cust-segundo")
-    early = turn("sess_ordem", 0, start, CONVERSATION[0], customer="cust-primeiro")
-    archive(s3, sessions_bucket, late, early)
-    state = SessionStates(s3, sessions_bucket).get(T, A, "sess_ordem").state
-    assert state.customer_id == "cust-primeiro" and len(state.turns) == 2 and state.messages == 4
-    again = turn("sess_ordem", 2, start + timedelta(minutes=9), CONVERSATION[0], customer="cust-terceiro")
-    archive(s3, sessions_bucket, again)
-    assert SessionStates(s3, sessions_bucket).get(T, A, "sess_ordem").state.customer_id == "cust-primeiro"
-
-
 def test_a_session_not_idle_long_enough_or_too_short_waits(distill, s3, sessions_bucket, script, model):
     conversation(s3, sessions_bucket, "sess_recente", hours_ago=2)
     conversation(s3, sessions_bucket, "sess_curta", turns=[[("user", "oi, tudo bem?")]])
@@ -249,17 +222,6 @@ def test_a_session_not_idle_long_enough_or_too_short_waits(distill, s3, sessions
     archive(s3, sessions_bucket, turn("sess_curta", 5, start, CONVERSATION[1]))
     script.default = answer(PIX)
     assert run(distill)["distilled"] == 1 and len(model.requests) == 1
-
-
-def test_parallel_turns_of_one_session_are_all_recorded(s3, sessions_bucket):
-    start = NOW - timedelta(hours=9)
-    turns = [turn("sess_paralela", i, start + timedelta(seconds=i), CONVERSATION[i % 2]) for i in range(12)]
-    with ThreadPoolExecutor(6) as pool:
-        list(pool.map(lambda t: archive(s3, sessions_bucket, t), turns))
-    state = SessionStates(s3, sessions_bucket).get(T, A, "sess_paralela").state
-    assert len(state.turns) == 12 and state.last_at == turns[-1].completed_at
-    markers = s3.list_objects_v2(Bucket=sessions_bucket, Prefix=layout.idle_prefix(T, A))["Contents"]
-    assert [m["Key"] for m in markers] == [layout.idle_key(T, A, state.last_at, "sess_paralela")]
 
 
 def test_finding_due_sessions_never_lists_the_archive(distill, s3, sessions_bucket, script):
