@@ -5,6 +5,7 @@ journal lifecycle, and `sam local invoke`'s env.json."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import threading
 import uuid
@@ -181,3 +182,27 @@ def test_env_json_sets_only_variables_the_template_gives_each_function():
         for value in variables.values():  # each placeholder names the stack output that fills it
             placeholder = re.fullmatch(r"REPLACE-with-the-(\w+)-output", value)
             assert placeholder is None or placeholder[1] in TEMPLATE["Outputs"], value
+
+
+# ------------------------------------------------------------------ the handlers under test
+
+
+def test_a_handler_under_test_is_given_what_the_template_gives_its_function(monkeypatch, bucket):
+    """helpers.handlers.function_env: the template's variables for a function, from a test's stand-ins."""
+    from helpers.handlers import function_env
+
+    stack = dict(KNOWLEDGE_BUCKET=bucket, POLICY_REVIEW_QUEUE_URL="http://127.0.0.1:1/123456789012/review",
+                 CANDIDATES_QUEUE_URL="http://127.0.0.1:1/123456789012/candidates.fifo", FACTS_KEY="k" * 48)
+    extract = function_env("extract", stack)
+    assert extract["POWERTOOLS_SERVICE_NAME"] == "knowledge-extract" and extract["KNOWLEDGE_BUCKET"] == bucket
+    assert extract["CANDIDATES_QUEUE_URL"] == stack["CANDIDATES_QUEUE_URL"] and "FACTS_KEY" in extract
+    assert "POLICY_REVIEW_QUEUE_URL" not in extract  # the template gives it to consolidate, not to extract
+    assert "UTILITY_MODEL" not in extract  # no stand-in: the code's default, as with the parameter unset
+    with pytest.raises(ValueError, match="functions/extract no POLICY_REVIEW_QUEUE_URL"):
+        function_env("extract", stack, POLICY_REVIEW_QUEUE_URL=stack["POLICY_REVIEW_QUEUE_URL"])
+    with pytest.raises(ValueError, match="functions/no_such"):
+        function_env("no_such", stack)
+
+    load_handler("repair", monkeypatch, stack)
+    assert os.environ["POWERTOOLS_SERVICE_NAME"] == "knowledge-repair" and os.environ["KNOWLEDGE_BUCKET"] == bucket
+    assert "POLICY_REVIEW_QUEUE_URL" not in os.environ and "FACTS_KEY" in os.environ
