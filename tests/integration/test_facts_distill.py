@@ -54,20 +54,13 @@ PIX = {"name": "pagamento_preferido", "value": "Pix", "evidence": [2]}
 
 
 @pytest.fixture
-def env(bucket, sessions_bucket, bus, model, s3):
-    s3.put_object(Bucket=bucket, Key=f"agents/{T}/{A}/knowledge.yaml", Body=CONFIG.encode())
-    return dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, EVENT_BUS_NAME=bus["name"],
-                UTILITY_MODEL="openai:distiller", OPENAI_BASE_URL=model.base_url, FACTS_KEY=KEY)
+def distill(monkeypatch, facts_stack):
+    return load_handler("distill", monkeypatch, facts_stack)
 
 
 @pytest.fixture
-def distill(monkeypatch, env):
-    return load_handler("distill", monkeypatch, **env)
-
-
-@pytest.fixture
-def memory(monkeypatch, env):
-    return load_handler("memory", monkeypatch, **env)
+def memory(monkeypatch, facts_stack):
+    return load_handler("memory", monkeypatch, facts_stack)
 
 
 @pytest.fixture
