@@ -35,9 +35,9 @@ def extract_on_queue(monkeypatch, sqs, store, bucket, sessions_bucket, candidate
     store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
     # Visibility 0: without the handler's back-off a failed turn would be visible again at once.
     turns, dlq = queue_with_dlq(sqs, VisibilityTimeout="0")
-    handler = load_handler("extract", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                           CANDIDATES_QUEUE_URL=candidates_queue, TURN_DLQ_URL=dlq,
-                           UTILITY_MODEL="openai:test-model", OPENAI_BASE_URL=model.base_url)
+    handler = load_handler("extract", monkeypatch, dict(
+        KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, CANDIDATES_QUEUE_URL=candidates_queue,
+        TURN_DLQ_URL=dlq, UTILITY_MODEL="openai:test-model", OPENAI_BASE_URL=model.base_url))
     return Poller(sqs, turns, handler.lambda_handler, "extract"), turns, dlq, handler
 
 
@@ -76,9 +76,9 @@ def test_records_that_cannot_finish_before_the_deadline_are_reported_failed_not_
     from helpers.handlers import LambdaContext
 
     store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
-    handler = load_handler("extract", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                           CANDIDATES_QUEUE_URL=candidates_queue, UTILITY_MODEL="openai:test-model",
-                           OPENAI_BASE_URL=model.base_url)
+    handler = load_handler("extract", monkeypatch, dict(
+        KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, CANDIDATES_QUEUE_URL=candidates_queue,
+        UTILITY_MODEL="openai:test-model", OPENAI_BASE_URL=model.base_url))
 
     class AlmostOut(LambdaContext):
         def get_remaining_time_in_millis(self) -> int:
@@ -107,9 +107,9 @@ def test_backfill_re_reads_a_turn_the_live_path_already_extracted(monkeypatch, s
     from knowledge.format.turn import parse_turn
 
     store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
-    handler = load_handler("extract", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                           CANDIDATES_QUEUE_URL=candidates_queue, UTILITY_MODEL="openai:test-model",
-                           OPENAI_BASE_URL=model.base_url)
+    handler = load_handler("extract", monkeypatch, dict(
+        KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, CANDIDATES_QUEUE_URL=candidates_queue,
+        UTILITY_MODEL="openai:test-model", OPENAI_BASE_URL=model.base_url))
     turn = parse_turn(load_event("turn-complete.json")["Records"][0]["body"])
     assert handler.extractor.process(turn).status == "processed"
     assert handler.extractor.process(turn).status == "already_extracted"
@@ -121,9 +121,10 @@ def test_a_turn_deferred_by_its_tenants_daily_cap_waits_for_the_next_utc_day_not
         monkeypatch, sqs, store, bucket, sessions_bucket, candidates_queue, model):
     store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
     turns, dlq = queue_with_dlq(sqs)
-    handler = load_handler("extract", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                           CANDIDATES_QUEUE_URL=candidates_queue, TURN_DLQ_URL=dlq, UTILITY_MODEL="openai:test-model",
-                           OPENAI_BASE_URL=model.base_url, KNOWLEDGE_TENANT_DAILY_MODEL_CALLS="1")
+    handler = load_handler("extract", monkeypatch, dict(
+        KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, CANDIDATES_QUEUE_URL=candidates_queue,
+        TURN_DLQ_URL=dlq, UTILITY_MODEL="openai:test-model", OPENAI_BASE_URL=model.base_url),
+        KNOWLEDGE_TENANT_DAILY_MODEL_CALLS="1")
     waits = []
     real = handler.redelivery._sqs
 
