@@ -23,8 +23,9 @@ T, A = "default", "store-support"
 def studio(monkeypatch, store, bucket):
     for path in sorted(DEMO.glob("*.md")):
         store.create(T, A, parse(path.read_text()), actor="engine")
-    handler = load_handler("studio_api", monkeypatch, KNOWLEDGE_BUCKET=bucket, STUDIO_ORIGIN="http://127.0.0.1:8080",
-                           POWERTOOLS_SERVICE_NAME=f"studio-{uuid.uuid4().hex[:6]}")
+    handler = load_handler("studio_api", monkeypatch, dict(
+        KNOWLEDGE_BUCKET=bucket, STUDIO_ORIGIN="http://127.0.0.1:8080"),
+        POWERTOOLS_SERVICE_NAME=f"studio-{uuid.uuid4().hex[:6]}")
     calls = []
 
     def counted(event, context):

@@ -175,7 +175,7 @@ def test_another_tenants_operator_never_reaches_the_shared_scope(api, store):
 
 
 def test_two_agents_recall_one_shared_policy_edited_once_in_the_studio(api, store, monkeypatch, bucket, bus):
-    retrieve = load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"],
+    retrieve = load_handler("retrieve", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"]),
                             KNOWLEDGE_REFRESH_SECONDS="1",
                             POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}")
 

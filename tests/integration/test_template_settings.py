@@ -79,7 +79,7 @@ def new_secret(secrets, text: str) -> str:
 def test_extraction_calls_the_model_with_the_key_from_the_secret(monkeypatch, extract_env, key_recorder, secrets):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     arn = new_secret(secrets, "sk-loja-7f3a9c")
-    extract = load_handler("extract", monkeypatch, **{**extract_env, "OPENAI_BASE_URL": key_recorder.base_url},
+    extract = load_handler("extract", monkeypatch, dict(extract_env, OPENAI_BASE_URL=key_recorder.base_url),
                            OPENAI_API_KEY_SECRET_ARN=arn)
     assert extract.lambda_handler(turn_event(), LambdaContext()) == {"batchItemFailures": []}
     assert key_recorder.authorizations == ["Bearer sk-loja-7f3a9c"]
@@ -109,7 +109,7 @@ def test_a_key_that_cannot_be_read_fails_the_cold_start_with_a_typed_error(probl
            "json without a key": new_secret(secrets, json.dumps({"token": "sk-x"})),
            "not an arn": "sk-pasted-by-mistake"}[problem]
     with pytest.raises(SettingsError) as raised:
-        load_handler("extract", monkeypatch, **extract_env, OPENAI_API_KEY_SECRET_ARN=arn)
+        load_handler("extract", monkeypatch, extract_env, OPENAI_API_KEY_SECRET_ARN=arn)
     assert "OPENAI_API_KEY_SECRET_ARN" in str(raised.value) and "sk-" not in str(raised.value)
     assert isinstance(raised.value, SecretUnavailable) == (problem != "not an arn")
 
