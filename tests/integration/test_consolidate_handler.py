@@ -125,7 +125,6 @@ def test_when_unsure_the_outcome_is_contradicting(monkeypatch, env, store, scrip
 
 def test_a_model_outage_is_retried_by_the_queue_and_never_judged(monkeypatch, env, store, script, model):
     handler = load_handler("consolidate", monkeypatch, env)
-    handler.consolidator._models.get("openai:judge")._sleep = lambda seconds: None
     run(handler, sighting("sess_1"))
     different = sighting("sess_2", description="Free shipping above R$299.", body="Orders above R$299 ship free.")
     script.default = (503, {"error": "overloaded"})
@@ -232,7 +231,7 @@ def test_the_same_sighting_twice_counts_once(consolidate, store, sqs, bus):
     assert len(published(sqs, bus)) == 2
 
 
-def test_a_crash_after_the_write_is_recognised_on_redelivery(consolidate, store, monkeypatch):
+def test_a_crash_after_the_write_is_recognised_on_redelivery(consolidate, store, monkeypatch, s3, sessions_bucket):
     from knowledge.store.ledgers import SightingLedger
 
     run(consolidate, sighting("sess_1"))
@@ -251,7 +250,7 @@ def test_a_crash_after_the_write_is_recognised_on_redelivery(consolidate, store,
     assert store.get(T, A, "frete-gratis").concept.occurrences == 2  # written before the crash
     assert run(consolidate, sighting("sess_2")) == {"batchItemFailures": []}
     assert store.get(T, A, "frete-gratis").concept.occurrences == 2
-    assert consolidate.consolidator._ledger.begin(sighting("sess_2"), None).state == "applied"
+    assert SightingLedger(s3, sessions_bucket).begin(sighting("sess_2"), None).state == "applied"
 
 
 def test_a_malformed_message_fails_alone_and_other_concepts_go_on(consolidate, store):

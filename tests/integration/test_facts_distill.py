@@ -259,7 +259,7 @@ def test_finding_due_sessions_never_lists_the_archive(distill, s3, sessions_buck
 
 
 def test_a_dismissed_tuple_is_never_proposed_again_but_another_value_is(
-        distill, s3, sessions_bucket, script, proposals, review, sqs, bus):
+        distill, s3, bucket, sessions_bucket, script, proposals, review, sqs, bus):
     conversation(s3, sessions_bucket, "sess_a")
     script.replies = [answer(SHOE, PIX)]
     run(distill)
@@ -268,7 +268,7 @@ def test_a_dismissed_tuple_is_never_proposed_again_but_another_value_is(
     assert (dismissed.status, dismissed.resolved_by) == ("dismissed", "op-maria@loja")
     # Retention removes the proposal record; the latch (a keyed hash, no value) outlives it.
     s3.delete_object(Bucket=sessions_bucket, Key=ref_of(shoe).key)
-    latches = s3.list_objects_v2(Bucket=env_bucket(review), Prefix=layout.latch_prefix(T, CUSTOMER))["Contents"]
+    latches = s3.list_objects_v2(Bucket=bucket, Prefix=layout.latch_prefix(T, CUSTOMER))["Contents"]
     assert [o["Key"].rsplit("/", 1)[1] for o in latches] == [shoe.id] and "43" not in latches[0]["Key"]
     conversation(s3, sessions_bucket, "sess_b")
     script.replies = [answer({**SHOE, "value": " 43 "}, {**SHOE, "name": "tamanho_calcado", "value": "44"})]
@@ -281,10 +281,6 @@ def test_a_dismissed_tuple_is_never_proposed_again_but_another_value_is(
     assert pending(proposals)["tamanho_calcado"] == "44"
     kinds = [e["detail-type"] for e in published(sqs, bus)]
     assert kinds.count("fact_dismissed") == 1
-
-
-def env_bucket(review) -> str:
-    return review._cells.bucket
 
 
 def test_a_rejected_tuple_keeps_its_reason_and_is_latched(distill, s3, sessions_bucket, script, proposals, review):
@@ -310,7 +306,7 @@ def test_an_unanswered_proposal_is_never_piled_on_and_a_crash_is_recovered_by_a_
     def crash(*_args, **_kwargs):
         raise SystemExit("killed after the proposals were written")
 
-    monkeypatch.setattr(distiller, "_done", crash)
+    monkeypatch.setattr(distiller.states, "swap", crash)  # the session is marked distilled last
     with pytest.raises(SystemExit):
         run(distill)
     monkeypatch.undo()
@@ -380,7 +376,8 @@ def test_an_operator_edit_after_distill_turns_the_approval_stale_and_keeps_both_
     assert kinds.count("fact_stale") == 1 and kinds.count("fact_approved") == 1
 
 
-def test_concurrent_approvals_of_one_fact_write_it_once(distill, s3, sessions_bucket, script, proposals, review):
+def test_concurrent_approvals_of_one_fact_write_it_once(distill, s3, bucket, sessions_bucket, script, proposals,
+                                                       review):
     conversation(s3, sessions_bucket, "sess_a")
     script.replies = [answer(SHOE)]
     run(distill)
@@ -397,7 +394,7 @@ def test_concurrent_approvals_of_one_fact_write_it_once(distill, s3, sessions_bu
     [t.start() for t in threads]
     [t.join() for t in threads]
     assert "approved" in outcomes and set(outcomes) <= {"approved", "conflict"}
-    cell = MemoryCells(s3, review._cells.bucket).read(T, CUSTOMER).cell
+    cell = MemoryCells(s3, bucket).read(T, CUSTOMER).cell
     assert cell.seq == 1 and cell.facts["tamanho_calcado"].revision == 1
 
 

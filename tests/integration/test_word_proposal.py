@@ -131,7 +131,8 @@ def test_an_unusable_answer_is_asked_again_by_the_queue_then_dropped(monkeypatch
     assert '"WordProposalDropped"' in capsys.readouterr().out
 
 
-def test_no_call_beyond_the_tenants_daily_model_calls_and_the_concept_waits(monkeypatch, world, store, sqs, bucket):
+def test_no_call_beyond_the_tenants_daily_model_calls_and_the_concept_waits(monkeypatch, world, store, s3, sqs,
+                                                                               bucket):
     function = load_handler("policy_review", monkeypatch, world["env"], KNOWLEDGE_TENANT_DAILY_MODEL_CALLS="1")
     _, jobs = save(world, sqs, CONCEPT)
     function.lambda_handler(sqs_event(*jobs), LambdaContext())
@@ -142,7 +143,7 @@ def test_no_call_beyond_the_tenants_daily_model_calls_and_the_concept_waits(monk
     assert store.get(T, A, "troca-de-tampa").concept.learned_words == ()
     from knowledge.store.pending_words import PendingWords
 
-    assert PendingWords(store._s3, bucket).names(T, A) == ["troca-de-tampa"]  # deferred, not dropped
+    assert PendingWords(s3, bucket).names(T, A) == ["troca-de-tampa"]  # deferred, not dropped
 
 
 def test_an_agent_whose_config_lists_learn_from_without_model_gets_none(monkeypatch, world, store, sqs):
