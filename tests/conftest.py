@@ -112,3 +112,16 @@ def bus(moto_endpoint, sqs):
     events.put_rule(Name="all", EventBusName=name, EventPattern=json.dumps({"source": ["knowledge"]}))
     events.put_targets(Rule="all", EventBusName=name, Targets=[{"Id": "q", "Arn": arn}])
     return {"name": name, "queue": queue}
+
+
+@pytest.fixture
+def facts_stack(s3, bucket, sessions_bucket, bus, model) -> dict[str, str]:
+    """The Facts demo agent (distilling, learning nothing) and the stand-ins for the stack its
+    handlers run on, keyed by the variable that names each: `load_handler(name, monkeypatch,
+    facts_stack)` gives a function what template.yaml gives it from these."""
+    from helpers.facts_page import A, CONFIG, KEY, T
+
+    s3.put_object(Bucket=bucket, Key=f"agents/{T}/{A}/knowledge.yaml", Body=CONFIG.encode())
+    return dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, EVENT_BUS_NAME=bus["name"],
+                UTILITY_MODEL="openai:distiller", OPENAI_BASE_URL=model.base_url, FACTS_KEY=KEY,
+                STUDIO_ORIGIN="http://127.0.0.1:8080")

@@ -8,21 +8,31 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import ModuleType
-from typing import Optional
+from typing import Any, Optional
 
 from .template import ROOT, load_template
+
+
+def function_variables(function: str) -> dict[str, Any]:
+    """The environment template.yaml declares for functions/<function>/: Globals' variables, then the
+    function's own; a literal as written, a reference (!Ref, !If...) as the template's data."""
+    template = load_template()
+    variables = dict(template.get("Globals", {}).get("Function", {}).get("Environment", {}).get("Variables", {}))
+    found = False
+    for resource in template.get("Resources", {}).values():
+        props = resource.get("Properties", {})
+        if resource.get("Type") == "AWS::Serverless::Function" and props.get("CodeUri", "").rstrip("/") == f"functions/{function}":
+            variables.update(props.get("Environment", {}).get("Variables", {}))
+            found = True
+    if not found:
+        raise ValueError(f"template.yaml declares no function whose CodeUri is functions/{function}")
+    return variables
 
 
 def function_literals(function: str) -> dict[str, str]:
     """The literal (non-!Ref) environment values the template gives functions/<function>/:
     those of Globals, then the function's own."""
-    template = load_template()
-    variables = dict(template.get("Globals", {}).get("Function", {}).get("Environment", {}).get("Variables", {}))
-    for resource in template.get("Resources", {}).values():
-        props = resource.get("Properties", {})
-        if resource.get("Type") == "AWS::Serverless::Function" and props.get("CodeUri", "").rstrip("/") == f"functions/{function}":
-            variables.update(props.get("Environment", {}).get("Variables", {}))
-    return {k: str(v) for k, v in variables.items() if isinstance(v, (str, int, float))}
+    return {k: str(v) for k, v in function_variables(function).items() if isinstance(v, (str, int, float))}
 
 
 def load_handler(function: str, module_name: Optional[str] = None, template_settings: bool = True) -> ModuleType:

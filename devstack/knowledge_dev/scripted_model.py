@@ -100,6 +100,7 @@ class ScriptedModel:
     def __init__(self, responder: Responder, port: int = 0, host: str = "127.0.0.1"):
         self.responder = responder
         self.requests: list[dict] = []
+        self.authorizations: list[Optional[str]] = []  # each request's Authorization header, in order
         # Set by stop(): every hung or trickling reply ends, so shutdown never waits on a client.
         self._stopping = threading.Event()
         model = self
@@ -117,6 +118,7 @@ class ScriptedModel:
                 except ValueError:
                     return self._send(400, {"error": {"message": "body is not JSON"}})
                 model.requests.append(request)
+                model.authorizations.append(self.headers.get("authorization"))
                 reply = model.responder(request)
                 try:
                     if isinstance(reply, Fault):

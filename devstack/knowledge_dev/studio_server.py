@@ -52,9 +52,10 @@ PAGE_CSP = ("default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inl
 class LocalAuthorizer:
     """Signs dev tokens and verifies bearer tokens like the HTTP API's JWT authorizer."""
 
-    def __init__(self, issuer: str):
+    def __init__(self, issuer: str, key: Optional[rsa.RSAPrivateKey] = None):
+        """`key`: the RSA key tokens are signed with (a new one when not given)."""
         self.issuer = issuer
-        self._key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        self._key = key or rsa.generate_private_key(public_exponent=65537, key_size=2048)
 
     def token(self, claims: Optional[dict[str, Any]] = None, ttl_seconds: int = 12 * 3600) -> str:
         now = int(time.time())

@@ -38,7 +38,7 @@ def studio(monkeypatch, store, bucket, sessions_bucket):
 
     for path in sorted(DEMO.glob("*.md")):
         store.create(T, A, parse(path.read_text()), actor="engine")
-    handler = load_handler("studio_api", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
+    handler = load_handler("studio_api", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket),
                            POWERTOOLS_SERVICE_NAME=f"studio-{uuid.uuid4().hex[:6]}", POWERTOOLS_LOG_LEVEL="WARNING")
     authorizer = LocalAuthorizer(issuer="http://127.0.0.1/dev")
     server = StudioServer(handler.lambda_handler, authorizer, context_factory=LambdaContext).start()

@@ -29,11 +29,8 @@ pytestmark = skip_unless_present({"Debian's chromium": Path(CHROMIUM).exists(),
 
 
 @pytest.fixture
-def env(s3, bucket, sessions_bucket, bus, model):
-    s3.put_object(Bucket=bucket, Key=f"agents/{T}/{A}/knowledge.yaml", Body=CONFIG.encode())
-    return dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, EVENT_BUS_NAME=bus["name"],
-                UTILITY_MODEL="openai:distiller", OPENAI_BASE_URL=model.base_url, FACTS_KEY=KEY,
-                POWERTOOLS_LOG_LEVEL="WARNING")
+def env(facts_stack):
+    return dict(facts_stack, POWERTOOLS_LOG_LEVEL="WARNING")
 
 
 @pytest.fixture
@@ -41,7 +38,7 @@ def proposed(monkeypatch, env, s3, sessions_bucket, script):
     """Ana's shoe size and payment, proposed by DistillFunction from an idle conversation."""
     conversation(s3, sessions_bucket, "sess_troca_01")
     script.replies = [json.dumps([SHOE, PIX])]
-    report = load_handler("distill", monkeypatch, **env).lambda_handler(load_event("distill.json"), LambdaContext())
+    report = load_handler("distill", monkeypatch, env).lambda_handler(load_event("distill.json"), LambdaContext())
     assert report["proposed"] == 2, report
 
 
@@ -50,8 +47,8 @@ def studio(monkeypatch, env, proposed):
     from knowledge_dev.studio_server import LocalAuthorizer, StudioServer
 
     service = f"studio-{uuid.uuid4().hex[:6]}"
-    knowledge = load_handler("studio_api", monkeypatch, **env, POWERTOOLS_SERVICE_NAME=service)
-    facts = load_handler("facts_api", monkeypatch, **env, POWERTOOLS_SERVICE_NAME=f"facts-{service}")
+    knowledge = load_handler("studio_api", monkeypatch, env, POWERTOOLS_SERVICE_NAME=service)
+    facts = load_handler("facts_api", monkeypatch, env, POWERTOOLS_SERVICE_NAME=f"facts-{service}")
     server = StudioServer(knowledge.lambda_handler, LocalAuthorizer(issuer="http://127.0.0.1/dev"),
                           context_factory=LambdaContext, facts_handler=facts.lambda_handler).start()
     monkeypatch.setenv("STUDIO_ORIGIN", server.url)
@@ -61,7 +58,7 @@ def studio(monkeypatch, env, proposed):
 
 @pytest.fixture
 def memory(monkeypatch, env):
-    handler = load_handler("memory", monkeypatch, **env)
+    handler = load_handler("memory", monkeypatch, env)
     return lambda: {f["name"]: (f["value"], f["origin"]) for f in handler.lambda_handler(
         {"action": "read", "tenant": T, "customer_id": CUSTOMER}, LambdaContext())["facts"]}
 
@@ -311,7 +308,7 @@ def _distil_many(monkeypatch, env, s3, bucket, sessions_bucket, script, count: i
         conversation(s3, sessions_bucket, f"sess_lote_{index:02d}", hours_ago=20 - index)
     script.replies = [json.dumps([{"name": f"preferencia_{i:03d}", "value": f"opcao {i}", "confidence": 0.7,
                                    "evidence": [2]} for i in batch]) for batch in batches]
-    report = load_handler("distill", monkeypatch, **env).lambda_handler(load_event("distill.json"), LambdaContext())
+    report = load_handler("distill", monkeypatch, env).lambda_handler(load_event("distill.json"), LambdaContext())
     assert report["proposed"] == count, report
 
 
@@ -467,11 +464,11 @@ def _more_shoes(monkeypatch, env, s3, sessions_bucket, script):
     for n, customer in enumerate(OTHERS):
         conversation(s3, sessions_bucket, f"sess_shoe_{n}", customer=customer, hours_ago=7 + n / 10)
     script.replies = [json.dumps([SHOE])] * len(OTHERS)
-    load_handler("distill", monkeypatch, **env).lambda_handler(load_event("distill.json"), LambdaContext())
+    load_handler("distill", monkeypatch, env).lambda_handler(load_event("distill.json"), LambdaContext())
 
 
 def _memory_of(monkeypatch, env, customer):
-    handler = load_handler("memory", monkeypatch, **env)
+    handler = load_handler("memory", monkeypatch, env)
     return {f["name"]: f["value"] for f in handler.lambda_handler(
         {"action": "read", "tenant": T, "customer_id": customer}, LambdaContext())["facts"]}
 

@@ -60,9 +60,9 @@ def stack(monkeypatch, store, bucket, bus, sessions_bucket, candidates_queue, s3
                      {"role": "assistant", "content": OTHER_SAID}]}))
     env = dict(KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"], SESSIONS_BUCKET=sessions_bucket,
                CANDIDATES_QUEUE_URL=candidates_queue)
-    retrieve = load_handler("retrieve", monkeypatch, **env,
+    retrieve = load_handler("retrieve", monkeypatch, env,
                             POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}")
-    memory = load_handler("memory", monkeypatch, KNOWLEDGE_BUCKET=bucket)
+    memory = load_handler("memory", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket))
     memory.lambda_handler({"action": "remember", "tenant": T, "customer_id": CUSTOMER, "name": "cidade",
                            "value": "Natal"}, LambdaContext())
     memory.lambda_handler({"action": "remember", "tenant": T, "customer_id": OTHER_CUSTOMER, "name": "endereco",
@@ -179,7 +179,7 @@ def check(seen: dict) -> None:
 def settle(stack, monkeypatch, sqs, candidates_queue):
     """Drains the CandidatesQueue through the real ConsolidateFunction; what it applied is kept."""
     _, env = stack
-    consolidate = load_handler("consolidate", monkeypatch, **env)
+    consolidate = load_handler("consolidate", monkeypatch, env)
     applied: list[dict] = []
 
     def run() -> None:
@@ -208,7 +208,7 @@ def test_an_mcp_client_searches_loads_saves_and_reads_memory_over_stdio(stack, m
     # The saved insight, consolidated by the real ConsolidateFunction, is in the studio with its evidence.
     settle()
     assert len(settle.applied) == 1, "only the bound conversation's quote was saved"
-    studio = load_handler("studio_api", monkeypatch, **env, STUDIO_ORIGIN="http://127.0.0.1")
+    studio = load_handler("studio_api", monkeypatch, dict(env, STUDIO_ORIGIN="http://127.0.0.1"))
     base = f"/tenants/{T}/agents/{A}/concepts/retirada-natal-2h"
     history = studio.lambda_handler(request("GET", f"{base}/versions"), LambdaContext())
     assert history["statusCode"] == 200, history

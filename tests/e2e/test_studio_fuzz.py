@@ -72,8 +72,8 @@ def api(moto_endpoint):
     queue = boto3.client("sqs", endpoint_url=moto_endpoint, region_name="us-east-1").create_queue(
         QueueName=f"fuzz-reviews-{uuid.uuid4().hex[:8]}")["QueueUrl"]
     mp = pytest.MonkeyPatch()
-    handler = load_handler("studio_api", mp, KNOWLEDGE_BUCKET=bucket, POWERTOOLS_SERVICE_NAME="studio-fuzz",
-                           POWERTOOLS_LOG_LEVEL="CRITICAL", POLICY_REVIEW_QUEUE_URL=queue)
+    handler = load_handler("studio_api", mp, dict(KNOWLEDGE_BUCKET=bucket, POLICY_REVIEW_QUEUE_URL=queue),
+                           POWERTOOLS_SERVICE_NAME="studio-fuzz", POWERTOOLS_LOG_LEVEL="CRITICAL")
     yield handler, store
     mp.undo()
 

@@ -26,9 +26,10 @@ def studio(monkeypatch, store, bucket, sessions_bucket, sqs):
     for path in sorted(DEMO.glob("*.md")):
         store.create(T, A, parse(path.read_text()), actor="engine")
     store.delete(T, A, "objecao-frete-caro", actor="operator:demo")
-    handler = load_handler("studio_api", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                           STUDIO_ORIGIN="http://127.0.0.1:8080", POWERTOOLS_SERVICE_NAME=f"studio-{uuid.uuid4().hex[:6]}",
-                           POWERTOOLS_LOG_LEVEL="ERROR", POLICY_REVIEW_QUEUE_URL=new_queue(sqs))  # saves' jobs, Teach words
+    handler = load_handler("studio_api", monkeypatch, dict(
+        KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, STUDIO_ORIGIN="http://127.0.0.1:8080",
+        POLICY_REVIEW_QUEUE_URL=new_queue(sqs)), POWERTOOLS_SERVICE_NAME=f"studio-{uuid.uuid4().hex[:6]}",
+        POWERTOOLS_LOG_LEVEL="ERROR")  # saves' jobs, Teach words
     authorizer = LocalAuthorizer(issuer="http://127.0.0.1/dev")
     server = StudioServer(handler.lambda_handler, authorizer, context_factory=LambdaContext).start()
     yield server, authorizer.token()

@@ -1,5 +1,6 @@
 """The Facts page's demo: Ana's conversation archived and recorded as the extraction path does,
-and the facts a scripted distiller proposes from it (the API's and the browser's tests share them)."""
+and the facts a scripted distiller proposes from it (the API's and the browser's tests share them);
+`turn` and `archive` make and record any turn (the unit tier's session states use them too)."""
 
 from __future__ import annotations
 
@@ -23,12 +24,20 @@ SHOE = {"name": "tamanho_calcado", "value": "43", "confidence": 0.8, "evidence":
 PIX = {"name": "pagamento_preferido", "value": "Pix", "confidence": 0.9, "evidence": [2]}
 
 
-def conversation(s3, sessions_bucket, session: str, customer: str = CUSTOMER, hours_ago: float = 8) -> None:
+def turn(session: str, index: int, at: datetime, messages, customer: str | None = CUSTOMER) -> Turn:
+    return Turn(tenant=T, agent=A, session_id=session, turn_id=f"turn_{index:04d}", completed_at=at,
+                messages=[{"role": role, "content": text} for role, text in messages], customer_id=customer)
+
+
+def archive(s3, sessions_bucket, *turns: Turn) -> None:
     """What the extraction path does per turn: archive it, then record it for Facts."""
+    for t in turns:
+        TurnArchive(s3, sessions_bucket).put(t)
+        record_turn(s3, sessions_bucket, t)
+
+
+def conversation(s3, sessions_bucket, session: str, customer: str = CUSTOMER, hours_ago: float = 8) -> None:
+    """Ana's conversation, begun `hours_ago`, archived and recorded."""
     start = datetime.now(timezone.utc) - timedelta(hours=hours_ago)
-    for index, messages in enumerate(CONVERSATION):
-        turn = Turn(tenant=T, agent=A, session_id=session, turn_id=f"turn_{index:04d}",
-                    completed_at=start + timedelta(minutes=2 * index), customer_id=customer,
-                    messages=[{"role": role, "content": text} for role, text in messages])
-        TurnArchive(s3, sessions_bucket).put(turn)
-        record_turn(s3, sessions_bucket, turn)
+    archive(s3, sessions_bucket, *[turn(session, index, start + timedelta(minutes=2 * index), messages, customer)
+                                   for index, messages in enumerate(CONVERSATION)])

@@ -41,9 +41,9 @@ def demo_studio(monkeypatch, store, bucket, sessions_bucket, **env):
     store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
     for path in sorted(DEMO.glob("*.md")):
         store.create(T, A, parse(path.read_text()), actor="engine")
-    handler = load_handler("studio_api", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                           STUDIO_ORIGIN="http://127.0.0.1:8080",
-                           POWERTOOLS_SERVICE_NAME=f"studio-{uuid.uuid4().hex[:6]}", **env)
+    handler = load_handler("studio_api", monkeypatch, dict(
+        KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, STUDIO_ORIGIN="http://127.0.0.1:8080"),
+        POWERTOOLS_SERVICE_NAME=f"studio-{uuid.uuid4().hex[:6]}", **env)
 
     def call(method, path, **kwargs):
         answer = handler.lambda_handler(request(method, path, **kwargs), LambdaContext())

@@ -37,7 +37,7 @@ def env(store, bucket, sessions_bucket, candidates_queue, bus):
 
 @pytest.fixture
 def retrieve(monkeypatch, env):
-    return load_handler("retrieve", monkeypatch, **env,
+    return load_handler("retrieve", monkeypatch, env,
                         POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}")
 
 
@@ -112,7 +112,7 @@ def test_an_unknown_action_is_refused(retrieve):
 
 def consolidate_all(monkeypatch, env, sqs, candidates_queue) -> list[dict]:
     messages = drain(sqs, candidates_queue)
-    consolidate = load_handler("consolidate", monkeypatch, **env)
+    consolidate = load_handler("consolidate", monkeypatch, env)
     assert consolidate.lambda_handler(sqs_event(messages, "arn:aws:sqs:us-east-1:123456789012:c.fifo"),
                                       LambdaContext()) == {"batchItemFailures": []}
     return messages
@@ -367,7 +367,7 @@ def test_a_save_id_answers_only_in_its_tenant_and_agent_and_cannot_be_guessed(re
 
 def test_a_session_past_its_cap_of_saves_is_refused_clearly(monkeypatch, env, s3, sessions_bucket, sqs,
                                                             candidates_queue):
-    retrieve = load_handler("retrieve", monkeypatch, **env, KNOWLEDGE_SAVES_PER_SESSION="2",
+    retrieve = load_handler("retrieve", monkeypatch, env, KNOWLEDGE_SAVES_PER_SESSION="2",
                             POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}")
     archive(s3, sessions_bucket)
     for name in ("despacho-um", "despacho-dois"):

@@ -41,12 +41,12 @@ def world(monkeypatch, store, bucket, sessions_bucket, candidates_queue, sqs, mo
     model.responder = rules_responder(RULES)
     env = dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, UTILITY_MODEL="openai:test-model",
                OPENAI_BASE_URL=model.base_url)
-    extract = load_handler("extract", monkeypatch, CANDIDATES_QUEUE_URL=candidates_queue, **env)
+    extract = load_handler("extract", monkeypatch, dict(env, CANDIDATES_QUEUE_URL=candidates_queue))
     for session, turn, when in reversed(TURNS):  # archived out of order on purpose
         assert extract.lambda_handler(turn_event(session, turn, when), LambdaContext()) == {"batchItemFailures": []}
     live = [parse_sighting(m["Body"]) for m in drain(sqs, candidates_queue)]
     replay_queue = new_queue(sqs, fifo=True)
-    backfill = load_handler("backfill", monkeypatch, CANDIDATES_QUEUE_URL=replay_queue, **env)
+    backfill = load_handler("backfill", monkeypatch, dict(env, CANDIDATES_QUEUE_URL=replay_queue))
     model.requests.clear()
     return {"live": live, "queue": replay_queue, "backfill": backfill, "model": model, "env": env}
 
@@ -226,8 +226,8 @@ def test_an_export_replay_that_runs_out_of_time_resumes_at_its_line(world, engin
 
 
 def test_the_daily_cap_stops_a_backfill_where_it_can_resume_tomorrow(world, engine_export, monkeypatch, sqs):
-    capped = load_handler("backfill", monkeypatch, CANDIDATES_QUEUE_URL=world["queue"],
-                          KNOWLEDGE_TENANT_DAILY_MODEL_CALLS="2", **world["env"])
+    capped = load_handler("backfill", monkeypatch, dict(world["env"], CANDIDATES_QUEUE_URL=world["queue"]),
+                          KNOWLEDGE_TENANT_DAILY_MODEL_CALLS="2")
     event = {"agent": A, "since": "2026-11-01T00:00:00Z", "from_export": engine_export}
     answer = capped.lambda_handler(event, LambdaContext())
     assert (answer["complete"], answer["stopped"], answer["turns"]) == (False, "daily_cap_reached", 2)
@@ -330,7 +330,7 @@ def test_a_replayed_customer_session_comes_due_for_the_next_distill_pass_and_is_
     assert ProposalStore(s3, sessions_bucket).list(T, A) == []  # proposing is the schedule's job
 
     # The conversation ended on 2026-11-21: long idle. The next scheduled pass distils it.
-    distill = load_handler("distill", monkeypatch, FACTS_KEY="k" * 48, **world["env"])
+    distill = load_handler("distill", monkeypatch, dict(world["env"], FACTS_KEY="k" * 48))
     answer = distill.lambda_handler({}, LambdaContext())
     assert answer["ok"] and (answer["distilled"], answer["proposed"]) == (1, 4)
     assert answer["skipped"] == {"untagged": 3}  # the fixture's live sessions name no customer

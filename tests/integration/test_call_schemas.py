@@ -28,13 +28,13 @@ def retrieve(monkeypatch, store, bucket, bus):
     store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
     for path in sorted(DEMO.glob("*.md")):
         store.create(T, A, parse(path.read_text()), actor="engine")
-    return load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"],
+    return load_handler("retrieve", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"]),
                         POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}")
 
 
 @pytest.fixture
 def memory(monkeypatch, bucket):
-    return load_handler("memory", monkeypatch, KNOWLEDGE_BUCKET=bucket)
+    return load_handler("memory", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket))
 
 
 def call(handler, event: dict) -> dict:

@@ -51,7 +51,7 @@ def env(monkeypatch, bucket, sessions_bucket, bus, model):
 
 @pytest.fixture
 def consolidate(monkeypatch, env):
-    return load_handler("consolidate", monkeypatch, **env)
+    return load_handler("consolidate", monkeypatch, env)
 
 
 def run(handler, *sightings):
@@ -115,9 +115,8 @@ def test_when_unsure_the_outcome_is_contradicting(monkeypatch, env, store, scrip
     if model_behaviour == "garbage":
         script.default = "I think they are basically the same, merge them!"
     else:
-        env = {k: v for k, v in env.items() if k not in ("UTILITY_MODEL", "OPENAI_BASE_URL")}
-        monkeypatch.delenv("UTILITY_MODEL", raising=False)
-    handler = load_handler("consolidate", monkeypatch, **env)
+        env = dict(env, UTILITY_MODEL="", OPENAI_BASE_URL="")  # no model: the parameters left empty
+    handler = load_handler("consolidate", monkeypatch, env)
     run(handler, sighting("sess_1"))
     run(handler, sighting("sess_2", description="Free shipping above R$299.", body="Orders above R$299 ship free."))
     concept = store.get(T, A, "frete-gratis").concept
@@ -125,8 +124,7 @@ def test_when_unsure_the_outcome_is_contradicting(monkeypatch, env, store, scrip
 
 
 def test_a_model_outage_is_retried_by_the_queue_and_never_judged(monkeypatch, env, store, script, model):
-    handler = load_handler("consolidate", monkeypatch, **env)
-    handler.consolidator._models.get("openai:judge")._sleep = lambda seconds: None
+    handler = load_handler("consolidate", monkeypatch, env)
     run(handler, sighting("sess_1"))
     different = sighting("sess_2", description="Free shipping above R$299.", body="Orders above R$299 ship free.")
     script.default = (503, {"error": "overloaded"})
@@ -163,10 +161,10 @@ OTHER_CLAIM = dict(description="Free shipping above R$299 everywhere.", body="Or
 def test_an_unjudged_sighting_waits_beside_a_policy_and_writes_nothing_into_it(monkeypatch, env, store, script, sqs,
                                                                                bus, judge):
     if judge == "no model":
-        env = {key: value for key, value in env.items() if key != "UTILITY_MODEL"}
+        env = dict(env, UTILITY_MODEL="")
     else:
         script.default = "I think these are probably about the same thing."  # complete, but no verdict
-    handler = load_handler("consolidate", monkeypatch, **env)
+    handler = load_handler("consolidate", monkeypatch, env)
     created = store.create(T, A, make_concept("frete-gratis", provenance="policy", confidence=0.9, sources=(),
                                               **FRETE), actor="operator:ana")
     if judge == "prose":  # as a judge outage is: asked again on the sighting's next deliveries
@@ -190,7 +188,7 @@ def test_an_unjudged_sighting_waits_beside_a_policy_and_writes_nothing_into_it(m
 
 
 def test_an_unjudged_sighting_waits_beside_an_operators_body_but_contradicts_the_engines(monkeypatch, env, store):
-    handler = load_handler("consolidate", monkeypatch, **{k: v for k, v in env.items() if k != "UTILITY_MODEL"})
+    handler = load_handler("consolidate", monkeypatch, env, UTILITY_MODEL="")
     ana = store.create(T, A, make_concept("frete-gratis", confidence=0.7, sources=("sess_0", "sess_1"), **FRETE),
                        actor="operator:ana")
     store.create(T, A, make_concept("trocas", confidence=0.7, sources=("sess_0", "sess_1"),
@@ -233,7 +231,7 @@ def test_the_same_sighting_twice_counts_once(consolidate, store, sqs, bus):
     assert len(published(sqs, bus)) == 2
 
 
-def test_a_crash_after_the_write_is_recognised_on_redelivery(consolidate, store, monkeypatch):
+def test_a_crash_after_the_write_is_recognised_on_redelivery(consolidate, store, monkeypatch, s3, sessions_bucket):
     from knowledge.store.ledgers import SightingLedger
 
     run(consolidate, sighting("sess_1"))
@@ -252,7 +250,7 @@ def test_a_crash_after_the_write_is_recognised_on_redelivery(consolidate, store,
     assert store.get(T, A, "frete-gratis").concept.occurrences == 2  # written before the crash
     assert run(consolidate, sighting("sess_2")) == {"batchItemFailures": []}
     assert store.get(T, A, "frete-gratis").concept.occurrences == 2
-    assert consolidate.consolidator._ledger.begin(sighting("sess_2"), None).state == "applied"
+    assert SightingLedger(s3, sessions_bucket).begin(sighting("sess_2"), None).state == "applied"
 
 
 def test_a_malformed_message_fails_alone_and_other_concepts_go_on(consolidate, store):

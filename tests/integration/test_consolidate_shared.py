@@ -35,8 +35,9 @@ def consolidate(monkeypatch, store, bucket, sessions_bucket, bus, model):
     store.create(T, SHARED, make_concept("politica-de-devolucao", description="Devolucao gratis em ate 30 dias.",
                                          type="policy", provenance="policy", confidence=1.0, sources=(),
                                          body=POLICY_BODY), actor="operator:ana")
-    return load_handler("consolidate", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                        EVENT_BUS_NAME=bus["name"], UTILITY_MODEL="openai:judge", OPENAI_BASE_URL=model.base_url)
+    return load_handler("consolidate", monkeypatch, dict(
+        KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, EVENT_BUS_NAME=bus["name"],
+        UTILITY_MODEL="openai:judge", OPENAI_BASE_URL=model.base_url))
 
 
 def run(handler, *sightings):

@@ -71,10 +71,10 @@ def make_extract(monkeypatch, store, bucket, sessions_bucket, candidates_queue, 
     model.responder = rules_responder(RULES)
 
     def make(**env):
-        return load_handler("extract", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                            CANDIDATES_QUEUE_URL=candidates_queue, UTILITY_MODEL="openai:test-model",
-                            OPENAI_BASE_URL=model.base_url,
-                            POWERTOOLS_SERVICE_NAME=f"knowledge-extract-{uuid.uuid4().hex[:6]}", **env)
+        return load_handler("extract", monkeypatch, dict(
+            KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, CANDIDATES_QUEUE_URL=candidates_queue,
+            UTILITY_MODEL="openai:test-model", OPENAI_BASE_URL=model.base_url),
+            POWERTOOLS_SERVICE_NAME=f"knowledge-extract-{uuid.uuid4().hex[:6]}", **env)
 
     return make
 
@@ -110,10 +110,10 @@ def test_without_a_usage_block_tokens_are_estimated_at_four_characters_and_flagg
 def test_the_judge_counts_its_call_for_the_sightings_tenant(monkeypatch, bucket, sessions_bucket, bus, model,
                                                             store, capsys):
     model.responder = with_usage(lambda request: json.dumps({"verdict": "contradicting"}), 300, 7)
-    consolidate = load_handler("consolidate", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                               EVENT_BUS_NAME=bus["name"], UTILITY_MODEL="openai:judge",
-                               OPENAI_BASE_URL=model.base_url,
-                               POWERTOOLS_SERVICE_NAME=f"knowledge-consolidate-{uuid.uuid4().hex[:6]}")
+    consolidate = load_handler("consolidate", monkeypatch, dict(
+        KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, EVENT_BUS_NAME=bus["name"],
+        UTILITY_MODEL="openai:judge", OPENAI_BASE_URL=model.base_url),
+        POWERTOOLS_SERVICE_NAME=f"knowledge-consolidate-{uuid.uuid4().hex[:6]}")
     store.create("loja-b", A, make_concept(), actor="engine", reason="created")
     moment = datetime(2026, 11, 20, 14, 5, 31, tzinfo=timezone.utc)
     other = Sighting.of("loja-b", A, "sess_9", "t1", make_concept(

@@ -36,7 +36,7 @@ def demo(monkeypatch, store, bucket, sessions_bucket, candidates_queue, bus, mod
 
     def handler(name: str):
         service = f"knowledge-{name}-{uuid.uuid4().hex[:6]}"
-        return load_handler(name, monkeypatch, **env, POWERTOOLS_SERVICE_NAME=service)
+        return load_handler(name, monkeypatch, env, POWERTOOLS_SERVICE_NAME=service)
 
     return handler, hits
 

@@ -42,15 +42,15 @@ def conversation(s3, sessions_bucket, session: str, hours_ago: float = 8) -> Non
 
 
 @pytest.fixture
-def env(bucket, sessions_bucket, bus, model, s3):
+def stack(bucket, sessions_bucket, bus, model, s3):
     s3.put_object(Bucket=bucket, Key=config_key(T, A), Body=ON.encode())
     return dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, EVENT_BUS_NAME=bus["name"],
                 UTILITY_MODEL="openai:distiller", OPENAI_BASE_URL=model.base_url, FACTS_KEY="k" * 48)
 
 
-def container(monkeypatch, env, **more):
-    return load_handler("distill", monkeypatch, POWERTOOLS_SERVICE_NAME=f"facts-distill-{uuid.uuid4().hex[:6]}",
-                        **env, **more)
+def container(monkeypatch, stack, **more):
+    return load_handler("distill", monkeypatch, stack, POWERTOOLS_SERVICE_NAME=f"facts-distill-{uuid.uuid4().hex[:6]}",
+                        **more)
 
 
 def run(handler) -> dict:
@@ -72,25 +72,25 @@ def proposed(s3, sessions_bucket) -> int:
 
 @pytest.mark.parametrize("case", sorted(OFF))
 def test_a_switch_written_straight_into_the_bucket_holds_from_a_new_container_s_first_pass(
-        monkeypatch, env, s3, bucket, sessions_bucket, script, model, case):
+        monkeypatch, stack, s3, bucket, sessions_bucket, script, model, case):
     conversation(s3, sessions_bucket, "sess_a")
     s3.put_object(Bucket=bucket, Key=config_key(T, A), Body=OFF[case].encode())
     script.default = PIX
-    report = run(container(monkeypatch, env))
+    report = run(container(monkeypatch, stack))
     assert report["ok"] and report["distilled"] == 0 and model.requests == []
     assert report["skipped"] == ({"config_invalid": 1} if case == "does_not_parse" else {})
 
 
 @pytest.mark.parametrize("writer", ["studio", "s3"])
 def test_a_warm_container_obeys_the_switch_at_its_next_pass_and_again_once_it_is_back_on(
-        monkeypatch, env, s3, bucket, sessions_bucket, store, script, model, writer):
+        monkeypatch, stack, s3, bucket, sessions_bucket, store, script, model, writer):
     studio = None
     if writer == "studio":  # the demo agent in the studio, its file then written back as ON through it
         s3.delete_object(Bucket=bucket, Key=config_key(T, A))
         studio = demo_studio(monkeypatch, store, bucket, sessions_bucket)
         write(studio, bucket, s3, ON)
     script.default = PIX
-    warm = container(monkeypatch, env)
+    warm = container(monkeypatch, stack)
     conversation(s3, sessions_bucket, "sess_a")
     assert run(warm)["distilled"] == 1
     write(studio, bucket, s3, OFF["enabled_false"])
@@ -103,7 +103,7 @@ def test_a_warm_container_obeys_the_switch_at_its_next_pass_and_again_once_it_is
 
 @pytest.mark.parametrize("case", ["enabled_false", "empty_file", "does_not_parse"])
 def test_a_switch_pulled_while_a_pass_runs_stops_it_before_anything_of_the_answer_is_written(
-        monkeypatch, env, s3, bucket, sessions_bucket, model, case):
+        monkeypatch, stack, s3, bucket, sessions_bucket, model, case):
     for n in range(3):
         conversation(s3, sessions_bucket, f"sess_{n}", hours_ago=9 - n / 10)
 
@@ -114,19 +114,19 @@ def test_a_switch_pulled_while_a_pass_runs_stops_it_before_anything_of_the_answe
 
     model.responder = pull_then_answer
     # Looked at again at every step here (the default, 5 s, bounds it by time on AWS).
-    report = run(container(monkeypatch, env, DISTILL_SWITCH_SECONDS="0"))
+    report = run(container(monkeypatch, stack, DISTILL_SWITCH_SECONDS="0"))
     assert report["ok"] and len(model.requests) == 1  # no model call after the switch
     assert report["distilled"] == 0 and report["skipped"] == {"switched_off": 1}
     assert proposed(s3, sessions_bucket) == 0  # the answer in flight is not written
     # Back on: the sessions were left due, and are distilled then.
     model.responder = lambda request: PIX
     s3.put_object(Bucket=bucket, Key=config_key(T, A), Body=ON.encode())
-    again = run(container(monkeypatch, env))
+    again = run(container(monkeypatch, stack))
     assert again["distilled"] == 3 and proposed(s3, sessions_bucket) == 1
 
 
 def test_a_running_pass_looks_again_conditionally_and_only_once_its_window_passed(
-        monkeypatch, env, s3, bucket, sessions_bucket, script):
+        monkeypatch, stack, s3, bucket, sessions_bucket, script):
     from shared.aws import client
 
     for n in range(2):
@@ -138,13 +138,13 @@ def test_a_running_pass_looks_again_conditionally_and_only_once_its_window_passe
         if model.name == "GetObject" and params.get("Key") == config_key(T, A):
             looks.append(dict(params))
 
-    handler = container(monkeypatch, env, DISTILL_SWITCH_SECONDS="0")
+    handler = container(monkeypatch, stack, DISTILL_SWITCH_SECONDS="0")
     client("s3").meta.events.register("provide-client-params.s3", hook)
     try:
         assert run(handler)["distilled"] == 2
         fast = len(looks)
         looks.clear()
-        assert run(container(monkeypatch, env))["distilled"] == 0  # nothing due: one look, the first
+        assert run(container(monkeypatch, stack))["distilled"] == 0  # nothing due: one look, the first
     finally:
         client("s3").meta.events.unregister("provide-client-params.s3", hook)
     # The pass's first read, then before each model call and before each answer is written: 304s.

@@ -53,9 +53,9 @@ def loop(monkeypatch, store, bucket, sessions_bucket, candidates_queue, sqs, bus
     env = dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, UTILITY_MODEL="openai:test-model",
                OPENAI_BASE_URL=model.base_url, EVENT_BUS_NAME=bus["name"])
     service = f"knowledge-echo-{uuid.uuid4().hex[:6]}"  # a logger of its own: this test's stdout
-    extract = load_handler("extract", monkeypatch, CANDIDATES_QUEUE_URL=candidates_queue,
-                           POWERTOOLS_SERVICE_NAME=service, **env)
-    consolidate = load_handler("consolidate", monkeypatch, **env)
+    extract = load_handler("extract", monkeypatch, dict(env, CANDIDATES_QUEUE_URL=candidates_queue),
+                           POWERTOOLS_SERVICE_NAME=service)
+    consolidate = load_handler("consolidate", monkeypatch, env)
 
     def run(event: dict, reply: str) -> list[str]:
         model.responder = lambda request: reply
@@ -136,9 +136,9 @@ def test_a_backfill_replay_of_an_archived_turn_keeps_its_guard(loop, monkeypatch
                                                                sqs, model):
     loop(turn("sess_1", ASSISTANT_SAYS, shown={"retrieved": [NAME]}), answer(SAID))
     replay_queue = new_queue(sqs, fifo=True)
-    backfill = load_handler("backfill", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                            UTILITY_MODEL="openai:test-model", OPENAI_BASE_URL=model.base_url,
-                            CANDIDATES_QUEUE_URL=replay_queue)
+    backfill = load_handler("backfill", monkeypatch, dict(
+        KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, UTILITY_MODEL="openai:test-model",
+        OPENAI_BASE_URL=model.base_url, CANDIDATES_QUEUE_URL=replay_queue))
     result = backfill.lambda_handler({"agent": A, "since": "2026-01-01T00:00:00Z"}, LambdaContext())
     assert result["ok"] and result["turns"] == 1
     assert [parse_sighting(m["Body"]).echo for m in drain(sqs, replay_queue)] == [True]

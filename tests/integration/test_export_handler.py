@@ -14,7 +14,7 @@ from knowledge.format.concept import parse
 def handler(monkeypatch, store, bucket, sessions_bucket):
     for path in sorted(DEMO.glob("*.md")):
         store.create("default", "store-support", parse(path.read_text(encoding="utf-8")), actor="engine")
-    return load_handler("export", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
+    return load_handler("export", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket),
                         POWERTOOLS_SERVICE_NAME="knowledge-export")
 
 

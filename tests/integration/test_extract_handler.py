@@ -22,10 +22,9 @@ DEMO_RULES = json.loads((DEMO / "model_script.json").read_text())["rules"]
 def make_extract(monkeypatch, store, bucket, sessions_bucket, candidates_queue, model):
     store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
     model.responder = rules_responder(DEMO_RULES)
-    return lambda service="knowledge-extract": load_handler(
-        "extract", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-        CANDIDATES_QUEUE_URL=candidates_queue, UTILITY_MODEL="openai:test-model",
-        OPENAI_BASE_URL=model.base_url, POWERTOOLS_SERVICE_NAME=service)
+    return lambda service="knowledge-extract": load_handler("extract", monkeypatch, dict(
+        KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, CANDIDATES_QUEUE_URL=candidates_queue,
+        UTILITY_MODEL="openai:test-model", OPENAI_BASE_URL=model.base_url), POWERTOOLS_SERVICE_NAME=service)
 
 
 @pytest.fixture

@@ -33,14 +33,14 @@ def request(method, path, *, body=None, query=None):
 
 
 @pytest.fixture
-def env(bucket, sessions_bucket):
+def stack(bucket, sessions_bucket):
     return {"KNOWLEDGE_BUCKET": bucket, "SESSIONS_BUCKET": sessions_bucket, "FACTS_KEY": KEY,
             "STUDIO_ORIGIN": "http://127.0.0.1:8080"}
 
 
 @pytest.fixture
-def page(monkeypatch, env):
-    handler = load_handler("facts_api", monkeypatch, **env, POWERTOOLS_SERVICE_NAME=f"facts-{uuid.uuid4().hex[:6]}")
+def page(monkeypatch, stack):
+    handler = load_handler("facts_api", monkeypatch, stack, POWERTOOLS_SERVICE_NAME=f"facts-{uuid.uuid4().hex[:6]}")
 
     def call(method, path=MEMORY, **kwargs):
         answer = handler.lambda_handler(request(method, path, **kwargs), LambdaContext())
@@ -49,8 +49,8 @@ def page(monkeypatch, env):
 
 
 @pytest.fixture
-def engine(monkeypatch, env):
-    handler = load_handler("memory", monkeypatch, **env)
+def engine(monkeypatch, stack):
+    handler = load_handler("memory", monkeypatch, stack)
     return lambda event: handler.lambda_handler({"tenant": T, "customer_id": CUSTOMER, **event}, LambdaContext())
 
 

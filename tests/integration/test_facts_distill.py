@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 import threading
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
 
 import pytest
 from helpers.aws import drain
+from helpers.facts_page import archive, turn
 from helpers.handlers import LambdaContext, load_event, load_handler
 
 from facts import layout
@@ -22,9 +22,6 @@ from facts.errors import NotPending
 from facts.keys import FactKeys
 from facts.proposals import ProposalStore, ref_of
 from facts.review import Review
-from facts.sessions import SessionStates, record_turn
-from knowledge.format.turn import Turn
-from knowledge.store.archive import TurnArchive
 from shared.events import EventBridgeEvents
 
 T, A = "default", "store-support"
@@ -39,18 +36,6 @@ CONVERSATION = [
     [("user", "pode ser 43 sim. ah e prefiro pagar no pix sempre, cartao nao uso"),
      ("assistant", "Perfeito, troca registrada para o 43. Anotei que você prefere Pix.")],
 ]
-
-
-def turn(session: str, index: int, at: datetime, messages, customer: str | None = CUSTOMER) -> Turn:
-    return Turn(tenant=T, agent=A, session_id=session, turn_id=f"turn_{index:04d}", completed_at=at,
-                messages=[{"role": r, "content": c} for r, c in messages], customer_id=customer)
-
-
-def archive(s3, sessions_bucket, *turns: Turn) -> None:
-    """What ExtractFunction does per turn once it is wired: archive, then record for Facts."""
-    for t in turns:
-        TurnArchive(s3, sessions_bucket).put(t)
-        record_turn(s3, sessions_bucket, t)
 
 
 def conversation(s3, sessions_bucket, session: str, hours_ago: float = 8, customer: str | None = CUSTOMER,
@@ -69,20 +54,13 @@ PIX = {"name": "pagamento_preferido", "value": "Pix", "evidence": [2]}
 
 
 @pytest.fixture
-def env(bucket, sessions_bucket, bus, model, s3):
-    s3.put_object(Bucket=bucket, Key=f"agents/{T}/{A}/knowledge.yaml", Body=CONFIG.encode())
-    return dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, EVENT_BUS_NAME=bus["name"],
-                UTILITY_MODEL="openai:distiller", OPENAI_BASE_URL=model.base_url, FACTS_KEY=KEY)
+def distill(monkeypatch, facts_stack):
+    return load_handler("distill", monkeypatch, facts_stack)
 
 
 @pytest.fixture
-def distill(monkeypatch, env):
-    return load_handler("distill", monkeypatch, **env)
-
-
-@pytest.fixture
-def memory(monkeypatch, env):
-    return load_handler("memory", monkeypatch, **env)
+def memory(monkeypatch, facts_stack):
+    return load_handler("memory", monkeypatch, facts_stack)
 
 
 @pytest.fixture
@@ -227,18 +205,6 @@ def test_an_untagged_session_is_never_distilled(distill, s3, sessions_bucket, sc
     assert run(distill)["scanned"] == 0 and model.requests == []
 
 
-def test_the_earliest_tagged_turn_fixes_the_customer_whatever_the_arrival_order(s3, sessions_bucket):
-    start = NOW - timedelta(hours=8)
-    late = turn("sess_ordem", 1, start + timedelta(minutes=5), CONVERSATION[1], customer="cust-segundo")
-    early = turn("sess_ordem", 0, start, CONVERSATION[0], customer="cust-primeiro")
-    archive(s3, sessions_bucket, late, early)
-    state = SessionStates(s3, sessions_bucket).get(T, A, "sess_ordem").state
-    assert state.customer_id == "cust-primeiro" and len(state.turns) == 2 and state.messages == 4
-    again = turn("sess_ordem", 2, start + timedelta(minutes=9), CONVERSATION[0], customer="cust-terceiro")
-    archive(s3, sessions_bucket, again)
-    assert SessionStates(s3, sessions_bucket).get(T, A, "sess_ordem").state.customer_id == "cust-primeiro"
-
-
 def test_a_session_not_idle_long_enough_or_too_short_waits(distill, s3, sessions_bucket, script, model):
     conversation(s3, sessions_bucket, "sess_recente", hours_ago=2)
     conversation(s3, sessions_bucket, "sess_curta", turns=[[("user", "oi, tudo bem?")]])
@@ -249,17 +215,6 @@ def test_a_session_not_idle_long_enough_or_too_short_waits(distill, s3, sessions
     archive(s3, sessions_bucket, turn("sess_curta", 5, start, CONVERSATION[1]))
     script.default = answer(PIX)
     assert run(distill)["distilled"] == 1 and len(model.requests) == 1
-
-
-def test_parallel_turns_of_one_session_are_all_recorded(s3, sessions_bucket):
-    start = NOW - timedelta(hours=9)
-    turns = [turn("sess_paralela", i, start + timedelta(seconds=i), CONVERSATION[i % 2]) for i in range(12)]
-    with ThreadPoolExecutor(6) as pool:
-        list(pool.map(lambda t: archive(s3, sessions_bucket, t), turns))
-    state = SessionStates(s3, sessions_bucket).get(T, A, "sess_paralela").state
-    assert len(state.turns) == 12 and state.last_at == turns[-1].completed_at
-    markers = s3.list_objects_v2(Bucket=sessions_bucket, Prefix=layout.idle_prefix(T, A))["Contents"]
-    assert [m["Key"] for m in markers] == [layout.idle_key(T, A, state.last_at, "sess_paralela")]
 
 
 def test_finding_due_sessions_never_lists_the_archive(distill, s3, sessions_bucket, script):
@@ -304,7 +259,7 @@ def test_finding_due_sessions_never_lists_the_archive(distill, s3, sessions_buck
 
 
 def test_a_dismissed_tuple_is_never_proposed_again_but_another_value_is(
-        distill, s3, sessions_bucket, script, proposals, review, sqs, bus):
+        distill, s3, bucket, sessions_bucket, script, proposals, review, sqs, bus):
     conversation(s3, sessions_bucket, "sess_a")
     script.replies = [answer(SHOE, PIX)]
     run(distill)
@@ -313,7 +268,7 @@ def test_a_dismissed_tuple_is_never_proposed_again_but_another_value_is(
     assert (dismissed.status, dismissed.resolved_by) == ("dismissed", "op-maria@loja")
     # Retention removes the proposal record; the latch (a keyed hash, no value) outlives it.
     s3.delete_object(Bucket=sessions_bucket, Key=ref_of(shoe).key)
-    latches = s3.list_objects_v2(Bucket=env_bucket(review), Prefix=layout.latch_prefix(T, CUSTOMER))["Contents"]
+    latches = s3.list_objects_v2(Bucket=bucket, Prefix=layout.latch_prefix(T, CUSTOMER))["Contents"]
     assert [o["Key"].rsplit("/", 1)[1] for o in latches] == [shoe.id] and "43" not in latches[0]["Key"]
     conversation(s3, sessions_bucket, "sess_b")
     script.replies = [answer({**SHOE, "value": " 43 "}, {**SHOE, "name": "tamanho_calcado", "value": "44"})]
@@ -326,10 +281,6 @@ def test_a_dismissed_tuple_is_never_proposed_again_but_another_value_is(
     assert pending(proposals)["tamanho_calcado"] == "44"
     kinds = [e["detail-type"] for e in published(sqs, bus)]
     assert kinds.count("fact_dismissed") == 1
-
-
-def env_bucket(review) -> str:
-    return review._cells.bucket
 
 
 def test_a_rejected_tuple_keeps_its_reason_and_is_latched(distill, s3, sessions_bucket, script, proposals, review):
@@ -355,7 +306,7 @@ def test_an_unanswered_proposal_is_never_piled_on_and_a_crash_is_recovered_by_a_
     def crash(*_args, **_kwargs):
         raise SystemExit("killed after the proposals were written")
 
-    monkeypatch.setattr(distiller, "_done", crash)
+    monkeypatch.setattr(distiller.states, "swap", crash)  # the session is marked distilled last
     with pytest.raises(SystemExit):
         run(distill)
     monkeypatch.undo()
@@ -425,7 +376,8 @@ def test_an_operator_edit_after_distill_turns_the_approval_stale_and_keeps_both_
     assert kinds.count("fact_stale") == 1 and kinds.count("fact_approved") == 1
 
 
-def test_concurrent_approvals_of_one_fact_write_it_once(distill, s3, sessions_bucket, script, proposals, review):
+def test_concurrent_approvals_of_one_fact_write_it_once(distill, s3, bucket, sessions_bucket, script, proposals,
+                                                       review):
     conversation(s3, sessions_bucket, "sess_a")
     script.replies = [answer(SHOE)]
     run(distill)
@@ -442,7 +394,7 @@ def test_concurrent_approvals_of_one_fact_write_it_once(distill, s3, sessions_bu
     [t.start() for t in threads]
     [t.join() for t in threads]
     assert "approved" in outcomes and set(outcomes) <= {"approved", "conflict"}
-    cell = MemoryCells(s3, review._cells.bucket).read(T, CUSTOMER).cell
+    cell = MemoryCells(s3, bucket).read(T, CUSTOMER).cell
     assert cell.seq == 1 and cell.facts["tamanho_calcado"].revision == 1
 
 

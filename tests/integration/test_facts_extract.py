@@ -34,10 +34,10 @@ def turns_event(*turn_ids: str, customer: str | None = CUSTOMER) -> dict:
 
 @pytest.fixture
 def handlers(monkeypatch, bucket, sessions_bucket, candidates_queue, bus, model):
-    env = dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, CANDIDATES_QUEUE_URL=candidates_queue,
-               EVENT_BUS_NAME=bus["name"], UTILITY_MODEL="openai:utility", OPENAI_BASE_URL=model.base_url,
-               FACTS_KEY="k" * 48)
-    return load_handler("extract", monkeypatch, **env), load_handler("distill", monkeypatch, **env)
+    stack = dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, CANDIDATES_QUEUE_URL=candidates_queue,
+                 EVENT_BUS_NAME=bus["name"], UTILITY_MODEL="openai:utility", OPENAI_BASE_URL=model.base_url,
+                 FACTS_KEY="k" * 48)
+    return load_handler("extract", monkeypatch, stack), load_handler("distill", monkeypatch, stack)
 
 
 def learning_only(demo) -> str:

@@ -17,7 +17,7 @@ from collections import Counter
 
 import pytest
 from helpers.aws import drain
-from helpers.facts_page import CONFIG, CUSTOMER, KEY, PIX, SHOE, conversation
+from helpers.facts_page import CUSTOMER, KEY, PIX, SHOE, conversation
 from helpers.handlers import LambdaContext, load_event, load_handler
 
 from facts import layout
@@ -52,16 +52,14 @@ def proxy(moto_endpoint, monkeypatch):
 
 
 @pytest.fixture
-def env(proxy, s3, bucket, sessions_bucket, bus, model):
-    s3.put_object(Bucket=bucket, Key=f"agents/{T}/{A}/knowledge.yaml", Body=CONFIG.encode())
-    return {"KNOWLEDGE_BUCKET": bucket, "SESSIONS_BUCKET": sessions_bucket, "EVENT_BUS_NAME": bus["name"],
-            "UTILITY_MODEL": "openai:distiller", "OPENAI_BASE_URL": model.base_url, "FACTS_KEY": KEY,
-            "STUDIO_ORIGIN": "http://127.0.0.1:8080"}
+def env(proxy, facts_stack):
+    """The Facts demo agent's stand-ins, once the proxy is up: the handlers built after it reach S3 through it."""
+    return facts_stack
 
 
 def distill_all(monkeypatch, env) -> list[dict]:
     """DistillFunction's passes until no session is due (a pass a fault stopped is run again)."""
-    distill = load_handler("distill", monkeypatch, **env)
+    distill = load_handler("distill", monkeypatch, env)
     reports = []
     for _ in range(10):
         report = distill.lambda_handler(load_event("distill.json"), LambdaContext())
@@ -85,7 +83,7 @@ def request(method, path, body=None):
 
 @pytest.fixture
 def api(monkeypatch, env):
-    handler = load_handler("facts_api", monkeypatch, **env, POWERTOOLS_SERVICE_NAME=f"facts-{uuid.uuid4().hex[:6]}")
+    handler = load_handler("facts_api", monkeypatch, env, POWERTOOLS_SERVICE_NAME=f"facts-{uuid.uuid4().hex[:6]}")
 
     def call(method, path, body=None):
         answer = handler.lambda_handler(request(method, path, body), LambdaContext())

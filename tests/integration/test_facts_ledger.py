@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from helpers.aws import drain
-from helpers.facts_page import CONFIG, CONVERSATION, CUSTOMER, KEY, conversation
+from helpers.facts_page import CONVERSATION, CUSTOMER, KEY, conversation
 from helpers.handlers import LambdaContext, load_event, load_handler
 
 from facts import layout
@@ -30,15 +30,8 @@ T, A = "default", "store-support"
 
 
 @pytest.fixture
-def env(bucket, sessions_bucket, bus, model, s3):
-    s3.put_object(Bucket=bucket, Key=f"agents/{T}/{A}/knowledge.yaml", Body=CONFIG.encode())
-    return {"KNOWLEDGE_BUCKET": bucket, "SESSIONS_BUCKET": sessions_bucket, "EVENT_BUS_NAME": bus["name"],
-            "UTILITY_MODEL": "openai:distiller", "OPENAI_BASE_URL": model.base_url, "FACTS_KEY": KEY}
-
-
-@pytest.fixture
-def distill(monkeypatch, env):
-    return load_handler("distill", monkeypatch, **env)
+def distill(monkeypatch, facts_stack):
+    return load_handler("distill", monkeypatch, facts_stack)
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ T, CUSTOMER = "default", "cust-8842-ana"
 
 @pytest.fixture
 def memory(monkeypatch, bucket):
-    return load_handler("memory", monkeypatch, KNOWLEDGE_BUCKET=bucket)
+    return load_handler("memory", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket))
 
 
 def call(handler, event: dict) -> dict:

@@ -42,27 +42,20 @@ def request(method, path, *, body=None, query=None, claims=ANA):
 
 
 @pytest.fixture
-def env(s3, bucket, sessions_bucket, bus, model):
-    s3.put_object(Bucket=bucket, Key=f"agents/{T}/{A}/knowledge.yaml", Body=CONFIG.encode())
-    return dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, EVENT_BUS_NAME=bus["name"],
-                UTILITY_MODEL="openai:distiller", OPENAI_BASE_URL=model.base_url, FACTS_KEY=KEY,
-                STUDIO_ORIGIN="http://127.0.0.1:8080")
-
-
-@pytest.fixture
-def distilled(monkeypatch, env, s3, sessions_bucket, script):
+def distilled(monkeypatch, facts_stack, s3, sessions_bucket, script):
     """Two proposals for Ana (shoe size, Pix) and one for another customer, through DistillFunction."""
     conversation(s3, sessions_bucket, "sess_troca_01")
     conversation(s3, sessions_bucket, "sess_frete_02", customer="cust-1207-bruno", hours_ago=7)
     script.replies = [json.dumps([SHOE, PIX]), json.dumps([CEP])]
-    distill = load_handler("distill", monkeypatch, **env)
+    distill = load_handler("distill", monkeypatch, facts_stack)
     report = distill.lambda_handler(load_event("distill.json"), LambdaContext())
     assert report["proposed"] == 3, report
 
 
 @pytest.fixture
-def api(monkeypatch, env, distilled):
-    handler = load_handler("facts_api", monkeypatch, **env, POWERTOOLS_SERVICE_NAME=f"facts-{uuid.uuid4().hex[:6]}")
+def api(monkeypatch, facts_stack, distilled):
+    handler = load_handler("facts_api", monkeypatch, facts_stack,
+                           POWERTOOLS_SERVICE_NAME=f"facts-{uuid.uuid4().hex[:6]}")
 
     def call(method, path, **kwargs):
         answer = handler.lambda_handler(request(method, path, **kwargs), LambdaContext())
@@ -74,8 +67,8 @@ def api(monkeypatch, env, distilled):
 
 
 @pytest.fixture
-def memory(monkeypatch, env):
-    handler = load_handler("memory", monkeypatch, **env)
+def memory(monkeypatch, facts_stack):
+    handler = load_handler("memory", monkeypatch, facts_stack)
     return lambda customer=CUSTOMER: handler.lambda_handler(
         {"action": "read", "tenant": T, "customer_id": customer}, LambdaContext())
 
@@ -187,7 +180,7 @@ def test_reject_keeps_the_reason_and_latches_the_value(api, s3, bucket):
 
 
 def test_reject_without_a_reason_and_dismiss_latch_and_are_never_proposed_again(
-        api, monkeypatch, env, s3, bucket, sessions_bucket, script):
+        api, monkeypatch, facts_stack, s3, bucket, sessions_bucket, script):
     props = pending(api)
     assert act(api, props["pagamento_preferido"], "reject")[1]["reason"] is None
     status, body = act(api, props["tamanho_calcado"], "dismiss")
@@ -196,7 +189,8 @@ def test_reject_without_a_reason_and_dismiss_latch_and_are_never_proposed_again(
     conversation(s3, sessions_bucket, "sess_troca_03", hours_ago=6.8)
     conversation(s3, sessions_bucket, "sess_troca_04", hours_ago=6.5)
     script.replies = [json.dumps([SHOE, PIX]), json.dumps([{**SHOE, "value": "44"}])]
-    report = load_handler("distill", monkeypatch, **env).lambda_handler(load_event("distill.json"), LambdaContext())
+    report = load_handler("distill", monkeypatch, facts_stack).lambda_handler(
+            load_event("distill.json"), LambdaContext())
     assert report["filtered"] == {"latched": 2} and report["proposed"] == 1
     fresh = pending(api)
     assert (fresh["tamanho_calcado"]["value"], "pagamento_preferido" in fresh) == ("44", False)
@@ -279,7 +273,7 @@ def test_a_too_long_reason_or_a_bad_state_is_422(api):
     assert status == 422 and pending(api)["pagamento_preferido"]["status"] == "pending"
 
 
-def test_an_encoded_customer_id_is_read_decoded(api, s3, sessions_bucket, script, monkeypatch, env):
+def test_an_encoded_customer_id_is_read_decoded(api, s3, sessions_bucket, script, monkeypatch, facts_stack):
     status, body = api("GET", f"{FACTS}/customers/cust%3A8842.ana/memory")
     assert status == 200 and body["customer_id"] == "cust:8842.ana"
 
@@ -290,11 +284,11 @@ def test_answers_are_never_cached(api):
 
 
 def test_a_facts_event_the_bus_refuses_from_the_page_is_counted_where_an_alarm_looks(
-        monkeypatch, env, distilled, capsys):
+        monkeypatch, facts_stack, distilled, capsys):
     from helpers.operations import alarms_watching, the
 
     monkeypatch.delenv("POWERTOOLS_METRICS_DISABLED", raising=False)
-    handler = load_handler("facts_api", monkeypatch, **{**env, "EVENT_BUS_NAME": "no-such-bus"},
+    handler = load_handler("facts_api", monkeypatch, facts_stack, EVENT_BUS_NAME="no-such-bus",
                            POWERTOOLS_SERVICE_NAME="facts-api-alarm")
     listed = json.loads(handler.lambda_handler(request("GET", f"{FACTS}/proposals"), LambdaContext())["body"])
     pix = next(p for p in listed["proposals"] if p["name"] == "pagamento_preferido")
@@ -350,7 +344,7 @@ def test_the_openapi_document_is_kept_in_the_repo_and_describes_what_the_api_ans
 
 
 def test_a_proposal_nobody_answered_within_the_archives_retention_is_listed_as_expired_not_pending(
-        monkeypatch, env, s3, bucket, sessions_bucket, script, model):
+        monkeypatch, facts_stack, s3, bucket, sessions_bucket, script, model):
     from facts.distill import Distiller
     from shared.model import ModelCache
 
@@ -363,7 +357,8 @@ def test_a_proposal_nobody_answered_within_the_archives_retention_is_listed_as_e
                      models=ModelCache({"OPENAI_BASE_URL": model.base_url, "OPENAI_API_KEY": ""}),
                      utility_model="openai:distiller", keys=FactKeys(KEY), events=None, clock=lambda: month_ago)
     assert then.run().proposed == 1
-    handler = load_handler("facts_api", monkeypatch, **env, POWERTOOLS_SERVICE_NAME=f"facts-{uuid.uuid4().hex[:6]}")
+    handler = load_handler("facts_api", monkeypatch, facts_stack,
+                           POWERTOOLS_SERVICE_NAME=f"facts-{uuid.uuid4().hex[:6]}")
 
     def listed(state):
         answer = handler.lambda_handler(request("GET", f"{FACTS}/proposals", query={"state": state}), LambdaContext())
@@ -377,7 +372,7 @@ def test_a_proposal_nobody_answered_within_the_archives_retention_is_listed_as_e
 
 
 def test_a_second_agents_approval_of_the_value_already_in_the_cell_counts_as_applied(
-        api, monkeypatch, env, s3, bucket, sessions_bucket, script, memory, sqs, bus):
+        api, monkeypatch, facts_stack, s3, bucket, sessions_bucket, script, memory, sqs, bus):
     from helpers.facts_page import CONVERSATION
 
     from facts.sessions import record_turn
@@ -394,7 +389,8 @@ def test_a_second_agents_approval_of_the_value_already_in_the_cell_counts_as_app
         TurnArchive(s3, sessions_bucket).put(turn)
         record_turn(s3, sessions_bucket, turn)
     script.replies = [json.dumps([{**SHOE, "value": "43 "}])]
-    report = load_handler("distill", monkeypatch, **env).lambda_handler({"tenant": T, "agent": sales}, LambdaContext())
+    report = load_handler("distill", monkeypatch, facts_stack).lambda_handler(
+            {"tenant": T, "agent": sales}, LambdaContext())
     assert report["proposed"] == 1
     assert act(api, pending(api)["tamanho_calcado"], "approve")[0] == 200
     drain(sqs, bus["queue"])

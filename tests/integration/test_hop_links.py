@@ -32,7 +32,7 @@ def agent(store):
 
 
 def ask(monkeypatch, bucket, bus) -> dict[str, bool]:
-    retrieve = load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"],
+    retrieve = load_handler("retrieve", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"]),
                             POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}")
     answer = retrieve.lambda_handler({"agent": A, "session_id": "sess_hop", "message": QUESTION}, LambdaContext())
     return {c["name"]: c["linked"] for c in answer["concepts"]}

@@ -189,7 +189,7 @@ def test_progress_off_a_terminal_is_counts_only():
 
 def test_a_warm_retrieval_finds_imported_concepts_at_once_through_the_journal(world, monkeypatch, bucket, bus, s3,
                                                                               capsys):
-    retrieve = load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"],
+    retrieve = load_handler("retrieve", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"]),
                             KNOWLEDGE_REFRESH_SECONDS="0",
                             POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}")
     world.create(T, A, parse((DEMO / "troca-em-30-dias.md").read_text()), actor="engine")
@@ -209,7 +209,7 @@ def test_a_warm_retrieval_finds_imported_concepts_at_once_through_the_journal(wo
 
 @pytest.fixture
 def handler(world, monkeypatch, bucket, sessions_bucket):
-    return load_handler("import", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
+    return load_handler("import", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket),
                         POWERTOOLS_SERVICE_NAME=f"knowledge-import-{uuid.uuid4().hex[:6]}")
 
 
@@ -293,9 +293,9 @@ def test_imported_policies_are_queued_for_their_policy_review_as_a_studio_save_q
     from helpers.aws import drain, new_queue
 
     queue = new_queue(sqs)
-    handler = load_handler("import", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                           POLICY_REVIEW_QUEUE_URL=queue,
-                           POWERTOOLS_SERVICE_NAME=f"knowledge-import-{uuid.uuid4().hex[:6]}")
+    handler = load_handler("import", monkeypatch, dict(
+        KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, POLICY_REVIEW_QUEUE_URL=queue),
+        POWERTOOLS_SERVICE_NAME=f"knowledge-import-{uuid.uuid4().hex[:6]}")
     world.create(T, A, parse((DEMO / "parcelamento-sem-juros-10x.md").read_text()), actor="engine")  # observed
     event = load_event("import.json")
     observed = {**event, "prefix": "default/store-support/imports/observadas/", "provenance": "observed"}
@@ -343,8 +343,8 @@ def test_imported_policies_are_queued_for_their_policy_review_as_a_studio_save_q
     # The queued review runs as for a studio save: with no model, nothing is written into the observed
     # concept the payments answer speaks of; the pair waits beside it for a human (nothing is retired unjudged).
     [payments] = [m for m in messages if "pagamento" in m["name"]]
-    review = load_handler("policy_review", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                          EVENT_BUS_NAME=bus["name"])
+    review = load_handler("policy_review", monkeypatch, dict(
+        KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, EVENT_BUS_NAME=bus["name"]))
     record = {"messageId": "m0", "receiptHandle": "r0", "body": json.dumps(payments), "md5OfBody": "0",
               "attributes": {"ApproximateReceiveCount": "1", "SentTimestamp": "0", "SenderId": "x",
                              "ApproximateFirstReceiveTimestamp": "0"}, "messageAttributes": {},

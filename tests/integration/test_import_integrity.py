@@ -39,7 +39,7 @@ def world(monkeypatch, store, bucket, sessions_bucket):
 
 @pytest.fixture
 def importer(monkeypatch, bucket, sessions_bucket):
-    return load_handler("import", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
+    return load_handler("import", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket),
                         POWERTOOLS_SERVICE_NAME=f"knowledge-import-{uuid.uuid4().hex[:6]}")
 
 
@@ -61,7 +61,7 @@ def test_an_imported_faq_answers_in_the_block_and_its_question_heads_the_body(
         importer, world, monkeypatch, s3, bucket, sessions_bucket, bus):
     answer = run_import(importer, s3, sessions_bucket, {"faq-loja.csv": FAQ_CSV.read_bytes()})
     assert answer["ok"] and answer["created"] == 18
-    retrieve = load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"],
+    retrieve = load_handler("retrieve", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"]),
                             POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}")
     ask = {**load_event("retrieve.json"), "message": "o frete é grátis? moro no interior de Minas"}
     block = retrieve.lambda_handler(ask, LambdaContext())["block"]
@@ -198,17 +198,17 @@ def test_extraction_and_save_knowledge_refuse_a_name_whose_digits_spell_a_cpf(
     moment = (datetime.now(timezone.utc) - timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
     turn = {"tenant": T, "agent": A, "session_id": "sess_cpf_01", "turn_id": "turn_0001", "completed_at": moment,
             "messages": [{"role": "user", "content": "tenho frete grátis?"}, {"role": "assistant", "content": said}]}
-    extract = load_handler("extract", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                           CANDIDATES_QUEUE_URL=candidates_queue, UTILITY_MODEL="openai:utility",
-                           OPENAI_BASE_URL=model.base_url)
+    extract = load_handler("extract", monkeypatch, dict(
+        KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, CANDIDATES_QUEUE_URL=candidates_queue,
+        UTILITY_MODEL="openai:utility", OPENAI_BASE_URL=model.base_url))
     event = {"Records": [{**record, "messageId": "m-1", "body": json.dumps(turn, ensure_ascii=False)}]}
     assert extract.lambda_handler(event, LambdaContext()) == {"batchItemFailures": []}
     assert [parse_sighting(m["Body"]).name for m in drain(sqs, candidates_queue)] == ["frete-vip-gratis"]
 
     TurnArchive(s3, sessions_bucket).put(Turn.model_validate({**turn, "session_id": "sess_cpf_02"}))
-    retrieve = load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                            CANDIDATES_QUEUE_URL=candidates_queue, EVENT_BUS_NAME=bus["name"],
-                            POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}")
+    retrieve = load_handler("retrieve", monkeypatch, dict(
+        KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, CANDIDATES_QUEUE_URL=candidates_queue,
+        EVENT_BUS_NAME=bus["name"]), POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}")
     save = {"action": "save_knowledge", "tenant": T, "agent": A, "session_id": "sess_cpf_02", "name": CPF_NAME,
             "description": "Frete grátis para VIP.", "type": "fact", "body": "Clientes VIP têm frete grátis.",
             "evidence": "o frete é grátis em todo o Brasil"}

@@ -128,8 +128,9 @@ def event(*bodies: dict) -> dict:
 
 @pytest.fixture
 def consolidate(monkeypatch, bucket, sessions_bucket, bus, model):
-    return load_handler("consolidate", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                        EVENT_BUS_NAME=bus["name"], UTILITY_MODEL="openai:judge", OPENAI_BASE_URL=model.base_url)
+    return load_handler("consolidate", monkeypatch, dict(
+        KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, EVENT_BUS_NAME=bus["name"],
+        UTILITY_MODEL="openai:judge", OPENAI_BASE_URL=model.base_url))
 
 
 def test_the_consolidator_takes_a_previous_and_a_next_shape_sighting_of_one_concept(consolidate, store, sqs, bus,

@@ -46,18 +46,9 @@ def test_openai_compatible_sends_the_prompt_and_reads_the_answer(model, script):
 
 
 def test_the_api_key_is_sent_as_a_bearer_token():
-    seen = {}
-    server = ScriptedModel(lambda request: "[]")
-    original = server._server.RequestHandlerClass.do_POST
-
-    def do_post(handler):
-        seen["auth"] = handler.headers.get("authorization")
-        original(handler)
-
-    server._server.RequestHandlerClass.do_POST = do_post
-    with server:
+    with ScriptedModel(lambda request: "[]") as server:
         OpenAICompatible("m", server.base_url, "sk-secret").complete("s", "u")
-    assert seen["auth"] == "Bearer sk-secret"
+    assert server.authorizations == ["Bearer sk-secret"]
 
 
 def test_throttling_is_retried_with_backoff_honouring_retry_after(model, script):

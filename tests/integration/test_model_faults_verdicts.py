@@ -68,7 +68,7 @@ def consolidate_env(bucket, sessions_bucket, bus, model):
 
 @pytest.fixture
 def consolidate(monkeypatch, consolidate_env, store):
-    handler = load_handler("consolidate", monkeypatch, **consolidate_env)
+    handler = load_handler("consolidate", monkeypatch, consolidate_env)
     assert handler.lambda_handler(sighting_event(sighting("sess_1")), LambdaContext()) == {"batchItemFailures": []}
     return handler
 
@@ -139,7 +139,7 @@ def test_a_judge_that_keeps_refusing_sends_the_sighting_to_the_dead_letter_queue
     arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     candidates = new_queue(sqs, fifo=True, VisibilityTimeout="0",
                            RedrivePolicy=json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": 2}))
-    handler = load_handler("consolidate", monkeypatch, **consolidate_env)
+    handler = load_handler("consolidate", monkeypatch, consolidate_env)
     handler.redelivery.later = lambda records: None  # the back-off would hold each receive for minutes
     poller = Poller(sqs, candidates, handler.lambda_handler, "consolidate")
     for s in (sighting("sess_1"), sighting("sess_2", **DIFFERENT)):
@@ -173,7 +173,7 @@ def answering(*bad: str):
 
 @pytest.fixture
 def extract(monkeypatch, extract_env):
-    return load_handler("extract", monkeypatch, **extract_env)
+    return load_handler("extract", monkeypatch, extract_env)
 
 
 NOT_AN_ARRAY = {
@@ -202,7 +202,7 @@ def test_an_answer_that_stays_no_array_is_dropped_on_the_third_real_delivery_cou
     arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     turns = new_queue(sqs, VisibilityTimeout="0",
                       RedrivePolicy=json.dumps({"deadLetterTargetArn": arn, "maxReceiveCount": 10}))
-    handler = load_handler("extract", monkeypatch, TURN_DLQ_URL=dlq, **extract_env)
+    handler = load_handler("extract", monkeypatch, dict(extract_env, TURN_DLQ_URL=dlq))
     handler.redelivery.later = lambda records: None  # the back-off would hold each receive for minutes
     poller = Poller(sqs, turns, handler.lambda_handler, "extract")
     model.responder = lambda request: NOT_AN_ARRAY["answer_not_array"]
@@ -230,7 +230,7 @@ def test_an_answer_that_stays_no_array_is_dropped_on_the_third_real_delivery_cou
 def backfill(monkeypatch, extract, extract_env, sqs, candidates_queue):
     assert extract.lambda_handler(turn_event(1), LambdaContext()) == {"batchItemFailures": []}  # archived
     drain(sqs, candidates_queue)
-    return load_handler("backfill", monkeypatch, **extract_env)
+    return load_handler("backfill", monkeypatch, extract_env)
 
 
 def test_backfill_asks_again_within_the_call_when_an_answer_is_no_array(backfill, model, sqs, candidates_queue):

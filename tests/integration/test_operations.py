@@ -34,7 +34,7 @@ def turn_event() -> dict:
 
 def test_a_model_outage_in_extraction_is_counted_where_the_turn_failed_alarm_looks(
         metrics_on, monkeypatch, extract_env, model, capsys):
-    extract = load_handler("extract", monkeypatch, **extract_env)
+    extract = load_handler("extract", monkeypatch, extract_env)
     model.responder = lambda request: server_error(503)
     answer = extract.lambda_handler(turn_event(), LambdaContext())
     assert answer["batchItemFailures"]
@@ -51,8 +51,9 @@ def test_an_unreadable_concept_fails_its_sighting_where_the_consolidation_alarm_
     from knowledge.store.keys import concept_key
 
     s3.put_object(Bucket=bucket, Key=concept_key(T, A, "frete-gratis"), Body=b"---\nname: [1, 2]\n---\nbody\n")
-    consolidate = load_handler("consolidate", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                               EVENT_BUS_NAME=bus["name"], UTILITY_MODEL="openai:judge", OPENAI_BASE_URL=model.base_url)
+    consolidate = load_handler("consolidate", monkeypatch, dict(
+        KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, EVENT_BUS_NAME=bus["name"],
+        UTILITY_MODEL="openai:judge", OPENAI_BASE_URL=model.base_url))
     sighting = Sighting.of(T, A, "sess_1", "t1", make_concept("frete-gratis", sources=("sess_1",)))
     record = load_event("candidate.json")["Records"][0]
     record.update(body=sighting.body(), messageId="m0")
@@ -73,7 +74,7 @@ def demo_agent(store):
 
 
 def retrieve_handler(monkeypatch, bucket, bus_name, **env):
-    return load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus_name,
+    return load_handler("retrieve", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus_name),
                         POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}", **env)
 
 
@@ -154,7 +155,7 @@ def distill_env(s3, bucket, sessions_bucket, model):
 
 def test_distillations_failures_are_each_counted_where_an_alarm_looks(metrics_on, monkeypatch, distill_env, model,
                                                                      capsys):
-    distill = load_handler("distill", monkeypatch, **distill_env)
+    distill = load_handler("distill", monkeypatch, distill_env)
     model.responder = lambda request: server_error(503)
     for _ in range(3):  # facts.distill.MODEL_ATTEMPTS passes, then the session is given up
         distill.lambda_handler(load_event("distill.json"), LambdaContext())
@@ -166,7 +167,7 @@ def test_distillations_failures_are_each_counted_where_an_alarm_looks(metrics_on
 
 def test_a_facts_event_the_bus_refuses_is_counted_where_an_alarm_looks(metrics_on, monkeypatch, distill_env, model,
                                                                       capsys):
-    distill = load_handler("distill", monkeypatch, **distill_env)
+    distill = load_handler("distill", monkeypatch, distill_env)
     model.responder = lambda request: json.dumps([{"name": "pagamento_preferido", "value": "Pix", "evidence": [2]}])
     assert distill.lambda_handler(load_event("distill.json"), LambdaContext())["ok"]
     refused = the("EventPublishFailed", capsys.readouterr().out)

@@ -39,7 +39,7 @@ def answering(candidates: list[dict]):
 def handlers(monkeypatch, bucket, sessions_bucket, candidates_queue, bus, model):
     env = dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, CANDIDATES_QUEUE_URL=candidates_queue,
                EVENT_BUS_NAME=bus["name"], UTILITY_MODEL="openai:utility", OPENAI_BASE_URL=model.base_url)
-    return {name: load_handler(name, monkeypatch, **env) for name in ("extract", "consolidate")}
+    return {name: load_handler(name, monkeypatch, env) for name in ("extract", "consolidate")}
 
 
 def sqs_event(messages: list[dict]) -> dict:

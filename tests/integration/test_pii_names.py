@@ -45,9 +45,9 @@ def test_a_customers_bare_name_never_reaches_a_concepts_name_or_body_and_places_
          "description": "Natal e Salvador recebem em até 5 dias úteis.",
          "body": "Entregamos em Natal e Salvador em até 5 dias úteis; aceitamos Sodexo e Alelo no app."}],
         ensure_ascii=False)
-    extract = load_handler("extract", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                           CANDIDATES_QUEUE_URL=candidates_queue, UTILITY_MODEL="openai:utility",
-                           OPENAI_BASE_URL=model.base_url)
+    extract = load_handler("extract", monkeypatch, dict(
+        KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, CANDIDATES_QUEUE_URL=candidates_queue,
+        UTILITY_MODEL="openai:utility", OPENAI_BASE_URL=model.base_url))
     assert extract.lambda_handler(turn_event(), LambdaContext()) == {"batchItemFailures": []}
     concepts = {s.name: s.parsed() for s in (parse_sighting(m["Body"]) for m in drain(sqs, candidates_queue))}
     assert set(concepts) == {"frete-vip-gratis", "entrega-natal-salvador"}  # the name carrying her is refused
@@ -88,9 +88,9 @@ def test_a_facts_proposal_named_after_the_customer_is_refused_and_counted(
     script.replies = [json.dumps([{"name": "joana_prado_email", "value": "joana@example.com", "evidence": [0]},
                                   {"name": "JOANA_PRADO_telefone", "value": "84 98765-4321", "evidence": [0]},
                                   {"name": "cidade_entrega", "value": "Natal", "evidence": [0]}])]
-    distill = load_handler("distill", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                           EVENT_BUS_NAME=bus["name"], UTILITY_MODEL="openai:distiller",
-                           OPENAI_BASE_URL=model.base_url, FACTS_KEY=KEY)
+    distill = load_handler("distill", monkeypatch, dict(
+        KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, EVENT_BUS_NAME=bus["name"],
+        UTILITY_MODEL="openai:distiller", OPENAI_BASE_URL=model.base_url, FACTS_KEY=KEY))
     report = distill.lambda_handler(load_event("distill.json"), LambdaContext())
     assert report["proposed"] == 1 and report["rejected"] == {"pii_in_name": 2}
     names = [p.proposal.name for p in ProposalStore(s3, sessions_bucket).list(T, A, "cus_20931")]

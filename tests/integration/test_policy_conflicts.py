@@ -33,8 +33,8 @@ def world(monkeypatch, store, bucket, sessions_bucket, sqs, bus, model):
 
     def container():
         """A new studio container: its list reads what waits beside the concepts afresh."""
-        handler = load_handler("studio_api", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                               STUDIO_ORIGIN="http://127.0.0.1:8080", POLICY_REVIEW_QUEUE_URL=queue)
+        handler = load_handler("studio_api", monkeypatch, env, STUDIO_ORIGIN="http://127.0.0.1:8080",
+                               POLICY_REVIEW_QUEUE_URL=queue)
 
         def call(method, path, **kwargs):
             answer = handler.lambda_handler(request(method, path, **kwargs), LambdaContext())
@@ -70,7 +70,7 @@ def test_an_imported_policy_contradicting_the_agents_is_a_conflict_of_two_polici
     before = conflicts(world)  # the demo's own conflict of two sightings
     messages = save(world, sqs, IMPORTED)
     judge(model, {demo.concept.description})
-    review = load_handler("policy_review", monkeypatch, **world["env"])
+    review = load_handler("policy_review", monkeypatch, world["env"])
     assert review.lambda_handler(sqs_event(*messages), LambdaContext()) == {"batchItemFailures": []}
     # Both kept as they were: neither retired, neither's text changed, no version written.
     assert store.get(T, A, DEMO_POLICY).version_id == demo.version_id
@@ -97,8 +97,7 @@ def test_an_imported_policy_contradicting_the_agents_is_a_conflict_of_two_polici
 
 def test_with_no_verdict_two_policies_wait_and_nothing_is_recorded_as_a_conflict(monkeypatch, world, store, sqs):
     messages = save(world, sqs, IMPORTED)
-    env = {k: v for k, v in world["env"].items() if k != "UTILITY_MODEL"}
-    review = load_handler("policy_review", monkeypatch, **env)
+    review = load_handler("policy_review", monkeypatch, world["env"], UTILITY_MODEL="")
     assert review.lambda_handler(sqs_event(*messages), LambdaContext()) == {"batchItemFailures": []}
     pairs = store.waiting().of(T, A, DEMO_POLICY)
     assert [(p.kind, p.policy, p.why) for p in pairs] == [("policy", "frete-gratis-brasil", "no_model")]
@@ -113,7 +112,7 @@ def test_a_shared_policy_contradicting_an_agents_own_is_a_conflict_in_that_agent
     demo = store.get(T, A, DEMO_POLICY)
     messages = save(world, sqs, IMPORTED, agent=SHARED)
     judge(model, {demo.concept.description})
-    review = load_handler("policy_review", monkeypatch, **world["env"], POLICY_REVIEW_QUEUE_URL=world["queue"])
+    review = load_handler("policy_review", monkeypatch, world["env"], POLICY_REVIEW_QUEUE_URL=world["queue"])
     assert review.lambda_handler(sqs_event(*messages), LambdaContext()) == {"batchItemFailures": []}  # fanned out
     fanned = reviews_queued(sqs, world["queue"])
     assert [json.loads(m)["agent"] for m in fanned] == [A]

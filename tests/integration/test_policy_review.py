@@ -57,13 +57,13 @@ def judge_contradicting_for(model, names):
 def test_a_saved_policy_retires_the_observed_concept_it_contradicts_kept_and_restorable(
         monkeypatch, world, store, sqs, bus, model):
     # A warm container that looks at the journal on every call (the deployed one looks every 5 s).
-    retrieve = load_handler("retrieve", monkeypatch, **world["env"], KNOWLEDGE_REFRESH_SECONDS="0")
+    retrieve = load_handler("retrieve", monkeypatch, world["env"], KNOWLEDGE_REFRESH_SECONDS="0")
     turn = {"tenant": T, "agent": A, "session_id": "sess_9", "message": "posso devolver em 7 dias após a entrega?"}
     assert "troca-em-7-dias" in [c["name"] for c in retrieve.lambda_handler(turn, LambdaContext())["concepts"]]
     messages = saved_policy(world, sqs)
     assert [json.loads(m) for m in messages] == [{"v": 1, "tenant": T, "agent": A, "name": "prazo-de-troca"}]
     judge_contradicting_for(model, ["7 dias"])
-    review = load_handler("policy_review", monkeypatch, **world["env"])
+    review = load_handler("policy_review", monkeypatch, world["env"])
     assert review.lambda_handler(sqs_event(*messages), LambdaContext()) == {"batchItemFailures": []}
     assert 1 <= len(model.requests) <= 5  # one call per observed concept ranked close, at most five
     retired = store.get(T, A, "troca-em-7-dias")
@@ -94,8 +94,7 @@ def test_with_no_model_nothing_is_written_and_the_policy_waits_beside_for_a_huma
         monkeypatch, world, store, sqs):
     before = store.get(T, A, "troca-em-7-dias")
     messages = saved_policy(world, sqs)
-    env = {k: v for k, v in world["env"].items() if k != "UTILITY_MODEL"}
-    review = load_handler("policy_review", monkeypatch, **env)
+    review = load_handler("policy_review", monkeypatch, world["env"], UTILITY_MODEL="")
     assert review.lambda_handler(sqs_event(*messages), LambdaContext()) == {"batchItemFailures": []}
     # No entry, no link, no version: the observed concept is as the conversations left it.
     after = store.get(T, A, "troca-em-7-dias")
@@ -112,7 +111,7 @@ def test_an_answer_that_is_no_verdict_is_asked_again_then_waits_and_writes_nothi
     before = {name: store.get(T, A, name).version_id for name in ("troca-em-7-dias", "frete-campinas")}
     messages = saved_policy(world, sqs)
     model.responder = lambda request: "Desculpe, não sei."
-    review = load_handler("policy_review", monkeypatch, **world["env"])
+    review = load_handler("policy_review", monkeypatch, world["env"])
     for receive in (1, 2):  # as a judge outage is: the message fails and the queue brings it back
         assert review.lambda_handler(sqs_event(*messages, receive=receive), LambdaContext()) == {
             "batchItemFailures": [{"itemIdentifier": "m0"}]}
@@ -132,7 +131,7 @@ def test_a_human_text_is_never_retired_and_an_observed_one_never_retires_anythin
                   reason="confirmed")
     messages = saved_policy(world, sqs)
     judge_contradicting_for(model, ["7 dias"])
-    review = load_handler("policy_review", monkeypatch, **world["env"])
+    review = load_handler("policy_review", monkeypatch, world["env"])
     review.lambda_handler(sqs_event(*messages), LambdaContext())
     stored = store.get(T, A, "troca-em-7-dias")
     edited = stored.concept
@@ -154,7 +153,7 @@ def test_a_human_text_is_never_retired_and_an_observed_one_never_retires_anythin
 
 
 def test_a_message_the_studio_never_sends_fails_and_a_gone_policy_is_skipped(monkeypatch, world, store):
-    review = load_handler("policy_review", monkeypatch, **world["env"])
+    review = load_handler("policy_review", monkeypatch, world["env"])
     answer = review.lambda_handler(sqs_event('{"v": 1, "tenant": "default", "agent": "../x", "name": "a"}',
                                              json.dumps({"v": 1, "tenant": T, "agent": A, "name": "nao-existe"})),
                                    LambdaContext())

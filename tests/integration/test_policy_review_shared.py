@@ -54,7 +54,7 @@ def saved_shared_policy(world, sqs) -> list[str]:
 
 def test_a_shared_policy_retires_the_contradicted_concept_of_every_agent_that_recalls_it(
         monkeypatch, world, store, sqs, bus, model):
-    retrieve = load_handler("retrieve", monkeypatch, **world["env"], KNOWLEDGE_REFRESH_SECONDS="0")
+    retrieve = load_handler("retrieve", monkeypatch, world["env"], KNOWLEDGE_REFRESH_SECONDS="0")
     turn = {"tenant": T, "agent": "whatsapp", "session_id": "sess_9",
             "message": "oi, boa tarde! posso devolver em 7 dias apos a entrega? pedido 48213"}
     assert "troca-em-7-dias" in [c["name"] for c in retrieve.lambda_handler(turn, LambdaContext())["concepts"]]
@@ -62,7 +62,7 @@ def test_a_shared_policy_retires_the_contradicted_concept_of_every_agent_that_re
     messages = saved_shared_policy(world, sqs)
     assert [json.loads(m) for m in messages] == [{"v": 1, "tenant": T, "agent": SHARED, "name": "prazo-de-troca"}]
     judge_contradicting_for(model, ["7 dias"])
-    review = load_handler("policy_review", monkeypatch, **world["env"])
+    review = load_handler("policy_review", monkeypatch, world["env"])
     assert review.lambda_handler(sqs_event(*messages), LambdaContext()) == {"batchItemFailures": []}
     assert model.requests == []  # the shared message only fans out: no agent's concept is judged in it
     fanned = [json.loads(m) for m in reviews_queued(sqs, world["queue"])]
@@ -104,7 +104,7 @@ def test_a_shared_policy_retires_the_contradicted_concept_of_every_agent_that_re
 def test_an_agent_that_stopped_recalling_shared_knowledge_is_not_reviewed_and_a_lost_fan_out_is_received_again(
         monkeypatch, world, store, sqs, model):
     messages = saved_shared_policy(world, sqs)
-    review = load_handler("policy_review", monkeypatch, **world["env"])
+    review = load_handler("policy_review", monkeypatch, world["env"])
     sqs.delete_queue(QueueUrl=world["queue"])  # the fan-out cannot be sent: the message fails, to come back
     assert review.lambda_handler(sqs_event(*messages), LambdaContext()) == {"batchItemFailures": [
         {"itemIdentifier": "m0"}]}
@@ -113,7 +113,7 @@ def test_an_agent_that_stopped_recalling_shared_knowledge_is_not_reviewed_and_a_
     world["s3"].put_object(Bucket=world["bucket"], Key=f"agents/{T}/whatsapp/knowledge.yaml",
                            Body=b"knowledge:\n  shared: [yes\n")
     world["queue"] = new_queue(sqs)
-    review = load_handler("policy_review", monkeypatch, **dict(world["env"], POLICY_REVIEW_QUEUE_URL=world["queue"]))
+    review = load_handler("policy_review", monkeypatch, world["env"], POLICY_REVIEW_QUEUE_URL=world["queue"])
     assert review.lambda_handler(sqs_event(*messages), LambdaContext()) == {"batchItemFailures": []}
     assert sorted(json.loads(m)["agent"] for m in reviews_queued(sqs, world["queue"])) == ["balcao", "site"]
 
@@ -134,7 +134,7 @@ def test_an_agent_that_stopped_recalling_shared_knowledge_is_not_reviewed_and_a_
     {"v": 1, "tenant": T, "agent": "site", "name": "prazo-de-troca", "job": "words", "shared": True},
 ])
 def test_a_shared_message_the_studio_never_sends_fails(monkeypatch, world, body):
-    review = load_handler("policy_review", monkeypatch, **world["env"])
+    review = load_handler("policy_review", monkeypatch, world["env"])
     assert review.lambda_handler(sqs_event(json.dumps(body)), LambdaContext()) == {"batchItemFailures": [
         {"itemIdentifier": "m0"}]}
 
@@ -188,9 +188,7 @@ def test_a_fan_out_the_queue_refused_part_of_raises_so_the_message_comes_back():
 def test_without_a_queue_to_fan_out_on_a_shared_policy_is_skipped_counted_and_nothing_is_judged(
         monkeypatch, world, store, sqs, model, capsys):
     messages = saved_shared_policy(world, sqs)
-    env = {k: v for k, v in world["env"].items() if k != "POLICY_REVIEW_QUEUE_URL"}
-    monkeypatch.delenv("POLICY_REVIEW_QUEUE_URL", raising=False)
-    review = load_handler("policy_review", monkeypatch, **env)
+    review = load_handler("policy_review", monkeypatch, world["env"], POLICY_REVIEW_QUEUE_URL="")
     assert review.lambda_handler(sqs_event(*messages), LambdaContext()) == {"batchItemFailures": []}
     assert model.requests == [] and drain(sqs, world["queue"]) == []
     skipped = [json.loads(line) for line in capsys.readouterr().out.splitlines() if '"PolicyReviewSkipped"' in line]

@@ -37,7 +37,7 @@ def agent(store):
 
 @pytest.fixture
 def retrieve(monkeypatch, agent, bucket, bus):
-    return load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"],
+    return load_handler("retrieve", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"]),
                         POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}")
 
 
@@ -53,9 +53,9 @@ def test_a_price_list_concept_is_answered_and_the_agents_other_concepts_still_an
 
 def test_a_turn_of_that_agent_is_extracted(monkeypatch, agent, bucket, sessions_bucket, candidates_queue, model, sqs):
     model.responder = rules_responder(json.loads((DEMO / "model_script.json").read_text())["rules"])
-    extract = load_handler("extract", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                           CANDIDATES_QUEUE_URL=candidates_queue, UTILITY_MODEL="openai:test-model",
-                           OPENAI_BASE_URL=model.base_url)
+    extract = load_handler("extract", monkeypatch, dict(
+        KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, CANDIDATES_QUEUE_URL=candidates_queue,
+        UTILITY_MODEL="openai:test-model", OPENAI_BASE_URL=model.base_url))
     assert extract.lambda_handler(load_event("turn-complete.json"), LambdaContext()) == {"batchItemFailures": []}
     names = {parse_sighting(m["Body"]).name for m in drain(sqs, candidates_queue)}
     assert names == {"cep-sudeste-cd-campinas", "despacho-no-mesmo-dia"}

@@ -74,7 +74,7 @@ def turns_event(tenant: str, agent: str, session: str, customer: str, conversati
 
 
 @pytest.fixture
-def env(bucket, sessions_bucket, candidates_queue, bus, model):
+def stack(bucket, sessions_bucket, candidates_queue, bus, model):
     model.responder = distilled_facts
     return dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, CANDIDATES_QUEUE_URL=candidates_queue,
                 EVENT_BUS_NAME=bus["name"], UTILITY_MODEL="openai:utility", OPENAI_BASE_URL=model.base_url,
@@ -82,8 +82,8 @@ def env(bucket, sessions_bucket, candidates_queue, bus, model):
 
 
 @pytest.fixture
-def handlers(monkeypatch, env):
-    return {name: load_handler(name, monkeypatch, **env) for name in ("extract", "distill", "memory", "purge")}
+def handlers(monkeypatch, stack):
+    return {name: load_handler(name, monkeypatch, stack) for name in ("extract", "distill", "memory", "purge")}
 
 
 def review(s3, bucket, sessions_bucket) -> Review:

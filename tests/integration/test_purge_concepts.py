@@ -52,7 +52,7 @@ def handlers(monkeypatch, store, bucket, sessions_bucket, candidates_queue, bus,
     env = dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, CANDIDATES_QUEUE_URL=candidates_queue,
                EVENT_BUS_NAME=bus["name"], UTILITY_MODEL="openai:utility", OPENAI_BASE_URL=model.base_url,
                FACTS_KEY="k" * 48)
-    return {name: load_handler(name, monkeypatch, **env) for name in ("extract", "consolidate", "purge")}
+    return {name: load_handler(name, monkeypatch, env) for name in ("extract", "consolidate", "purge")}
 
 
 def bodies(s3, bucket: str, prefix: str) -> dict[tuple[str, str], str]:

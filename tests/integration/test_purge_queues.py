@@ -59,7 +59,7 @@ def test_forget_customer_deletes_their_dead_letters_so_a_redrive_cannot_send_the
     env = dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, CANDIDATES_QUEUE_URL=candidates_queue,
                UTILITY_MODEL="openai:test-model", OPENAI_BASE_URL=model.base_url, TURN_DLQ_URL=dlq,
                CANDIDATES_DLQ_URL=sightings_dlq, POWERTOOLS_SERVICE_NAME=f"extract-{uuid.uuid4().hex[:6]}")
-    extract = load_handler("extract", monkeypatch, **env)
+    extract = load_handler("extract", monkeypatch, env)
     fail_through_the_queue(sqs, extract, source, customer_turn("sess_joana", CUSTOMER))  # model down
     fail_through_the_queue(sqs, extract, source, customer_turn("sess_joana_2", CUSTOMER, agent="Not A Slug"))
     fail_through_the_queue(sqs, extract, source, customer_turn("sess_outro", OTHER, "quando chega meu pedido?"))
@@ -69,7 +69,7 @@ def test_forget_customer_deletes_their_dead_letters_so_a_redrive_cannot_send_the
     assert int(sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["ApproximateNumberOfMessages"])[
         "Attributes"]["ApproximateNumberOfMessages"]) == 3
 
-    purge = load_handler("purge", monkeypatch, **env)
+    purge = load_handler("purge", monkeypatch, env)
     dry = purge.lambda_handler({**load_event("forget-customer.json"), "dry_run": True}, LambdaContext())
     assert (dry["removed"]["dead_letter_turns"], dry["removed"]["dead_letter_sightings"]) == (2, 1)
     answer = purge.lambda_handler(load_event("forget-customer.json"), LambdaContext())

@@ -37,10 +37,10 @@ def endpoint(monkeypatch, store, bucket, bus, sessions_bucket, candidates_queue)
     store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
     for path in sorted(DEMO.glob("*.md")):
         store.create(T, A, parse(path.read_text()), actor="engine")
-    retrieve = load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"],
-                            SESSIONS_BUCKET=sessions_bucket, CANDIDATES_QUEUE_URL=candidates_queue,
-                            POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}")
-    memory = load_handler("memory", monkeypatch, KNOWLEDGE_BUCKET=bucket)
+    retrieve = load_handler("retrieve", monkeypatch, dict(
+        KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"], SESSIONS_BUCKET=sessions_bucket,
+        CANDIDATES_QUEUE_URL=candidates_queue), POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}")
+    memory = load_handler("memory", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket))
     handlers = {"retrieve": Counted(retrieve.lambda_handler), "memory": Counted(memory.lambda_handler)}
     server = LambdaEndpoint({name: (handler, 10_000) for name, handler in handlers.items()}).start()
     server.counted = handlers
@@ -139,7 +139,7 @@ def test_an_unknown_function_and_a_misconfigured_one_are_function_failures(endpo
     with pytest.raises(FunctionFailed, match="ResourceNotFoundException"):
         wrong.retrieve("s1", "frete")
     monkeypatch.delenv("EVENT_BUS_NAME", raising=False)
-    broken = load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET="b")
+    broken = load_handler("retrieve", monkeypatch, dict(KNOWLEDGE_BUCKET="b"))
     server = LambdaEndpoint({"retrieve": (broken.lambda_handler, 10_000)}).start()
     try:
         client = KnowledgeClient(A, endpoint_url=server.url, region_name="us-east-1")
@@ -219,8 +219,8 @@ def test_a_builder_follows_a_save_to_its_outcome_through_the_client(client, endp
                                   "Orders paid by 14h ship the same business day.", "pedido pago até as 14h")
     assert client.save_status(saved.save_id).status == "queued"
     messages = drain(sqs, candidates_queue)
-    consolidate = load_handler("consolidate", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                               EVENT_BUS_NAME=bus["name"])
+    consolidate = load_handler("consolidate", monkeypatch, dict(
+        KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, EVENT_BUS_NAME=bus["name"]))
     consolidate.lambda_handler(sqs_event(messages, "arn:aws:sqs:us-east-1:123456789012:c.fifo"), LambdaContext())
     outcome = client.save_status(saved.save_id)
     assert outcome.status == "created" and outcome.name == "despacho-mesmo-dia" and outcome.settled_at

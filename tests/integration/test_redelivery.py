@@ -35,9 +35,9 @@ def extract_on_queue(monkeypatch, sqs, store, bucket, sessions_bucket, candidate
     store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
     # Visibility 0: without the handler's back-off a failed turn would be visible again at once.
     turns, dlq = queue_with_dlq(sqs, VisibilityTimeout="0")
-    handler = load_handler("extract", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                           CANDIDATES_QUEUE_URL=candidates_queue, TURN_DLQ_URL=dlq,
-                           UTILITY_MODEL="openai:test-model", OPENAI_BASE_URL=model.base_url)
+    handler = load_handler("extract", monkeypatch, dict(
+        KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, CANDIDATES_QUEUE_URL=candidates_queue,
+        TURN_DLQ_URL=dlq, UTILITY_MODEL="openai:test-model", OPENAI_BASE_URL=model.base_url))
     return Poller(sqs, turns, handler.lambda_handler, "extract"), turns, dlq, handler
 
 
@@ -54,7 +54,6 @@ def test_a_turn_that_can_never_be_valid_is_dead_lettered_on_first_sight(extract_
 
 def test_a_turn_that_failed_for_now_comes_back_after_the_backoff_not_at_once(extract_on_queue, sqs, script):
     poller, turns, dlq, handler = extract_on_queue
-    handler.extractor._models.get("openai:test-model")._sleep = lambda seconds: None
     script.default = (503, {"error": "overloaded"})
     sqs.send_message(QueueUrl=turns, MessageBody=load_event("turn-complete.json")["Records"][0]["body"])
     poller.poll_once(wait_seconds=0)
@@ -76,9 +75,9 @@ def test_records_that_cannot_finish_before_the_deadline_are_reported_failed_not_
     from helpers.handlers import LambdaContext
 
     store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
-    handler = load_handler("extract", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                           CANDIDATES_QUEUE_URL=candidates_queue, UTILITY_MODEL="openai:test-model",
-                           OPENAI_BASE_URL=model.base_url)
+    handler = load_handler("extract", monkeypatch, dict(
+        KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, CANDIDATES_QUEUE_URL=candidates_queue,
+        UTILITY_MODEL="openai:test-model", OPENAI_BASE_URL=model.base_url))
 
     class AlmostOut(LambdaContext):
         def get_remaining_time_in_millis(self) -> int:
@@ -107,9 +106,9 @@ def test_backfill_re_reads_a_turn_the_live_path_already_extracted(monkeypatch, s
     from knowledge.format.turn import parse_turn
 
     store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
-    handler = load_handler("extract", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                           CANDIDATES_QUEUE_URL=candidates_queue, UTILITY_MODEL="openai:test-model",
-                           OPENAI_BASE_URL=model.base_url)
+    handler = load_handler("extract", monkeypatch, dict(
+        KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, CANDIDATES_QUEUE_URL=candidates_queue,
+        UTILITY_MODEL="openai:test-model", OPENAI_BASE_URL=model.base_url))
     turn = parse_turn(load_event("turn-complete.json")["Records"][0]["body"])
     assert handler.extractor.process(turn).status == "processed"
     assert handler.extractor.process(turn).status == "already_extracted"
@@ -119,29 +118,27 @@ def test_backfill_re_reads_a_turn_the_live_path_already_extracted(monkeypatch, s
 
 def test_a_turn_deferred_by_its_tenants_daily_cap_waits_for_the_next_utc_day_not_the_backoff(
         monkeypatch, sqs, store, bucket, sessions_bucket, candidates_queue, model):
+    from shared.aws import client
+
     store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
     turns, dlq = queue_with_dlq(sqs)
-    handler = load_handler("extract", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                           CANDIDATES_QUEUE_URL=candidates_queue, TURN_DLQ_URL=dlq, UTILITY_MODEL="openai:test-model",
-                           OPENAI_BASE_URL=model.base_url, KNOWLEDGE_TENANT_DAILY_MODEL_CALLS="1")
+    handler = load_handler("extract", monkeypatch, dict(
+        KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, CANDIDATES_QUEUE_URL=candidates_queue,
+        TURN_DLQ_URL=dlq, UTILITY_MODEL="openai:test-model", OPENAI_BASE_URL=model.base_url),
+        KNOWLEDGE_TENANT_DAILY_MODEL_CALLS="1")
     waits = []
-    real = handler.redelivery._sqs
-
-    class Watching:
-        def __getattr__(self, name):
-            return getattr(real, name)
-
-        def change_message_visibility(self, **kwargs):
-            waits.append(kwargs["VisibilityTimeout"])
-            return real.change_message_visibility(**kwargs)
-
-    handler.redelivery._sqs = Watching()
+    watch = lambda params, **kwargs: waits.append(params["VisibilityTimeout"])  # noqa: E731
     body = json.loads(load_event("turn-complete.json")["Records"][0]["body"])
     for turn_id in ("turn_a", "turn_b"):
         sqs.send_message(QueueUrl=turns, MessageBody=json.dumps({**body, "turn_id": turn_id}))
     poller = Poller(sqs, turns, handler.lambda_handler, "extract", batch_size=1)
-    poller.poll_once(wait_seconds=0)
-    poller.poll_once(wait_seconds=0)
+    # What the handler's SQS client sends (the redelivery's back-off or hold), watched where boto3 calls it.
+    client("sqs").meta.events.register("provide-client-params.sqs.ChangeMessageVisibility", watch)
+    try:
+        poller.poll_once(wait_seconds=0)
+        poller.poll_once(wait_seconds=0)
+    finally:
+        client("sqs").meta.events.unregister("provide-client-params.sqs.ChangeMessageVisibility", watch)
     assert len(model.requests) == 1
     assert len(waits) == 1 and waits[0] > backoff_seconds(1)
 

@@ -25,10 +25,10 @@ def test_a_turn_the_queue_dead_lettered_is_found_in_the_log_by_its_id_and_redriv
     dlq = new_queue(sqs)
     dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
     source = new_queue(sqs, RedrivePolicy=json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 1}))
-    extract = load_handler("extract", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                           CANDIDATES_QUEUE_URL=candidates_queue, UTILITY_MODEL="openai:test-model",
-                           OPENAI_BASE_URL=model.base_url,
-                           POWERTOOLS_SERVICE_NAME=f"knowledge-extract-{uuid.uuid4().hex[:6]}")
+    extract = load_handler("extract", monkeypatch, dict(
+        KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, CANDIDATES_QUEUE_URL=candidates_queue,
+        UTILITY_MODEL="openai:test-model", OPENAI_BASE_URL=model.base_url),
+        POWERTOOLS_SERVICE_NAME=f"knowledge-extract-{uuid.uuid4().hex[:6]}")
     message_id = sqs.send_message(QueueUrl=source, MessageBody=turn_body())["MessageId"]
     received = sqs.receive_message(QueueUrl=source, AttributeNames=["All"])["Messages"][0]
     record = load_event("turn-complete.json")["Records"][0]

@@ -43,7 +43,7 @@ def polluted(store):
 
 @pytest.fixture
 def repair(monkeypatch, bucket):
-    return load_handler("repair", monkeypatch, KNOWLEDGE_BUCKET=bucket)
+    return load_handler("repair", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket))
 
 
 def versions(store, scope, name):

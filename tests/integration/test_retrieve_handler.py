@@ -24,7 +24,7 @@ def retrieve(monkeypatch, store, bucket, bus):
     store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
     for path in sorted(DEMO.glob("*.md")):
         store.create(T, A, parse(path.read_text()), actor="engine")
-    return load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"],
+    return load_handler("retrieve", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"]),
                         POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}")
 
 
@@ -104,14 +104,14 @@ def test_importing_the_handler_loads_neither_boto3_nor_numpy(bucket, bus):
 def test_when_init_runs_ahead_of_requests_the_service_is_built_during_init(monkeypatch, store, bucket, bus,
                                                                            init_type):
     store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
-    handler = load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"],
+    handler = load_handler("retrieve", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"]),
                            AWS_LAMBDA_INITIALIZATION_TYPE=init_type)
     assert handler.service.built is True
     assert handler.lambda_handler(load_event("retrieve.json"), LambdaContext())["priority"] == 77
 
 
 def test_a_misconfigured_function_fails_its_invocation_not_with_an_answer(monkeypatch, bus):
-    handler = load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET="Not_A_Bucket", EVENT_BUS_NAME=bus["name"])
+    handler = load_handler("retrieve", monkeypatch, dict(KNOWLEDGE_BUCKET="Not_A_Bucket", EVENT_BUS_NAME=bus["name"]))
     with pytest.raises(SettingsError, match="KNOWLEDGE_BUCKET: is not a valid S3 bucket name"):
         handler.lambda_handler(load_event("retrieve.json"), LambdaContext())
     monkeypatch.setenv("AWS_LAMBDA_INITIALIZATION_TYPE", "provisioned-concurrency")
@@ -148,7 +148,7 @@ def test_a_deferred_part_is_built_once_however_many_threads_ask_first():
     ("KNOWLEDGE_REFRESH_SECONDS", "-1", "KNOWLEDGE_REFRESH_SECONDS: Input should be greater than or equal to 0"),
 ])
 def test_a_bad_retrieval_setting_is_named_in_the_error(monkeypatch, bucket, bus, variable, value, message):
-    handler = load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"],
+    handler = load_handler("retrieve", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"]),
                            **{variable: value})
     with pytest.raises(SettingsError) as raised:
         handler.lambda_handler(load_event("retrieve.json"), LambdaContext())
@@ -159,7 +159,7 @@ def test_load_knowledge_answers_even_when_the_event_cannot_be_published(monkeypa
     store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
     for path in sorted(DEMO.glob("*.md")):
         store.create(T, A, parse(path.read_text()), actor="engine")
-    handler = load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME="no-such-bus",
+    handler = load_handler("retrieve", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME="no-such-bus"),
                            POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}")
     answer = handler.lambda_handler(load_event("load-knowledge.json"), LambdaContext())
     assert answer["markdown"] == (DEMO / "cep-sudeste-cd-campinas.md").read_text()

@@ -41,7 +41,7 @@ def tenant(store):
 
 
 def container(monkeypatch, bucket, bus):
-    return load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"],
+    return load_handler("retrieve", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"]),
                         KNOWLEDGE_REFRESH_SECONDS=str(REFRESH),
                         POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}")
 
@@ -122,7 +122,7 @@ def s3_requests(handler, calls) -> list[str]:
 def test_between_refreshes_a_turn_sends_no_s3_request_and_a_refresh_one_listing_per_index(tenant, monkeypatch,
                                                                                         bucket, bus):
     def started(refresh: str):
-        handler = load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"],
+        handler = load_handler("retrieve", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"]),
                                KNOWLEDGE_REFRESH_SECONDS=refresh,
                                POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}")
         assert "30 dias" in ask(handler, T, "whatsapp")["block"]  # the cold start's reads

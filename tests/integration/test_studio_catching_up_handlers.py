@@ -20,7 +20,7 @@ def bulk_writes(store, n=6):
 
 
 def snapshot_function(monkeypatch, bucket):
-    return load_handler("snapshot", monkeypatch, KNOWLEDGE_BUCKET=bucket,
+    return load_handler("snapshot", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket),
                         POWERTOOLS_SERVICE_NAME=f"snapshot-{uuid.uuid4().hex[:6]}")
 
 
@@ -48,8 +48,9 @@ def test_the_scheduled_pass_leaves_a_fresh_studio_nothing_to_catch_up(monkeypatc
                       "complete": True}
     monkeypatch.setitem(Studio.__init__.__kwdefaults__, "catch_up_seconds", 0.0)
     monkeypatch.setitem(Studio.__init__.__kwdefaults__, "fetch_chunk", 2)
-    handler = load_handler("studio_api", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                           STUDIO_ORIGIN="http://127.0.0.1:8080", POWERTOOLS_SERVICE_NAME="studio-cold")
+    handler = load_handler("studio_api", monkeypatch, dict(
+        KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, STUDIO_ORIGIN="http://127.0.0.1:8080"),
+        POWERTOOLS_SERVICE_NAME="studio-cold")
     body = json.loads(handler.lambda_handler(request("GET", f"{BASE}/concepts"), LambdaContext())["body"])
     assert body["catching_up"] == 0 and body["total"] == 27
     assert api("GET", f"{BASE}/concepts")[1]["total"] == 27

@@ -107,7 +107,7 @@ def test_without_a_session_archive_the_evidence_route_says_so(monkeypatch, store
     turn = archive_demo_turn(s3, sessions_bucket)
     version = learned_from(store, turn, 1, "chegam em 1 a 2 dias úteis")
     monkeypatch.delenv("SESSIONS_BUCKET", raising=False)
-    handler = load_handler("studio_api", monkeypatch, KNOWLEDGE_BUCKET=bucket,
+    handler = load_handler("studio_api", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket),
                            POWERTOOLS_SERVICE_NAME=f"studio-{uuid.uuid4().hex[:6]}")
     path = f"{BASE}/concepts/cep-sudeste-cd-campinas/versions/{version.version_id}/evidence"
     answer = handler.lambda_handler(request("GET", path), LambdaContext())

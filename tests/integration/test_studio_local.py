@@ -10,6 +10,7 @@ import uuid
 
 import jwt
 import pytest
+from cryptography.hazmat.primitives.asymmetric import rsa
 from helpers.handlers import LambdaContext, load_handler
 from helpers.paths import DEMO
 
@@ -17,21 +18,23 @@ from knowledge.format.concept import parse
 from knowledge_dev.studio_server import AUDIENCE, LocalAuthorizer, StudioServer
 
 T, A = "default", "store-support"
+KEY = rsa.generate_private_key(public_exponent=65537, key_size=2048)  # the local authorizer's signing key
 
 
 @pytest.fixture
 def studio(monkeypatch, store, bucket):
     for path in sorted(DEMO.glob("*.md")):
         store.create(T, A, parse(path.read_text()), actor="engine")
-    handler = load_handler("studio_api", monkeypatch, KNOWLEDGE_BUCKET=bucket, STUDIO_ORIGIN="http://127.0.0.1:8080",
-                           POWERTOOLS_SERVICE_NAME=f"studio-{uuid.uuid4().hex[:6]}")
+    handler = load_handler("studio_api", monkeypatch, dict(
+        KNOWLEDGE_BUCKET=bucket, STUDIO_ORIGIN="http://127.0.0.1:8080"),
+        POWERTOOLS_SERVICE_NAME=f"studio-{uuid.uuid4().hex[:6]}")
     calls = []
 
     def counted(event, context):
         calls.append(event)
         return handler.lambda_handler(event, context)
 
-    authorizer = LocalAuthorizer(issuer="http://127.0.0.1/dev")
+    authorizer = LocalAuthorizer(issuer="http://127.0.0.1/dev", key=KEY)
     server = StudioServer(counted, authorizer, context_factory=LambdaContext).start()
     yield server, authorizer, calls
     server.stop()
@@ -61,8 +64,6 @@ def test_a_valid_token_reaches_the_handler_with_its_claims(studio):
 
 
 def other_key_token():
-    from cryptography.hazmat.primitives.asymmetric import rsa
-
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     now = int(time.time())
     return jwt.encode({"sub": "x", "iss": "http://127.0.0.1/dev", "aud": AUDIENCE, "exp": now + 60}, key,
@@ -75,7 +76,7 @@ def other_key_token():
     lambda a: other_key_token(),
     lambda a: a.token(ttl_seconds=-10),
     lambda a: jwt.encode({"sub": "x", "iss": a.issuer, "aud": "someone-else", "exp": int(time.time()) + 60},
-                         a._key, algorithm="RS256"),
+                         KEY, algorithm="RS256"),
     lambda a: jwt.encode({"sub": "x", "iss": a.issuer, "aud": AUDIENCE, "exp": int(time.time()) + 60},
                          "a-shared-secret-long-enough-for-hs256-0123456789", algorithm="HS256"),
 ])

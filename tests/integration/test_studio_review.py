@@ -114,7 +114,7 @@ def test_a_never_looked_operator_sees_only_the_last_day_as_new(api, store):
     as_of = datetime.fromisoformat(state["as_of"][:-1])
     assert as_of - datetime.fromisoformat(state["since"][:-1]) == timedelta(hours=24)
     tomorrow = datetime.now(timezone.utc) + timedelta(days=2)
-    api.handler.reviews._store.now = lambda: tomorrow  # two days on, still never looked
+    api.handler.reviews.store.now = lambda: tomorrow  # two days on, still never looked
     status, state = api("GET", f"{BASE}/review")
     assert status == 200 and state["seen_at"] is None and state["new"] == 0  # no flood of old learning
     assert new_names(api) == (set(), 0)

@@ -106,17 +106,19 @@ def test_a_move_deletes_the_agents_concept_restorably_and_finishes_when_asked_ag
 
 
 def test_a_move_never_deletes_what_was_written_since_it_was_copied(api, store, monkeypatch):
-    from knowledge.curation.sharing import Sharing
+    from knowledge.store.concepts import ConceptStore
 
-    real = Sharing._delete_unchanged
+    real = ConceptStore.create
 
-    def engine_writes_first(self, op, tenant, agent, source):  # a sighting merged between the copy and the delete
-        current = store.get(T, A, source.name)
-        store.replace(T, A, current.concept.replace(occurrences=current.concept.occurrences + 1),
-                      if_match=current.etag, actor="engine", reason="confirmed")
-        return real(self, op, tenant, agent, source)
+    def engine_writes_after_the_copy(self, tenant, agent, concept, **kwargs):  # a sighting merged before the delete
+        copy = real(self, tenant, agent, concept, **kwargs)
+        if agent == SHARED:
+            current = store.get(T, A, concept.name)
+            store.replace(T, A, current.concept.replace(occurrences=current.concept.occurrences + 1),
+                          if_match=current.etag, actor="engine", reason="confirmed")
+        return copy
 
-    monkeypatch.setattr(Sharing, "_delete_unchanged", engine_writes_first)
+    monkeypatch.setattr(ConceptStore, "create", engine_writes_after_the_copy)
     status, answer, _ = api("POST", f"{BASE}/concepts/rastreio-pedido/share", body={"move": True})
     assert status == 201 and answer["moved"] is False
     assert store.get(T, A, "rastreio-pedido").reason == "confirmed" and store.find(T, SHARED, "rastreio-pedido")
@@ -175,7 +177,7 @@ def test_another_tenants_operator_never_reaches_the_shared_scope(api, store):
 
 
 def test_two_agents_recall_one_shared_policy_edited_once_in_the_studio(api, store, monkeypatch, bucket, bus):
-    retrieve = load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"],
+    retrieve = load_handler("retrieve", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"]),
                             KNOWLEDGE_REFRESH_SECONDS="1",
                             POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}")
 

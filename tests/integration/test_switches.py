@@ -31,7 +31,7 @@ def studio(monkeypatch, store, bucket, sessions_bucket):
 
 
 def retrieve(monkeypatch, bucket, bus):
-    return load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"],
+    return load_handler("retrieve", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"]),
                         KNOWLEDGE_REFRESH_SECONDS=str(REFRESH),
                         POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}")
 
@@ -116,10 +116,10 @@ def test_extract_false_written_straight_into_the_bucket_stops_learning_at_the_ne
                                                                                        bucket, sessions_bucket,
                                                                                        candidates_queue, model,
                                                                                        capsys):
-    extract = load_handler("extract", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                           CANDIDATES_QUEUE_URL=candidates_queue, UTILITY_MODEL="openai:test-model",
-                           OPENAI_BASE_URL=model.base_url,
-                           POWERTOOLS_SERVICE_NAME=f"knowledge-extract-{uuid.uuid4().hex[:6]}")
+    extract = load_handler("extract", monkeypatch, dict(
+        KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, CANDIDATES_QUEUE_URL=candidates_queue,
+        UTILITY_MODEL="openai:test-model", OPENAI_BASE_URL=model.base_url),
+        POWERTOOLS_SERVICE_NAME=f"knowledge-extract-{uuid.uuid4().hex[:6]}")
     write("s3", studio, s3, bucket, ON.replace("extract: true", "extract: false"))
     assert extract.lambda_handler(load_event("turn-complete.json"), LambdaContext()) == {"batchItemFailures": []}
     assert model.requests == []

@@ -5,6 +5,7 @@ journal lifecycle, and `sam local invoke`'s env.json."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import threading
 import uuid
@@ -78,7 +79,7 @@ def new_secret(secrets, text: str) -> str:
 def test_extraction_calls_the_model_with_the_key_from_the_secret(monkeypatch, extract_env, key_recorder, secrets):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     arn = new_secret(secrets, "sk-loja-7f3a9c")
-    extract = load_handler("extract", monkeypatch, **{**extract_env, "OPENAI_BASE_URL": key_recorder.base_url},
+    extract = load_handler("extract", monkeypatch, dict(extract_env, OPENAI_BASE_URL=key_recorder.base_url),
                            OPENAI_API_KEY_SECRET_ARN=arn)
     assert extract.lambda_handler(turn_event(), LambdaContext()) == {"batchItemFailures": []}
     assert key_recorder.authorizations == ["Bearer sk-loja-7f3a9c"]
@@ -108,7 +109,7 @@ def test_a_key_that_cannot_be_read_fails_the_cold_start_with_a_typed_error(probl
            "json without a key": new_secret(secrets, json.dumps({"token": "sk-x"})),
            "not an arn": "sk-pasted-by-mistake"}[problem]
     with pytest.raises(SettingsError) as raised:
-        load_handler("extract", monkeypatch, **extract_env, OPENAI_API_KEY_SECRET_ARN=arn)
+        load_handler("extract", monkeypatch, extract_env, OPENAI_API_KEY_SECRET_ARN=arn)
     assert "OPENAI_API_KEY_SECRET_ARN" in str(raised.value) and "sk-" not in str(raised.value)
     assert isinstance(raised.value, SecretUnavailable) == (problem != "not an arn")
 
@@ -189,3 +190,27 @@ def test_env_json_sets_only_variables_the_template_gives_each_function():
         for value in variables.values():  # each placeholder names the stack output that fills it
             placeholder = re.fullmatch(r"REPLACE-with-the-(\w+)-output", value)
             assert placeholder is None or placeholder[1] in TEMPLATE["Outputs"], value
+
+
+# ------------------------------------------------------------------ the handlers under test
+
+
+def test_a_handler_under_test_is_given_what_the_template_gives_its_function(monkeypatch, bucket):
+    """helpers.handlers.function_env: the template's variables for a function, from a test's stand-ins."""
+    from helpers.handlers import function_env
+
+    stack = dict(KNOWLEDGE_BUCKET=bucket, POLICY_REVIEW_QUEUE_URL="http://127.0.0.1:1/123456789012/review",
+                 CANDIDATES_QUEUE_URL="http://127.0.0.1:1/123456789012/candidates.fifo", FACTS_KEY="k" * 48)
+    extract = function_env("extract", stack)
+    assert extract["POWERTOOLS_SERVICE_NAME"] == "knowledge-extract" and extract["KNOWLEDGE_BUCKET"] == bucket
+    assert extract["CANDIDATES_QUEUE_URL"] == stack["CANDIDATES_QUEUE_URL"] and "FACTS_KEY" in extract
+    assert "POLICY_REVIEW_QUEUE_URL" not in extract  # the template gives it to consolidate, not to extract
+    assert "UTILITY_MODEL" not in extract  # no stand-in: the code's default, as with the parameter unset
+    with pytest.raises(ValueError, match="functions/extract no POLICY_REVIEW_QUEUE_URL"):
+        function_env("extract", stack, POLICY_REVIEW_QUEUE_URL=stack["POLICY_REVIEW_QUEUE_URL"])
+    with pytest.raises(ValueError, match="functions/no_such"):
+        function_env("no_such", stack)
+
+    load_handler("repair", monkeypatch, stack)
+    assert os.environ["POWERTOOLS_SERVICE_NAME"] == "knowledge-repair" and os.environ["KNOWLEDGE_BUCKET"] == bucket
+    assert "POLICY_REVIEW_QUEUE_URL" not in os.environ and "FACTS_KEY" in os.environ

@@ -29,7 +29,7 @@ def test_the_tours_faq_import_changes_no_concept_the_conversations_taught_nor_wh
     queue = new_queue(sqs)
     env = dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, EVENT_BUS_NAME=bus["name"],
                UTILITY_MODEL="openai:demo", OPENAI_BASE_URL=model.base_url, POLICY_REVIEW_QUEUE_URL=queue)
-    retrieve = load_handler("retrieve", monkeypatch, **env, KNOWLEDGE_REFRESH_SECONDS="0",
+    retrieve = load_handler("retrieve", monkeypatch, env, KNOWLEDGE_REFRESH_SECONDS="0",
                             POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}")
 
     def injected() -> dict[str, bool]:
@@ -41,13 +41,13 @@ def test_the_tours_faq_import_changes_no_concept_the_conversations_taught_nor_wh
     before_text = {name: store.get(T, A, name).data for name in observed}
     before = injected()
 
-    importer = load_handler("import", monkeypatch, **env)
+    importer = load_handler("import", monkeypatch, env)
     event = load_event("import.json")
     s3.put_object(Bucket=sessions_bucket, Key=event["prefix"] + FAQ.name, Body=FAQ.read_bytes())
     imported = {item["name"] for item in importer.lambda_handler(event, LambdaContext())["items"]
                 if item["outcome"] == "created"}
     assert imported
-    review = load_handler("policy_review", monkeypatch, **env)
+    review = load_handler("policy_review", monkeypatch, env)
     pending = [m["Body"] for m in drain(sqs, queue)]
     for receive in (1, 2, 3):  # as the queue brings back what failed, up to the last attempt
         failed = review.lambda_handler(sqs_event(*pending, receive=receive), LambdaContext())["batchItemFailures"]

@@ -49,13 +49,14 @@ def sighting_body(session: str, concept: str, **fields) -> dict:
 @pytest.fixture
 def consolidate(monkeypatch, store, bucket, sessions_bucket, bus, model):
     store.put_config(T, A, (DEMO / "knowledge.yaml").read_text(), actor="operator:demo")
-    return load_handler("consolidate", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                        EVENT_BUS_NAME=bus["name"], UTILITY_MODEL="openai:judge", OPENAI_BASE_URL=model.base_url)
+    return load_handler("consolidate", monkeypatch, dict(
+        KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, EVENT_BUS_NAME=bus["name"],
+        UTILITY_MODEL="openai:judge", OPENAI_BASE_URL=model.base_url))
 
 
 @pytest.fixture
 def make_retrieve(monkeypatch, bucket, bus):
-    return lambda: load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"],
+    return lambda: load_handler("retrieve", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"]),
                                 POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}")
 
 
@@ -185,7 +186,7 @@ def test_the_studio_list_and_the_export_show_a_concept_named_for_another_as_unre
     assert "troca-em-30-dias" in row["problem"] and "frete-gratis-acima-199" in row["problem"]
     assert row["type"] is None and row["description"] is None
 
-    export = load_handler("export", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
+    export = load_handler("export", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket),
                           POWERTOOLS_SERVICE_NAME="knowledge-export")
     for event in ("export.json", "export-graphml.json"):
         answer = export.lambda_handler(load_event(event), LambdaContext())
@@ -215,10 +216,10 @@ def extract_on_queue(monkeypatch, sqs, store, bucket, sessions_bucket, candidate
 
     def start():
         # Built in the test, so that its logger (a service of its own) writes to the test's stdout.
-        handler = load_handler("extract", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                               CANDIDATES_QUEUE_URL=candidates_queue, TURN_DLQ_URL=dlq,
-                               UTILITY_MODEL="openai:test-model", OPENAI_BASE_URL=model.base_url,
-                               POWERTOOLS_SERVICE_NAME=f"knowledge-extract-{uuid.uuid4().hex[:6]}")
+        handler = load_handler("extract", monkeypatch, dict(
+            KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, CANDIDATES_QUEUE_URL=candidates_queue,
+            TURN_DLQ_URL=dlq, UTILITY_MODEL="openai:test-model", OPENAI_BASE_URL=model.base_url),
+            POWERTOOLS_SERVICE_NAME=f"knowledge-extract-{uuid.uuid4().hex[:6]}")
         return Poller(sqs, turns, handler.lambda_handler, "extract"), turns, dlq
 
     return start

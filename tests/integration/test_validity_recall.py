@@ -44,12 +44,12 @@ def sqs_event(bodies: list[str]) -> dict:
 def learn(monkeypatch, store, bucket, sessions_bucket, candidates_queue, bus, model, sqs):
     """Extract one turn (the model quoting `evidence`), then consolidate what it sent; the stored concept."""
     store.put_config(T, A, CONFIG, actor="operator:demo")
-    extract = load_handler("extract", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                           CANDIDATES_QUEUE_URL=candidates_queue, UTILITY_MODEL="openai:utility",
-                           OPENAI_BASE_URL=model.base_url)
-    consolidate = load_handler("consolidate", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                               EVENT_BUS_NAME=bus["name"], UTILITY_MODEL="openai:utility",
-                               OPENAI_BASE_URL=model.base_url)
+    extract = load_handler("extract", monkeypatch, dict(
+        KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, CANDIDATES_QUEUE_URL=candidates_queue,
+        UTILITY_MODEL="openai:utility", OPENAI_BASE_URL=model.base_url))
+    consolidate = load_handler("consolidate", monkeypatch, dict(
+        KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, EVENT_BUS_NAME=bus["name"],
+        UTILITY_MODEL="openai:utility", OPENAI_BASE_URL=model.base_url))
 
     def run(completed_at: str, said: str, evidence: str, name: str = "frete-gratis-site", session: str = "sess_1"):
         model.responder = lambda request: json.dumps([{
@@ -98,7 +98,7 @@ def test_a_later_dated_sighting_moves_the_end_of_an_observed_concept(learn, stor
 @pytest.fixture
 def retrieve(monkeypatch, store, bucket, bus):
     store.put_config(T, A, CONFIG + "  stale_after_days: 180\n", actor="operator:demo")
-    return load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"],
+    return load_handler("retrieve", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"]),
                         KNOWLEDGE_REFRESH_SECONDS="0",
                         POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}")
 

@@ -39,7 +39,7 @@ def studio(monkeypatch, store, bucket, sessions_bucket):
 
 
 def retrieve(monkeypatch, bucket, bus):
-    return load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"],
+    return load_handler("retrieve", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"]),
                         KNOWLEDGE_REFRESH_SECONDS=str(REFRESH),
                         POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}")
 

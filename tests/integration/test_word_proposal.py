@@ -60,7 +60,7 @@ def model_words(store) -> list[tuple[str, str, int]]:
 def test_a_save_asks_the_model_once_and_its_words_are_gated_one_by_one(monkeypatch, world, store, sqs, capsys):
     _, jobs = save(world, sqs, CONCEPT)
     assert [json.loads(j) for j in jobs] == [{"v": 1, "tenant": T, "agent": A, "name": "troca-de-tela", "job": "words"}]
-    function = load_handler("policy_review", monkeypatch, **world["env"])
+    function = load_handler("policy_review", monkeypatch, world["env"])
     assert function.lambda_handler(sqs_event(*jobs), LambdaContext()) == {"batchItemFailures": []}
     assert len(world["asked"]) == 1
     prompt = world["asked"][0]["messages"][-1]["content"]
@@ -88,7 +88,7 @@ def test_a_save_asks_the_model_once_and_its_words_are_gated_one_by_one(monkeypat
 def test_removing_a_model_word_is_an_operators_edit_that_asks_nothing_and_the_word_never_comes_back(
         monkeypatch, world, store, sqs):
     _, jobs = save(world, sqs, CONCEPT)
-    function = load_handler("policy_review", monkeypatch, **world["env"])
+    function = load_handler("policy_review", monkeypatch, world["env"])
     function.lambda_handler(sqs_event(*jobs), LambdaContext())
     current = store.get(T, A, "troca-de-tela")
     edited = "\n".join(line for line in current.data.decode().split("\n") if '"display"' not in line)
@@ -124,7 +124,7 @@ def test_an_operators_newer_text_is_never_overwritten(monkeypatch, world, store,
                       if_match=current.etag, actor="operator:ana", reason="edit")
         return ANSWER
     model.responder = operator_saves_meanwhile
-    function = load_handler("policy_review", monkeypatch, **world["env"])
+    function = load_handler("policy_review", monkeypatch, world["env"])
     assert function.lambda_handler(sqs_event(*jobs), LambdaContext()) == {"batchItemFailures": []}
     stored = store.get(T, A, "troca-de-tela")
     assert stored.actor == "operator:ana" and "3 horas" in stored.concept.body and not stored.concept.learned_words
@@ -133,7 +133,7 @@ def test_an_operators_newer_text_is_never_overwritten(monkeypatch, world, store,
 def test_an_unusable_answer_is_asked_again_by_the_queue_then_dropped(monkeypatch, world, store, sqs, model, capsys):
     _, jobs = save(world, sqs, CONCEPT)
     model.responder = lambda request: "Claro! Aqui estão algumas palavras: telinha, visor"
-    function = load_handler("policy_review", monkeypatch, **world["env"])
+    function = load_handler("policy_review", monkeypatch, world["env"])
     failed = function.lambda_handler(sqs_event(*jobs), LambdaContext())
     assert failed == {"batchItemFailures": [{"itemIdentifier": "m0"}]}  # the queue asks again
     assert function.lambda_handler(sqs_event(*jobs, receive=3), LambdaContext()) == {"batchItemFailures": []}
@@ -141,8 +141,9 @@ def test_an_unusable_answer_is_asked_again_by_the_queue_then_dropped(monkeypatch
     assert '"WordProposalDropped"' in capsys.readouterr().out
 
 
-def test_no_call_beyond_the_tenants_daily_model_calls_and_the_concept_waits(monkeypatch, world, store, sqs, bucket):
-    function = load_handler("policy_review", monkeypatch, **world["env"], KNOWLEDGE_TENANT_DAILY_MODEL_CALLS="1")
+def test_no_call_beyond_the_tenants_daily_model_calls_and_the_concept_waits(monkeypatch, world, store, s3, sqs,
+                                                                               bucket):
+    function = load_handler("policy_review", monkeypatch, world["env"], KNOWLEDGE_TENANT_DAILY_MODEL_CALLS="1")
     _, jobs = save(world, sqs, CONCEPT)
     function.lambda_handler(sqs_event(*jobs), LambdaContext())
     other = CONCEPT.replace("troca-de-tela", "troca-de-tampa").replace("tela", "tampa")
@@ -152,7 +153,7 @@ def test_no_call_beyond_the_tenants_daily_model_calls_and_the_concept_waits(monk
     assert store.get(T, A, "troca-de-tampa").concept.learned_words == ()
     from knowledge.store.pending_words import PendingWords
 
-    assert PendingWords(store._s3, bucket).names(T, A) == ["troca-de-tampa"]  # deferred, not dropped
+    assert PendingWords(s3, bucket).names(T, A) == ["troca-de-tampa"]  # deferred, not dropped
 
 
 def test_an_agent_whose_config_lists_learn_from_without_model_gets_none(monkeypatch, world, store, sqs):
@@ -161,14 +162,14 @@ def test_an_agent_whose_config_lists_learn_from_without_model_gets_none(monkeypa
                                                "  learn_from: [loaded, sighting]\n"),
                      actor="operator:demo", if_match=config.etag)  # a config of an earlier release keeps its list
     _, jobs = save(world, sqs, CONCEPT)
-    function = load_handler("policy_review", monkeypatch, **world["env"])
+    function = load_handler("policy_review", monkeypatch, world["env"])
     assert function.lambda_handler(sqs_event(*jobs), LambdaContext()) == {"batchItemFailures": []}
     assert world["asked"] == [] and model_words(store) == []
 
 
 def test_another_tenants_job_never_reads_or_writes_this_tenants_concept(monkeypatch, world, store, sqs):
     save(world, sqs, CONCEPT)
-    function = load_handler("policy_review", monkeypatch, **world["env"])
+    function = load_handler("policy_review", monkeypatch, world["env"])
     job = json.dumps({"v": 1, "tenant": "outra-loja", "agent": A, "name": "troca-de-tela", "job": "words"})
     assert function.lambda_handler(sqs_event(job), LambdaContext()) == {"batchItemFailures": []}
     assert world["asked"] == [] and model_words(store) == []

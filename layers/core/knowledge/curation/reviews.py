@@ -252,6 +252,11 @@ class ReviewQueue:
         self._store = store
         self._studio = studio
 
+    @property
+    def store(self) -> ReviewStore:
+        """Where each operator's look is kept; its `now` is the queue's clock."""
+        return self._store
+
     def list(self, op: Any, tenant: str, agent: str, **filters: Any) -> dict[str, Any]:
         """The studio's list with each row new to this operator marked new, the agent's count of
         them, and `as_of` (PUT it back to mark what was shown seen)."""
