@@ -29,8 +29,9 @@ def moved_rows(body) -> list[tuple[str, str]]:
 @pytest.fixture
 def world(monkeypatch, store, bucket, sessions_bucket, sqs, bus, model):
     queue = new_queue(sqs)
-    env = dict(UTILITY_MODEL="openai:words", OPENAI_BASE_URL=model.base_url, POLICY_REVIEW_QUEUE_URL=queue)
-    api = demo_studio(monkeypatch, store, bucket, sessions_bucket, **env)
+    studio = dict(UTILITY_MODEL="openai:words", POLICY_REVIEW_QUEUE_URL=queue)  # named, never called there
+    env = dict(studio, OPENAI_BASE_URL=model.base_url)  # PolicyReviewFunction's: it calls the model
+    api = demo_studio(monkeypatch, store, bucket, sessions_bucket, **studio)
     for name in SMALL:
         store.create(T, A, make_concept(name, description=f"Resposta da {name}."), actor="engine")
     drain(sqs, queue)
