@@ -15,7 +15,7 @@ from helpers.browser import CHROMIUM, axe_violations, expect
 from helpers.concepts import make_concept
 from helpers.paths import ARTIFACTS, ROOT
 from helpers.skips import skip_unless_present
-from helpers.studio_page import open_concept, rows, signed_in
+from helpers.studio_page import click_line, open_concept, rows, signed_in
 
 from knowledge.curation.documents import HAND_DEFAULTS
 from knowledge.learning.claims import contradict
@@ -175,7 +175,7 @@ def test_edit_both_puts_both_claims_in_the_body_to_merge_by_hand_then_save(brows
         recorded = text.index("O reembolso de compras pagas com Pix")
         assert recorded < text.index("O reembolso no Pix leva até 7 dias úteis") < text.index(SAME_DAY)
         assert store.get(T, A, CONFLICTED).concept.in_conflict  # nothing written until Save
-        page.locator("#editor .cm-line", has_text=SAME_DAY).click()  # the operator merges by hand: drops one claim
+        click_line(page, SAME_DAY, "#editor")  # the operator merges by hand: drops one claim
         page.keyboard.press("End")
         page.keyboard.press("Shift+Home")
         page.keyboard.press("Delete")
@@ -231,7 +231,7 @@ def test_a_quote_cut_because_the_body_was_full_says_it_had_no_room(page, store):
 
 def test_edit_both_over_the_body_limit_says_so_and_changes_nothing(page, store):
     open_concept(page, CONFLICTED)
-    page.locator(".cm-line", has_text="2 dias úteis depois que a devolução é aprovada.").click()
+    click_line(page, "2 dias úteis depois que a devolução é aprovada.")
     page.keyboard.press("End")
     page.keyboard.insert_text(" " + "Reembolso via Pix. " * 860)  # the operator pastes a long text: ~16.3 KB
     page.get_by_role("button", name="Edit both").click()

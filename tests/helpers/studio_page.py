@@ -19,8 +19,18 @@ def open_concept(page, name):
     page.wait_for_selector(".cm-content")
 
 
+def click_line(page, text_in_line, within=""):
+    """Click the editor's line holding `text_in_line`, once the editor has settled where it is
+    scrolled to: CodeMirror measures the lines it scrolls to and may move them, so a click aimed
+    before that lands on the line above."""
+    line = page.locator(f"{within} .cm-line".strip(), has_text=text_in_line).first
+    line.scroll_into_view_if_needed()
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    line.click()
+
+
 def type_at_end_of_line(page, text_in_line, typed):
-    page.locator(".cm-line", has_text=text_in_line).first.click()
+    click_line(page, text_in_line)
     page.keyboard.press("End")
     page.keyboard.type(typed)
 
