@@ -21,8 +21,6 @@ from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Que
 from knowledge import wiring
 from knowledge.curation.api_models import (
     SHARED,
-    SLUG_MAX,
-    SLUG_PATTERN,
     SORTS,
     AgentList,
     ConceptList,
@@ -78,7 +76,6 @@ from shared.httpapi import (
     answer_alike,
     check_path,
     error_body,
-    operator_from_claims,
     plain_path,
 )
 
@@ -91,13 +88,6 @@ app = APIGatewayHttpResolver(enable_validation=True,
                              cors=CORSConfig(allow_origin=os.environ.get("STUDIO_ORIGIN", "http://127.0.0.1:8080"),
                                              allow_headers=["Authorization", "Content-Type", "If-Match"],
                                              expose_headers=["ETag"], max_age=600, allow_credentials=False))
-BASE = "/tenants/<tenant>/agents/<agent>"
-# Path segments as the document states them; one that breaks its pattern is 400 invalid_name.
-Slug = Annotated[str, Path(pattern=SLUG_PATTERN, max_length=SLUG_MAX)]
-# An agent, or `_shared`: the tenant's shared concepts, which every agent that opts in recalls (not a
-# slug, so no agent is named so). The routes of concepts, history, deletions, import and review take it.
-Scope = Annotated[str, Path(pattern=f"^({SHARED}|{SLUG_PATTERN.strip('^$')})$", max_length=SLUG_MAX,
-                            description=f"The agent, or {SHARED}: the tenant's shared concepts.")]
 VersionId = Annotated[str, Path(pattern=r"^[A-Za-z0-9._+=-]+$", max_length=1024)]
 
 
@@ -113,6 +103,7 @@ _HERE = str(pathlib.Path(__file__).resolve().parent)
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)
 import studio_behind  # noqa: E402 - after the path is set
+from routing import BASE, Scope, Slug, operator_of  # noqa: E402 - after the path is set
 import studio_bulk  # noqa: E402 - after the path is set
 import studio_words  # noqa: E402 - after the path is set
 
@@ -122,7 +113,7 @@ app.include_router(studio_behind.routes(studio.journal))
 
 
 def operator():
-    return operator_from_claims(app.current_event.request_context.authorizer.jwt_claim)
+    return operator_of(app)
 
 
 def _json(status: int, body: dict) -> Response:

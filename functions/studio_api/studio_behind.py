@@ -4,16 +4,12 @@ router bound to that app's own Studio)."""
 
 from typing import Annotated, Any
 
-from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from aws_lambda_powertools.event_handler.openapi.params import Query
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
-from knowledge.curation.api_models import SHARED, SLUG_MAX, SLUG_PATTERN, ChangesBehind, answers
-from shared.httpapi import operator_from_claims
+from knowledge.curation.api_models import ChangesBehind, answers
+from routing import BASE, Scope, Slug, operator_of
 
-BASE = "/tenants/<tenant>/agents/<agent>"
-Slug = Annotated[str, Path(pattern=SLUG_PATTERN, max_length=SLUG_MAX)]
-Scope = Annotated[str, Path(pattern=f"^({SHARED}|{SLUG_PATTERN.strip('^$')})$", max_length=SLUG_MAX,
-                            description=f"The agent, or {SHARED}: the tenant's shared concepts.")]
 Since = Annotated[str, Query(pattern=r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$", max_length=27,
                              description="The `as_of` of the list shown: what was written after it is counted.")]
 
@@ -23,7 +19,7 @@ def routes(journal: Any) -> APIGatewayHttpRouter:
     router = APIGatewayHttpRouter()
 
     def operator():
-        return operator_from_claims(router.current_event.request_context.authorizer.jwt_claim)
+        return operator_of(router)
 
     @router.get(f"{BASE}/changes", summary="How many concepts were written behind an open list since it was "
                                            "listed, from the change journal the list reads (no concept read)",

@@ -4,17 +4,11 @@ app.py, which includes this route (`routes`: a router bound to that app's own se
 
 from typing import Annotated, Any
 
-from aws_lambda_powertools.event_handler.openapi.params import Path
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
-from knowledge.curation.api_models import SHARED, SLUG_MAX, SLUG_PATTERN, answers
+from knowledge.curation.api_models import answers
 from knowledge.curation.bulk_api import BulkAnswer, BulkRequest
-from shared.httpapi import operator_from_claims
-
-BASE = "/tenants/<tenant>/agents/<agent>"
-Slug = Annotated[str, Path(pattern=SLUG_PATTERN, max_length=SLUG_MAX)]
-Scope = Annotated[str, Path(pattern=f"^({SHARED}|{SLUG_PATTERN.strip('^$')})$", max_length=SLUG_MAX,
-                            description=f"The agent, or {SHARED}: the tenant's shared concepts.")]
+from routing import BASE, Scope, Slug, operator_of
 
 
 def routes(bulk: Any) -> APIGatewayHttpRouter:
@@ -22,7 +16,7 @@ def routes(bulk: Any) -> APIGatewayHttpRouter:
     router = APIGatewayHttpRouter()
 
     def operator():
-        return operator_from_claims(router.current_event.request_context.authorizer.jwt_claim)
+        return operator_of(router)
 
     @router.post(f"{BASE}/concepts/bulk", summary="One action on many of the list's rows (at most 500): mark "
                                                   "reviewed, delete, undo a delete, change type, move to shared; "

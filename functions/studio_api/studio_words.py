@@ -10,7 +10,6 @@ from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from knowledge.curation.api_models import (
     PAGE_MAX,
-    SHARED,
     SLUG_MAX,
     SLUG_PATTERN,
     WordsPage,
@@ -18,12 +17,7 @@ from knowledge.curation.api_models import (
     WordsRemoved,
     answers,
 )
-from shared.httpapi import operator_from_claims
-
-BASE = "/tenants/<tenant>/agents/<agent>"
-Slug = Annotated[str, Path(pattern=SLUG_PATTERN, max_length=SLUG_MAX)]
-Scope = Annotated[str, Path(pattern=f"^({SHARED}|{SLUG_PATTERN.strip('^$')})$", max_length=SLUG_MAX,
-                            description=f"The agent, or {SHARED}: the tenant's shared concepts.")]
+from routing import BASE, Scope, Slug, operator_of
 
 
 def routes(page: Any, removal: Any) -> APIGatewayHttpRouter:
@@ -32,7 +26,7 @@ def routes(page: Any, removal: Any) -> APIGatewayHttpRouter:
     router = APIGatewayHttpRouter()
 
     def operator():
-        return operator_from_claims(router.current_event.request_context.authorizer.jwt_claim)
+        return operator_of(router)
 
     @router.get(f"{BASE}/words", summary="The words recall learned across the agent's concepts, newest first, and "
                                          "where each came from (model, traffic, operator)",
