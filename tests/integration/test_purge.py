@@ -2,6 +2,8 @@
 ageing out with the archive, on data written through the real paths: ExtractFunction archives
 customer-tagged turns, DistillFunction proposes (scripted model server), an operator decides through
 facts.review, MemoryFunction remembers. Afterwards every object version and delete marker is listed.
+Over 500 lines on purpose: every purge is checked against the one world written above its tests (the
+scripted model's facts, the conversations, `world`), so an assertion's count is read beside what made it.
 """
 
 from __future__ import annotations

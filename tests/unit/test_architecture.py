@@ -28,7 +28,7 @@ PACKAGE_DIRS = {"knowledge": ROOT / "layers/core/knowledge", "facts": ROOT / "la
 HANDLER_IMPORTS = {"knowledge.wiring", "facts.wiring", "knowledge.errors", "facts.errors", "shared.errors",
                    "knowledge.curation.api_models", "facts.api_models", "shared.deadline", "shared.consumer",
                    "shared.httpapi"}
-SOURCE_DIRS = ("layers", "cli", "functions", "devstack", "scripts", "tests")
+SOURCE_DIRS = ("layers", "cli", "functions", "devstack", "clients", "scripts", "tests")
 
 
 def python_files(*dirs: str) -> list[Path]:
@@ -92,7 +92,9 @@ def test_every_package_folder_is_in_the_build():
 
 
 def test_a_module_over_500_lines_says_why_at_its_top():
-    long = [path for path in python_files(*SOURCE_DIRS) if len(path.read_text().splitlines()) > 550]
+    """The limit docs/development.md states: past 500 lines a module is split, or says in its first 40
+    lines ("Over 500 lines because ...") why it stays whole."""
+    long = [path for path in python_files(*SOURCE_DIRS) if len(path.read_text().splitlines()) > 500]
     unexplained = [str(path.relative_to(ROOT)) for path in long
                    if not re.search(r"[Oo]ver 500 lines", "\n".join(path.read_text().splitlines()[:40]))]
     assert unexplained == []

@@ -1,4 +1,5 @@
 """The concept store: one versioned S3 object per concept, every write conditional.
+Over 500 lines because every concept, deletion, config and snapshot write goes through its one conditional `_put`.
 
 Layout in KNOWLEDGE_BUCKET (names are validated slugs before they reach a key):
     agents/{tenant}/{agent}/knowledge.yaml                       the `knowledge:` block
