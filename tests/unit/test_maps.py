@@ -1,7 +1,8 @@
 """The maps a newcomer reads kept true: docs/development.md names every Python module of ours under
 its folder, docs/evaluation.md every script, each on one line (a table row that starts with the path
 in backticks). A module with no line fails with the line to add; a line whose module is gone fails
-too."""
+too. Beside them: the sizes the docs promise (README.md at most 15 KB, the unit count tests/README.md
+states)."""
 
 from __future__ import annotations
 
@@ -137,3 +138,19 @@ def test_a_line_for_a_module_that_moved_is_named_to_remove(copy_of_the_maps):
         "docs/evaluation.md: the line for `echo_report.py` names a file that is not there: remove it, "
         "or correct its path"]
 
+
+def test_the_readme_stays_within_15_kb():
+    assert (ROOT / "README.md").stat().st_size <= 15_000
+
+
+def test_the_unit_count_in_the_tests_readme_is_within_a_tenth_of_the_tier(request):
+    """Counted from the run itself, so only a run of the whole unit tier (./run test, ./run test-fast)
+    can say: a run of a few files or with -k counts fewer."""
+    unit = ROOT / "tests" / "unit"
+    ran = [item for item in request.session.items if unit in Path(item.path).parents]
+    if {Path(item.path) for item in ran} != set(unit.rglob("test_*.py")):
+        pytest.skip("counted only when the whole unit tier runs")
+    stated = re.search(r"([\d,]+) tests in about", (ROOT / "tests" / "README.md").read_text())
+    assert stated, "tests/README.md no longer says 'N tests in about ...'"
+    assert abs(int(stated[1].replace(",", "")) - len(ran)) <= len(ran) / 10, (
+        f"tests/README.md: the unit tier has {len(ran)} tests; say so")
