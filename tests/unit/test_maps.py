@@ -99,7 +99,7 @@ def copy_of_the_maps(tmp_path):
         (tmp_path / doc).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(ROOT / doc, tmp_path / doc)
     for folder, _ in ROOMS.roots + SCRIPTS.roots:
-        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__", "*.json"))
+        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))
     return tmp_path
 
 
