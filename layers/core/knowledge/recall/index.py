@@ -53,7 +53,7 @@ from knowledge.recall.postings import (
     bm25_weight,
     concept_terms,
 )
-from knowledge.recall.signals import TAUGHT, asked, describes, features, judged
+from knowledge.recall.signals import TAUGHT, asked, describes, judged
 from knowledge.recall.words import LETTERS, fold, proper_names
 
 # The floor (Index.relevant), in units of the most one word can tell (found in no other
@@ -120,7 +120,10 @@ class Index:
     Not thread-safe: one request at a time per container.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, scaled_gate: bool = True) -> None:
+        """`scaled_gate` False: `min_score` is the raw BM25 score whatever the agent's size (a report's
+        comparison, scripts/small_index_report.py; retrieval always scales it, see `gate`)."""
+        self.scaled_gate = scaled_gate
         self.docs: dict[str, Doc] = {}
         self._postings: dict[str, Postings] = {}
         self._by_slot: list[Optional[Doc]] = []
@@ -321,7 +324,7 @@ class Index:
     def settle(self) -> None:
         """After a batch of changes: compact or re-weight when needed, merge pending postings."""
         if not self.docs:
-            self.__init__()
+            self.__init__(self.scaled_gate)
             return
         average = pivot_length(self._total_length / len(self.docs))
         if self._dead_postings > max(1024, self._live_postings):
@@ -536,8 +539,7 @@ class Index:
         readings = readings or lexicon()
         reading = readings.read(query, self._known) if read else _NOTHING_READ
         phrased = self._phrases(scoring, [term for term, _ in analysis.words])
-        names = (proper_names(query) if not query.islower() else ()) if read else None
-        used = self._words(scoring, analysis, reading, readings.place_terms, phrased, names)
+        used = self._words(scoring, analysis, reading, readings.place_terms, phrased, query if read else None)
         self._readings(scoring, reading, used - reading.grouped)
         self._numbers(scoring, analysis.intervals)
         if self._dead and len(self._dead) != len(self._dead_slots):
@@ -582,10 +584,11 @@ class Index:
         return phrased
 
     def _words(self, scoring: Scoring, analysis: Analysis, reading: Reading, place_terms: frozenset[str] | set[str],
-               phrased: set[str], names: Optional[tuple | set]) -> set[str]:
+               phrased: set[str], typed: Optional[str]) -> set[str]:
         """The message's own words and numbers (a typo read as the word it meant, weighing TYPO; typos
-        read only when `names` is not None). The terms used, the typos' meanings among them."""
+        read only in the message as `typed`). The terms used, the typos' meanings among them."""
         n_docs = scoring.n_docs
+        names = None  # the message's proper names, never read as typos: read at the first typo
         used: set[str] = set(term for term, _ in analysis.words)
         tried = 0  # unknown words looked up as typos: a long message reads only its first TYPO_TRIES
         for term, form in [*dict(analysis.words).items(), *((number, None) for number in analysis.numbers)]:
@@ -604,9 +607,11 @@ class Index:
                 continue
             if postings is None and (term in reading.explained or term in phrased):
                 continue  # a customer's word the vocabulary reads: it tells what its reading tells, below
-            if postings is None and names is not None and form is not None and len(form) >= TYPO_MIN \
+            if postings is None and typed is not None and form is not None and len(form) >= TYPO_MIN \
                     and tried < TYPO_TRIES:
                 tried += 1
+                if names is None:
+                    names = proper_names(typed) if not typed.islower() else ()
                 meant = self._corrected(form) if form not in names else None
                 if meant is not None:
                     if meant in used:
@@ -753,9 +758,8 @@ class Index:
             passes = several | (alone & (their >= SINGLE))
         if len(matched.terms) > 1 and self._known(TAUGHT) and passes.any():  # a model-taught agent's judgment
             at = candidates[passes]  # (recall.signals), read only where the floor let a concept through
-            passes[passes] = judged(passes[passes], features(
-                matched.scores[at] / self.gate(1.0), matched.shared[at], shared_terms[passes], matched.told,
-                matched.said, cue, "?" in query))
+            passes[passes] = judged(passes[passes], matched.scores[at] / self.gate(1.0), matched.shared[at],
+                                    shared_terms[passes], matched.told, matched.said, cue, "?" in query)
         return float(their[passes].max()) if passes.any() else None
 
     def _named(self, matched: Match, min_score: float) -> set[int]:
@@ -786,7 +790,7 @@ class Index:
         concept: 0.29 against 3.3), and no short question reached the 1.0 a tenant's one shared policy
         or a new agent's first concepts needed; it is scaled by a rare word's idf here against there."""
         n_docs = len(self.docs)
-        if min_score <= 0 or n_docs >= FLOOR_CONCEPTS:
+        if min_score <= 0 or n_docs >= FLOOR_CONCEPTS or not self.scaled_gate:
             return min_score
         return min_score * bm25_idf(n_docs, 1) / bm25_idf(FLOOR_CONCEPTS, 1)
 
