@@ -21,8 +21,8 @@ from knowledge.recall.retrieve import render_block, select
 T, A = "default", "store-support"
 
 
-def index_of(*concepts):
-    index = Index()
+def index_of(*concepts, **options):
+    index = Index(**options)
     for concept in concepts:
         index.upsert(concept.name, "etag", concept, concept.render().encode())
     index.settle()
@@ -424,6 +424,13 @@ def test_a_short_question_reaches_the_one_concept_of_a_small_index(message):
     # A tenant's one shared policy, a new agent's first FAQ row: min_score reads rarity as the floor does
     # (as if there were 40 concepts), or every word of a one-concept index would weigh 0.29 against 3.3.
     assert [i.hit.name for i in select(index_of(ONLY_POLICY), message, DEFAULTS)] == ["prazo-de-troca"]
+
+
+def test_read_as_the_raw_bm25_score_min_score_keeps_a_short_question_from_the_one_concept():
+    # What the scaling buys (scripts/small_index_report.py compares both on the stores): unscaled, the
+    # same question scores under the default min_score in a one-concept index, and nothing is injected.
+    assert select(index_of(ONLY_POLICY, scaled_gate=False), "qual o prazo de troca?", DEFAULTS) == []
+    assert index_of(ONLY_POLICY, scaled_gate=False).search("qual o prazo de troca?", 5)[0].name == "prazo-de-troca"
 
 
 @pytest.mark.parametrize("message", ["oi, tudo bem?", "boa tarde, obrigado pela ajuda", "aceitam pix?",

@@ -32,8 +32,9 @@ from typing import Iterable, Optional
 import numpy as np
 
 from knowledge.format.concept import Concept
-from knowledge.recall.analysis import analyze
+from knowledge.recall.analysis import Analysis, analyze
 from knowledge.recall.lexicon import Lexicon, Reading, lexicon
+from knowledge.recall.matching import Match, Scoring
 from knowledge.recall.postings import (
     BY_FORM_BYTES,
     DOC_OVERHEAD,
@@ -52,7 +53,7 @@ from knowledge.recall.postings import (
     bm25_weight,
     concept_terms,
 )
-from knowledge.recall.signals import TAUGHT, asked, describes, features, judged
+from knowledge.recall.signals import TAUGHT, asked, describes, judged
 from knowledge.recall.words import LETTERS, fold, proper_names
 
 # The floor (Index.relevant), in units of the most one word can tell (found in no other
@@ -119,7 +120,10 @@ class Index:
     Not thread-safe: one request at a time per container.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, scaled_gate: bool = True) -> None:
+        """`scaled_gate` False: `min_score` is the raw BM25 score whatever the agent's size (a report's
+        comparison, scripts/small_index_report.py; retrieval always scales it, see `gate`)."""
+        self.scaled_gate = scaled_gate
         self.docs: dict[str, Doc] = {}
         self._postings: dict[str, Postings] = {}
         self._by_slot: list[Optional[Doc]] = []
@@ -145,6 +149,9 @@ class Index:
         # unit, built on the first query after a change.
         self._spans: dict[str, dict[int, list[tuple[float, float, float]]]] = {}
         self._span_arrays: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
+        # The first word of each learned phrase, with how many phrases start with it: a message's
+        # words that start none are never looked up as phrases.
+        self._heads: dict[str, int] = {}
 
     def __len__(self) -> int:
         return len(self.docs)
@@ -193,12 +200,22 @@ class Index:
             postings = self._postings.get(term)
             if postings is None:
                 postings = self._postings[term] = Postings()
+                self._count_head(term, 1)
             if not postings.pending:
                 postings.pending_slots, postings.pending_counts = array("i"), array("f")
             postings.pending_slots.append(slot)
             postings.pending_counts.append(count)
             postings.live += 1
         self._live_postings += len(ids)
+
+    def _count_head(self, term: str, change: int) -> None:
+        if term.startswith(LEARNED) and " " in term:
+            head = term[1:term.index(" ")]
+            count = self._heads.get(head, 0) + change
+            if count:
+                self._heads[head] = count
+            else:
+                del self._heads[head]
 
     def _add_spans(self, doc: Doc) -> None:
         for unit, low, high, count in doc.spans:
@@ -299,6 +316,7 @@ class Index:
             if postings.live == 0:  # the whole list goes, with the dead postings it held
                 self._dead_postings -= len(postings.slots) + postings.pending - 1
                 del self._postings[term]
+                self._count_head(term, -1)
             else:
                 self._dead_postings += 1
         self._live_postings -= len(doc.term_ids)
@@ -306,7 +324,7 @@ class Index:
     def settle(self) -> None:
         """After a batch of changes: compact or re-weight when needed, merge pending postings."""
         if not self.docs:
-            self.__init__()
+            self.__init__(self.scaled_gate)
             return
         average = pivot_length(self._total_length / len(self.docs))
         if self._dead_postings > max(1024, self._live_postings):
@@ -465,6 +483,7 @@ class Index:
             postings.live = int(n)
             at += n
             index._postings[terms[term_id]] = postings
+            index._count_head(terms[term_id], 1)
         if at != len(slots) or (len(slots) and int(slots.max()) >= len(rows)):
             raise ValueError("postings do not add up")
         index._weighted_avg = float(header["weighted_avg"])
@@ -505,109 +524,123 @@ class Index:
                 sys.getsizeof(forms) + sum(sys.getsizeof(form) for form in forms))
         return size
 
-    def _match(self, query: str, read: bool = True, readings: Optional[Lexicon] = None) -> Optional[tuple]:
-        """Per slot, the BM25 score and what the concept shares with the message as `relevant`
-        weighs it; what the message tells; each matched term's slots; which concepts share more
-        than places (None when the message names none). None when nothing matches. `read`: add
-        what the lexicon reads into the message and read typos (retrieval), or not (search);
-        `readings`: the agent's lexicon (knowledge.recall.lexicon.lexicon_for), else the places'."""
+    def match(self, query: str, read: bool = True, readings: Optional[Lexicon] = None) -> Optional[Match]:
+        """What `query` shares with each concept, as `relevant` weighs it (knowledge.recall.matching.Match);
+        None when nothing matches. `read`: add what the lexicon reads into the message and read typos
+        (retrieval), or not (search); `readings`: the agent's lexicon (knowledge.recall.lexicon.lexicon_for),
+        else the places'."""
         n_docs = len(self.docs)
         if not n_docs:
             return None
         analysis = analyze(query, open_ranges=False, shorthand=read)
         if not analysis.words and not analysis.numbers and not analysis.intervals:
             return None
-        n = len(self._by_slot)
-        # The floor reads rarity as if the agent had at least FLOOR_CONCEPTS concepts: in a
-        # small agent every word is in a large share of them, and would tell nothing.
-        floor_docs = max(n_docs, FLOOR_CONCEPTS)
-        rarest = bm25_idf(floor_docs, 0)
-        scale = 1.0 / (rarest * (K1 + 1))
-        slot_arrays: list[np.ndarray] = []
-        weight_arrays: list[np.ndarray] = []
-        ratios: list = []  # per entry, what the floor counts per unit of score (a number, or one per slot)
-        placed: list[bool] = []  # per entry, whether its term names a place
-        told = 0.0  # what the message's own words tell, in the same units (see `relevant`)
-        unknown: list = []  # the message's words no concept has (knowledge.recall.signals reads them)
+        scoring = Scoring(n_docs, len(self._by_slot), FLOOR_CONCEPTS)
         readings = readings or lexicon()
         reading = readings.read(query, self._known) if read else _NOTHING_READ
-        place_terms = readings.place_terms
-        names = proper_names(query) if read and not query.islower() else ()
+        phrased = self._phrases(scoring, [term for term, _ in analysis.words])
+        used = self._words(scoring, analysis, reading, readings.place_terms, phrased, query if read else None)
+        self._readings(scoring, reading, used - reading.grouped)
+        self._numbers(scoring, analysis.intervals)
+        if self._dead and len(self._dead) != len(self._dead_slots):
+            self._dead_slots = np.array(self._dead, dtype=np.int64)
+        return scoring.result(self._dead_slots, set(analysis.terms()), len(dict(analysis.words)))
 
-        def ratio_of(postings: Postings) -> float:
-            # The same for every word in an agent of FLOOR_CONCEPTS or more.
-            return scale if n_docs >= FLOOR_CONCEPTS else (
-                bm25_idf(floor_docs, postings.live) * scale / bm25_idf(n_docs, postings.live))
+    def _postings_of(self, term: str) -> Optional[Postings]:
+        postings = self._postings.get(term)
+        if postings is not None and postings.pending:
+            self._merge(postings, term.startswith(LEARNED))
+        return postings
 
-        def entry(slots: np.ndarray, weights: np.ndarray, ratio, place: bool) -> None:
-            slot_arrays.append(slots)
-            weight_arrays.append(weights)
-            ratios.append(ratio)
-            placed.append(place)
-
-        def postings_of(term: str) -> Optional[Postings]:
-            postings = self._postings.get(term)
-            if postings is not None and postings.pending:
-                self._merge(postings, term.startswith(LEARNED))
-            return postings
-
-        # A learned phrase, its words adjacent in the message (knowledge.recall.postings.learned_terms):
-        # it tells as one word, for the words of it no concept has.
-        sequence, phrased = [term for term, _ in analysis.words], set()
+    def _phrases(self, scoring: Scoring, sequence: list[str]) -> set[str]:
+        """A learned phrase, its words adjacent in the message (knowledge.recall.postings.learned_terms):
+        it tells as one word, for the words of it no concept has. The words of the phrases found."""
+        phrased: set[str] = set()
+        if not self._heads:
+            return phrased
         for size in (2, 3):
             for at in range(len(sequence) - size + 1):
-                postings = postings_of(LEARNED + " ".join(sequence[at:at + size]))
+                if sequence[at] not in self._heads:
+                    continue  # no learned phrase starts with this word
+                postings = self._postings_of(LEARNED + " ".join(sequence[at:at + size]))
                 if postings is not None and postings.live <= LEARNED_SPREAD:
-                    entry(postings.slots, postings.idf_weights(n_docs), ratio_of(postings), False)
-                    told += bm25_idf(floor_docs, postings.live) / rarest
+                    scoring.add(postings.slots, postings.idf_weights(scoring.n_docs), scoring.ratio_of(postings.live),
+                                False)
+                    scoring.told += scoring.tells(postings.live)
                     phrased.update(sequence[at:at + size])
-        # The message's own words (a typo read as the word it meant, weighing TYPO).
+        return phrased
+        for at in range(len(sequence) - 1):
+            if sequence[at] not in self._heads:
+                continue  # no learned phrase starts with this word
+            for size in (2, 3):
+                if at + size > len(sequence):
+                    break
+                postings = self._postings_of(LEARNED + " ".join(sequence[at:at + size]))
+                if postings is not None and postings.live <= LEARNED_SPREAD:
+                    scoring.add(postings.slots, postings.idf_weights(scoring.n_docs), scoring.ratio_of(postings.live),
+                                False)
+                    scoring.told += scoring.tells(postings.live)
+                    phrased.update(sequence[at:at + size])
+        return phrased
+
+    def _words(self, scoring: Scoring, analysis: Analysis, reading: Reading, place_terms: frozenset[str] | set[str],
+               phrased: set[str], typed: Optional[str]) -> set[str]:
+        """The message's own words and numbers (a typo read as the word it meant, weighing TYPO; typos
+        read only in the message as `typed`). The terms used, the typos' meanings among them."""
+        n_docs = scoring.n_docs
+        names = None  # the message's proper names, never read as typos: read at the first typo
         used: set[str] = set(term for term, _ in analysis.words)
         tried = 0  # unknown words looked up as typos: a long message reads only its first TYPO_TRIES
         for term, form in [*dict(analysis.words).items(), *((number, None) for number in analysis.numbers)]:
             place = term in reading.places or term in place_terms
-            postings, factor = postings_of(term), 1.0
-            learned = postings_of(LEARNED + term) if form is not None else None
+            postings, factor = self._postings_of(term), 1.0
+            learned = self._postings_of(LEARNED + term) if form is not None else None
             if learned is not None and learned.live <= LEARNED_SPREAD:  # a concept's learned word
-                entry(learned.slots, learned.idf_weights(n_docs), ratio_of(learned), place)
+                scoring.add(learned.slots, learned.idf_weights(n_docs), scoring.ratio_of(learned.live), place)
                 if postings is None:
-                    told += bm25_idf(floor_docs, learned.live) / rarest
+                    scoring.told += scoring.tells(learned.live)
                     continue
             elif learned is not None and postings is None:
                 continue  # a word too many concepts learned: customers' filler, it tells nothing
             if term in reading.grouped:  # part of a place's name: it tells, but is matched with its reading below
-                told += bm25_idf(floor_docs, postings.live) / rarest if postings is not None else 1.0
+                scoring.told += scoring.tells(postings.live) if postings is not None else 1.0
                 continue
             if postings is None and (term in reading.explained or term in phrased):
                 continue  # a customer's word the vocabulary reads: it tells what its reading tells, below
-            if postings is None and read and form is not None and len(form) >= TYPO_MIN and tried < TYPO_TRIES:
+            if postings is None and typed is not None and form is not None and len(form) >= TYPO_MIN \
+                    and tried < TYPO_TRIES:
                 tried += 1
+                if names is None:
+                    names = proper_names(typed) if not typed.islower() else ()
                 meant = self._corrected(form) if form not in names else None
                 if meant is not None:
                     if meant in used:
                         continue  # the word it meant is in the message already
                     used.add(meant)
-                    term, postings, factor = meant, postings_of(meant), TYPO
+                    term, postings, factor = meant, self._postings_of(meant), TYPO
             if postings is None:
-                told += 1.0 if form is not None else 0.0  # a word no concept has: as rare as can be
-                unknown.append(form)
+                scoring.told += 1.0 if form is not None else 0.0  # a word no concept has: as rare as can be
+                scoring.unknown.append(form)
                 continue
-            told += bm25_idf(floor_docs, postings.live) / rarest
-            ratio = ratio_of(postings)
+            scoring.told += scoring.tells(postings.live)
+            ratio = scoring.ratio_of(postings.live)
             if form is not None and factor == 1.0 and len(term) < STEM_MIN and not self._has_form(term, form):
                 ratio *= STEM_ONLY  # a short stem shared by accident (valeu/vale)
             weights = postings.idf_weights(n_docs)
-            entry(postings.slots, weights if factor == 1.0 else weights * factor, ratio, place)
-        # What the lexicon read into them: each reading counts as one word, the best of its words
-        # for each concept, weighing what the reading weighs; it tells nothing the message did not.
-        used -= reading.grouped
+            scoring.add(postings.slots, weights if factor == 1.0 else weights * factor, ratio, place)
+        return used
+
+    def _readings(self, scoring: Scoring, reading: Reading, used: set[str]) -> None:
+        """What the lexicon read into the message: each reading counts as one word, the best of its words
+        for each concept, weighing what the reading weighs; it tells nothing the message did not."""
+        n_docs, n = scoring.n_docs, scoring.n
         for added in reading.added:
             weight_of = dict(sorted(added.words, key=lambda word: word[1]))  # a word both own and added: own
             found = [(postings, weight) for term, weight in weight_of.items()
-                     if term not in used and (postings := postings_of(term)) is not None]
+                     if term not in used and (postings := self._postings_of(term)) is not None]
             used.update(weight_of)
             if added.explains:  # the reading stands for words no concept has: it tells as its rarest word
-                told += max(bm25_idf(floor_docs, postings.live) for postings, _ in found) / rarest if found \
+                scoring.told += max(scoring.tells(postings.live) for postings, _ in found) if found \
                     else float(len(added.explains))  # nothing here says what it reads: unknown words, as before
             # The floor counts a vocabulary reading as the store's word itself (an operator said the
             # customer's words mean it); the ranking weighs it `weight`, so a concept that says the
@@ -615,8 +648,8 @@ class Index:
             full = 1.0 if added.place else None
             if len(found) == 1:
                 postings, weight = found[0]
-                entry(postings.slots, postings.idf_weights(n_docs) * weight, ratio_of(postings) / (full or weight),
-                      added.place)
+                scoring.add(postings.slots, postings.idf_weights(n_docs) * weight,
+                            scoring.ratio_of(postings.live) / (full or weight), added.place)
             elif found:
                 # Per concept, the best of the reading's words: written in ascending order of
                 # weight, the last write to a slot is its largest.
@@ -626,17 +659,21 @@ class Index:
                 best = np.zeros(n)
                 best[slots[order]] = weights[order]
                 if n_docs >= FLOOR_CONCEPTS and added.place:
-                    ratio = scale  # the same for every word
+                    ratio = scoring.scale  # the same for every word
                 else:
                     shared_by = np.zeros(n)
                     shared_by[slots[order]] = (weights * np.concatenate(
-                        [np.full(len(postings.slots), ratio_of(postings) / (full or weight))
+                        [np.full(len(postings.slots), scoring.ratio_of(postings.live) / (full or weight))
                          for postings, weight in found]))[order]
                     ratio = None
                 slots = np.flatnonzero(best)
-                entry(slots, best[slots], ratio if ratio is not None else shared_by[slots] / best[slots], added.place)
-        term_slots = list(slot_arrays)  # per message term, the concepts that have it (for counting shared terms)
-        for unit, low, high in set(analysis.intervals):
+                scoring.add(slots, best[slots], ratio if ratio is not None else shared_by[slots] / best[slots],
+                            added.place)
+
+    def _numbers(self, scoring: Scoring, intervals: Iterable[tuple[str, float, float]]) -> None:
+        """The message's numbers inside (or near) the ranges concepts state of their unit."""
+        n_docs, n = scoring.n_docs, scoring.n
+        for unit, low, high in set(intervals):
             spans = self._spans_of(unit)
             if spans is None:
                 continue
@@ -655,40 +692,16 @@ class Index:
                         inside, factor = near, NEAR
                     else:
                         extra = np.flatnonzero(near)
-                        term_slots.append(unique := np.unique(slots[extra]))
-                        slot_arrays.append(slots[extra])
-                        weight_arrays.append(weights[extra] * bm25_idf(n_docs, live_near := len(unique)) * NEAR)
-                        ratios.append(bm25_idf(floor_docs, live_near) * scale / bm25_idf(n_docs, live_near))
-                        placed.append(False)
+                        scoring.term_slots.append(unique := np.unique(slots[extra]))
+                        scoring.add(slots[extra], weights[extra] * bm25_idf(n_docs, live_near := len(unique)) * NEAR,
+                                    scoring.ratio_of(live_near), False, term=False)
             if inside.any():
                 # A number inside a stated range weighs as a word found in that many concepts.
-                term_slots.append(unique := np.unique(slots[inside]))  # a concept stating two ranges that hold it: one term
+                scoring.term_slots.append(unique := np.unique(slots[inside]))  # two ranges that hold it: one term
                 live = len(unique)
-                told += bm25_idf(floor_docs, live) / rarest
-                entry(slots[inside], weights[inside] * bm25_idf(n_docs, live) * factor,
-                      bm25_idf(floor_docs, live) * scale / bm25_idf(n_docs, live), False)
-        if not slot_arrays:
-            return None
-        # One C pass sums every query word's weights per concept.
-        all_slots = np.concatenate(slot_arrays)
-        scores = np.bincount(all_slots, weights=np.concatenate(weight_arrays), minlength=n)
-        if self._dead:
-            if len(self._dead) != len(self._dead_slots):
-                self._dead_slots = np.array(self._dead, dtype=np.int64)
-            scores[self._dead_slots] = 0.0
-        # What is shared, in units of the most one word can tell (a word no other concept has,
-        # weighed as if the name said it), stems shared by accident discounted.
-        if all(type(r) is float for r in ratios) and max(ratios) - min(ratios) < 1e-9:
-            shared = scores * ratios[0]
-        else:
-            shared = np.bincount(all_slots, minlength=n,
-                                 weights=np.concatenate([w * r for w, r in zip(weight_arrays, ratios)]))
-        # Which concepts share something besides places (None: the message names no place).
-        grounded = None
-        if any(placed):
-            kept = [slots for slots, place in zip(slot_arrays, placed) if not place]
-            grounded = np.bincount(np.concatenate(kept), minlength=n) > 0 if kept else np.zeros(n, dtype=bool)
-        return scores, shared, told, term_slots, grounded, set(analysis.terms()), (len(dict(analysis.words)), unknown)
+                scoring.told += scoring.tells(live)
+                scoring.add(slots[inside], weights[inside] * bm25_idf(n_docs, live) * factor, scoring.ratio_of(live),
+                            False, term=False)
 
     def _ranked(self, scores: np.ndarray, wanted: int) -> list[tuple[float, float, int]]:
         n = len(scores)
@@ -700,8 +713,8 @@ class Index:
     def search(self, query: str, top_k: int, min_score: float = 0.0) -> list[Hit]:
         """The best `top_k` concepts scoring at least `min_score`, with no relevance floor and the
         words as written (listing known concepts, the studio's search); recency breaks ties."""
-        matched = self._match(query, read=False)
-        return self._hits(matched, top_k, min_score) if matched is not None else []
+        matched = self.match(query, read=False)
+        return self._hits(matched, top_k, min_score, floor=False) if matched is not None else []
 
     def relevant(self, query: str, top_k: int, min_score: float = 0.0,
                  readings: Optional[Lexicon] = None, excluded: Optional[np.ndarray] = None) -> list[Hit]:
@@ -710,54 +723,57 @@ class Index:
         the message read through `readings`, the agent's lexicon (None: the places' only). The
         `excluded` slots (concepts out of recall) weigh in the floor but are never answered: the
         next concepts take their places."""
-        matched = self._match(query, readings=readings)
+        matched = self.match(query, readings=readings)
         if matched is None:
             return []
-        min_score = self._gate(min_score)
-        scores, shared, told, term_slots, grounded, terms, said = matched
-        ok = (scores > 0) & (scores >= min_score) & (shared >= min(MIN_SHARED, SINGLE))
-        if grounded is not None:
-            ok &= grounded  # a concept sharing only places ("Recife", "capitais") answers nothing asked
-        candidates = np.flatnonzero(ok)  # the rest of the floor reads only these (a few dozen at most)
-        shared_terms = None
-        passes = np.zeros(0, dtype=bool)
-        if len(candidates):
-            shared_terms = np.bincount(np.concatenate(term_slots), minlength=len(scores))
-            their = shared[candidates]
-            alone = shared_terms[candidates] < 2
-            several = ~alone & (their >= MIN_SHARED)
-            passes = several | (alone & (their >= SINGLE) & (their >= COVER * told))
-            cue = not CUES.isdisjoint(fold(w) for w in LETTERS.findall(query.lower()))
-            if not passes.any() and cue:
-                passes = several | (alone & (their >= SINGLE))
-            if len(terms) > 1 and self._known(TAUGHT) and passes.any():  # a model-taught agent's judgment
-                at = candidates[passes]  # (recall.signals), read only where the floor let a concept through
-                passes[passes] = judged(passes[passes], features(scores[at] / self._gate(1.0), shared[at],
-                                                                 shared_terms[at], told, said, cue, "?" in query))
-        if passes.any():
+        min_score = self.gate(min_score)
+        passing = self._passing(matched, query, min_score)
+        if passing is not None:
             # Below the best answer, a concept that shares a small part of what it shares is noise.
-            return self._hits(matched, top_k, min_score, TAIL * float(their[passes].max()), grounded,
-                              excluded=excluded)
+            return self._hits(matched, top_k, min_score, TAIL * passing, excluded=excluded)
         # A question of one word ("e a garantia?") asks about the concepts whose description says it,
         # however many of their bodies do too.
+        terms = matched.terms
         if len(terms) == 1 and asked(query, term := next(iter(terms))) and (
-                said := self._described(term, scores, min_score)):
-            return self._hits(matched, top_k, min_score, math.inf, grounded, said, excluded)
-        # A concept the message calls by its own name ("como funciona o clube de vantagens?" and
-        # clube-de-vantagens) is what it asks about, however common the name's words are.
-        if len(terms) < NAMED_MIN:
-            return []
-        if shared_terms is None:
-            shared_terms = np.bincount(np.concatenate(term_slots), minlength=len(scores))
-        maybe = np.flatnonzero((shared_terms >= NAMED_MIN) & (scores >= min_score) & (scores > 0))
-        if len(maybe) > NAMED_TRIES:  # the best scored of them: a named concept scores its name 3 times
-            maybe = maybe[np.argpartition(scores[maybe], len(maybe) - NAMED_TRIES)[-NAMED_TRIES:]]
-        named = {slot for slot in maybe.tolist() if (grounded is None or grounded[slot])
-                 and len(words := name_terms(self._by_slot[slot].name)) >= NAMED_MIN and words <= terms}
+                described := self._described(term, matched.scores, min_score)):
+            return self._hits(matched, top_k, min_score, math.inf, described, excluded)
+        named = self._named(matched, min_score)
         if not named:
             return []
-        return self._hits(matched, top_k, min_score, TAIL * max(shared.item(slot) for slot in named), grounded, named,
+        return self._hits(matched, top_k, min_score, TAIL * max(matched.shared.item(slot) for slot in named), named,
                           excluded)
+
+    def _passing(self, matched: Match, query: str, min_score: float) -> Optional[float]:
+        """What the best concept passing the floor shares; None when none passes."""
+        candidates = matched.candidates(min_score, min(MIN_SHARED, SINGLE))  # a few dozen at most
+        if not len(candidates):
+            return None
+        shared_terms = matched.shared_terms[candidates]
+        their = matched.shared[candidates]
+        alone = shared_terms < 2
+        several = ~alone & (their >= MIN_SHARED)
+        passes = several | (alone & (their >= SINGLE) & (their >= COVER * matched.told))
+        cue = asks_the_store(query)
+        if not passes.any() and cue:
+            passes = several | (alone & (their >= SINGLE))
+        if len(matched.terms) > 1 and self._known(TAUGHT) and passes.any():  # a model-taught agent's judgment
+            at = candidates[passes]  # (recall.signals), read only where the floor let a concept through
+            passes[passes] = judged(passes[passes], matched.scores[at] / self.gate(1.0), matched.shared[at],
+                                    shared_terms[passes], matched.told, matched.said, cue, "?" in query)
+        return float(their[passes].max()) if passes.any() else None
+
+    def _named(self, matched: Match, min_score: float) -> set[int]:
+        """The concepts the message calls by their own names ("como funciona o clube de vantagens?" and
+        clube-de-vantagens): what it asks about, however common the name's words are."""
+        terms, scores = matched.terms, matched.scores
+        if len(terms) < NAMED_MIN:
+            return set()
+        maybe = np.flatnonzero((matched.shared_terms >= NAMED_MIN) & (scores >= min_score) & (scores > 0))
+        if len(maybe) > NAMED_TRIES:  # the best scored of them: a named concept scores its name 3 times
+            maybe = maybe[np.argpartition(scores[maybe], len(maybe) - NAMED_TRIES)[-NAMED_TRIES:]]
+        grounded = matched.grounded
+        return {slot for slot in maybe.tolist() if (grounded is None or grounded[slot])
+                and len(words := name_terms(self._by_slot[slot].name)) >= NAMED_MIN and words <= terms}
 
     def _described(self, term: str, scores: np.ndarray, min_score: float) -> set[int]:
         """The slots of the concepts whose description says `term` (a word, not a number)."""
@@ -768,25 +784,26 @@ class Index:
                 and scores[slot] > 0 and scores[slot] >= min_score and describes(doc.description, term)}
         return said if len(said) <= DESCRIBED_MAX else set()
 
-    def _gate(self, min_score: float) -> float:
+    def gate(self, min_score: float) -> float:
         """`min_score` as this index reads it: a BM25 score as an agent of FLOOR_CONCEPTS concepts would
         give it, as the floor reads rarity. In a smaller one every word's idf is a fraction of that (one
         concept: 0.29 against 3.3), and no short question reached the 1.0 a tenant's one shared policy
         or a new agent's first concepts needed; it is scaled by a rare word's idf here against there."""
         n_docs = len(self.docs)
-        if min_score <= 0 or n_docs >= FLOOR_CONCEPTS:
+        if min_score <= 0 or n_docs >= FLOOR_CONCEPTS or not self.scaled_gate:
             return min_score
         return min_score * bm25_idf(n_docs, 1) / bm25_idf(FLOOR_CONCEPTS, 1)
 
-    def _hits(self, matched: tuple, top_k: int, min_score: float, least_shared: float = 0.0,
-              grounded: Optional[np.ndarray] = None, named: frozenset | set = frozenset(),
-              excluded: Optional[np.ndarray] = None) -> list[Hit]:
-        scores, shared = matched[:2]
-        if grounded is not None:  # a concept sharing only places with the message is never injected
+    def _hits(self, matched: Match, top_k: int, min_score: float, least_shared: float = 0.0,
+              named: frozenset | set = frozenset(), excluded: Optional[np.ndarray] = None,
+              floor: bool = True) -> list[Hit]:
+        """The best `top_k` hits; `floor`: as retrieval injects them (never a concept sharing only places)."""
+        scores, shared, grounded = matched.scores, matched.shared, matched.grounded
+        if floor and grounded is not None:  # a concept sharing only places with the message is never injected
             scores = np.where(grounded, scores, 0.0)
         window = top_k
         if excluded is not None and len(excluded):
-            scores = scores.copy() if grounded is None else scores
+            scores = scores.copy() if scores is matched.scores else scores
             scores[excluded] = 0.0
             # The best top_k that pass, past the ones skipped below: a wider look only when needed.
             window = top_k * 2
@@ -808,6 +825,11 @@ class Index:
 
 
 _NOTHING_READ = Reading([], set(), set())
+
+
+def asks_the_store(query: str) -> bool:
+    """Whether the message says a word that asks the store for something (CUES)."""
+    return not CUES.isdisjoint(fold(w) for w in LETTERS.findall(query.lower()))
 
 
 @functools.lru_cache(maxsize=65536)

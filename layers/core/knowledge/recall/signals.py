@@ -125,18 +125,29 @@ def features(scores: np.ndarray, shared: np.ndarray, shared_words: np.ndarray, t
     """FEATURES for each concept: its score (as an agent of 40 concepts reads it, as `min_score`) and what it shares (in the floor's units, in words, and
     as a share of what the message tells), with the message's words no concept has (how many, and
     how many the language knows well), its length in words, a cue and a question mark."""
+    per_concept, per_message = _feature_parts(scores, shared, shared_words, told, said, cue, question)
+    n = len(scores)
+    return np.column_stack([*per_concept, *(np.full(n, value, dtype=float) for value in per_message)])
+
+
+def _feature_parts(scores: np.ndarray, shared: np.ndarray, shared_words: np.ndarray, told: float,
+                   said: tuple[int, list], cue: bool, question: bool) -> tuple[list[np.ndarray], list[float]]:
+    """FEATURES as columns: the four per concept, then the seven the message gives every concept alike."""
     words, unknown = said
     common = sum(1 for form in unknown if form and zipf_of(form) > 0)
-    n = len(scores)
     per_message = [len(unknown), common, words, float(cue), float(question), common / max(1, words),
                    len(unknown) / max(1, words)]
-    return np.column_stack([np.log1p(scores), shared, shared / max(told, 1e-6), shared_words.astype(float),
-                            *(np.full(n, value, dtype=float) for value in per_message)])
+    return [np.log1p(scores), shared, shared / max(told, 1e-6), shared_words.astype(float)], per_message
 
 
-def judged(passes: np.ndarray, rows: np.ndarray) -> np.ndarray:
-    """The floor's verdict `passes`, and the judgment of each row."""
-    if not JUDGE or not len(rows):
+def judged(passes: np.ndarray, scores: np.ndarray, shared: np.ndarray, shared_words: np.ndarray, told: float,
+           said: tuple[int, list], cue: bool, question: bool) -> np.ndarray:
+    """The floor's verdict `passes` on each concept, and the judgment of its FEATURES (the rows
+    `features` gives, weighed column by column without building them)."""
+    if not JUDGE or not len(scores):
         return passes
-    ok = rows @ WEIGHTS + BIAS >= math.log(THRESHOLD / (1 - THRESHOLD))
-    return passes & ok
+    per_concept, per_message = _feature_parts(scores, shared, shared_words, told, said, cue, question)
+    logit = float(np.dot(WEIGHTS[len(per_concept):], per_message)) + BIAS
+    for weight, column in zip(WEIGHTS, per_concept):
+        logit = logit + weight * column
+    return passes & (logit >= math.log(THRESHOLD / (1 - THRESHOLD)))
