@@ -221,12 +221,12 @@ def test_a_concept_sharing_only_places_is_never_injected_even_behind_one_that_an
 
 def test_a_name_is_never_read_as_a_typo_and_a_typo_reads_only_into_a_long_store_word():
     index = labelled_index()
-    assert index._corrected("parcelaa") == stem("parcela")
-    assert index._corrected("marcela") is None  # the first letter is never the typo
+    assert index.corrected("parcelaa") == stem("parcela")
+    assert index.corrected("marcela") is None  # the first letter is never the typo
     assert "parcelamento-10x-sem-juros" not in injected("a minha irmã Parcelaa comprou o sofá")  # a name: mid-sentence capital
     assert injected("quero parcelaa em 10x")[0] == "parcelamento-10x-sem-juros"
-    assert index._corrected("frente") is None  # "frete" is shorter than a typo's bound
-    assert index._corrected("x" * 21) is None  # no word is that long: never built into a million strings
+    assert index.corrected("frente") is None  # "frete" is shorter than a typo's bound
+    assert index.corrected("x" * 21) is None  # no word is that long: never built into a million strings
 
 
 @pytest.mark.parametrize("message, expected", [
@@ -240,9 +240,9 @@ def test_a_word_one_typed_letter_away_reads_as_the_store_word(message, expected)
 
 def test_a_typo_is_read_only_in_long_words_and_never_over_a_word_the_store_has():
     index = labelled_index()
-    assert index._corrected("marco") is None  # five letters: "março" is not "marca"
-    assert index._corrected("entrga") == stem("entrega")
-    assert index._corrected("xyzwvut") is None
+    assert index.corrected("marco") is None  # five letters: "março" is not "marca"
+    assert index.corrected("entrga") == stem("entrega")
+    assert index.corrected("xyzwvut") is None
     assert injected("o pedido chegou, obrigado pela atenção") == []
 
 
@@ -407,7 +407,9 @@ def test_many_deletions_compact_the_postings():
     for i in range(250):
         index.remove(f"c-{i}")
     index.settle()
-    assert len(index) == 50 and index._dead_postings == 0 and len(index._by_slot) == 50
+    # Compacted: no dead postings left, the 50 renumbered into the first 50 slots.
+    assert len(index) == 50 and index.shape()[2] == 0
+    assert sorted(index.slots_of(f"c-{i}" for i in range(250, 300)).tolist()) == list(range(50))
     assert {h.name for h in index.search("frete campinas", 60)} == {f"c-{i}" for i in range(250, 300)}
 
 

@@ -15,7 +15,8 @@ from knowledge.format.concept import parse
 from knowledge.recall.index import Index
 from knowledge.recall.retrieve import LoadRequest, Retriever
 from knowledge.recall.snapshot import Snapshot, SnapshotUnreadable, decode, encode
-from knowledge.recall.warm import WarmIndexes, memory_budget_bytes
+from knowledge.recall.analysis import analyze
+from knowledge.recall.warm import SWEEP_SECONDS, WarmIndexes, memory_budget_bytes
 from knowledge.store.keys import snapshot_key
 
 T, A = "default", "store-support"
@@ -124,9 +125,9 @@ def test_a_snapshot_writer_killed_between_steps_leaves_it_stale_never_wrong(coun
     current = store.get(T, A, "cep-sudeste-cd-campinas")
     store.replace(T, A, current.concept.replace(description="Campinas DC now ships next day."),
                   if_match=current.etag, actor="operator:ana", reason="edit")
-    # A second container rebuilds (its sweep is due at once) and dies at `step`.
-    dying = Retriever(Dying(store, step), Events(), refresh_seconds=0)
-    dying._warm.sweep_seconds = 0  # what it lists differs from its snapshot: it would write a newer one
+    # A second container rebuilds (its sweep is due at once: what it lists differs from its snapshot,
+    # it would write a newer one) and dies at `step`.
+    dying = Retriever(Dying(store, step), Events(), refresh_seconds=0, sweep_seconds=0)
     with pytest.raises(Killed):
         for _ in range(3):
             ask(dying)
@@ -150,7 +151,7 @@ def test_a_concept_writer_killed_before_its_journal_entry_leaves_readers_stale_u
     s3.delete_object(Bucket=bucket, Key="agents/default/store-support/concepts/cep-sudeste-cd-campinas.md")
     clock.now += 5
     assert "cep-sudeste-cd-campinas" in ask(cold)["block"]  # stale: nothing says it changed
-    clock.now += cold._warm.sweep_seconds
+    clock.now += SWEEP_SECONDS
     assert "cep-sudeste-cd-campinas" not in ask(cold)["block"]  # the sweep lists every concept
     assert cold.counters.get("SnapshotWritten") == 1  # and writes back what the journal did not say
     assert "cep-sudeste-cd-campinas" not in ask(Retriever(store, Events()))["block"]
@@ -191,7 +192,7 @@ def test_two_containers_racing_to_write_the_snapshot_leave_one_and_the_loser_sto
     ask(one)
     written = store.get_snapshot(T, A).etag
     assert ask(two) == ask(one)  # listed and fetched; its create-only write found the first one's snapshot
-    assert two.counters.get("SnapshotRaceLost") == 1 and two._warm.held(T, A).snapshot_lost
+    assert two.counters.get("SnapshotRaceLost") == 1 and two.knowledge(T, A).snapshot_lost
     assert store.get_snapshot(T, A).etag == written
 
 
@@ -286,7 +287,8 @@ def test_the_measured_size_counts_a_full_typo_cache():
     for concept in labelled_concepts():
         index.upsert(concept.name, "etag", concept, concept.render().encode())
     index.settle()
-    forms = sorted(f for term in index._forms for f in index._forms_of(term) if len(f) >= 7)
+    forms = sorted({form for concept in labelled_concepts() for _, form in analyze(concept.render()).words
+                    if len(form) >= 7})
     counted, shape = index.memory_bytes(), index.shape()
     rng = random.Random(7)
     tracemalloc.start()
@@ -296,11 +298,11 @@ def test_the_measured_size_counts_a_full_typo_cache():
         at = rng.randrange(1, len(form))
         word = (form[:at] + rng.choice(string.ascii_lowercase) + form[at + 1:] if k % 2 else
                 "".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(6, 20))))
-        index._corrected(word)
+        index.corrected(word)
     held = tracemalloc.get_traced_memory()[0] - before
     tracemalloc.stop()
     # The shape the container re-measures on does not move: the size counts the cache full at once.
-    assert len(index._typos) == TYPO_CACHE and index.shape() == shape
+    assert index.typos_held == TYPO_CACHE and index.shape() == shape
     # What typo reading holds (the form map, the full cache) is what the measured size grew by.
     assert 0.7 * held <= index.memory_bytes() - counted <= 1.4 * held
 

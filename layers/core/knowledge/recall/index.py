@@ -251,7 +251,7 @@ class Index:
         postings = self._postings.get(term)
         return postings is not None and postings.live > 0
 
-    def _corrected(self, form: str) -> Optional[str]:
+    def corrected(self, form: str) -> Optional[str]:
         """The term a word no concept has was probably meant as: one typed letter away (dropped,
         added, swapped or wrong, never the first) from a form some live concept has, when exactly
         one live term is that close. Only words of TYPO_MIN to TYPO_MAX letters: shorter ones
@@ -494,6 +494,11 @@ class Index:
         docs = self.docs
         return np.fromiter((docs[name].slot for name in names if name in docs), dtype=np.int64)
 
+    @property
+    def typos_held(self) -> int:
+        """How many typed words' candidates `corrected` keeps (at most TYPO_CACHE)."""
+        return len(self._typos)
+
     def shape(self) -> tuple[int, int, int, int]:
         """Counts that move whenever the index changes: a cheap test before measuring it again."""
         return len(self.docs), self._live_postings, self._dead_postings, len(self._postings)
@@ -612,7 +617,7 @@ class Index:
                 tried += 1
                 if names is None:
                     names = proper_names(typed) if not typed.islower() else ()
-                meant = self._corrected(form) if form not in names else None
+                meant = self.corrected(form) if form not in names else None
                 if meant is not None:
                     if meant in used:
                         continue  # the word it meant is in the message already

@@ -43,7 +43,7 @@ from knowledge.recall.existence import UNKNOWN, Existence
 from knowledge.recall.index import Hit, Index
 from knowledge.recall.lexicon import Lexicon
 from knowledge.recall.merged import relevant_both, search_both, shadowed
-from knowledge.recall.warm import FETCH_BUDGET_SECONDS, AgentKnowledge, WarmIndexes, memory_budget_bytes
+from knowledge.recall.warm import FETCH_BUDGET_SECONDS, SWEEP_SECONDS, AgentKnowledge, WarmIndexes, memory_budget_bytes
 from knowledge.store.concepts import ConceptStore
 from knowledge.store.keys import SHARED
 from shared import deadline
@@ -278,8 +278,9 @@ class Retriever:
     def __init__(self, store: ConceptStore, events: Events, *, refresh_seconds: float = 5.0,
                  fetch_budget_seconds: float = FETCH_BUDGET_SECONDS, memory_budget: Optional[int] = None,
                  counters: Optional[Counters] = None, clock: Callable[[], float] = time.monotonic,
-                 wall: Callable[[], float] = time.time):
-        """`memory_budget` (bytes of indexes held) defaults to what the function's memory allows."""
+                 wall: Callable[[], float] = time.time, sweep_seconds: float = SWEEP_SECONDS):
+        """`memory_budget` (bytes of indexes held) defaults to what the function's memory allows;
+        `sweep_seconds`: how often a held agent lists every concept (knowledge.recall.warm)."""
         self._store, self._events = store, events
         self.store = store  # the builders' reads (knowledge.recall.reads) read versions through it
         self.fetch_budget_seconds = fetch_budget_seconds
@@ -291,6 +292,7 @@ class Retriever:
                                    refresh_seconds, clock)
         self._warm = WarmIndexes(store, lambda config: config.retrieve, refresh_seconds=refresh_seconds,
                                  vocabulary=True, fetch_budget_seconds=fetch_budget_seconds, counters=self.counters,
+                                 sweep_seconds=sweep_seconds,
                                  clock=clock, wall=wall, memory_budget=memory_budget if memory_budget is not None
                                  else memory_budget_bytes())
 
