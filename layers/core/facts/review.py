@@ -27,7 +27,7 @@ from . import events as fact_events
 from .cells import CAS_ATTEMPTS, MemoryCells
 from .errors import Busy, CannotUndo, Gone, InvalidRequest, NotPending, ProposalChanged, ProposalNotFound
 from .fact import Removal, distilled_origin, utc_now
-from .keys import FactKeys, same_value
+from .keyed_hashes import FactKeys, same_value
 from .proposals import (
     OPERATOR,
     REASON_MAX,
