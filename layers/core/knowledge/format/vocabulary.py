@@ -51,7 +51,7 @@ STORE_CHARS_MAX = 160
 QUOTE_MAX = 40
 FILE = "vocabulary.yaml"
 _KEYS = ("customers", "store")
-WORD = re.compile(r"[^\W_]+", re.UNICODE)  # as knowledge.recall.words splits a text
+WORD = re.compile(r"[^\W_]+", re.UNICODE)  # as knowledge.recall.terms splits a text
 
 
 @dataclass(frozen=True)

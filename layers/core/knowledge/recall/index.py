@@ -12,7 +12,7 @@ a query only sums the postings of its own words; the index changes one concept a
 and re-weights everything only when the average length crosses a step of a fixed grid.
 
 `Index.search` ranks; `Index.relevant` is the floor retrieval applies before injecting. A text's
-words are read by knowledge.recall.words, its numbers by knowledge.recall.analysis, a message's
+words are read by knowledge.recall.terms, its numbers by knowledge.recall.analysis, a message's
 customer phrasings by knowledge.recall.lexicon; a term's postings are knowledge.recall.postings.
 
 Over 500 lines on purpose: Index is one structure (the vocabulary, the postings and their dead
@@ -53,7 +53,7 @@ from knowledge.recall.postings import (
     concept_terms,
 )
 from knowledge.recall.signals import TAUGHT, asked, describes, features, judged
-from knowledge.recall.words import LETTERS, fold, proper_names
+from knowledge.recall.terms import LETTERS, fold, proper_names
 
 # The floor (Index.relevant), in units of the most one word can tell (found in no other
 # concept, named in the concept's name). A concept sharing two or more of the message's words

@@ -26,7 +26,7 @@ from collections import OrderedDict
 from typing import Callable, NamedTuple, Optional, Sequence
 
 from knowledge.recall.analysis import analyze
-from knowledge.recall.words import SHORTHAND, WORD, fold, raw_forms, read_word, singular, term_and_form
+from knowledge.recall.terms import SHORTHAND, WORD, fold, raw_forms, read_word, singular, term_and_form
 
 # Cities and states, each with what it adds: its state (for a city) and its region. Names that
 # are also common words are read as places only after a preposition (WORDLIKE, AMBIGUOUS).
