@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterator, Optional, Sequence
 
-from knowledge.learning.wording import NUMBER_WORDS, read_claim
+from knowledge.learning.claim_terms import NUMBER_WORDS, read_claim
 
 # The claim is read a second time with a mark where a preposition or an "e" the reading drops stood:
 # letters no store writes, each read as a term of its own and taken out again here.

@@ -33,7 +33,7 @@ from knowledge.format.concept import (
     in_conflict,
 )
 from knowledge.learning.claim_order import reordered, shapes
-from knowledge.learning.wording import Claim, Sentence, read_claim, words_of
+from knowledge.learning.claim_terms import Claim, Sentence, read_claim, words_of
 from shared.pii import redact
 from shared.validation import unfence
 
@@ -93,7 +93,7 @@ def primary_claim(body: str) -> str:
 def same_claim(existing: Concept, new: Concept) -> bool:
     """The new sighting states nothing the record does not: confirmed without a model.
 
-    Read by knowledge.learning.wording (case, accents, stems, one spelling per amount, time and
+    Read by knowledge.learning.claim_terms (case, accents, stems, one spelling per amount, time and
     date, greetings dropped, a misspelt word read as the record's), it either restates the whole
     record — the same terms and negations, every new sentence in order inside one of the record's,
     and each of the record's body sentences inside one of the new, so a swap ("Pix 10%, boleto 5%"
