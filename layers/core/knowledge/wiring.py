@@ -60,7 +60,7 @@ def extractor(settings: Settings, sessions: Optional["SessionRecorder"] = None) 
     """ExtractFunction's service; `sessions` is told of turns archived for agents that distil."""
     from knowledge.learning.extract import Extractor
     from knowledge.learning.known import KnownConcepts
-    from knowledge.learning.taught import Teacher
+    from knowledge.learning.traffic_words import Teacher
     from knowledge.learning.usage import daily_cap
     from knowledge.store.archive import TurnArchive
     from knowledge.store.concepts import ConceptStore

@@ -11,7 +11,7 @@ from helpers.paths import ROOT
 
 from knowledge.format.learned import fold_word
 from knowledge.format.turn import Turn
-from knowledge.learning.taught import customer_words
+from knowledge.learning.traffic_words import customer_words
 from knowledge.learning.word_rule import SPREAD, enough
 from knowledge.store.word_ledger import Teaching, customer_teacher, teacher_id
 

@@ -13,7 +13,7 @@ from knowledge.format.config import KnowledgeConfig
 from knowledge.format.learned import LearnedWord
 from knowledge.format.turn import Turn
 from knowledge.learning.proposal import gate_words
-from knowledge.learning.taught import Teacher
+from knowledge.learning.traffic_words import Teacher
 from knowledge.operation.unlearn import ForgetWords
 from knowledge.operation.word_audit import audit_words
 from knowledge.recall.index import Index

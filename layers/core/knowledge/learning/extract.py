@@ -28,7 +28,7 @@ from knowledge.format.turn import Turn
 from knowledge.learning.gates import SCHEMA, Candidate, GateReport, gate
 from knowledge.learning.known import KnownConcepts
 from knowledge.learning.prompt import extraction_prompt
-from knowledge.learning.taught import Teacher
+from knowledge.learning.traffic_words import Teacher
 from knowledge.learning.usage import ModelQuota, record_model_call
 from knowledge.learning.validity import read_validity
 from knowledge.store.archive import TurnArchive
@@ -184,7 +184,7 @@ class Extractor:
         return outcome
 
     def _learn_words(self, turn: Turn, outcome: TurnOutcome, config: Any) -> None:
-        """The customers' words the turn teaches (knowledge.learning.taught); never fails the turn,
+        """The customers' words the turn teaches (knowledge.learning.traffic_words); never fails the turn,
         whose sightings are sent: a fault is counted and the word waits for its next session."""
         try:
             index = self._known.index_of(turn.tenant, turn.agent)  # type: ignore[union-attr]

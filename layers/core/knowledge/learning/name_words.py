@@ -1,5 +1,5 @@
 """The words of a customer's message that stand where a person's name stands: never a learned word's
-candidate (knowledge.learning.taught), whatever the redactor made of them.
+candidate (knowledge.learning.traffic_words), whatever the redactor made of them.
 
 The redactor (shared.pii) already takes out the names it reads, and it must keep what a concept needs
 ("loja em Vitória", "Whiskas sachê"). A learned word is held to a stricter rule, because a name learned

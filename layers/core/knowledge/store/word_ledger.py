@@ -1,4 +1,4 @@
-"""The learning ledger: who taught which word for which concept (knowledge.learning.taught), in two parts.
+"""The learning ledger: who taught which word for which concept (knowledge.learning.traffic_words), in two parts.
 
 **Pending words**, in SESSIONS_BUCKET: one object per teacher of a word not yet learned, and the turn in
 which each session first loaded a concept. They expire with the bucket's lifecycle rule, as the turn
