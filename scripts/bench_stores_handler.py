@@ -110,7 +110,7 @@ def concepts(corpus: Corpus, size: int, now: Optional[datetime] = None) -> list:
     stale (an observed concept older than stale_after_days leaves recall)."""
     from knowledge.format.concept import Concept
     from knowledge.format.learned import LearnedWord, fold_word
-    from knowledge.learning.proposal import gate_words
+    from knowledge.learning.model_words import gate_words
     from knowledge.recall.postings import concept_terms
 
     now = (now or datetime.now(UTC)).replace(microsecond=0)

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from knowledge.format.learned import LearnedWord
-from knowledge.learning.proposal import gate_words
+from knowledge.learning.model_words import gate_words
 from knowledge.recall import index as recall_index
 from knowledge.recall import signals
 from knowledge.recall.index import CUES, Index

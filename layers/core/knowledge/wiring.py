@@ -32,7 +32,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from knowledge.learning.extract import Extractor, SessionRecorder
     from knowledge.learning.jobs import PolicyReviewJobs, SightingJobs, TurnJobs
     from knowledge.learning.policy_review import PolicyReviewer, PolicyReviewQueue
-    from knowledge.learning.proposal import WordProposer
+    from knowledge.learning.model_words import WordProposer
     from knowledge.learning.save import Saver
     from knowledge.learning.tools import AgentTools
     from knowledge.operation.backfill import Backfiller
@@ -179,7 +179,7 @@ def word_proposer(settings: Settings) -> "WordProposer":
     """PolicyReviewFunction's `words` job: the model's words for concepts that entered, within the tenant's
     daily model budget (KNOWLEDGE_TENANT_DAILY_MODEL_CALLS, kept in SESSIONS_BUCKET, when set); the concepts
     it defers wait in KNOWLEDGE_BUCKET (knowledge.store.pending_words)."""
-    from knowledge.learning.proposal import WordProposer
+    from knowledge.learning.model_words import WordProposer
     from knowledge.learning.usage import daily_cap
     from knowledge.store.concepts import ConceptStore
     from knowledge.store.config_cache import ConfigCache

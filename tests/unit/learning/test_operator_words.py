@@ -12,7 +12,7 @@ from helpers.concepts import make_concept
 from knowledge.format.config import KnowledgeConfig
 from knowledge.format.learned import LearnedWord
 from knowledge.format.turn import Turn
-from knowledge.learning.proposal import gate_words
+from knowledge.learning.model_words import gate_words
 from knowledge.learning.traffic_words import Teacher
 from knowledge.operation.unlearn import ForgetWords
 from knowledge.operation.word_audit import audit_words

@@ -12,7 +12,7 @@ for a row the move would copy, else the refusal it would meet (or `not_done`). T
 names are read once (sharing.SharedNames: two listings), not once per row.
 
 What enters the shared scope is taught its customers' words by the deployment's utility model
-(knowledge.learning.proposal). The concepts copied are queued as words jobs grouped as their model
+(knowledge.learning.model_words). The concepts copied are queued as words jobs grouped as their model
 calls (proposal.calls_of: ten concepts to a call, within the prompt's size), one message per call,
 so `model_calls` is what the queue will ask of the model: 0 where the studio has no queue or no
 UTILITY_MODEL is configured (nothing would answer). A policy copied is also queued for its review,
@@ -28,7 +28,7 @@ from typing import Any, Optional
 from knowledge.errors import NameDeleted, NameTaken
 from knowledge.format.concept import Concept, parse
 from knowledge.learning.policy_review import PolicyReviewQueue, PolicySaved, words_messages
-from knowledge.learning.proposal import calls_of
+from knowledge.learning.model_words import calls_of
 from knowledge.store.keys import SHARED
 from shared import deadline
 from shared.deadline import DeadlineExceeded

@@ -2,7 +2,7 @@
 
 Each concept named is written once: its new version drops the words from `learned_words` and adds
 them to `removed_words` (never learned again for it, by the traffic or the model: knowledge.learning
-.taught and knowledge.learning.proposal refuse a removed word), written by the operator with reason
+.taught and knowledge.learning.model_words refuse a removed word), written by the operator with reason
 `words_removed`. Each write is compare-and-swap on the ETag the page listed: a concept written
 meanwhile is not written and is answered `changed` with its current ETag, the others go ahead, and
 the answer says what became of every concept (nothing half-done silently).

@@ -68,7 +68,7 @@ FAN_OUT_READS = 16  # agents' knowledge.yaml read at once when a shared policy i
 class PolicySaved(BaseModel):
     """The PolicyReviewQueue message: which concept an operator saved, never its text; `job`: the
     policy review (a policy concept; the field is then left out) or the model's word proposal
-    (`words`, any concept: knowledge.learning.proposal). `agent` SHARED: a policy of the tenant's
+    (`words`, any concept: knowledge.learning.model_words). `agent` SHARED: a policy of the tenant's
     shared scope, fanned out; `shared: true`: that policy reviewed against `agent`'s concepts."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
@@ -82,7 +82,7 @@ class PolicySaved(BaseModel):
     # A words job of several concepts (up to BATCH_MAX, `name` the first): one model call for them all.
     names: tuple[Slug, ...] = Field(default=(), max_length=BATCH_MAX)
     # Why the words are asked: a save (the text changed), a concept extraction created, one the budget
-    # deferred, or a backfill (knowledge.learning.proposal).
+    # deferred, or a backfill (knowledge.learning.model_words).
     mode: Literal["save", "created", "pending", "backfill"] = "save"
 
     @field_validator("names", mode="before")
