@@ -80,7 +80,7 @@ def seed(store, agent: str, size: int, words: int) -> None:
 
 def prepare(store, agent: str) -> None:
     """The agent's snapshot and words summary, written as the studio writes them (no budget)."""
-    from knowledge.curation.learned_words import LearnedWords
+    from knowledge.curation.words_page import LearnedWords
     from knowledge.curation.studio import Studio
     from shared.httpapi import Operator
 

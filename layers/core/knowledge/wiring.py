@@ -475,7 +475,7 @@ def studio_api_from_env() -> StudioApi:
 def words_page(settings: Settings, studio: "Studio") -> tuple["LearnedWords", "WordsRemoval"]:
     """The studio's words page (with the list's tenancy check; the list tells it what it reads), and the
     removal that tells it what it wrote."""
-    from knowledge.curation.learned_words import LearnedWords
+    from knowledge.curation.words_page import LearnedWords
     from knowledge.curation.words_removal import WordsRemoval
     from knowledge.store.concepts import ConceptStore
     from shared.aws import client

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import date
 
-from knowledge.curation.learned_words import SWEEP_SECONDS, LearnedWords
+from knowledge.curation.words_page import SWEEP_SECONDS, LearnedWords
 from knowledge.curation.words_held import CODE, Held, decode, encode
 from knowledge.curation.studio import Operator, Studio
 from knowledge.format.learned import LearnedWord

@@ -1,7 +1,7 @@
 """What a studio container keeps of one agent's learned words between requests, how it orders them
 for the words page, and the words summary's bytes (knowledge.store.words_summary): every concept's
 words, description and ETag, the concepts that do not parse, and the journal position the summary is
-current at (so that a cold container corrects it with the journal, knowledge.curation.learned_words).
+current at (so that a cold container corrects it with the journal, knowledge.curation.words_page).
 
 At 5,000 concepts x 24 words a page must not build, sort or filter 120,000 Python objects per
 request: each concept keeps its words as a few flat tuples (its words in alphabetical order, one
