@@ -55,7 +55,7 @@ COLD_BUDGET_MS, WARM_BUDGET_MS = 3000, 1000  # issue 40: a page of the words at 
 
 
 def learned(i: int, count: int):
-    from knowledge.format.learned import LearnedWord
+    from knowledge.format.learned_words import LearnedWord
 
     rng = random.Random(i)
     words: dict[str, None] = {}

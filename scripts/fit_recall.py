@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from knowledge.format.learned import LearnedWord
+from knowledge.format.learned_words import LearnedWord
 from knowledge.learning.model_words import gate_words
 from knowledge.recall import index as recall_index
 from knowledge.recall import signals

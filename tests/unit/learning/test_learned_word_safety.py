@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from helpers.paths import ROOT
 
-from knowledge.format.learned import fold_word
+from knowledge.format.learned_words import fold_word
 from knowledge.format.turn import Turn
 from knowledge.learning.traffic_words import customer_words
 from knowledge.learning.word_rule import SPREAD, enough

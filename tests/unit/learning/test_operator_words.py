@@ -10,7 +10,7 @@ import pytest
 from helpers.concepts import make_concept
 
 from knowledge.format.config import KnowledgeConfig
-from knowledge.format.learned import LearnedWord
+from knowledge.format.learned_words import LearnedWord
 from knowledge.format.turn import Turn
 from knowledge.learning.model_words import gate_words
 from knowledge.learning.traffic_words import Teacher

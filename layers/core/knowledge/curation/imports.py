@@ -29,7 +29,7 @@ from knowledge.curation.scoped import ScopedRequest
 from knowledge.curation.studio import Studio, UnknownAgent
 from knowledge.errors import NameTaken
 from knowledge.format.concept import PROVENANCES, TYPES, Concept, utc_now
-from knowledge.format.learned import REMOVED_MAX, fold_word
+from knowledge.format.learned_words import REMOVED_MAX, fold_word
 from knowledge.learning.policy_review import POLICIES_REVIEWED, REVIEWED_MAX
 from knowledge.learning.word_prompt import BATCH_MAX
 from knowledge.store.concepts import ConceptStore, StoredConcept

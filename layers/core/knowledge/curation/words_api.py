@@ -8,7 +8,7 @@ from pydantic import BaseModel, Field
 
 from knowledge.curation.words_page import ORIGIN_FILTERS, PAGE_MAX  # noqa: F401 - the route's limits
 from knowledge.curation.words_removal import ETAG_MAX, REMOVE_MAX  # noqa: F401
-from knowledge.format.learned import WORD_MAX
+from knowledge.format.learned_words import WORD_MAX
 from shared.names import SLUG_MAX, SLUG_SCHEMA
 
 

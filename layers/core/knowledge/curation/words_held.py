@@ -23,7 +23,7 @@ from typing import Any, NamedTuple, Optional
 import numpy as np
 
 from knowledge.errors import InvalidCursor
-from knowledge.format.learned import ORIGINS
+from knowledge.format.learned_words import ORIGINS
 from knowledge.store.concepts import StoredConcept
 from shared.errors import InvalidConcept, KnowledgeError
 from shared.names import check_slug

@@ -35,7 +35,7 @@ from knowledge.curation.words_held import (
     encode_cursor,
 )
 from knowledge.errors import UnknownOrigin
-from knowledge.format.learned import OPERATOR, TRAFFIC
+from knowledge.format.learned_words import OPERATOR, TRAFFIC
 from knowledge.recall.warm import JOURNAL_TRUSTED_SECONDS
 from knowledge.store.concepts import ConceptStore, StoredConcept
 from knowledge.store.journal import CONFIG_CHANGE, JOURNAL_GRACE_SECONDS, VOCABULARY_CHANGE

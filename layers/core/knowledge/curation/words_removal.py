@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Optional
 
 from knowledge.errors import InvalidRemoval, TooManyWords
-from knowledge.format.learned import REMOVED_MAX, fold_word, word_problem
+from knowledge.format.learned_words import REMOVED_MAX, fold_word, word_problem
 from knowledge.store.concepts import ConceptStore, StoredConcept
 from knowledge.store.keys import check_scope
 from shared import deadline

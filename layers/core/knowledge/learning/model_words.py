@@ -16,7 +16,7 @@ model (its own, else UTILITY_MODEL; none: nothing is asked):
   parse of its answer, one contract for one concept or a batch), each within the tenant's daily model
   budget (KNOWLEDGE_TENANT_DAILY_MODEL_CALLS, when set); when it is spent, the rest wait for the next
   day in knowledge.store.pending_words (never dropped), queued again by WordsPendingFunction;
-- each phrase gated like a learned word (knowledge.format.learned.word_problem: 1 to 3 words of
+- each phrase gated like a learned word (knowledge.format.learned_words.word_problem: 1 to 3 words of
   letters, no digit or sign, so no phone, CPF, order number or e-mail), lowercased, and refused
   when the PII redactor would change it, when every word of it is a word the concept already has or
   a stopword (it teaches nothing), when it is one of `removed_words`, or when it is learned already;
@@ -38,7 +38,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Optional, Sequence
 
 from knowledge.format.concept import Concept
-from knowledge.format.learned import LEARNED_MAX, LearnedWord, fold_word, word_problem
+from knowledge.format.learned_words import LEARNED_MAX, LearnedWord, fold_word, word_problem
 from knowledge.learning.usage import record_model_call
 from knowledge.learning.word_prompt import BATCH_MAX, PROPOSAL_MAX, concept_block, parse_answer, words_prompt
 from knowledge.recall.analysis import analyze

@@ -29,7 +29,7 @@ import re
 from functools import lru_cache
 from typing import Sequence
 
-from knowledge.format.learned import fold_word
+from knowledge.format.learned_words import fold_word
 from knowledge.recall.terms import FILLER, STOPWORDS
 from shared import pii
 from shared.pii.bare_names import ambiguous_names, given_names

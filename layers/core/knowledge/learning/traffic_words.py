@@ -34,7 +34,7 @@ from datetime import timezone
 from typing import Iterable, Optional
 
 from knowledge.format.concept import Concept
-from knowledge.format.learned import LEARNED_MAX, LearnedWord, fold_word, word_problem
+from knowledge.format.learned_words import LEARNED_MAX, LearnedWord, fold_word, word_problem
 from knowledge.format.turn import Turn
 from knowledge.learning.name_words import name_words
 from knowledge.learning.word_rule import enough

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Callable, Iterable, Optional
 
 from knowledge.format.config import KnowledgeConfig
-from knowledge.format.learned import OPERATOR, LearnedWord, fold_word
+from knowledge.format.learned_words import OPERATOR, LearnedWord, fold_word
 from knowledge.learning.word_rule import enough
 from knowledge.recall.analysis import analyze
 from knowledge.store.concepts import ConceptStore, StoredConcept

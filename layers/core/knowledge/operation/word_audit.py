@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Optional
 
-from knowledge.format.learned import TRAFFIC
+from knowledge.format.learned_words import TRAFFIC
 from knowledge.learning.name_words import name_words
 from knowledge.learning.word_rule import enough
 from knowledge.operation.unlearn import by_word, minimum_of, term_of, without_words
