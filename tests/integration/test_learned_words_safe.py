@@ -18,7 +18,7 @@ from helpers.turns import candidates_event
 
 from knowledge.format.concept import parse
 from knowledge.format.learned_words import LearnedWord
-from knowledge.store.word_ledger import customer_teacher
+from knowledge.store.learning_ledger import customer_teacher
 
 T, A = "default", "store-support"
 TELA, BATERIA = "troca-de-tela", "bateria-original"

@@ -67,7 +67,7 @@ def extractor(settings: Settings, sessions: Optional["SessionRecorder"] = None) 
     from knowledge.store.config_cache import ConfigCache
     from knowledge.store.ledgers import ExtractionLedger
     from knowledge.store.queues import SqsCandidates
-    from knowledge.store.word_ledger import WordLedger
+    from knowledge.store.learning_ledger import WordLedger
     from shared.aws import client
     from shared.telemetry import Counters
 
@@ -559,7 +559,7 @@ def customer_share(settings: Settings) -> "CustomerShare":
     and the words they taught (pending in SESSIONS_BUCKET, when it is set, and learned)."""
     from knowledge.operation.purge import CustomerShare
     from knowledge.store.concepts import ConceptStore
-    from knowledge.store.word_ledger import WordLedger
+    from knowledge.store.learning_ledger import WordLedger
     from shared.aws import client
 
     ledger = WordLedger(client("s3"), settings.sessions_bucket, settings.knowledge_bucket) \

@@ -18,7 +18,7 @@ from knowledge.operation.unlearn import ForgetWords
 from knowledge.operation.word_audit import audit_words
 from knowledge.recall.index import Index
 from knowledge.recall.postings import LEARNED, TAUGHT, concept_terms
-from knowledge.store.word_ledger import WordLedger, customer_teacher
+from knowledge.store.learning_ledger import WordLedger, customer_teacher
 from shared.purge import PurgeReport, Sweeper
 
 T, A = "default", "store-support"

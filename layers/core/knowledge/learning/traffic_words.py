@@ -19,7 +19,7 @@ text and learned words do not have (words that already reached X teach nothing),
 concept's own text has: in one or two concepts a word tells them apart, and learning it for X would pull
 X into their questions; in more it means something in the store already. At most PER_TURN per concept
 and turn. Each (concept, word) counts its distinct teachers in the learning ledger
-(knowledge.store.word_ledger): the customer where the turn names one, else the session; once
+(knowledge.store.learning_ledger): the customer where the turn names one, else the session; once
 `learn_min_sessions` (default 3) have taught it and knowledge.learning.word_rule says they are enough,
 its teachers are kept beside X and the word is written into X's `learned_words` through the store's
 compare-and-swap as a new version (writer `learning`, reason `learned`). An operator's edit wins: a
@@ -41,7 +41,7 @@ from knowledge.learning.word_rule import enough
 from knowledge.recall.analysis import analyze
 from knowledge.recall.index import Index
 from knowledge.store.concepts import ConceptStore
-from knowledge.store.word_ledger import Teaching, WordLedger, teacher_id
+from knowledge.store.learning_ledger import Teaching, WordLedger, teacher_id
 from shared.errors import Conflict, InvalidConcept, NotFound
 from shared.pii import names_in, redact
 from shared.telemetry import Counters

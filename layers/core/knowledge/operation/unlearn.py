@@ -15,7 +15,7 @@ from knowledge.learning.word_rule import enough
 from knowledge.recall.analysis import analyze
 from knowledge.store.concepts import ConceptStore, StoredConcept
 from knowledge.store.keys import concept_key
-from knowledge.store.word_ledger import KeptWord, WordLedger, term_hash
+from knowledge.store.learning_ledger import KeptWord, WordLedger, term_hash
 from shared.errors import Conflict, InvalidConcept, InvalidConfig, NotFound
 from shared.purge import Sweeper
 

@@ -29,7 +29,7 @@ from knowledge.operation.unlearn import by_word, minimum_of, term_of, without_wo
 from knowledge.recall.analysis import analyze
 from knowledge.recall.postings import LEARNED, concept_terms
 from knowledge.store.concepts import ConceptStore, StoredConcept
-from knowledge.store.word_ledger import KeptWord, Teaching, WordLedger, customer_teacher, term_hash
+from knowledge.store.learning_ledger import KeptWord, Teaching, WordLedger, customer_teacher, term_hash
 from shared.errors import Conflict, InvalidConcept, NotFound
 
 REASONS = {"name": "a name", "another_concepts_word": "another concept's own word",
