@@ -1,16 +1,8 @@
-"""Consolidation's rules, pure: same claim, the model's verdict, and the ways a concept changes.
-
-- same claim (deterministic, no model, or the model's "same"): counters move, the body is untouched;
-- related (the model merged the two): the merged text, counters as for same; beside an
-  operator's body the related claim is kept under `## Related claims` instead;
-- contradicting (or unsure): the new claim is appended under `## Contradiction` and
-  confidence drops to 0.4 so a human resolves it; a claim nobody judged (no model, an unusable
-  answer) beside a human's text is kept under `## Related claims` instead, moving nothing.
-
-The deterministic check confirms only a sighting that states nothing the record does not;
-anything it is unsure of goes to the model, because confirming a different claim is the one
-mistake a human never sees.
-"""
+"""Consolidation's rules, pure: the same claim (no model, or the judge's "same"), the judge's verdict
+(related, contradicting) and the ways a concept changes for each. The deterministic check confirms only
+a sighting that states nothing the record does not; anything it is unsure of goes to the judge,
+because confirming a different claim is the one mistake a human never sees.
+docs/contract.md, "Consolidation" and "The same claim without a model"."""
 
 from __future__ import annotations
 
