@@ -1,14 +1,8 @@
-"""Building the real parts from settings: the one place that knows which adapter goes where.
-
-Every handler builds its service one way, from its environment: `<service>_from_env()`, which names
-the settings it needs beside it (a missing or bad one fails with SettingsError), called at import or,
-where the cold start defers it, through `Deferred`. The builders that take a Settings are the parts
-they are made of (and the CLI's). Imports are inside the builders so a function loads only what it
-uses (cold start); this module itself imports nothing heavy, so a handler can import it and build later.
-
-Over 500 lines on purpose: it is the one map of which adapter each function, the CLI and the studio get;
-split, a handler's parts would be looked for in two places (the import contract lets handlers import it only).
-"""
+"""Building the real parts from settings: the one place that knows which adapter goes where. Every handler
+builds its service one way, `<service>_from_env()` (the settings it needs named beside it), at import or
+through `Deferred`; imports are inside the builders, so a function loads only what it uses.
+docs/development.md, "The rooms". Over 500 lines on purpose: it is the one map of which adapter each
+function, the CLI and the studio get; split, a handler's parts would be looked for in two places."""
 
 from __future__ import annotations
 
