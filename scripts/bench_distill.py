@@ -41,7 +41,7 @@ def main() -> int:
 
     with moto_server("bench"):
         from facts.distill import Distiller
-        from facts.keys import FactKeys
+        from facts.keyed_hashes import FactKeys
         from facts.sessions import record_turn
         from knowledge.format.turn import Turn
         from knowledge.store.archive import TurnArchive

@@ -61,7 +61,7 @@ def request(method: str, path: str, body: dict | None = None) -> dict:
 
 def seed(s3, sessions_bucket: str, knowledge_bucket: str, run: int, size: int, conflicts: int) -> list[dict]:
     from facts.cells import MemoryCells
-    from facts.keys import FactKeys
+    from facts.keyed_hashes import FactKeys
     from facts.proposals import EvidenceLink, Proposal, ProposalStore
 
     keys, store = FactKeys(KEY), ProposalStore(s3, sessions_bucket, retention_days=None)

@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # beside the other scripts, not a package
 from synthetic_corpus import corpus, queries  # noqa: E402
 
-from knowledge.format.learned import LearnedWord, word_problem  # noqa: E402
+from knowledge.format.learned_words import LearnedWord, word_problem  # noqa: E402
 from knowledge_dev.local_aws import percentile  # noqa: E402
 
 

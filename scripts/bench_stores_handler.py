@@ -94,7 +94,7 @@ def load_corpus(stores_dir: Path = STORES) -> Corpus:
 
 
 def _usable(word: str, own: set[str], kept: set[str]) -> bool:
-    from knowledge.format.learned import fold_word, word_problem
+    from knowledge.format.learned_words import fold_word, word_problem
     from knowledge.recall.analysis import analyze
     from shared.pii import redact
 
@@ -109,8 +109,8 @@ def concepts(corpus: Corpus, size: int, now: Optional[datetime] = None) -> list:
     its model words and traffic words (see the module's doc). Dated a month before `now`, so none is
     stale (an observed concept older than stale_after_days leaves recall)."""
     from knowledge.format.concept import Concept
-    from knowledge.format.learned import LearnedWord, fold_word
-    from knowledge.learning.proposal import gate_words
+    from knowledge.format.learned_words import LearnedWord, fold_word
+    from knowledge.learning.model_words import gate_words
     from knowledge.recall.postings import concept_terms
 
     now = (now or datetime.now(UTC)).replace(microsecond=0)

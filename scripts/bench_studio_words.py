@@ -55,7 +55,7 @@ COLD_BUDGET_MS, WARM_BUDGET_MS = 3000, 1000  # issue 40: a page of the words at 
 
 
 def learned(i: int, count: int):
-    from knowledge.format.learned import LearnedWord
+    from knowledge.format.learned_words import LearnedWord
 
     rng = random.Random(i)
     words: dict[str, None] = {}
@@ -80,7 +80,7 @@ def seed(store, agent: str, size: int, words: int) -> None:
 
 def prepare(store, agent: str) -> None:
     """The agent's snapshot and words summary, written as the studio writes them (no budget)."""
-    from knowledge.curation.learned_words import LearnedWords
+    from knowledge.curation.words_page import LearnedWords
     from knowledge.curation.studio import Studio
     from shared.httpapi import Operator
 

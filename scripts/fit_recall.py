@@ -24,12 +24,12 @@ from pathlib import Path
 
 import numpy as np
 
-from knowledge.format.learned import LearnedWord
-from knowledge.learning.proposal import gate_words
+from knowledge.format.learned_words import LearnedWord
+from knowledge.learning.model_words import gate_words
 from knowledge.recall import index as recall_index
 from knowledge.recall import signals
 from knowledge.recall.index import CUES, Index
-from knowledge.recall.words import LETTERS, fold
+from knowledge.recall.terms import LETTERS, fold
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from stores_harness import TOP_K, concepts_of  # noqa: E402 - beside this script

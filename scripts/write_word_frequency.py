@@ -19,7 +19,7 @@ import math
 from collections import defaultdict
 from pathlib import Path
 
-from knowledge.recall.words import WORD, term_and_form
+from knowledge.recall.terms import WORD, term_and_form
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "layers" / "core" / "knowledge" / "recall" / "data"

@@ -81,7 +81,7 @@ def _audit(args: argparse.Namespace) -> int:
     # The command line is an entry point, like a handler: it may wire Facts' customer index in.
     from knowledge.operation.word_audit import audit_words
     from knowledge.store.concepts import ConceptStore
-    from knowledge.store.word_ledger import WordLedger
+    from knowledge.store.learning_ledger import WordLedger
     from shared.aws import client
     from shared.settings import Settings
 

@@ -1,14 +1,8 @@
-"""A scripted model: a real local HTTP server speaking the OpenAI-compatible chat API.
-
-No model can be downloaded here, so the local stack (and the tests) talk to this server
-through the product's real httpx client. It answers from a script: either rules matched
-against the prompt, or a function of the request. Everything it answers is labelled
-SCRIPTED in the local stack's output.
-
-A reply can also be a fault, to prove the client's deadlines against a misbehaving server:
-`hang()`, `trickle()`, `truncated()`, `reset()`, and the HTTP answers `throttled()` (429 with
-Retry-After) and `server_error()`.
-"""
+"""A scripted model: a real local HTTP server speaking the OpenAI-compatible chat API, which the local
+stack and the tests reach through the product's real httpx client (no model can be downloaded here).
+It answers from rules or a function, labelled SCRIPTED, or with a fault (`hang`, `trickle`,
+`truncated`, `reset`, `throttled`, `server_error`) to prove the client's deadlines.
+docs/local-stack.md, "The scripted model"."""
 
 from __future__ import annotations
 

@@ -1,18 +1,8 @@
-"""Keep the local stack's S3 data across restarts (moto holds state in memory only).
-
-moto runs in this process (stack.py), so the mirror reads its buckets in memory, not over HTTP:
-a save walks the versions moto holds (a few milliseconds at 5,000 concepts) and writes only what
-changed since the last save, a new version's content as a content-addressed blob and one line per
-change appended to `changes.jsonl`; `manifest.json` (every version of every key, oldest first)
-is written whole only on the first save, every COMPACT_AFTER changes and on stop. A start reads
-the manifest and the changes and puts every version straight back into moto's bucket with its
-own version id, time and metadata: no request is replayed, and nothing is renamed. A version
-removed from S3 (a purge, forget-customer) is removed from the disk at the next save: its blob
-is deleted once no version refers to it.
-
-The mirror is moto's own state, not an S3 client's view: it reads moto's in-memory objects
-(`moto.s3.models`), which is what keeps a stack of 5,000 concepts flat in memory and CPU.
-"""
+"""Keep the local stack's S3 data across restarts (moto holds state in memory only): a save walks the
+versions moto holds in this process and appends what changed (content-addressed blobs, changes.jsonl;
+manifest.json now and then), and a start puts every version straight back into moto with its own
+version id, time and metadata. It reads moto's in-memory objects, not an S3 client's view, which keeps
+5,000 concepts flat in memory and CPU. docs/local-stack.md, "What survives a restart"."""
 
 from __future__ import annotations
 

@@ -1,18 +1,8 @@
-"""The studio on 127.0.0.1: an HTTP adapter that does what API Gateway's JWT authorizer and
-HTTP API integration do, in front of the real StudioApiFunction handler.
-
-- `/api/...` requests become API Gateway HTTP API (payload 2.0) events for the handler,
-  after the bearer token is verified exactly as the authorizer would: signature (RS256,
-  a key made for this local stack), issuer, audience and expiry. A missing or bad token is
-  answered 401 without reaching the handler; CORS preflights (OPTIONS) skip the authorizer,
-  as the template's preflight route does. Paths under `/tenants/{t}/agents/{a}/facts/` go to
-  the FactsApiFunction handler when one is given, as the template's more specific route does.
-- `/studio/knowledge` and `/studio/facts` serve the pages from studio_web/dist when they have
-  been built, with `config.json` (the API base and the sign-in settings) beside them.
-- `/oauth2/authorize` and `/oauth2/token` sign the dev operator in the way Cognito's hosted
-  UI signs an operator in on AWS: the authorization code flow with PKCE (S256), so the page
-  runs the same sign-in code locally and deployed. Locally the operator is approved at once.
-"""
+"""The studio on 127.0.0.1: an HTTP adapter doing what API Gateway's JWT authorizer and HTTP API
+integration do in front of the real StudioApiFunction (and FactsApiFunction) handler, serving the
+built pages with their config.json, and signing the dev operator in as Cognito's hosted UI does
+(authorization code with PKCE), so the page runs the same sign-in code locally and deployed.
+docs/local-stack.md, "The studio, locally"."""
 
 from __future__ import annotations
 

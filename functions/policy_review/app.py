@@ -1,6 +1,6 @@
 """PolicyReviewFunction: PolicyReviewQueue -> the observed concepts a saved policy contradicts, retired;
 and, for a `words` job, the words customers use for a saved concept, proposed by the model
-(knowledge.learning.proposal).
+(knowledge.learning.model_words).
 
 Each message names a policy concept an operator saved (never its text). The agent's observed
 concepts its text ranks closest to (at most 5) are judged against it, one model call each

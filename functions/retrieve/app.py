@@ -1,15 +1,8 @@
-"""RetrieveFunction: invoked directly by the engine on every turn (and for load_knowledge).
-
-{tenant, agent, message, session_id} -> {block, concepts, priority, tool}
-{action: "load_knowledge", tenant, agent, name, session_id} -> the concept, and an event.
-{action: "search_knowledge", tenant, agent, session_id, query[, limit]} -> the ranked hits, and an event.
-{action: "save_knowledge", tenant, agent, session_id, name, description, type, body, evidence[, turn_id]}
-  -> the insight gated and queued for consolidation, as extraction's are, and an event.
-
-The module imports only the Logger and the wiring: on an on-demand cold start the service
-(settings, boto3, the index) is built by the first call; under provisioned concurrency or
-SnapStart it is built here, during init, off the request path.
-"""
+"""RetrieveFunction: invoked directly by the engine on every turn — the block, and the actions
+load_knowledge, search_knowledge and save_knowledge. It imports only the Logger and the wiring: the
+service is built by the first call on an on-demand cold start, or during init under provisioned
+concurrency or SnapStart. docs/retrieval.md, "The request and the answer"
+(events/retrieve.json, load-knowledge.json, save-knowledge.json)."""
 
 from aws_lambda_powertools import Logger
 

@@ -1,5 +1,5 @@
 """The studio API's words page routes: the words recall learned across an agent's concepts, and their
-removal from many concepts at once. Wiring only: the work is knowledge.curation.learned_words and
+removal from many concepts at once. Wiring only: the work is knowledge.curation.words_page and
 knowledge.curation.words_removal; errors are mapped to HTTP once, in app.py, which includes these
 routes (`routes`: a router bound to that app's own services)."""
 
@@ -21,7 +21,7 @@ from routing import BASE, Scope, Slug, operator_of
 
 
 def routes(page: Any, removal: Any) -> APIGatewayHttpRouter:
-    """The routes over `page` (knowledge.curation.learned_words.LearnedWords) and `removal`
+    """The routes over `page` (knowledge.curation.words_page.LearnedWords) and `removal`
     (knowledge.curation.words_removal.WordsRemoval), as knowledge.wiring builds them."""
     router = APIGatewayHttpRouter()
 

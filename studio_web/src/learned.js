@@ -9,7 +9,7 @@ const ENTRY = /^  - \{word: "((?:[^"\\]|\\.)*)", origin: (\w+), sessions: (\d+),
 const ORIGINS = { loaded: "the agent loaded it after the customer's words", sighting: "extraction saw it in the turn",
   model: "proposed by the model", operator: "added by an operator" };
 const TRAFFIC = new Set(["loaded", "sighting"]);
-// knowledge/format/learned.py's limits and word rule (the save checks them again).
+// knowledge/format/learned_words.py's limits and word rule (the save checks them again).
 const LEARNED_MAX = 24;
 const WORD_MAX = 40;
 const PHRASE_WORDS = 3;
@@ -33,7 +33,7 @@ function field(lines, end, name) {
   return [start, stop];
 }
 
-// How two words are compared (format/learned.py's fold_word): lowercase, without accents, single spaces.
+// How two words are compared (format/learned_words.py's fold_word): lowercase, without accents, single spaces.
 export function fold(word) {
   return word.toLowerCase().normalize("NFKD").replace(/\p{M}/gu, "").split(/\s+/).filter(Boolean).join(" ");
 }
@@ -92,7 +92,7 @@ function removedWords(lines, end) {
   return { words, at, flow: false };
 }
 
-// Why `word` cannot be a learned word (format/learned.py's word_problem, in plain words), or "".
+// Why `word` cannot be a learned word (format/learned_words.py's word_problem, in plain words), or "".
 export function wordProblem(word) {
   if (!word) return "Type the word or short phrase customers use.";
   if (word.length > WORD_MAX) return `A learned word is at most ${WORD_MAX} characters.`;

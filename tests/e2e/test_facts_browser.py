@@ -20,7 +20,7 @@ from helpers.paths import ROOT
 from helpers.skips import skip_unless_present
 
 from facts.cells import MemoryCells
-from facts.keys import FactKeys
+from facts.keyed_hashes import FactKeys
 
 T, A = "default", "store-support"
 PAGE = ROOT / "studio_web" / "dist" / "facts.html"

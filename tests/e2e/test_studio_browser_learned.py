@@ -13,7 +13,7 @@ from helpers.paths import ROOT
 from helpers.skips import skip_unless_present
 from helpers.studio_page import A, T, open_concept
 
-from knowledge.format.learned import LearnedWord
+from knowledge.format.learned_words import LearnedWord
 
 PAGE = ROOT / "studio_web" / "dist" / "index.html"
 pytestmark = skip_unless_present({"Debian's chromium": Path(CHROMIUM).exists(),

@@ -13,7 +13,7 @@ from helpers.paths import ROOT
 from helpers.skips import skip_unless_present
 from helpers.studio_page import A, T
 
-from knowledge.format.learned import LearnedWord
+from knowledge.format.learned_words import LearnedWord
 
 PAGE = ROOT / "studio_web" / "dist" / "index.html"
 pytestmark = skip_unless_present({"Debian's chromium": Path(CHROMIUM).exists(),
@@ -34,7 +34,7 @@ def shown(page):
 
 
 def test_words_selected_across_two_concepts_are_removed_at_once_and_never_proposed_again(page, store):
-    from knowledge.learning.proposal import gate_words
+    from knowledge.learning.model_words import gate_words
 
     teach(store, REEMBOLSO, ("devolucao grana", "loaded", 3, "2026-11-20"), ("estorno", "model", 0, "2026-11-22"))
     teach(store, TROCA, ("destroca", "sighting", 5, "2026-11-21"), ("trocar tamanho", "model", 0, "2026-11-19"))

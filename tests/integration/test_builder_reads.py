@@ -13,7 +13,7 @@ from helpers.handlers import LambdaContext, load_handler
 from helpers.paths import DEMO
 
 from knowledge.format.concept import parse
-from knowledge.format.learned import LearnedWord
+from knowledge.format.learned_words import LearnedWord
 from knowledge.store.keys import SHARED
 from knowledge.store.waiting import WaitingPair
 

@@ -12,7 +12,7 @@ from helpers.handlers import LambdaContext, load_event, load_handler
 from helpers.paths import ROOT
 from test_facts_studio_api import ANA, BRUNO, FACTS, A, T, act, api, distilled, memory, pending  # noqa: F401
 
-from facts.keys import FactKeys
+from facts.keyed_hashes import FactKeys
 
 OTHERS = ("cust-3001-caio", "cust-3002-dora", "cust-3003-eli")
 

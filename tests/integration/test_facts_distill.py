@@ -19,7 +19,7 @@ from helpers.handlers import LambdaContext, load_event, load_handler
 from facts import layout
 from facts.cells import MemoryCells
 from facts.errors import NotPending
-from facts.keys import FactKeys
+from facts.keyed_hashes import FactKeys
 from facts.proposals import ProposalStore, ref_of
 from facts.review import Review
 from shared.events import EventBridgeEvents

@@ -22,7 +22,7 @@ from helpers.handlers import LambdaContext, load_event, load_handler
 
 from facts import layout
 from facts.cells import MemoryCells
-from facts.keys import FactKeys
+from facts.keyed_hashes import FactKeys
 from facts.proposals import ProposalRef, ProposalStore
 from facts.review import Review
 from knowledge_dev.faults import CONDITIONAL, RESET_AFTER, RESET_BEFORE, FaultMix, FaultProxy, Rule

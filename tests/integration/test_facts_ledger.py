@@ -18,7 +18,7 @@ from helpers.handlers import LambdaContext, load_event, load_handler
 
 from facts import layout
 from facts.cells import MemoryCells
-from facts.keys import FactKeys
+from facts.keyed_hashes import FactKeys
 from facts.proposals import ProposalStore, ref_of
 from facts.review import Review
 from facts.sessions import record_turn

@@ -15,7 +15,7 @@ from helpers.facts_page import CONFIG, CUSTOMER, KEY, PIX, SHOE, conversation
 from helpers.handlers import LambdaContext, load_event, load_handler
 from helpers.paths import ROOT
 
-from facts.keys import FactKeys
+from facts.keyed_hashes import FactKeys
 
 T, A = "default", "store-support"
 ANA = {"sub": "3f1c9a52-7d3e-4b8a-9f0e-6a2b1c4d5e6f", "cognito:groups": "[default]"}

@@ -384,7 +384,7 @@ def test_only_the_import_the_studio_and_the_review_itself_may_queue_a_policy_rev
 def test_importing_again_after_words_were_learned_keeps_them_and_their_removals(world, s3, bucket, capsys):
     from datetime import date
 
-    from knowledge.format.learned import LearnedWord
+    from knowledge.format.learned_words import LearnedWord
 
     run(capsys, "--agent", A, str(FAQ_CSV))
     name = world.list(T, A)[0].name

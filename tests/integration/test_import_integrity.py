@@ -18,7 +18,7 @@ from helpers.studio import BASE
 from knowledge.curation.documents import concept_by_hand
 from knowledge.curation.faq import Row, read_faq
 from knowledge.format.concept import parse
-from knowledge.format.learned import LearnedWord
+from knowledge.format.learned_words import LearnedWord
 from knowledge.format.sighting import parse_sighting
 from knowledge.format.turn import Turn
 from knowledge.store.archive import TurnArchive

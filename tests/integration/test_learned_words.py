@@ -16,7 +16,7 @@ from helpers.handlers import LambdaContext, load_event, load_handler
 from helpers.turns import candidates_event
 
 from knowledge.format.concept import parse
-from knowledge.format.learned import LearnedWord
+from knowledge.format.learned_words import LearnedWord
 
 T, A = "default", "store-support"
 TELA = "troca-de-tela"

@@ -17,8 +17,8 @@ from helpers.handlers import LambdaContext, load_event, load_handler
 from helpers.turns import candidates_event
 
 from knowledge.format.concept import parse
-from knowledge.format.learned import LearnedWord
-from knowledge.store.word_ledger import customer_teacher
+from knowledge.format.learned_words import LearnedWord
+from knowledge.store.learning_ledger import customer_teacher
 
 T, A = "default", "store-support"
 TELA, BATERIA = "troca-de-tela", "bateria-original"

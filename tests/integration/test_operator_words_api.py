@@ -13,7 +13,7 @@ from helpers.handlers import LambdaContext, load_handler
 from helpers.studio import BASE, A, T, request
 
 from knowledge.curation.words_held import CODE, decode
-from knowledge.format.learned import LearnedWord
+from knowledge.format.learned_words import LearnedWord
 
 NAME = "troca-em-30-dias"
 TODAY = date.today().isoformat()

@@ -19,7 +19,7 @@ from helpers.handlers import LambdaContext, load_event, load_handler
 from facts.cells import MemoryCells
 from facts.distill import Distiller
 from facts.errors import NotPending
-from facts.keys import FactKeys
+from facts.keyed_hashes import FactKeys
 from facts.proposals import ProposalStore, ref_of
 from facts.review import Review
 from knowledge.store.concepts import ConceptStore
@@ -484,7 +484,7 @@ def test_without_a_retention_rule_a_proposal_never_expires(handlers, s3, bucket,
 
 def test_forget_customer_removes_the_words_their_sessions_taught_and_keeps_the_other_customers(
         world, s3, sessions_bucket):
-    # The learning ledger (knowledge.store.word_ledger): a word pending for a concept, one entry per
+    # The learning ledger (knowledge.store.learning_ledger): a word pending for a concept, one entry per
     # session that taught it, and the marker of the turn a session first loaded a concept in.
     ledger = f"{T}/{AGENTS[0]}/learning"
     theirs = [f"{ledger}/words/troca-em-30-dias/0123456789abcdef/{CUSTOMER_SESSIONS[0]}",

@@ -14,7 +14,7 @@ from helpers.concepts import make_concept
 from helpers.handlers import LambdaContext, load_handler
 from helpers.studio import BASE, A, T, demo_studio
 
-from knowledge.learning.proposal import PROMPT_CHARS_MAX
+from knowledge.learning.model_words import PROMPT_CHARS_MAX
 from knowledge.store.keys import SHARED
 
 BULK = f"{BASE}/concepts/bulk"

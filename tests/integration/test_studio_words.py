@@ -13,7 +13,7 @@ import pytest
 from helpers.handlers import LambdaContext, load_handler
 from helpers.studio import A, ANA, BASE, T, demo_studio, request
 
-from knowledge.format.learned import LearnedWord
+from knowledge.format.learned_words import LearnedWord
 
 REEMBOLSO, TROCA, FRETE = "prazo-reembolso-pix", "troca-em-30-dias", "frete-gratis-acima-199"
 

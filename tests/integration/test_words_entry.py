@@ -206,7 +206,7 @@ def test_a_concept_extraction_creates_is_taught_and_its_later_confirmations_ask_
 
 def test_a_backfill_says_what_it_would_ask_then_teaches_every_concept_without_model_words_never_a_removed_one(
         monkeypatch, world, store, sqs, capsys):
-    from knowledge.format.learned import LearnedWord
+    from knowledge.format.learned_words import LearnedWord
     from knowledge_cli.main import main
 
     names = sorted(entry.name for entry in store.list(T, A))

@@ -1,19 +1,8 @@
-"""An MCP server exposing one agent's knowledge tools, bound to one conversation: search, load and
-save knowledge, and the customer's memory read. On the official `mcp` SDK, over stdio or streamable
-HTTP, reaching RetrieveFunction and MemoryFunction through KnowledgeClient.
-
-    knowledge-mcp --agent store-support [--tenant default] [--customer C] [--session S]   # stdio
-    KNOWLEDGE_MCP_TOKEN=... knowledge-mcp --agent store-support --http --port 8765        # HTTP, bearer token
-
-The conversation is fixed by the engine, never by the model: over stdio by `--customer` and
-`--session` when the server starts; over HTTP by the `Knowledge-Customer` and `Knowledge-Session`
-headers of the request that starts each MCP session (knowledge_client.mcp_http). No tool argument
-names a customer or a session: read_memory reads the bound customer (and is off without one),
-save_knowledge quotes the bound session only. Over HTTP every request must carry `Authorization:
-Bearer <token>`, the token the operator sets in KNOWLEDGE_MCP_TOKEN (at least 32 characters).
-Every argument is checked against the service's published schema; a refusal is a tool error naming
-the field or the reason, never quoting an argument's value.
-"""
+"""An MCP server exposing one agent's knowledge tools, bound to one conversation (search, load and save
+knowledge, the customer's memory read), on the official `mcp` SDK over stdio or streamable HTTP
+(bearer token KNOWLEDGE_MCP_TOKEN), reaching RetrieveFunction and MemoryFunction through
+KnowledgeClient. The engine binds the customer and session, never the model: no tool argument names
+either. docs/integrations.md, "Knowledge as MCP tools"."""
 
 from __future__ import annotations
 

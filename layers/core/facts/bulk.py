@@ -1,14 +1,7 @@
-"""Several proposals decided in one action: the Facts page's "Approve selected", "Reject selected",
-"Dismiss selected".
-
-Each proposal goes through the same decision as a single click (review.Review: its own
-compare-and-swap on the proposal and, for an approval, on its fact), and each gets its own outcome;
-one that loses its race is reported and the others are kept. All of them carry one batch id, which
-is how Recent shows them as one bulk decision by the operator. Every id is looked up (one listing
-of the agent's proposals) before anything is decided, so a request naming one that does not exist
-decides nothing. Customers are decided side by side, one customer's proposals one after another: they share a memory cell, and parallel
-writes to one cell would only retry against each other.
-"""
+"""Several proposals decided in one action (the Facts page's "Approve/Reject/Dismiss selected"): each
+through the same decision as a single click (facts.review), each with its own outcome, all under one
+batch id; every id looked up before anything is decided; customers side by side, one customer's
+proposals one after another (they share a cell). docs/facts.md, "The Facts API"."""
 
 from __future__ import annotations
 

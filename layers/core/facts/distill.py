@@ -36,7 +36,7 @@ from .cells import MemoryCells
 from .errors import InvalidRequest, ProposalNotFound, RecordUnreadable
 from .fact import Cell, utc_now
 from .gates import ANSWER_NOT_ARRAY, ANSWER_NOT_JSON, ANSWER_TOO_LARGE, TOO_MANY, gate
-from .keys import FactKeys, same_value
+from .keyed_hashes import FactKeys, same_value
 from .prompt import distill_prompt
 from .proposals import EvidenceLink, Proposal, ProposalRef, ProposalStore
 from .sessions import IdleMarker, SessionStates, StoredState

@@ -1,15 +1,7 @@
-"""Every key Facts writes, in one place.
-
-SESSIONS_BUCKET (expires after RetentionDays; keys start with {tenant}/{agent}/ like the rest):
-    {tenant}/{agent}/facts/sessions/{session_id}.json          a session's state (turns, customer, distilled)
-    {tenant}/{agent}/facts/idle/{last turn stamp}/{session_id}  empty: this session may come due
-    {tenant}/{agent}/facts/customers/{customer_id}/{session_id} empty: the customer's sessions
-    {tenant}/{agent}/facts/proposals/{customer_id}/{id}.json    one proposal (id: the keyed tuple hash)
-KNOWLEDGE_BUCKET (versioned, does not expire):
-    memory/{tenant}/{customer_id}/cell.json                     the customer's memory cell
-    memory/{tenant}/{customer_id}/latch/{id}                    empty: a rejected or dismissed tuple
+"""Every key Facts writes, in one place: a session's state, its idle marker, the customer's sessions and
+the proposals in SESSIONS_BUCKET (expiring with it); the memory cell and its latches in KNOWLEDGE_BUCKET.
 Stamps are the archive's (YYYYMMDDTHHMMSS.ffffffZ), so a listing of idle/ is in time order.
-"""
+docs/contract.md, "Storage layout"."""
 
 from __future__ import annotations
 

@@ -1,24 +1,7 @@
-"""Proposals: the stored records that ARE the ledger, and the review that resolves them.
-
-A proposal's id is the keyed hash of (tenant, customer, name, value), so the same tuple from
-a re-scan lands on the same key and a create-only write filters it: an unanswered proposal is
-never piled on, a resolved one re-opened only by an operator (review.py: undo). A rejected or
-dismissed tuple is also latched beside the customer's cell (cells.py), which outlives the
-proposal's retention.
-
-Statuses: pending → approving → approved; pending → rejected | dismissed; pending → stale →
-dismissed; expired (aged out unanswered; the tuple may be proposed again); an operator's undo
-takes approved, rejected or dismissed back to pending (the undo kept in `undos`). `approving` is the
-claim an approval takes before it writes the cell, so a concurrent reject or dismiss loses
-cleanly instead of leaving a written fact under a dismissed proposal.
-
-Proposals age out with the archive (SESSIONS_BUCKET's RetentionDays, read from its lifecycle
-rule): a proposal cites turns that the same rule deletes, so an unanswered one (pending or stale)
-older than that reads as `expired` — it can no longer be approved, and its tuple may be proposed
-again (the next proposal of it takes the key over). The rule then deletes the record itself, and
-the session's state with it (written at the same pass), so a session that goes on is distilled
-again; a duplicate of a proposal still pending is filtered by the ledger as before.
-"""
+"""Proposals: the stored records that ARE Facts' ledger (id: the keyed hash of the tuple, written
+create-only), their statuses (pending, approving, approved, rejected, dismissed, stale, expired) and
+their age limit, the archive's retention. A rejected or dismissed tuple is also latched beside the
+customer's cell (facts.cells). docs/facts.md, "A proposal's life"."""
 
 from __future__ import annotations
 

@@ -1,18 +1,8 @@
-"""Approve, reject, dismiss: the operator's decisions (the API the studio calls).
-
-An approval is the only path from a proposal to the customer's memory cell. It writes by
-compare-and-swap, conditional on the target FACT's revision recorded at distill time (another
-fact's change does not matter); if that fact moved, the proposal turns stale with both values
-kept, and the operator's value stays; the same value already in the cell (another agent's
-approval, an operator's edit) counts as applied. Every decision is stored before its event is
-published.
-
-A decision is a conditional write, and S3 may apply one and lose its answer: the SDK's retry then
-gets 412 although nobody else was there. So a 412 is followed by a read: the record holding
-exactly this write is this call's decision, finished here (latch, event) and answered 200; the
-same decision by the same operator (a second click that got there first) is answered as done,
-with its event left to the call that wrote it; anything else was someone else (409).
-"""
+"""Approve, reject, dismiss, undo: the operator's decisions (the API the studio calls). An approval is the
+only path from a proposal to the customer's memory cell, by compare-and-swap on that fact's revision
+recorded at distill time; every decision is stored before its event is published, and a 412 is read
+back to tell this call's own write (S3 applied it and lost the answer) from someone else's (409).
+docs/facts.md, "Facts: distilled customer memory, human-gated"."""
 
 from __future__ import annotations
 
@@ -27,7 +17,7 @@ from . import events as fact_events
 from .cells import CAS_ATTEMPTS, MemoryCells
 from .errors import Busy, CannotUndo, Gone, InvalidRequest, NotPending, ProposalChanged, ProposalNotFound
 from .fact import Removal, distilled_origin, utc_now
-from .keys import FactKeys, same_value
+from .keyed_hashes import FactKeys, same_value
 from .proposals import (
     OPERATOR,
     REASON_MAX,

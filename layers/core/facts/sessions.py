@@ -1,15 +1,7 @@
-"""Per-session state, written when a turn is archived, so a distillation pass finds due
-sessions without listing the archive.
-
-Each session has one state object (its turns, its customer, how far it was distilled) and,
-while it may still come due, one empty idle marker keyed by its last turn's time. A pass lists
-the markers older than the agent's idle time — nothing newer, nothing already handled — and
-removes each marker it settles. A new turn moves the marker. The state's writes are
-compare-and-swaps, so turns of one session archived in parallel are all kept.
-
-The customer is fixed by the earliest tagged turn by completed_at ("one stamp, once"): the same
-answer whatever order the turns arrive in. An untagged session is never distilled.
-"""
+"""Per-session state, written when a turn is archived, so a distillation pass finds due sessions without
+listing the archive: one state object per session (its turns, its customer — fixed by its earliest
+tagged turn — and how far it was distilled), written by compare-and-swap, and one idle marker keyed by
+its last turn's time while it may come due. docs/facts.md, "Facts: distilled customer memory, human-gated"."""
 
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from shared.settings import Settings
 
     from .distill import Distiller
-    from .keys import FactKeys
+    from .keyed_hashes import FactKeys
     from .memory import Memory
     from .purge import CustomerPart, CustomerPurge
     from .review import Review
@@ -29,7 +29,7 @@ if TYPE_CHECKING:  # pragma: no cover
 def facts_keys(environ: Optional[Mapping[str, str]] = None) -> "FactKeys":
     """The key from FACTS_KEY, else from the secret FACTS_KEY_SECRET_ARN names (read once)."""
     from .errors import KeyUnavailable
-    from .keys import FactKeys
+    from .keyed_hashes import FactKeys
 
     environ = os.environ if environ is None else environ
     if environ.get("FACTS_KEY"):

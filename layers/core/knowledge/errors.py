@@ -130,7 +130,7 @@ class InvalidVocabulary(KnowledgeError, ValueError):
 
 
 class UnknownOrigin(KnowledgeError, ValueError):
-    """The words page asked to filter by an origin no learned word has (knowledge.curation.learned_words)."""
+    """The words page asked to filter by an origin no learned word has (knowledge.curation.words_page)."""
 
     code = "unknown_origin"
 

@@ -1,14 +1,8 @@
-"""Building the real parts from settings: the one place that knows which adapter goes where.
-
-Every handler builds its service one way, from its environment: `<service>_from_env()`, which names
-the settings it needs beside it (a missing or bad one fails with SettingsError), called at import or,
-where the cold start defers it, through `Deferred`. The builders that take a Settings are the parts
-they are made of (and the CLI's). Imports are inside the builders so a function loads only what it
-uses (cold start); this module itself imports nothing heavy, so a handler can import it and build later.
-
-Over 500 lines on purpose: it is the one map of which adapter each function, the CLI and the studio get;
-split, a handler's parts would be looked for in two places (the import contract lets handlers import it only).
-"""
+"""Building the real parts from settings: the one place that knows which adapter goes where. Every handler
+builds its service one way, `<service>_from_env()` (the settings it needs named beside it), at import or
+through `Deferred`; imports are inside the builders, so a function loads only what it uses.
+docs/development.md, "The rooms". Over 500 lines on purpose: it is the one map of which adapter each
+function, the CLI and the studio get; split, a handler's parts would be looked for in two places."""
 
 from __future__ import annotations
 
@@ -32,7 +26,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from knowledge.learning.extract import Extractor, SessionRecorder
     from knowledge.learning.jobs import PolicyReviewJobs, SightingJobs, TurnJobs
     from knowledge.learning.policy_review import PolicyReviewer, PolicyReviewQueue
-    from knowledge.learning.proposal import WordProposer
+    from knowledge.learning.model_words import WordProposer
     from knowledge.learning.save import Saver
     from knowledge.learning.tools import AgentTools
     from knowledge.operation.backfill import Backfiller
@@ -60,14 +54,14 @@ def extractor(settings: Settings, sessions: Optional["SessionRecorder"] = None) 
     """ExtractFunction's service; `sessions` is told of turns archived for agents that distil."""
     from knowledge.learning.extract import Extractor
     from knowledge.learning.known import KnownConcepts
-    from knowledge.learning.taught import Teacher
+    from knowledge.learning.traffic_words import Teacher
     from knowledge.learning.usage import daily_cap
     from knowledge.store.archive import TurnArchive
     from knowledge.store.concepts import ConceptStore
     from knowledge.store.config_cache import ConfigCache
     from knowledge.store.ledgers import ExtractionLedger
     from knowledge.store.queues import SqsCandidates
-    from knowledge.store.word_ledger import WordLedger
+    from knowledge.store.learning_ledger import WordLedger
     from shared.aws import client
     from shared.telemetry import Counters
 
@@ -179,7 +173,7 @@ def word_proposer(settings: Settings) -> "WordProposer":
     """PolicyReviewFunction's `words` job: the model's words for concepts that entered, within the tenant's
     daily model budget (KNOWLEDGE_TENANT_DAILY_MODEL_CALLS, kept in SESSIONS_BUCKET, when set); the concepts
     it defers wait in KNOWLEDGE_BUCKET (knowledge.store.pending_words)."""
-    from knowledge.learning.proposal import WordProposer
+    from knowledge.learning.model_words import WordProposer
     from knowledge.learning.usage import daily_cap
     from knowledge.store.concepts import ConceptStore
     from knowledge.store.config_cache import ConfigCache
@@ -475,7 +469,7 @@ def studio_api_from_env() -> StudioApi:
 def words_page(settings: Settings, studio: "Studio") -> tuple["LearnedWords", "WordsRemoval"]:
     """The studio's words page (with the list's tenancy check; the list tells it what it reads), and the
     removal that tells it what it wrote."""
-    from knowledge.curation.learned_words import LearnedWords
+    from knowledge.curation.words_page import LearnedWords
     from knowledge.curation.words_removal import WordsRemoval
     from knowledge.store.concepts import ConceptStore
     from shared.aws import client
@@ -559,7 +553,7 @@ def customer_share(settings: Settings) -> "CustomerShare":
     and the words they taught (pending in SESSIONS_BUCKET, when it is set, and learned)."""
     from knowledge.operation.purge import CustomerShare
     from knowledge.store.concepts import ConceptStore
-    from knowledge.store.word_ledger import WordLedger
+    from knowledge.store.learning_ledger import WordLedger
     from shared.aws import client
 
     ledger = WordLedger(client("s3"), settings.sessions_bucket, settings.knowledge_bucket) \

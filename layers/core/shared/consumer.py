@@ -1,21 +1,9 @@
 """The one shape of a queue's Lambda handler (Powertools' batch processing): a QueueConsumer runs each
-record of a batch as the job its service says it is, and owns what every queue consumer does alike.
-
-- the deadline: every record shares the invocation's (shared.deadline), so one that cannot finish in
-  time is reported failed before the timeout, never by it;
-- the partial batch response: a record that fails is listed, the rest of the batch goes on (FIFO:
-  the later records of its message group are held back with it, so nothing overtakes it);
-- dead-lettering: a body that can never be a valid message goes to the dead-letter queue on first
-  sight, counted, instead of spending every receive;
-- the back-off: a failed record comes back later, by its receive count, or when its job says;
-- the logger keys (the message's correlation keys while it is handled) and the log lines, which
-  carry codes, counts and outcomes, never a message's content;
-- the counters, flushed as EMF after every batch, whatever happened.
-
-What a queue carries, and what is done with each message, is its service's (`Jobs`): the body is
-parsed there rather than by a Powertools parser model, so that no validation error can quote message
-content into a log.
-"""
+record as the job its service says (`Jobs`) and owns what every consumer does alike — the shared
+deadline, the partial batch response, dead-lettering a body that can never be valid, the back-off,
+the logger keys and the counters flushed after every batch. The body is parsed by the service, not a
+Powertools parser model, so no validation error can quote message content into a log.
+docs/contract.md, "Faults, deadlines and redelivery"; docs/development.md, "The rooms"."""
 
 from __future__ import annotations
 

@@ -1,27 +1,9 @@
-"""The utility model, reached through real client code: Bedrock Converse (boto3) or any
-OpenAI-compatible chat-completions endpoint (httpx).
-
-Every call runs under a wall-clock deadline (an absolute `time.monotonic()` value: the
-caller's, capped by the invocation's from shared.deadline; a default budget when there is
-neither) that covers all attempts, backoff sleeps and Retry-After waits; per-read socket
-timeouts alone cannot bound a server that trickles its answer.
-
-What a call ends in, the one classification every caller (extraction, the consolidation judge,
-distillation) follows:
-
-- an answer: `complete()` returns it only when it is complete — HTTP 200 (or Bedrock's answer),
-  a whole envelope, text content that is not empty, within MAX_ANSWER_BYTES;
-- no answer, a ModelError, whatever the reason: ModelTimeout (the deadline), ModelUnavailable
-  (throttling, server errors, resets, after bounded retries), ModelRefused (a status other than
-  200 that repeating at once would not change: 400, 401, 403, 404...), ModelBadAnswer (a 200
-  that is no complete answer: HTML or garbage instead of JSON, cut short, no or empty content,
-  over the cap), ModelConfigError. A failure to answer is an outage, never a verdict and never
-  an empty result: the caller fails the work item and the queue retries it (and, after its
-  maxReceiveCount, dead-letters it);
-- an answer whose content is not what the caller asked for is the caller's to judge: the
-  parser that reads it says so, and the caller either retries it like a fault a bounded number
-  of times (ModelAnswerUnusable, ANSWER_ATTEMPTS) or takes its conservative outcome.
-"""
+"""The utility model through real client code: Bedrock Converse (boto3) or any OpenAI-compatible
+chat-completions endpoint (httpx), each call under one wall-clock deadline that covers every attempt,
+backoff and Retry-After. `complete()` returns only a complete answer; anything else is a ModelError
+(ModelTimeout, ModelUnavailable, ModelRefused, ModelBadAnswer, ModelConfigError): an outage, never a
+verdict, so the caller fails the work item and the queue retries it. Whether an answer is what was
+asked is the caller's parser's to say. docs/contract.md, "Faults, deadlines and redelivery"."""
 
 from __future__ import annotations
 

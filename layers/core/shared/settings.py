@@ -30,7 +30,7 @@ class SecretUnavailable(SettingsError):
 
 
 class Settings(BaseModel):
-    """What the functions read from their environment (SPEC §9 names)."""
+    """What the functions read from their environment (docs/contract.md, "Settings (environment)")."""
 
     model_config = ConfigDict(frozen=True, populate_by_name=True)
 

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from datetime import date
 
-from knowledge.curation.learned_words import SWEEP_SECONDS, LearnedWords
+from knowledge.curation.words_page import SWEEP_SECONDS, LearnedWords
 from knowledge.curation.words_held import CODE, Held, decode, encode
 from knowledge.curation.studio import Operator, Studio
-from knowledge.format.learned import LearnedWord
+from knowledge.format.learned_words import LearnedWord
 from knowledge.store.keys import words_summary_key
 
 T, A = "default", "store-support"

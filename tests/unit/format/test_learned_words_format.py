@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from knowledge.format.concept import parse
-from knowledge.format.learned import LEARNED_MAX
+from knowledge.format.learned_words import LEARNED_MAX
 from shared.errors import InvalidConcept
 
 HEAD = """---

@@ -9,11 +9,11 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from helpers.paths import ROOT
 
-from knowledge.format.learned import fold_word
+from knowledge.format.learned_words import fold_word
 from knowledge.format.turn import Turn
-from knowledge.learning.taught import customer_words
+from knowledge.learning.traffic_words import customer_words
 from knowledge.learning.word_rule import SPREAD, enough
-from knowledge.store.word_ledger import Teaching, customer_teacher, teacher_id
+from knowledge.store.learning_ledger import Teaching, customer_teacher, teacher_id
 
 
 def candidates(text: str) -> set[str]:

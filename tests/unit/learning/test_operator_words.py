@@ -10,15 +10,15 @@ import pytest
 from helpers.concepts import make_concept
 
 from knowledge.format.config import KnowledgeConfig
-from knowledge.format.learned import LearnedWord
+from knowledge.format.learned_words import LearnedWord
 from knowledge.format.turn import Turn
-from knowledge.learning.proposal import gate_words
-from knowledge.learning.taught import Teacher
+from knowledge.learning.model_words import gate_words
+from knowledge.learning.traffic_words import Teacher
 from knowledge.operation.unlearn import ForgetWords
 from knowledge.operation.word_audit import audit_words
 from knowledge.recall.index import Index
 from knowledge.recall.postings import LEARNED, TAUGHT, concept_terms
-from knowledge.store.word_ledger import WordLedger, customer_teacher
+from knowledge.store.learning_ledger import WordLedger, customer_teacher
 from shared.purge import PurgeReport, Sweeper
 
 T, A = "default", "store-support"

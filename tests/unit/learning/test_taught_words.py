@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from knowledge.format.turn import Turn
-from knowledge.learning.taught import customer_words
+from knowledge.learning.traffic_words import customer_words
 
 
 def turn(*messages: tuple[str, str]) -> Turn:

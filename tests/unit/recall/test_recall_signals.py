@@ -8,7 +8,7 @@ from datetime import date
 
 from helpers.concepts import make_concept
 
-from knowledge.format.learned import LearnedWord
+from knowledge.format.learned_words import LearnedWord
 from knowledge.recall import signals
 from knowledge.recall.index import Index
 from knowledge.recall.signals import floor_weight, model_weight, zipf_of

@@ -15,7 +15,7 @@ from helpers.vocabulary import demo_lexicon
 from knowledge.format.concept import parse
 from knowledge.format.config import parse_config
 from knowledge.recall.index import Index
-from knowledge.recall.words import stem
+from knowledge.recall.terms import stem
 from knowledge.recall.retrieve import render_block, select
 
 T, A = "default", "store-support"

@@ -144,7 +144,7 @@ def test_a_message_that_speaks_only_through_an_operators_reading_reaches_its_con
 def test_the_words_a_reading_explains_are_the_customers_own_never_its_stopwords():
     """A reading whose store words no concept has leaves the customer's words telling what unknown
     words tell; "de" and "do" in its phrase tell nothing, read or not."""
-    from knowledge.recall.words import stem
+    from knowledge.recall.terms import stem
 
     reading = lexicon_for([(("largar de mão do pedido",), "arrependimento")], None).read(
         "quero largar de mão do pedido")

@@ -1,22 +1,7 @@
 """Bulk actions on the studio list's selected rows: mark reviewed, delete (and its undo), change type,
-move to shared.
-
-A request names at most BULK_MAX rows; beyond that, or with an action, a type or a row the page
-would not send, it is refused whole (InvalidBulk, TooManyRows) before anything is done. Otherwise
-each row is acted on alone and answered with its own outcome, so a row that failed never hides
-the others, and nothing half-done is silent:
-
-- reviewed: every row at the version its row showed (its written_at), in one write of the
-  operator's review state; a row already covered is `unchanged`.
-- delete: a restorable delete marker each (`deleted`), or `gone` when it was not there.
-- undelete: the undo of a bulk delete, the newest version before the marker back (`restored`), or
-  `not_deleted`.
-- type: the current version with the type changed, written by compare-and-swap (`changed`,
-  `unchanged`, `changed_meanwhile` when another writer came between the read and the write,
-  `gone`).
-- share: each moved into the tenant's shared scope (knowledge.curation.bulk_share, which says its
-  outcomes), with the model calls that teaches their words; `dry_run` says all that, writing nothing.
-"""
+move to shared (knowledge.curation.bulk_share). A request that breaks a limit is refused whole before
+anything is done; otherwise each row is acted on alone and answered with its own outcome, so a failed
+row never hides the others. docs/studio.md, `POST /concepts/bulk`."""
 
 from __future__ import annotations
 

@@ -1,23 +1,7 @@
-"""The list's bulk "Move to shared": each selected concept of an agent moved into the tenant's shared
-scope as the editor's Move does (knowledge.curation.sharing), each with its own outcome, and the model
-calls the move queues said before it is confirmed (a dry run, which writes nothing) and after.
-
-Each row's outcome: `moved`; `changed_meanwhile` (copied, but the agent's concept was written after it
-was read: it stays in the agent too, as the editor's move answers `moved: false`); `name_taken` (the
-shared scope has another concept of the name); `name_deleted` (a deleted shared concept has it:
-restore it there, or rename this one); `gone` (the agent has no such concept); `invalid` (it does not
-parse: repair it first); `not_done` (the request's time ran out, or the storage stayed busy, before
-the row was done: asking again finishes it, a copy already made included). A dry run answers `ready`
-for a row the move would copy, else the refusal it would meet (or `not_done`). The shared scope's
-names are read once (sharing.SharedNames: two listings), not once per row.
-
-What enters the shared scope is taught its customers' words by the deployment's utility model
-(knowledge.learning.proposal). The concepts copied are queued as words jobs grouped as their model
-calls (proposal.calls_of: ten concepts to a call, within the prompt's size), one message per call,
-so `model_calls` is what the queue will ask of the model: 0 where the studio has no queue or no
-UTILITY_MODEL is configured (nothing would answer). A policy copied is also queued for its review,
-fanned out to the agents that recall shared knowledge, as the editor's move does.
-"""
+"""The list's bulk "Move to shared": each selected concept moved into the tenant's shared scope as the
+editor's Move does (knowledge.curation.sharing), each with its own outcome, the shared names read once,
+and the model calls the move queues (words jobs grouped as knowledge.learning.model_words.calls_of
+groups them) said before (a dry run, writing nothing) and after. docs/studio.md, `POST /concepts/bulk`."""
 
 from __future__ import annotations
 
@@ -28,7 +12,7 @@ from typing import Any, Optional
 from knowledge.errors import NameDeleted, NameTaken
 from knowledge.format.concept import Concept, parse
 from knowledge.learning.policy_review import PolicyReviewQueue, PolicySaved, words_messages
-from knowledge.learning.proposal import calls_of
+from knowledge.learning.model_words import calls_of
 from knowledge.store.keys import SHARED
 from shared import deadline
 from shared.deadline import DeadlineExceeded

@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any, Iterator, Optional
 
 from knowledge.format.concept import DOCUMENT_MAX_BYTES, FIELDS, Concept, format_timestamp, parse, related_waiting
-from knowledge.format.learned import REMOVED_MAX, fold_word, folded_words
+from knowledge.format.learned_words import REMOVED_MAX, fold_word, folded_words
 from knowledge.store.concepts import StoredConcept
 from shared import pii
 from shared.errors import Conflict, FieldError, InvalidConcept

@@ -1,25 +1,8 @@
-"""An FAQ as a store keeps it (CSV or YAML rows of question and answer) read as concept documents,
-each row with the line it starts on. The mapping is the contract's (docs/contract.md, "Import"):
-
-    name         the row's `name`, else the question slugged: accents dropped, lowercase, every run of
-                 other characters one hyphen; over 64 characters, cut at a hyphen to at most 57 and ended
-                 with '-' and the first 6 hex digits of the whole slug's SHA-256
-    description  the row's `description`, else the answer's first sentence on one line (a bare "Sim." takes
-                 the next one with it; cut at a word to 300 characters): the block's line is what the store
-                 answers, so the model learns it without loading the concept
-    type         the row's `type`, else the import's (fact by default)
-    body         the question in bold on its own line, then the answer, its line endings made \\n and its
-                 ends trimmed
-
-A row also carries the document it made before answers led the block (the question as the description, the
-answer alone as the body), so that the import brings a concept it wrote then up to date.
-
-The file: UTF-8 (a byte-order mark allowed), else Windows-1252 (what a Brazilian spreadsheet saves); a CSV's
-separator is `,`, `;` or a tab, whichever its first line holds most of (or an Excel `sep=;` line). A file
-whose quotes do not pair, or whose header repeats a column, is refused whole, with its line.
-
-Pure: no store, no AWS. A row that cannot become a document is a RowProblem, never an exception.
-"""
+"""An FAQ as a store keeps it (CSV or YAML rows of question and answer) read as concept documents, each
+row with the line it starts on and the document an earlier import made of it (so the import brings
+that concept up to date). Pure: no store, no AWS; a row that cannot become a document is a
+RowProblem, never an exception. docs/contract.md, "Import" ("An FAQ": the encodings, the separators,
+each row's name, description, type and body)."""
 
 from __future__ import annotations
 

@@ -1,14 +1,7 @@
-"""Import: concept files (an export of this or another agent, or one file) and FAQs (CSV, YAML) into an
-agent, each concept through the studio's own create and save (validation, compare-and-swap, the change
-journal, the version history), with the importing operator as the actor.
-
-A file is read by its name: `.md` one concept, `.csv`, `.yaml` or `.yml` an FAQ (knowledge.curation.faq),
-anything else ignored. Each concept comes out created, changed (`replace`, or an FAQ row as an earlier
-import wrote it before the answer led the block: a new, restorable version), unchanged (what is stored
-says the same, stamps aside and the stored learning kept: nothing is written), skipped (the name is taken
-and `replace` is off) or refused (with its file, its line and why); one refused never stops the rest.
-An operator's removed words are never undone by an import (_learning_kept).
-"""
+"""Import: concept files and FAQs (knowledge.curation.faq) into an agent, each concept through the studio's
+own create and save, the importing operator as the actor; each comes out created, changed, unchanged,
+skipped or refused (with its file, line and why), one refused never stopping the rest, and an operator's
+removed words are never undone. docs/contract.md, "Import"."""
 
 from __future__ import annotations
 
@@ -29,7 +22,7 @@ from knowledge.curation.scoped import ScopedRequest
 from knowledge.curation.studio import Studio, UnknownAgent
 from knowledge.errors import NameTaken
 from knowledge.format.concept import PROVENANCES, TYPES, Concept, utc_now
-from knowledge.format.learned import REMOVED_MAX, fold_word
+from knowledge.format.learned_words import REMOVED_MAX, fold_word
 from knowledge.learning.policy_review import POLICIES_REVIEWED, REVIEWED_MAX
 from knowledge.learning.word_prompt import BATCH_MAX
 from knowledge.store.concepts import ConceptStore, StoredConcept

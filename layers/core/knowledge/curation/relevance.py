@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from knowledge.curation.listing import HeldList, fold_for_search
-from knowledge.recall.words import read_word
+from knowledge.recall.terms import read_word
 
 MAX_WORDS = 8  # a query's words looked up one by one: the work per request stays bounded
 SNIPPET = 160  # characters of description or body shown under a row

@@ -1,15 +1,7 @@
-"""Why each row of a search's page matched, in every container state.
-
-A warm container holds each concept's text beside the index; one that restored the index from the
-agent's snapshot (a cold start, a restart) holds names and descriptions only, so a row found
-through its body would come back with its description, unmarked — it would look like a false
-positive. Those rows alone, on the page shown (at most its limit), have their documents read, in
-parallel, for the snippet of the body's match.
-
-And why a search found nothing, or less than was typed: the words past the MAX_WORDS read, and,
-when nothing matched, each word no concept holds on its own (every word must match), as typed, so
-the page can offer to search without it.
-"""
+"""Why each row of a search's page matched, in every container state: a container that restored its
+index from the snapshot holds no body text, so the rows found through their body alone, on the page
+shown, have their documents read for the snippet. And why a search found nothing, or less than was
+typed: the words past MAX_WORDS, and each word no concept holds. docs/studio.md, `GET /concepts`."""
 
 from __future__ import annotations
 

@@ -1,15 +1,7 @@
-"""Copying or moving an agent's concept into the tenant's shared knowledge (the studio's "Copy to
-shared" and "Move to shared"): the only way a concept gets there besides an import, because
-extraction never promotes what it learned on its own (docs/retrieval.md, shared knowledge).
-
-The copy is a new shared concept written by the operator (reason `created`), the document exactly
-as the agent has it; the agent's concept keeps its own history. A move then deletes the agent's
-concept (a restorable delete marker), so that the agents that opt in recall the shared one, unless
-it was written since it was copied (then it stays, and the answer says `moved: false`). A shared
-concept of the name already there is NameTaken, unless it is this very document: a move that failed
-after its copy (S3 down between the two writes) finishes when asked again. A deleted shared concept
-of the name is NameDeleted, as for a create in the studio: restore it there, or rename this one.
-"""
+"""Copying or moving an agent's concept into the tenant's shared knowledge (the studio's "Copy to shared"
+and "Move to shared"), the only way besides an import: extraction never promotes what it learned. A
+move deletes the agent's concept unless it was written since the copy; a move that failed after its
+copy finishes when asked again. docs/retrieval.md, "Shared knowledge"; docs/studio.md."""
 
 from __future__ import annotations
 

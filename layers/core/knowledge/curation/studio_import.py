@@ -1,14 +1,7 @@
-"""Import from the studio page: the files an operator chose, sent as text in one request, through the
-same ConceptImport the CLI and ImportFunction use (knowledge.curation.imports: the studio's create and
-save, so the same validation, compare-and-swap, journal and history), with the operator as the actor.
-
-A request is bounded by what API Gateway and Lambda take: at most REQUEST_MAX_BYTES of file text (a
-Lambda request is at most 6 MB, and JSON escapes some characters) in at most FILES_MAX files. A dry run
-reports every concept of the files; a write imports one window of them (`start`, at most WINDOW_MAX
-concepts), so that each request ends well within the API's 29 s and the page shows progress between
-windows. Names are checked across the whole request before a window is cut, so a name repeated in a
-later window is refused there as it would be in one run.
-"""
+"""Import from the studio page: the files an operator chose, sent as text in one request (at most
+REQUEST_MAX_BYTES in FILES_MAX files), through the same ConceptImport the CLI and ImportFunction use,
+the operator as the actor. A write imports one window (`start`, WINDOW_MAX concepts) so each request
+ends well within the API's 29 s; names are checked across the whole request first. docs/studio.md, `POST /import`."""
 
 from __future__ import annotations
 

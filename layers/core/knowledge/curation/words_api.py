@@ -1,14 +1,14 @@
 """The words page's requests and answers (StudioApiFunction's /words routes), as its OpenAPI document
 states them. The routes live in functions/studio_api/words.py, the work in
-knowledge.curation.learned_words and knowledge.curation.words_removal."""
+knowledge.curation.words_page and knowledge.curation.words_removal."""
 
 from typing import Literal, Optional
 
 from pydantic import BaseModel, Field
 
-from knowledge.curation.learned_words import ORIGIN_FILTERS, PAGE_MAX  # noqa: F401 - the route's limits
+from knowledge.curation.words_page import ORIGIN_FILTERS, PAGE_MAX  # noqa: F401 - the route's limits
 from knowledge.curation.words_removal import ETAG_MAX, REMOVE_MAX  # noqa: F401
-from knowledge.format.learned import WORD_MAX
+from knowledge.format.learned_words import WORD_MAX
 from shared.names import SLUG_MAX, SLUG_SCHEMA
 
 

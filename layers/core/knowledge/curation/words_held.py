@@ -1,13 +1,7 @@
-"""What a studio container keeps of one agent's learned words between requests, how it orders them
-for the words page, and the words summary's bytes (knowledge.store.words_summary): every concept's
-words, description and ETag, the concepts that do not parse, and the journal position the summary is
-current at (so that a cold container corrects it with the journal, knowledge.curation.learned_words).
-
-At 5,000 concepts x 24 words a page must not build, sort or filter 120,000 Python objects per
-request: each concept keeps its words as a few flat tuples (its words in alphabetical order, one
-origin code per word, the sessions, the days as ordinals), and the page's order is one integer key
-per word — the day (newest first), the concept's rank by name, the word's place in its concept —
-sorted once per change with numpy, filtered with masks, and a cursor found by bisection."""
+"""What a studio container keeps of one agent's learned words between requests, and the words summary's
+bytes (knowledge.store.words_summary): each concept's words as a few flat tuples, the page's order one
+integer key per word (day, concept's rank, place), sorted once per change with numpy, filtered with
+masks and paged by bisection. docs/studio.md, "The learned words page"."""
 
 from __future__ import annotations
 
@@ -23,7 +17,7 @@ from typing import Any, NamedTuple, Optional
 import numpy as np
 
 from knowledge.errors import InvalidCursor
-from knowledge.format.learned import ORIGINS
+from knowledge.format.learned_words import ORIGINS
 from knowledge.store.concepts import StoredConcept
 from shared.errors import InvalidConcept, KnowledgeError
 from shared.names import check_slug

@@ -1,12 +1,8 @@
-"""Removing learned words from many concepts at once, from the studio's words page.
-
-Each concept named is written once: its new version drops the words from `learned_words` and adds
-them to `removed_words` (never learned again for it, by the traffic or the model: knowledge.learning
-.taught and knowledge.learning.proposal refuse a removed word), written by the operator with reason
-`words_removed`. Each write is compare-and-swap on the ETag the page listed: a concept written
-meanwhile is not written and is answered `changed` with its current ETag, the others go ahead, and
-the answer says what became of every concept (nothing half-done silently).
-"""
+"""Removing learned words from many concepts at once, from the studio's words page: each concept named
+written once by the operator (reason `words_removed`), its words moved from `learned_words` to
+`removed_words` (never learned again: knowledge.learning.traffic_words and
+knowledge.learning.model_words refuse a removed word), compare-and-swap on the ETag the page listed; a
+concept written meanwhile is answered `changed`. docs/studio.md, "The learned words page"."""
 
 from __future__ import annotations
 
@@ -14,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable, Optional
 
 from knowledge.errors import InvalidRemoval, TooManyWords
-from knowledge.format.learned import REMOVED_MAX, fold_word, word_problem
+from knowledge.format.learned_words import REMOVED_MAX, fold_word, word_problem
 from knowledge.store.concepts import ConceptStore, StoredConcept
 from knowledge.store.keys import check_scope
 from shared import deadline

@@ -18,7 +18,7 @@ from typing import Any, Iterable, Mapping, Optional
 
 import yaml
 
-from knowledge.format.learned import (
+from knowledge.format.learned_words import (
     LEARNED_FIELD,
     REMOVED_FIELD,
     LearnedWord,
@@ -26,7 +26,7 @@ from knowledge.format.learned import (
     parse_removed,
     render_lines,
 )
-from knowledge.format.learned import validate as validate_learned
+from knowledge.format.learned_words import validate as validate_learned
 from shared.errors import FieldError, InvalidConcept
 from shared.names import is_session_id, slug_problem
 from shared.validation import YamlProblem, read_yaml
@@ -234,7 +234,7 @@ class Concept:
     valid_from: Optional[date] = None
     valid_until: Optional[date] = None
     retired_by: Optional[str] = None
-    # What its store's customers call it, learned from traffic (knowledge.format.learned), and the
+    # What its store's customers call it, learned from traffic (knowledge.format.learned_words), and the
     # words an operator removed from that list (never learned again).
     learned_words: tuple[LearnedWord, ...] = ()
     removed_words: tuple[str, ...] = ()

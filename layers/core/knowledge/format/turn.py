@@ -1,10 +1,7 @@
-"""The turn-complete message the engine drops on the TurnCompleteQueue (SPEC §5).
-
-Rolling deploys: a reader accepts the previous and the next shape of the message. Every
-field it knows is validated; a top-level field it does not know (one a newer engine adds)
-is ignored rather than refused, and dropped: it is never archived, logged or sent on. Size
-limits apply to the whole body, unknown fields included. See docs/contract.md, the engine's contract.
-"""
+"""The turn-complete message the engine drops on the TurnCompleteQueue, parsed and validated. Rolling
+deploys: a top-level field a reader does not know is ignored and dropped (never archived, logged or
+sent on), and size limits apply to the whole body, unknown fields included.
+docs/contract.md, "The turn-complete message (TurnCompleteQueue)"."""
 
 from __future__ import annotations
 

@@ -1,32 +1,7 @@
-"""An agent's vocabulary (agents/{tenant}/{agent}/vocabulary.yaml): what this store's customers
-write, read as the words the store writes, so "cadê meu pedido?" meets a concept about "rastreio".
-
-    # what customers write -> what the store writes
-    readings:
-      - customers: [não chegou, nao chegou, ainda não veio]
-        store: atraso pedido atrasado
-      - customers: [quando o dinheiro volta]
-        store: reembolso
-
-Each reading lists phrases a customer may write (`customers`: a list of texts, or one text) and
-the words a store would have written instead (`store`). A phrase's words must follow each other
-in the message, stopwords included ("não chegou" is not "chegou"); words compare folded (case,
-accents), in the singular, by stem when the stem is long (knowledge.recall.lexicon.key). Retrieval
-adds the `store` words to a message that holds a phrase (never to a concept), weighing less than
-the customer's own words.
-
-The rules (each refusal names the line, the reading's number and the rule; a phrase is quoted at
-most QUOTE_MAX characters): the file is UTF-8 text of at most VOCABULARY_MAX_BYTES, one YAML
-mapping with the one key `readings` (or empty: no readings); at most READINGS_MAX readings, each a
-mapping of exactly `customers` and `store`; at most PHRASES_PER_READING phrases per reading and
-PHRASES_MAX in the file; a phrase one line of 1 to PHRASE_WORDS_MAX words and at most
-PHRASE_CHARS_MAX characters, written once in the file; `store` one line of 1 to STORE_WORDS_MAX
-words and at most STORE_CHARS_MAX characters.
-
-A starter for Brazilian retail in general ships beside this module (STARTERS, `starter_text`): an
-agent opts in by copying it into its own vocabulary.yaml (the studio's "start from" button,
-`knowledge vocabulary set --starter`), where it is visible and edited like any other reading.
-"""
+"""An agent's vocabulary (agents/{tenant}/{agent}/vocabulary.yaml): readings of what its customers write
+as the words the store writes, so "cadê meu pedido?" meets a concept about "rastreio". Parsed and
+checked here (each refusal names the line, the reading and the rule), with the shipped starters
+(STARTERS, `starter_text`) an agent copies from. docs/contract.md, "The agent's vocabulary"."""
 
 from __future__ import annotations
 
@@ -51,7 +26,7 @@ STORE_CHARS_MAX = 160
 QUOTE_MAX = 40
 FILE = "vocabulary.yaml"
 _KEYS = ("customers", "store")
-WORD = re.compile(r"[^\W_]+", re.UNICODE)  # as knowledge.recall.words splits a text
+WORD = re.compile(r"[^\W_]+", re.UNICODE)  # as knowledge.recall.terms splits a text
 
 
 @dataclass(frozen=True)

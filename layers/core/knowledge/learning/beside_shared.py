@@ -1,15 +1,7 @@
-"""A sighting of a tenant's shared concept, for an agent that recalls it: it waits beside it, for a human.
-
-Extraction never writes the shared scope on its own (an operator copies or moves a concept there):
-a claim it makes about a shared concept's name would otherwise create the agent's own concept of
-that name, which shadows the shared one for that agent. Nor is the claim written into the shared
-concept, which every agent that opts in is served: shared knowledge serves only what a human
-approved. The pair waits in the agent's own waiting pairs (knowledge.store.waiting, `shared: true`),
-listed beside the shared concept in that agent's studio, for the operator; its key is the sighting's
-turn, so a redelivery writes the same pair.
-
-Replay safe as any sighting: the ledger marker is written pending first, applied after.
-"""
+"""A sighting of a tenant's shared concept, for an agent that recalls it: it waits beside it in the
+agent's own waiting pairs (knowledge.store.waiting, `shared: true`) for a human, never creating the
+agent's own concept (it would shadow the shared one) nor writing into the shared one (shared knowledge
+serves only what a human approved). Replay safe as any sighting. docs/contract.md, "Consolidation"."""
 
 from __future__ import annotations
 

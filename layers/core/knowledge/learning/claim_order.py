@@ -1,18 +1,7 @@
-"""The same claim with its pieces in another order, for the same-claim rule (knowledge.learning.claims).
-
-"Violões comprados na loja têm afinação grátis durante o primeiro ano" / "Durante o primeiro ano,
-violões comprados na loja têm afinação grátis": the same terms, in pieces that moved. A piece keeps
-its role: a preposition, a negation, a figure or a limit keeps the word after it ("para o Sul",
-"não aceita", "10 %", "só no site"), and a word keeps the preposition the reading drops before it
-("da loja ao cliente" is never "do cliente à loja"). What tells a move from a swap of roles: "Visa
-sim, Amex não" / "Amex sim, Visa não" and "o cliente reembolsa a loja" / "a loja reembolsa o
-cliente" put three pieces in the reverse order; pieces moved, as two runs of the record's order
-interleaved, never do. The exceptions, each guarded: an adverbial moved from one end of the
-sentence to the other, or the two ends exchanged around one ("O agendamento é feito após a
-entrega" / "Após a entrega é feito o agendamento"), when the rest holds no "e"; two neighbours
-that are adverbials with prepositions of their own, or the two sides of an "e". Nothing moves from
-one side of an "e" to the other.
-"""
+"""The same claim with its pieces in another order, for the same-claim rule (knowledge.learning.claims):
+pieces that moved ("Durante o primeiro ano, violões…") are the same claim; roles swapped ("Visa sim,
+Amex não" / "Amex sim, Visa não") never are, and nothing moves across an "e". Each piece keeps the
+preposition, negation, figure or limit that governs it. docs/contract.md, "The same claim without a model"."""
 
 from __future__ import annotations
 
@@ -22,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterator, Optional, Sequence
 
-from knowledge.learning.wording import NUMBER_WORDS, read_claim
+from knowledge.learning.claim_terms import NUMBER_WORDS, read_claim
 
 # The claim is read a second time with a mark where a preposition or an "e" the reading drops stood:
 # letters no store writes, each read as a term of its own and taken out again here.

@@ -1,16 +1,8 @@
-"""Consolidation's rules, pure: same claim, the model's verdict, and the ways a concept changes.
-
-- same claim (deterministic, no model, or the model's "same"): counters move, the body is untouched;
-- related (the model merged the two): the merged text, counters as for same; beside an
-  operator's body the related claim is kept under `## Related claims` instead;
-- contradicting (or unsure): the new claim is appended under `## Contradiction` and
-  confidence drops to 0.4 so a human resolves it; a claim nobody judged (no model, an unusable
-  answer) beside a human's text is kept under `## Related claims` instead, moving nothing.
-
-The deterministic check confirms only a sighting that states nothing the record does not;
-anything it is unsure of goes to the model, because confirming a different claim is the one
-mistake a human never sees.
-"""
+"""Consolidation's rules, pure: the same claim (no model, or the judge's "same"), the judge's verdict
+(related, contradicting) and the ways a concept changes for each. The deterministic check confirms only
+a sighting that states nothing the record does not; anything it is unsure of goes to the judge,
+because confirming a different claim is the one mistake a human never sees.
+docs/contract.md, "Consolidation" and "The same claim without a model"."""
 
 from __future__ import annotations
 
@@ -33,7 +25,7 @@ from knowledge.format.concept import (
     in_conflict,
 )
 from knowledge.learning.claim_order import reordered, shapes
-from knowledge.learning.wording import Claim, Sentence, read_claim, words_of
+from knowledge.learning.claim_terms import Claim, Sentence, read_claim, words_of
 from shared.pii import redact
 from shared.validation import unfence
 
@@ -93,7 +85,7 @@ def primary_claim(body: str) -> str:
 def same_claim(existing: Concept, new: Concept) -> bool:
     """The new sighting states nothing the record does not: confirmed without a model.
 
-    Read by knowledge.learning.wording (case, accents, stems, one spelling per amount, time and
+    Read by knowledge.learning.claim_terms (case, accents, stems, one spelling per amount, time and
     date, greetings dropped, a misspelt word read as the record's), it either restates the whole
     record — the same terms and negations, every new sentence in order inside one of the record's,
     and each of the record's body sentences inside one of the new, so a swap ("Pix 10%, boleto 5%"

@@ -1,32 +1,8 @@
-"""Consolidation: each sighting written into the agent's concepts, never as a blind overwrite.
-
-New name -> created. Known name -> same claim (no model) confirms; otherwise one model call
-decides related (merged) or contradicting (appended under `## Contradiction`, confidence
-0.4, a human resolves it); no model or an unusable answer means contradicting, except beside a
-human's text (policy, or an operator's body), which nothing unjudged is written into: the pair waits
-beside it for the operator (knowledge.store.waiting), asked again first while the sighting has
-deliveries left (ANSWER_ATTEMPTS), as a judge outage is. Every write
-is a compare-and-swap on the ETag that was read; a lost race is re-read and re-decided.
-
-Replay safety: a sighting (tenant, agent, name, session, turn) is applied exactly once, however
-often it is delivered and whatever S3 does meanwhile. Its ledger marker is written "pending"
-(naming the concept's version at that moment) before the concept, and "applied" after; the
-concept version carries the sighting's id in its metadata. A delivery that finds the marker
-pending looks at the versions written since, so a crash, a lost answer or a failed marker
-write anywhere in between is recognised on the next delivery.
-
-A model that gives no answer (shared.model's ModelError: a timeout, a refusal, a bad, cut or empty
-envelope, an answer over the cap) is not a verdict: it fails the sighting, and the queue brings it
-back in order. Only a complete answer that is no verdict counts as unusable (contradicting).
-
-An echo (the store's side restating what its session was shown) is no independent source: it
-is counted as use (`echoed`) and writes nothing, so it needs no marker to be replay safe.
-
-Shared knowledge is never created, promoted or written here: for an agent that recalls its tenant's
-shared concepts, a sighting whose name is a shared concept's and not the agent's own waits beside it,
-in that agent's waiting pairs, for a human (counted SightingBesideShared), never creating the agent's
-own concept that would shadow it (knowledge.learning.beside_shared).
-"""
+"""Consolidation: each sighting written into the agent's concepts, never as a blind overwrite —
+created, confirmed (the same claim), merged or kept beside (related), contradiction, waiting beside
+a human's text or a shared concept (knowledge.store.waiting), or echoed. Every write is a
+compare-and-swap, and a sighting is applied exactly once (its ledger marker, pending then applied).
+docs/contract.md, "Consolidation" and "Faults, deadlines and redelivery"."""
 
 from __future__ import annotations
 

@@ -1,19 +1,9 @@
-"""Extraction: one completed turn in, gated and redacted sightings out.
-
-Per turn: read the agent's `knowledge:` block (cached, re-read only when its ETag
-changes), archive the turn for backfill, ask the model (shown the agent's known concepts
-the turn is about, so it reuses their names), gate its answer, stamp the
-survivors, and send them to the CandidatesQueue, each with a link to its evidence in the
-archived turn (never the quote) and, when the store's side restates a concept the session was
-shown or loaded (the turn's `shown`), flagged as an echo. Backfill replays archived turns
-through exactly the same code.
-
-A model that gives no answer (shared.model's ModelError) fails the turn, and the queue retries
-it. A complete answer the gates drop whole (not JSON, not an array, too large) is retried like
-a fault a bounded number of times: on a live turn by its delivery (SQS's receive count: the
-turn fails until its ANSWER_ATTEMPTS-th delivery), without a queue (backfill) by asking again
-within the call; only then is it dropped, counted as TurnAnswerDropped (an alarm watches it).
-"""
+"""Extraction: one completed turn in, gated and redacted sightings out — the turn archived, the model
+asked (shown the known concepts the turn is about), its answer gated, the survivors stamped and sent
+to the CandidatesQueue with their evidence link (never the quote), echoes flagged; backfill replays
+archived turns through the same code. No answer fails the turn; an answer the gates drop whole is
+asked again up to ANSWER_ATTEMPTS, then counted TurnAnswerDropped.
+docs/contract.md, "The turn-complete message" and "The gates"."""
 
 from __future__ import annotations
 
@@ -28,7 +18,7 @@ from knowledge.format.turn import Turn
 from knowledge.learning.gates import SCHEMA, Candidate, GateReport, gate
 from knowledge.learning.known import KnownConcepts
 from knowledge.learning.prompt import extraction_prompt
-from knowledge.learning.taught import Teacher
+from knowledge.learning.traffic_words import Teacher
 from knowledge.learning.usage import ModelQuota, record_model_call
 from knowledge.learning.validity import read_validity
 from knowledge.store.archive import TurnArchive
@@ -184,7 +174,7 @@ class Extractor:
         return outcome
 
     def _learn_words(self, turn: Turn, outcome: TurnOutcome, config: Any) -> None:
-        """The customers' words the turn teaches (knowledge.learning.taught); never fails the turn,
+        """The customers' words the turn teaches (knowledge.learning.traffic_words); never fails the turn,
         whose sightings are sent: a fault is counted and the word waits for its next session."""
         try:
             index = self._known.index_of(turn.tenant, turn.agent)  # type: ignore[union-attr]

@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from knowledge.learning.consolidate import Consolidator
     from knowledge.learning.extract import Extractor
     from knowledge.learning.policy_review import PolicyReviewer, PolicyReviewQueue, PolicySaved
-    from knowledge.learning.proposal import WordProposer
+    from knowledge.learning.model_words import WordProposer
     from knowledge.store.saves import SaveRecords
 
 TURN_KEYS = ("tenant", "agent", "session_id", "turn_id")

@@ -1,17 +1,8 @@
-"""The agent's known concepts a turn is about, shown to the extraction model so it reuses their names.
-
-A real model names the same thing differently from one session to the next; shown the
-names it already chose, it can reuse them, and consolidation sees a repeat sighting instead
-of a near-duplicate. The list is chosen by retrieval's search (knowledge.recall.index) over the
-turn's text, without retrieval's relevance floor: a whole turn is not a customer question.
-It comes from the container's warm index (knowledge.recall.warm: the agent's snapshot corrected by
-its change journal, under the container's memory budget), refreshed within the time the
-invocation leaves after the model call. It is a hint: when S3 fails, the turn is extracted
-with what the container holds, or with no list at all. An agent that recalls its tenant's shared
-concepts (`knowledge: shared: true`) is shown them too, ranked with its own
-(knowledge.recall.merged), so the model reuses their names and consolidation keeps the claim
-beside the shared concept instead of creating the agent's own that would shadow it.
-"""
+"""The agent's known concepts a turn is about, shown to the extraction model so it reuses their names and
+consolidation sees a repeat sighting rather than a near-duplicate: retrieval's search over the turn,
+without the floor (a whole turn is no question), from the warm index, with the tenant's shared concepts
+where the agent recalls them (knowledge.recall.merged). A hint: when S3 fails, the turn is extracted
+with what the container holds. docs/contract.md, "The turn-complete message" (the known concepts)."""
 
 from __future__ import annotations
 

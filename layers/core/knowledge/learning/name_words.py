@@ -1,27 +1,8 @@
 """The words of a customer's message that stand where a person's name stands: never a learned word's
-candidate (knowledge.learning.taught), whatever the redactor made of them.
-
-The redactor (shared.pii) already takes out the names it reads, and it must keep what a concept needs
-("loja em Vitória", "Whiskas sachê"). A learned word is held to a stricter rule, because a name learned
-from a few chats is served to every customer after them: a word is left out of the candidates when
-
-- the redactor reads it as part of a person's name in that message (or it is a word of a name the turn
-  gives elsewhere);
-- it is a common given name (shared.pii's lexicon, in any case; one that is also a common word, a place
-  or a saint — "graça", "rosa", "vitória" — only as the redactor reads it);
-- it follows a name cue, in any case: "família", "sobrenome", "sou o/a", "aqui é o/a", "meu nome é",
-  "me chamo", "nome:", "assinado", "att", "atenciosamente", "ass:"… (up to three words, through "da",
-  "de", "dos"…, until a common word or a sign), or a person's role ("a atendente, neide", "a
-  recepcionista alícia", "o vendedor igor": up to two words);
-- it is who says something in the customer's story ("a rita disse que", "o fulano falou");
-- it opens a line or a sentence and "aqui" closes it ("bortolotto aqui", "Kleber aqui de novo, …");
-- it is a message's last line of one to three words under another line (a signature: "…\\nmarcela");
-- it is capitalised and does not open a sentence ("o pedido da Bortolotto"), or opens one and is then
-  set apart by a comma or the end of its line, or followed by another capitalised word ("Bortolotto,
-  3 caixas de piso", "Samara Brandão - quero cancelar") — the store's own words
-  never reach here (a word any concept's text has is no candidate), so a capitalised word left is one
-  the store does not know. A message written in capitals throughout says nothing by its case.
-"""
+candidate (knowledge.learning.traffic_words), whatever the redactor (shared.pii) made of them —
+a name the redactor reads, a common given name, the words after a name cue or a role, a signature,
+a capitalised word the store does not know. docs/contract.md, "Learned words" ("No word standing
+where a person's name stands")."""
 
 from __future__ import annotations
 
@@ -29,8 +10,8 @@ import re
 from functools import lru_cache
 from typing import Sequence
 
-from knowledge.format.learned import fold_word
-from knowledge.recall.words import FILLER, STOPWORDS
+from knowledge.format.learned_words import fold_word
+from knowledge.recall.terms import FILLER, STOPWORDS
 from shared import pii
 from shared.pii.bare_names import ambiguous_names, given_names
 

@@ -1,27 +1,8 @@
-"""A human's policy retires the observed concepts it contradicts (docs/contract.md, "Policy review").
-
-When an operator saves a policy concept (create, edit or restore in the studio), the studio
-queues its name on PolicyReviewQueue. Off the request path, PolicyReviewFunction ranks the
-agent's observed concepts against the policy's text with the recall index (the best
-REVIEWED_MAX, no relevance floor) and asks the judge, one call each, whether the observed claim
-and the policy say the same:
-
-- contradicting: the observed concept is retired (`retired_by: <the policy>`): out of recall,
-  kept, and listed under the studio's Retired filter; restoring its version before (one action
-  in its history) brings it back;
-- no model, or a complete answer that is no verdict (asked again on the message's next deliveries,
-  up to ANSWER_ATTEMPTS, as a judge outage is): nothing is written into the observed concept — no
-  entry, no link, no version; the pair waits beside it for the operator (knowledge.store.waiting);
-- same or related: nothing changes.
-
-Never the other way round: a policy concept, or a body an operator wrote, is never retired nor written:
-the judged contradiction is recorded beside it instead (a conflict, knowledge.store.waiting) for a human.
-
-A policy in the tenant's shared scope is in force in every agent that recalls shared knowledge
-(`knowledge: shared: true`) and has no concept of its name: its message (agent SHARED) is fanned
-out as one message per such agent (`shared: true`), each reviewed, retried and dead-lettered on
-its own as an agent's own policy is, against that agent's observed concepts.
-"""
+"""A human's policy retires the observed concepts it contradicts, off the request path: the agent's
+observed concepts ranked against the policy by the recall index, the judge asked one call each;
+no verdict leaves the pair waiting beside the concept (knowledge.store.waiting), and a policy never
+retires a human's text. A shared policy is fanned out to every agent that recalls it.
+docs/contract.md, "Policy review"."""
 
 from __future__ import annotations
 
@@ -68,7 +49,7 @@ FAN_OUT_READS = 16  # agents' knowledge.yaml read at once when a shared policy i
 class PolicySaved(BaseModel):
     """The PolicyReviewQueue message: which concept an operator saved, never its text; `job`: the
     policy review (a policy concept; the field is then left out) or the model's word proposal
-    (`words`, any concept: knowledge.learning.proposal). `agent` SHARED: a policy of the tenant's
+    (`words`, any concept: knowledge.learning.model_words). `agent` SHARED: a policy of the tenant's
     shared scope, fanned out; `shared: true`: that policy reviewed against `agent`'s concepts."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
@@ -82,7 +63,7 @@ class PolicySaved(BaseModel):
     # A words job of several concepts (up to BATCH_MAX, `name` the first): one model call for them all.
     names: tuple[Slug, ...] = Field(default=(), max_length=BATCH_MAX)
     # Why the words are asked: a save (the text changed), a concept extraction created, one the budget
-    # deferred, or a backfill (knowledge.learning.proposal).
+    # deferred, or a backfill (knowledge.learning.model_words).
     mode: Literal["save", "created", "pending", "backfill"] = "save"
 
     @field_validator("names", mode="before")

@@ -1,14 +1,7 @@
-"""save_knowledge: an insight an agent saves mid-session, learned exactly as extraction learns one.
-
-The insight ({name, description, type, body, evidence}) is what a model's candidate is, and goes
-through the same gates (schema, allowed types, the evidence quoted verbatim from one of the
-session's archived turns and from the right side of it, negation, sizes, PII redaction), is
-stamped as a first sighting of that turn (observed, never policy; its validity read from the
-quote), flagged when it echoes what the session was shown, and sent to the CandidatesQueue, where
-consolidation applies it as any sighting: compare-and-swap, the ledger, the events. Its identity is
-extraction's (tenant, agent, name, session, turn), so saving it again, or extraction finding it in
-the same turn, is one sighting. Refused when the agent does not learn (`extract: false`).
-"""
+"""save_knowledge: an insight an agent saves mid-session, learned exactly as extraction learns one — the
+same gates, stamped as a first sighting of its turn, sent to the CandidatesQueue with extraction's
+identity (so saving it again, or extraction finding it, is one sighting). Refused when the agent does
+not learn. docs/retrieval.md, "search_knowledge and save_knowledge"."""
 
 from __future__ import annotations
 

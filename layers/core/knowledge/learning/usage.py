@@ -1,16 +1,7 @@
-"""Model cost per tenant: calls and tokens as metrics, and an optional daily cap on extraction calls.
-
-Tokens are the provider's own figures when it reports them (OpenAI `usage`, Bedrock `usage`);
-otherwise they are estimated at four characters a token and the call is also counted in
-`ModelUsageEstimated`, so a dashboard can tell measured from estimated. Metrics carry the
-tenant slug as their only dimension beside `service`: never content.
-
-The cap counts extraction calls per tenant per UTC day in one small object per tenant per day
-in SESSIONS_BUCKET (`{tenant}/_usage/model-calls/{YYYY-MM-DD}.json`, expiring with the bucket),
-updated by compare-and-swap, so every container of every function shares one count. A
-container reserves a block of calls at a time (one GET and one conditional PUT per block), so a
-busy tenant costs a few S3 requests per block rather than per turn.
-"""
+"""Model cost per tenant: calls and tokens as metrics (the provider's figures, else estimated and counted
+ModelUsageEstimated; the tenant the only dimension beside `service`), and the optional daily cap on
+extraction calls, one count per tenant and UTC day shared by every container by compare-and-swap,
+reserved a block of calls at a time. docs/contract.md, "Metrics and logs" and "Storage layout"."""
 
 from __future__ import annotations
 

@@ -1,15 +1,7 @@
 """When a claim is true, as its evidence states it: `valid_from` and `valid_until` (inclusive local
-dates) read from a quote and resolved against the turn's local date, never guessed.
-
-Portuguese calendar language only, no store's words: dd/mm[/yyyy], "15 de dezembro", "dia 15",
-weekdays, hoje / amanhã, "só hoje", "fim do mês", "essa semana", "fim de semana", the national
-dates retail runs on (Natal, Dia das Mães, Black Friday...), each after a word that makes it a
-start ("a partir de", "começa") or an end ("até", "vale até", "termina"), or a range ("de 20/08
-a 26/08"). What cannot be resolved ("enquanto durarem os estoques", "por tempo limitado") gives
-no date; a duration ("7 dias após o recebimento", "em até 4 dias úteis"), a time of day, a
-weekly schedule ("de segunda a sexta"), a day of every month and a fraction ("1/2 xícara", "até 1/2
-do valor") are not validity.
-"""
+dates) read from a quote in Portuguese calendar language and resolved against the turn's local date,
+never guessed; a duration, a time of day, a weekly schedule or a fraction is no validity.
+docs/contract.md, "Validity in time and staleness"."""
 
 from __future__ import annotations
 

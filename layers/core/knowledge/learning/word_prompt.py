@@ -1,14 +1,7 @@
-"""The words prompt and its answer: one contract for one concept or a batch (docs/contract.md, "Words the
-model proposes"), so a stand-in can answer it from a file (tests/data/stores/proposals).
-
-The user message introduces each concept by its `name:` line, then `type:`, `description:`, a blank
-line and the body; concepts of a batch are separated by a line `---`. One concept is asked with
-SYSTEM, word for word the instruction the stand-in proposal files were answered from, and answered
-with a JSON array of strings; a batch (2 to BATCH_MAX concepts) is asked with SYSTEM_BATCH, the same
-instruction for several topics, and answered with a JSON object mapping each concept's name to such
-an array (an object is also read for a single concept). Parsing is strict: anything else is
-ModelAnswerUnusable (the queue asks again); a name that was not asked is ignored and counted.
-"""
+"""The words prompt and its answer: one contract for one concept (SYSTEM, answered with a JSON array) or
+a batch (SYSTEM_BATCH, answered with a JSON object by name), so a stand-in can answer it from a file
+(tests/data/stores/proposals). Parsing is strict: anything else is ModelAnswerUnusable.
+docs/contract.md, "Learned words" ("The words prompt and its answer")."""
 
 from __future__ import annotations
 

@@ -1,20 +1,8 @@
-"""Backfill: replay an agent's turns, oldest first, through the live extractor.
-
-From this stack's own archive (the recovery path for anything missed), or from the engine's
-session exports (`from_export`: history this stack never saw). Re-running is safe: consolidation
-counts a sighting (tenant, agent, session, turn, name) once, however often it arrives, as long
-as its marker in SESSIONS_BUCKET lives. So an export replay is refused when it reaches further
-back than that bucket keeps its markers (its lifecycle rule, less a day): a turn that old may
-already have been learned from live, its markers expired, and would be counted twice.
-
-A dry run spends nothing: it counts the model calls a replay would make and estimates their
-tokens from the prompt each turn would send.
-
-Facts is told of each replayed turn of an agent that distils (`sessions`, as ExtractFunction
-tells it of live turns), so a replayed customer-tagged session comes due for DistillFunction's
-next pass; the replay itself never distils. For an agent that does not distil, a tagged turn the
-replay archives is still entered under its customer, so forget_customer finds it.
-"""
+"""Backfill: replay an agent's turns, oldest first, through the live extractor, from this stack's archive
+or from the engine's session exports (`from_export`, refused when it reaches further back than the
+sighting markers live). Re-running is safe (a sighting is counted once); a dry run counts the model
+calls and estimates their tokens; Facts is told of each replayed turn as ExtractFunction tells it.
+docs/backfill-and-export.md."""
 
 from __future__ import annotations
 

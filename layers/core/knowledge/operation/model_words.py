@@ -2,7 +2,7 @@
 an agent's concepts that have none (`knowledge words propose`, the studio's "Teach words" action), and
 the daily pass that queues again the concepts whose words waited for the tenant's model budget
 (WordsPendingFunction). Both only queue batched `words` jobs on PolicyReviewQueue; PolicyReviewFunction
-asks the model (knowledge.learning.proposal), within the budget, and defers what it cannot ask today.
+asks the model (knowledge.learning.model_words), within the budget, and defers what it cannot ask today.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 from knowledge.format.concept import Concept
 from knowledge.learning.policy_review import PolicyReviewQueue, words_messages
-from knowledge.learning.proposal import SIGNAL, calls_of
+from knowledge.learning.model_words import SIGNAL, calls_of
 from knowledge.store.concepts import ConceptStore
 from knowledge.store.keys import SHARED
 from knowledge.store.pending_words import PendingWords

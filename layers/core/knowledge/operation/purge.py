@@ -16,7 +16,7 @@ from knowledge.operation.redrive import forget_dead_letters
 from knowledge.operation.unlearn import ForgetWords
 from knowledge.store.concepts import ConceptStore
 from knowledge.store.keys import SHARED, concept_key
-from knowledge.store.word_ledger import WordLedger, customer_teacher
+from knowledge.store.learning_ledger import WordLedger, customer_teacher
 from shared import pii
 from shared.errors import Conflict, InvalidConcept, InvalidPurge, NotFound
 from shared.names import Slug, check_slug

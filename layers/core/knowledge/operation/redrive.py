@@ -1,15 +1,8 @@
-"""Redrive: a dead-letter queue's messages back to their source queue, once the cause is fixed.
-
-By receive, send and delete (the local AWS has no message-move task), keeping a FIFO message's
-group id (its concept's order) and deduplication id. Each body is first re-validated with the
-parser its consumer uses: a body that can never succeed stays in the dead-letter queue, and a
-dry run summarises what is there by reason — the validation error's code and the fields it
-names, or, for a valid body, that it failed while processing (the handler's log line for that
-message id has its `error_code`). Nothing here prints, logs or returns message content.
-
-forget_customer's share of the queues is here too: the dead letters of a forgotten customer are
-deleted where they wait (forget_dead_letters), so no redrive can send them back.
-"""
+"""Redrive: a dead-letter queue's messages back to their source queue once the cause is fixed, by
+receive, send and delete (keeping a FIFO message's group and deduplication ids), each body first
+re-validated with its consumer's parser; a dry run summarises by reason, never by content. Also
+forget_customer's share of the queues (forget_dead_letters). docs/operating.md, "Redrive";
+docs/personal-data.md, "Dead letters of a forgotten customer"."""
 
 from __future__ import annotations
 

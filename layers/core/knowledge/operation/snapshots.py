@@ -1,16 +1,7 @@
-"""The scheduled snapshot pass: every agent's snapshot brought up to date after the engine's writes.
-
-A Lambda does no work after it answers, so nothing else keeps an agent's snapshot
-(knowledge.recall.snapshot) current when bulk writes (a backfill, a busy day) meet no reader: a cold
-studio or retrieval container would then read every changed concept itself. SnapshotFunction runs
-this pass on a schedule (template.yaml, `SnapshotSchedule`): for each tenant and agent in
-KNOWLEDGE_BUCKET, and each tenant's shared scope when it keeps any concept, it reads what changed
-since the agent's snapshot (the journal, or one listing) through the studio's own catch-up
-(knowledge.curation.studio.Studio.catch_up) and writes the snapshot, conditionally, when anything
-changed. A warm container follows the journal (one request per agent when nothing changed). An agent
-it cannot finish before the deadline is finished by the next pass; nothing here reads or logs a
-concept's text.
-"""
+"""The scheduled snapshot pass (SnapshotFunction): every agent's snapshot, and each tenant's shared
+scope's, brought up to date after writes no reader met (a Lambda does no work after it answers),
+through the studio's own catch-up, written conditionally when anything changed; what one pass cannot
+finish before its deadline the next does. docs/operating.md, "The snapshot pass"."""
 
 from __future__ import annotations
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 from typing import Callable, Iterable, Optional
 
 from knowledge.format.config import KnowledgeConfig
-from knowledge.format.learned import OPERATOR, LearnedWord, fold_word
+from knowledge.format.learned_words import OPERATOR, LearnedWord, fold_word
 from knowledge.learning.word_rule import enough
 from knowledge.recall.analysis import analyze
 from knowledge.store.concepts import ConceptStore, StoredConcept
 from knowledge.store.keys import concept_key
-from knowledge.store.word_ledger import KeptWord, WordLedger, term_hash
+from knowledge.store.learning_ledger import KeptWord, WordLedger, term_hash
 from shared.errors import Conflict, InvalidConcept, InvalidConfig, NotFound
 from shared.purge import Sweeper
 

@@ -1,35 +1,22 @@
-"""`knowledge words audit`: the learned words an agent's traffic taught (origin `loaded` or `sighting`)
-that the rules of docs/contract.md, "Learned words", would not have learned, listed and (without a dry
-run) taken out of their concepts — one version per concept (writer `engine`, reason `repaired`), never
-into `removed_words`, so the traffic may teach them again by the rules. A word is taken out when
-
-- it is a name (`name`): a common given name, as the learning path reads one (knowledge.learning.name_words);
-- another concept's own text has it (`another_concepts_word`): it pulls that concept's questions to this one;
-- its teachers are too few (`too_few_teachers`): counted again by knowledge.learning.word_rule from what the
-  learning ledger still holds — the teachers kept beside a learned word, or for a word learned before they
-  were kept, the pending entries of the sessions that taught it, each session read as its customer where
-  the customer index (`customers`: Facts', wired in by the command line) names one.
-
-A word whose teachers the ledger no longer holds (their entries expired with the turns) is kept and listed
-as not checked: nothing says the rules would not have learned it. Words the model proposed or an operator
-added are not the traffic's and are left alone, whatever the traffic said of them. The teachers still kept
-for a word no longer on its concept as the traffic's (an operator removed it, or added it back as their
-own) are deleted too: the ledger keeps them only while the traffic's word is on a concept.
-"""
+"""`knowledge words audit`: the words an agent's traffic taught (origin `loaded` or `sighting`) that the
+learned-word rules would not have learned — a name, another concept's own word, too few teachers —
+listed and, without a dry run, taken out of their concepts (one version per concept, never into
+`removed_words`); a word whose teachers expired is kept and listed as not checked.
+docs/contract.md, "Learned words" ("What earlier releases wrote still reads")."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Callable, Mapping, Optional
 
-from knowledge.format.learned import TRAFFIC
+from knowledge.format.learned_words import TRAFFIC
 from knowledge.learning.name_words import name_words
 from knowledge.learning.word_rule import enough
 from knowledge.operation.unlearn import by_word, minimum_of, term_of, without_words
 from knowledge.recall.analysis import analyze
 from knowledge.recall.postings import LEARNED, concept_terms
 from knowledge.store.concepts import ConceptStore, StoredConcept
-from knowledge.store.word_ledger import KeptWord, Teaching, WordLedger, customer_teacher, term_hash
+from knowledge.store.learning_ledger import KeptWord, Teaching, WordLedger, customer_teacher, term_hash
 from shared.errors import Conflict, InvalidConcept, NotFound
 
 REASONS = {"name": "a name", "another_concepts_word": "another concept's own word",

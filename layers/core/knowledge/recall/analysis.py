@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple, Optional
 
-from knowledge.recall.words import DIGIT, LETTERS, SHORTHAND, fold, is_english, read_word
+from knowledge.recall.terms import DIGIT, LETTERS, SHORTHAND, fold, is_english, read_word
 
 # Units a number may carry; only these (and CEPs) match as ranges.
 _UNITS = {"dia": "dias", "dias": "dias", "day": "dias", "days": "dias",

@@ -1,24 +1,9 @@
-"""Lexical search over an agent's concepts: an inverted index with BM25 weights, pure Python.
-
-Text is folded (case, accents), split into words, stripped of stopwords and conversational
-filler, brought to the singular and stemmed (Snowball Portuguese, then English, so
-troca/trocas/trocar, móvel/móveis and installment/installments meet). Numbers are read
-whole: a CEP (13083-970), a CEP range (13000-13999, 13xxx, 13000 a 13999) or a number with
-a unit (R$199, 3 a 5 dias, 10x, "em 10 vezes" but not "tentei 2 vezes") becomes an interval
-that a message's number matches when it falls inside; a bare number matches only the same whole
-number, and a lone digit nothing.
-Name and description count more than the body. Each posting keeps its BM25 term weight, so
-a query only sums the postings of its own words; the index changes one concept at a time
-and re-weights everything only when the average length crosses a step of a fixed grid.
-
-`Index.search` ranks; `Index.relevant` is the floor retrieval applies before injecting. A text's
-words are read by knowledge.recall.words, its numbers by knowledge.recall.analysis, a message's
-customer phrasings by knowledge.recall.lexicon; a term's postings are knowledge.recall.postings.
-
-Over 500 lines on purpose: Index is one structure (the vocabulary, the postings and their dead
-slots, each term's forms, the typo memory, the snapshot state) whose invariants span every
-method that changes it; splitting it would spread them over modules that reach into each other.
-"""
+"""Lexical search over an agent's concepts: an inverted index with BM25 weights, pure Python. `Index.search`
+ranks; `Index.relevant` is the floor retrieval applies before injecting. Terms come from
+knowledge.recall.terms, numbers from knowledge.recall.analysis, customer phrasings from
+knowledge.recall.lexicon, postings from knowledge.recall.postings. docs/retrieval.md, "Ranking" to "Numbers and links".
+Over 500 lines on purpose: Index is one structure (the vocabulary, the postings and their dead slots,
+each term's forms, the typo memory, the snapshot state) whose invariants span every method that changes it."""
 
 from __future__ import annotations
 
@@ -54,7 +39,7 @@ from knowledge.recall.postings import (
     concept_terms,
 )
 from knowledge.recall.signals import TAUGHT, asked, describes, judged
-from knowledge.recall.words import LETTERS, fold, proper_names
+from knowledge.recall.terms import LETTERS, fold, proper_names
 
 # The floor (Index.relevant), in units of the most one word can tell (found in no other
 # concept, named in the concept's name). A concept sharing two or more of the message's words

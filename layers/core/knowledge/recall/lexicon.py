@@ -1,23 +1,8 @@
-"""What customers write, read in the words stores write: the agent's own vocabulary and the map of
-Brazil that retrieval adds to a message before it searches (never to a concept, so the index and
-its snapshots do not depend on either).
-
-A customer asks "cadê minha encomenda?", "quando o dinheiro volta?", "moro em Fortaleza"; a store
-writes "atraso", "reembolso", "Nordeste". The engine knows only what holds for every Brazilian
-store: its places (below). What one store's customers call its products and services is that
-store's data: the agent's vocabulary.yaml (knowledge.format.vocabulary), whose readings — what a
-customer may write (words or phrases, compared by stem when the stem is long, else folded and in
-the singular: see `key`) and what the store writes instead — a Lexicon is built from, once per
-ETag of the file (`lexicon_for`). Chat shorthand (q, hj, qto) is read first. The added words
-weigh EXPANDED of what the customer's own word would, so a concept that says the customer's
-words still ranks first.
-
-Places are read apart: a city or state adds its state and region, and a concept that shares
-only places with a message (a city, "capitais", a street) is no answer to it ("qual a população
-de Recife?"); retrieval's floor asks for one word that is not a place (see search.Index.relevant).
-
-The places were written from general knowledge of Brazil, not from any labelled message set.
-"""
+"""What customers write, read in the words stores write: a Lexicon built once per ETag of the agent's
+vocabulary.yaml (`lexicon_for`), chat shorthand, and Brazil's places (a city adds its state and
+region; a concept that shares only places with a message is no answer to it). Retrieval adds these
+words to a message, never to a concept, weighing EXPANDED of the customer's own.
+docs/retrieval.md, "How a message is read" and "An agent's vocabulary"."""
 
 from __future__ import annotations
 
@@ -26,7 +11,7 @@ from collections import OrderedDict
 from typing import Callable, NamedTuple, Optional, Sequence
 
 from knowledge.recall.analysis import analyze
-from knowledge.recall.words import SHORTHAND, WORD, fold, raw_forms, read_word, singular, term_and_form
+from knowledge.recall.terms import SHORTHAND, WORD, fold, raw_forms, read_word, singular, term_and_form
 
 # Cities and states, each with what it adds: its state (for a city) and its region. Names that
 # are also common words are read as places only after a preposition (WORDLIKE, AMBIGUOUS).

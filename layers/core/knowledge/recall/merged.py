@@ -1,14 +1,7 @@
-"""Recall from two indexes: an agent's own concepts and its tenant's shared ones (`knowledge: shared: true`).
-
-Each index applies its own relevance floor with its own statistics (a word rare among the shared
-concepts may be common among the agent's), so a concept passes or not exactly as it would alone.
-The passers are then ranked together by what each shares with the message in units of the most
-one word can tell in its own index (Hit.coverage, normalised by that index's rarest word and its
-FLOOR_CONCEPTS floor), not by raw BM25: a BM25 score grows with the index's size (its IDF), so an
-agent of 10 concepts and a tenant base of 500 would not be comparable, while coverage is. A shared
-concept whose name the agent has (indexed, or stored but unreadable) is shadowed: never injected,
-searched or loaded for that agent, so the agent's own concept of the name wins.
-"""
+"""Recall from two indexes, an agent's own concepts and its tenant's shared ones (`knowledge: shared:
+true`): each applies its own floor with its own statistics, the passers are ranked together by
+coverage (Hit.coverage, comparable across index sizes, unlike raw BM25), and a shared concept whose
+name the agent has is shadowed. docs/retrieval.md, "Shared knowledge: a tenant's concepts, recalled by its agents"."""
 
 from __future__ import annotations
 

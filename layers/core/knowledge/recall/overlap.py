@@ -6,7 +6,7 @@ import heapq
 from typing import Iterable
 
 from knowledge.format.concept import Concept
-from knowledge.recall.words import plain_words
+from knowledge.recall.terms import plain_words
 
 
 class OverlapScan:

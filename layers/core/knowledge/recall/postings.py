@@ -23,7 +23,7 @@ K1, B = 1.2, 0.75
 _LINKS = re.compile(r"\[\[([^\[\]\n]*)\]\]")
 LINK_WEIGHT = 0.5
 FIELD_WEIGHTS = (("name", 3), ("description", 2), ("body", 1))
-# A concept's learned words (what its store's customers call it, knowledge.format.learned) are kept
+# A concept's learned words (what its store's customers call it, knowledge.format.learned_words) are kept
 # as terms of their own, LEARNED + the word's term, each weighing LEARNED_WEIGHT of a body word (its weight
 # not shortened by the concept's length, see Index._merge) and
 # adding nothing to the concept's length; the index reads one as a reading of the concept's own

@@ -1,26 +1,8 @@
-"""What the floor reads beside a word's rarity among the agent's concepts (knowledge.recall.index):
-how common the word is in the language, and where a concept's word came from.
-
-- **Commonness.** A word every chat is full of ("carro", "cartão", "filho", "casa") tells less that
-  a message is about the concept that says it than a word of the store's trade ("catraca",
-  "rejunte"), however few of the agent's concepts say either. The floor counts a shared word at
-  `floor_weight(form)` of what it would: 1 up to COMMON_FROM on the Zipf scale (log10 of a word's
-  frequency per billion words: 3 is once per million, 6 once per thousand), falling linearly to
-  COMMON_WEIGHT at COMMON_TO and beyond. The ranking is unchanged: this only says whether a message
-  is about the store at all. The frequencies are the language's, read from data/frequency-<lang>.txt
-  (scripts/write_word_frequency.py; docs/third-party.md: the source and its licence), in the
-  index's singular form; the more common of Portuguese and English is taken (the stores' customers
-  write both). A word in neither table is rare.
-- **Origin.** A learned word the model proposed (`origin: model`) is the model's guess at what
-  customers write; the traffic's and an operator's words are what customers did write. A model
-  word weighs MODEL_WEIGHT of a learned word, in the ranking and the floor alike
-  (knowledge.recall.postings.concept_terms).
-- **Spread.** How many of the agent's concepts say a word is the idf the index already weighs by;
-  a learned word that more than LEARNED_SPREAD concepts learned counts for none (index.py).
-
-The weights were chosen on the tuning part of the labelled stores with scripts/fit_recall.py, then
-checked through the handlers with scripts/stores_report.py (docs/retrieval.md gives the figures).
-"""
+"""What the floor reads beside a word's rarity among the agent's concepts (knowledge.recall.index): how
+common the word is in the language (`floor_weight`, from data/frequency-<lang>.txt), and where a
+concept's word came from (a model word weighs MODEL_WEIGHT). The weights were fitted with
+scripts/fit_recall.py on the labelled stores' tuning part. docs/retrieval.md, "What the floor reads
+beside rarity: origin, commonness, the judgment (issue 40)"."""
 
 from __future__ import annotations
 

@@ -1,15 +1,8 @@
-"""An agent's warm index as one object: what a cold container reads instead of every concept.
-
-A snapshot holds the built index (knowledge.recall.index.Index.export_state: names, descriptions,
-confidence, provenance, links, ETags and the postings, never the concepts' text), the
-knowledge.yaml it was built with, the concepts that did not parse, each concept's summary
-(what the studio's list shows beyond the index: occurrences, updated_at, conflict, related
-claims, why it does not parse, and who wrote its current version and when), and its position
-in the agent's change journal: the time its writer's last look at the journal or the listing
-began. A reader that loads it corrects it with the journal from that position on (see
-knowledge.recall.warm); the studio corrects it with one listing. The format is versioned; anything
-that does not decode (an older format included) is no snapshot, and is rebuilt.
-"""
+"""An agent's warm index as one object, what a cold container reads instead of every concept: the built
+index (never the concepts' text), the knowledge.yaml it was built with, the concepts that did not
+parse, each concept's list row, and its position in the change journal. Versioned: anything that does
+not decode (an older format included) is no snapshot, and is rebuilt. docs/contract.md, "Storage
+layout" (`concepts-index/snapshot`); docs/retrieval.md, "The warm index, the snapshot and the change journal"."""
 
 from __future__ import annotations
 

@@ -1,38 +1,9 @@
-"""The warm index of an agent's concepts that a container keeps, shared by retrieval and extraction.
-
-A cold container reads the agent's snapshot (knowledge.recall.snapshot: the built index, not the
-markdown) in one request, then corrects it with the change journal (knowledge.store.concepts: every
-concept or knowledge.yaml write adds an empty entry naming what it wrote and its ETag) in one
-listing; only concepts whose entry disagrees with the index are fetched. At most once per
-refresh window it lists the journal again from its last look (less the journal's grace) and
-asks for knowledge.yaml If-None-Match the ETag it holds: two requests when nothing changed,
-so a configuration written by any writer (one `aws s3 cp` leaves no journal entry) is in force
-within the window, and a cold container's first call never answers from its snapshot's copy.
-The agent's vocabulary.yaml (its customers' words, knowledge.format.vocabulary) adds no request
-to a quiet refresh: it is read once by a cold container, again when the journal names a newer
-ETag of it (a studio or CLI save), and If-None-Match at every sweep (a file written by `aws s3 cp`
-is in force within `sweep_seconds`); its Lexicon is built once per ETag. One that does not parse
-leaves the agent recalling without its vocabulary, counted VocabularyInvalid at every sweep until
-it is fixed (the studio shows why). Entries are compared, not trusted:
-a concept is fetched whenever its newest entry disagrees, so a delete is seen within the
-window. Every `sweep_seconds` it lists every concept instead, which also finds what a
-writer killed before its journal entry left out: a lost entry leaves the index stale for
-at most that long, never wrong.
-
-Who writes the snapshot: a reader whose index is complete, conditionally (If-Match the
-snapshot it read, create-only when there was none), when there was none or it did not
-decode, when a sweep found what the journal did not say, when it has applied
-REWRITE_AFTER_CHANGES changes since, or when it is older than SNAPSHOT_MAX_AGE_SECONDS. A
-reader killed before or during that one PUT leaves the previous snapshot, which the journal
-corrects: stale, never wrong. Writers of concepts only add journal entries (one small
-create-only PUT).
-
-Fetching has a time budget per call: an agent too large to load in one call is served from
-the part already indexed and the next calls fetch the rest. When S3 fails, what the
-container already holds is served (counted ServedStale) and S3 is asked again after the
-window. The container keeps indexes under a memory budget, evicting the least recently used
-by their measured size; an evicted agent costs a cold start from its snapshot.
-"""
+"""The warm index of an agent's concepts that a container keeps, shared by retrieval and extraction: a
+cold container reads the snapshot, then corrects it with the change journal; a warm one refreshes
+from the journal at most once per window and sweeps every concept now and then; stale, never wrong.
+Also the agent's vocabulary (its Lexicon, once per ETag), the fetch and memory budgets, and who
+writes the snapshot back. docs/retrieval.md, "The warm index, the snapshot and the change journal"
+and "Memory and fetch budgets"."""
 
 from __future__ import annotations
 

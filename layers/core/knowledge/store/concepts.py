@@ -1,24 +1,7 @@
-"""The concept store: one versioned S3 object per concept, every write conditional.
-Over 500 lines because every concept, deletion, config and snapshot write goes through its one conditional `_put`.
-
-Layout in KNOWLEDGE_BUCKET (names are validated slugs before they reach a key):
-    agents/{tenant}/{agent}/knowledge.yaml                       the `knowledge:` block
-    agents/{tenant}/{agent}/vocabulary.yaml                      its customers' words (knowledge.store.vocabulary_file)
-    agents/{tenant}/{agent}/concepts/{name}.md                   one concept
-    agents/{tenant}/{agent}/deletions/{name}/{marker-version}    who deleted it (JSON)
-    agents/{tenant}/{agent}/concepts-index/snapshot              the built warm index (knowledge.recall.snapshot)
-    journal/{tenant}/{agent}/{stamp}_{etag}_{what}               empty: `what` (a concept's name, knowledge.yaml,
-                                                                 vocabulary.yaml) was written at `stamp` as `etag`;
-                                                                 expired by a lifecycle rule after JOURNAL_RETENTION_DAYS
-Every write records its actor and reason as object metadata, so S3's own version list
-is the history. Every concept or knowledge.yaml write then adds a change to the journal, so
-a warm index learns what changed from one listing of recent changes instead of listing
-every concept (knowledge.recall.warm). The journal has a top-level prefix so that one lifecycle
-rule can expire it (a rule's prefix cannot skip the tenant and agent).
-
-The key layout is knowledge.store.keys, the journal knowledge.store.journal, a concept's version
-history knowledge.store.history; ConceptStore reads and writes all three.
-"""
+"""The concept store (ConceptStore): one versioned S3 object per concept, every write conditional, its
+actor and reason in the object's metadata (S3's version list is the history), and a change-journal
+entry after every concept, knowledge.yaml or vocabulary.yaml write. Key shapes: knowledge.store.keys;
+the journal: knowledge.store.journal; history: knowledge.store.history. docs/contract.md, "Storage layout"."""
 
 from __future__ import annotations
 

@@ -1,15 +1,7 @@
-"""What became of each save_knowledge call: one small record per save, in SESSIONS_BUCKET beside the
-session's archived turns, so it expires with them (the bucket's retention) and forget_customer
-removes it with the customer's sessions.
-
-    {tenant}/{agent}/saves/{session_id}/{sighting}{token}.json
-
-The save's id is `{session_id}~{sighting}{token}`: `sighting` 16 hex digits of the sighting's identity
-(its name and turn: the same insight saved again from the same turn is the same save, answered the
-same id), `token` 128 random bits, so an id is unguessable; it is answered only within its tenant and
-agent (the key is built from the caller's own). The record holds identifiers,
-the concept's name and the outcome, never the insight's text.
-"""
+"""What became of each save_knowledge call: one small record per save in SESSIONS_BUCKET beside the
+session's turns (so it expires and is forgotten with them), under an id that is unguessable and
+answered only within its tenant and agent; identifiers, the concept's name and the outcome, never
+the insight's text. docs/retrieval.md, "search_knowledge and save_knowledge"."""
 
 from __future__ import annotations
 

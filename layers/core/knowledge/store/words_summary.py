@@ -2,7 +2,7 @@
 (`{agent prefix}concepts-index/words`), so that the studio's words page answers 5,000 concepts from
 one read instead of 5,000. It is a cache, never the truth: each entry carries the ETag of the
 concept it was read from, and a reader re-reads any concept whose ETag moved on
-(knowledge.curation.learned_words). Written conditionally, like the snapshot."""
+(knowledge.curation.words_page). Written conditionally, like the snapshot."""
 
 from __future__ import annotations
 

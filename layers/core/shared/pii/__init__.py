@@ -1,39 +1,9 @@
-"""PII redaction: e-mail, random Pix keys (UUIDs), cards (Luhn), CNPJ and CPF (check digits), voter ids
-(título de eleitor, check digits), IPs, phones, RG numbers, a card's security code, a person's address and a
-person's name.
+"""PII redaction: `find` and `redact` run the detectors (shared.pii.identifiers, addresses, names; what
+they read around a match: shared.pii.context) in their fixed order, each finding replaced by a typed
+placeholder such as `[email]`, `[address]`, `[name]` or `[rg]`.
 
-Each finding is replaced by a typed placeholder such as `[email]`, `[address]`, `[name]` or `[rg]`.
-Detectors run in a fixed order and a later detector never looks inside an earlier finding (nor
-inside a store's address), so an 11-digit CPF is not also read as a phone number. What is kept:
-
-- A **store's address** is knowledge, not PII. A street address is the store's when the nearest
-  cue before it in the same sentence (or, failing that, after it) names the store's side — loja,
-  filial, unidade, showroom, CD, centro de distribuição, depósito, galpão, retirada, ponto de
-  coleta, locker, "nossa"/"nosso", store, warehouse, pickup, "our" — rather than the customer's
-  (moro, casa, meu endereço, entrega, coleta, ship to, deliver, my address...). No cue: a person's.
-- A **product** named like a street or a person ("Sofá Avenida 3 lugares", "Cadeira Dona Flor",
-  "Sr. Frio ar-condicionado"): the honorific or street word follows a capitalised word inside the
-  sentence or a product noun, or the number is a quantity (followed by a unit or a noun).
-- A **store's published contacts** (`published_contacts` in its `knowledge:` block: the e-mail, phones,
-  addresses and CNPJ it publishes) are business data, not a customer's: an exact repeat (e-mail folded,
-  phone or CNPJ by its digits) is kept wherever it appears, so a sighting still matches the staff-written
-  concept that states it.
-- A **CVV** is the 3 or 4 digits a cue names (cvv, cvc, código de segurança); a **voter id** is 12 digits
-  whose check digits hold, or any 12 digits after "título de eleitor", never half read as a phone.
-- A **name** needs an honorific (Sr., Dona, Dr., Mrs....), a role (cliente, porteiro, vizinha...)
-  followed by capitalised words, or "meu nome é"/"my name is"/"aos cuidados de" (any case); a **bare
-  name** is a common given name from the shipped lexicon, with the surnames after it
-  (shared.pii.bare_names says how places, brands and products are told apart).
-- An **RG** is 2.3.3-D with its check digit, or, after RG/identidade/documento, 7 to 10 digits:
-  "RG6" cables, "RGB" and Rio Grande (RG) stay. A phone is not read where an identifier word
-  (pedido, ticket, ref, CEP...) names the number, nor in two years side by side.
-
-Every pattern is linear: bounded repetitions between literal separators, no nested quantifier.
-The labelled sets in tests/data/ and scripts/pii_report.py measure recall and near misses kept.
-
-The detectors are shared.pii.identifiers, shared.pii.addresses and shared.pii.names, what they read
-around a match shared.pii.context; find and redact run them here, in their fixed order.
-"""
+What is redacted: docs/contract.md, "The gates"; what is kept (a store's address, a product named
+like a street, the store's published contacts) and why: docs/personal-data.md, "What the redactor keeps"."""
 
 from __future__ import annotations
 

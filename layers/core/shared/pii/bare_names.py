@@ -1,21 +1,8 @@
-"""The PII detector of a bare person's name: no honorific, no role, no "meu nome é" — "aqui é o paulo",
-"Daniela Nunes aqui", "att, Leandro", "ROBERTO AQUI DE NOVO".
-
-With no model, the method is a lexicon and where a word stands. A word is a name's start when it is a
-common Brazilian given name or nickname (data/given_names.txt, shipped as data); what follows it is part
-of the name while it is a known surname (data/surnames.txt, with "da", "de", "dos"... before it) or, after
-a capitalised given name, another capitalised word that is no common word. A given name that is also a
-common word, a place or a saint (data/ambiguous_names.txt: Vitória, Rosa, Glória...) counts only when
-capitalised, not opening a sentence, and not right after "em", "de", "para" (a place: "loja em Vitória").
-No name starts right after a street word ("Rua Augusta"), "Santa"/"São" ("Fazenda Santa Luzia") or a
-product noun ("ração Golden"). The turn's own names (`known`: those the other detectors read in the
-turn, such as the customer's greeting) are names wherever they appear, in any case. Places, brands and
-products that are not given names are never read (Natal, Salvador, Sodexo), nor a city named like a
-person right after a place's word (data/places_named_like_people.txt: "moro em João Pessoa",
-frete-joao-pessoa, "a loja de João Pessoa"; "Paulo Afonso aqui" and "o pedido de Paulo Afonso" are a
-person's); the false-positive rate on
-them is measured by scripts/pii_report.py on the names sets in tests/data/.
-"""
+"""The PII detector of a bare person's name, with no honorific, role or "meu nome é" ("aqui é o paulo",
+"Daniela Nunes aqui", "att, Leandro"): a common given name from data/given_names.txt starts a name,
+known surnames continue it; ambiguous names (data/ambiguous_names.txt) count only where they stand as
+a name, and places, brands, products and cities named like people (data/places_named_like_people.txt)
+are told apart. Measured by scripts/pii_report.py. docs/personal-data.md, "A person's bare name"."""
 
 from __future__ import annotations
 

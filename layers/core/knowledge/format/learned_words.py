@@ -1,21 +1,8 @@
-"""A concept's learned words: what its store's customers call it, learned from the store's traffic
-(or proposed by the model), and the words an operator removed (never learned again for it).
-
-Both are frontmatter fields of the concept's own document (docs/contract.md, the concept format),
-so its history, the studio's editor and export carry them:
-
-    learned_words:
-      - {word: "telinha", origin: loaded, sessions: 4, at: 2026-11-20}
-    removed_words: ["smart"]
-
-A word is 1 to 3 words of letters (a hyphen or an apostrophe inside a word allowed), lowercase, at
-most WORD_MAX characters: no digit, no '@', nothing a phone, an e-mail, a CPF or an order number is
-written with. `origin` is the signal that taught it (`loaded`: a customer message followed by the
-agent loading the concept; `sighting`: a turn extraction saw the concept in), `model` (proposed
-by the model when the concept entered) or `operator` (added by an operator in the studio: what they
-know customers call it); `sessions` how many distinct sessions taught it (0 for the model and an
-operator); `at` the day it was learned.
-"""
+"""A concept's learned words and removed words: the frontmatter fields `learned_words` (each a word, its
+origin — `loaded`, `sighting`, `model` or `operator` —, sessions and day) and `removed_words`, parsed,
+checked (`word_problem`: 1 to 3 words of letters, no digit or sign) and folded for comparison
+(`fold_word`). ORIGINS only grows at its end: the words summary codes an origin by its place.
+docs/contract.md, "The concept format" and "Learned words"."""
 
 from __future__ import annotations
 

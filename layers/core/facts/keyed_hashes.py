@@ -1,18 +1,7 @@
-"""Keyed hashes: the latch of a (name, value) and the customer's pseudonym in events; and what
-makes two values the same tuple.
-
-Both hashes are HMAC-SHA256 under sub-keys derived from one secret (FACTS_KEY, or the Secrets
-Manager secret FACTS_KEY_SECRET_ARN names; template.yaml creates it). The latch keeps no
-value in clear and outlives the proposal; the pseudonym lets an event say "the same customer"
-without naming them. Rotating the secret forgets every latch: keep it.
-
-A tuple's value is folded before it is hashed (`fold_value`): case, accents, spacing, trailing
-punctuation and the way a number is written do not make a new value ("sabado de manha" is
-"sábado de manhã.", "ate R$ 2500" is "até R$ 2.500", "dois gatos" is "2 gatos"), while another
-number or word still does ("3 gatos"). Latches written before this fold (ids of the `legacy`
-fold: Unicode form, case and spacing only) are still read: `tuple_ids` answers both, and a value
-the two folds write alike has one id, the same as before.
-"""
+"""Keyed hashes: the latch of a (name, value) and the customer's pseudonym in events, HMAC-SHA256 under
+sub-keys derived from one secret (FACTS_KEY, or FACTS_KEY_SECRET_ARN's secret); and what makes two
+values the same tuple (`fold_value`, with `tuple_ids` answering the `legacy` fold's id too).
+Rotating the secret forgets every latch. docs/facts.md (the fold, the latch, the secret)."""
 
 from __future__ import annotations
 

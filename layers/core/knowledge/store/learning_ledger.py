@@ -1,25 +1,8 @@
-"""The learning ledger: who taught which word for which concept (knowledge.learning.taught), in two parts.
-
-**Pending words**, in SESSIONS_BUCKET: one object per teacher of a word not yet learned, and the turn in
-which each session first loaded a concept. They expire with the bucket's lifecycle rule, as the turn
-archive does, so a word that never reaches its threshold is forgotten with the turns that taught it.
-
-    {tenant}/{agent}/learning/words/{concept}/{sha256(term)[:16]}/{teacher}   {"word", "signal", "at"}
-    {tenant}/{agent}/learning/loaded/{session_id}/{concept}                  {"turn_id"}
-
-A teacher is the customer, hashed (`c~` and 24 hex digits: `teacher_id`), when the turn carries a
-`customer_id`, else the session. Each is written create-only, so a redelivered or replayed turn, another
-turn of the session, or another session of the same customer counts nothing twice. `at` is when the
-turn completed (an entry written before it was kept is read as its object's LastModified).
-
-**Learned words' teachers**, in KNOWLEDGE_BUCKET beside the concept: one object per teacher of a learned
-word, kept as long as the word is on the concept (not under the sessions bucket's expiry), so that
-`forget_customer` can take a customer out of every word's count long after the turns are gone:
-
-    agents/{tenant}/{agent}/learned-words/{concept}/{sha256(term)[:16]}/{teacher}   {"word", "at"}
-
-The word is never in a key (its hash is); a customer id is never stored, only its hash.
-"""
+"""The learning ledger: who taught which word for which concept (knowledge.learning.traffic_words) —
+the pending words' teachers in SESSIONS_BUCKET (expiring with the turns) and a learned word's
+teachers beside its concept in KNOWLEDGE_BUCKET (for forget_customer). A teacher is the customer,
+hashed, else the session; every entry create-only; the word is never in a key, a customer id never
+stored. docs/contract.md, "Storage layout" and "Learned words" ("Who teaches")."""
 
 from __future__ import annotations
 

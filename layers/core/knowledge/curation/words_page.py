@@ -1,22 +1,7 @@
-"""The studio's words page: the words recall learned across an agent's concepts, newest first, and
-where each came from (the model, the traffic, an operator).
-
-At 5,000 concepts with 24 words each a page cannot read 5,000 objects, nor wait for the list's cold
-floor (its snapshot decoded, then 5,000 keys listed: seconds of XML). Each concept's words, description
-and ETag come from the words summary (knowledge.store.words_summary: one object for the whole agent),
-which says when it was current: a cold container corrects it with the change journal from there, as a
-retrieval reader corrects its snapshot (knowledge.recall.warm) — one listing of the journal, then only
-the concepts it names as changed are read. It lists every concept instead when it has no summary, when
-the summary is older than the journal can be trusted for (JOURNAL_TRUSTED_SECONDS), and every
-SWEEP_SECONDS (what a writer killed before its journal entry left out is stale that long at most).
-What it has to read is read within the same kind of budget as the list's catch-up (what is left is
-counted in `catching_up` and read by the next request); once nothing is left, a summary missing,
-unreadable or behind by REWRITE_CHANGES concepts is written again, conditionally, with its position.
-
-Tenancy is the list's: the operator's tenant, then the agent's existence (the list's own check).
-What a container keeps, and its order, is knowledge.curation.words_held. The list tells this page of
-every concept it reads, and removal (knowledge.curation.words_removal) of every concept it writes.
-"""
+"""The studio's learned-words page: the words learned across an agent's concepts, newest first, and where
+each came from; read from the words summary (knowledge.store.words_summary) corrected with the change
+journal, as a retrieval reader corrects its snapshot, within a read budget; what a container keeps is
+knowledge.curation.words_held. docs/studio.md, "The learned words page"."""
 
 from __future__ import annotations
 
@@ -35,7 +20,7 @@ from knowledge.curation.words_held import (
     encode_cursor,
 )
 from knowledge.errors import UnknownOrigin
-from knowledge.format.learned import OPERATOR, TRAFFIC
+from knowledge.format.learned_words import OPERATOR, TRAFFIC
 from knowledge.recall.warm import JOURNAL_TRUSTED_SECONDS
 from knowledge.store.concepts import ConceptStore, StoredConcept
 from knowledge.store.journal import CONFIG_CHANGE, JOURNAL_GRACE_SECONDS, VOCABULARY_CHANGE

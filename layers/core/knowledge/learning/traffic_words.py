@@ -1,32 +1,8 @@
-"""Learning a store's words from its own traffic (docs/contract.md, learned words).
-
-Runs in ExtractFunction, after a turn's sightings are on their way, off the per-turn retrieve path:
-extraction is the one place that sees every turn (the first signal comes from turns no sighting is
-made of), holds the turn's words in memory (no archive read), knows the sightings (the second
-signal) and holds the agent's warm index (which words each concept already has: no concept read
-per candidate). A concept is read and written only when a word reaches its threshold.
-
-Two signals, each for a concept X of the agent's index, only from a turn carrying `shown`:
-
-- `loaded`: the turn in which the session first loaded X (`shown.loaded` gains X: the agent
-  called load_knowledge(X) after the customer's message): the customer's words of that turn;
-- `sighting`: a turn extraction saw X in: the customer's words of that turn.
-
-A candidate is one word of a customer message, after PII redaction (shared.pii: nothing redacted is
-ever a candidate), that stands nowhere a person's name stands (knowledge.learning.name_words), that is
-no stopword, no chat filler, no number (a word of letters only, at least MIN_LETTERS long), that X's own
-text and learned words do not have (words that already reached X teach nothing), and that no other
-concept's own text has: in one or two concepts a word tells them apart, and learning it for X would pull
-X into their questions; in more it means something in the store already. At most PER_TURN per concept
-and turn. Each (concept, word) counts its distinct teachers in the learning ledger
-(knowledge.store.word_ledger): the customer where the turn names one, else the session; once
-`learn_min_sessions` (default 3) have taught it and knowledge.learning.word_rule says they are enough,
-its teachers are kept beside X and the word is written into X's `learned_words` through the store's
-compare-and-swap as a new version (writer `learning`, reason `learned`). An operator's edit wins: a
-word in X's `removed_words` is never written back, a concept whose document does not parse is never
-written, and a compare-and-swap that meets an operator's newer version reads it again and respects
-what it says. Nothing of a message reaches a log or a metric: counts only.
-"""
+"""The words a store's traffic teaches its concepts (origins `loaded` and `sighting`), in ExtractFunction
+after a turn's sightings are sent: a customer's words as candidates, each teacher counted in the
+learning ledger (knowledge.store.learning_ledger), and the word written into the concept once
+knowledge.learning.word_rule says its teachers are enough. Counts only, never a word.
+docs/contract.md, "Learned words"."""
 
 from __future__ import annotations
 
@@ -34,14 +10,14 @@ from datetime import timezone
 from typing import Iterable, Optional
 
 from knowledge.format.concept import Concept
-from knowledge.format.learned import LEARNED_MAX, LearnedWord, fold_word, word_problem
+from knowledge.format.learned_words import LEARNED_MAX, LearnedWord, fold_word, word_problem
 from knowledge.format.turn import Turn
 from knowledge.learning.name_words import name_words
 from knowledge.learning.word_rule import enough
 from knowledge.recall.analysis import analyze
 from knowledge.recall.index import Index
 from knowledge.store.concepts import ConceptStore
-from knowledge.store.word_ledger import Teaching, WordLedger, teacher_id
+from knowledge.store.learning_ledger import Teaching, WordLedger, teacher_id
 from shared.errors import Conflict, InvalidConcept, NotFound
 from shared.pii import names_in, redact
 from shared.telemetry import Counters

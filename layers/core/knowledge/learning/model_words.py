@@ -1,35 +1,7 @@
-"""The model teaches a concept the words its store's customers use for it (docs/contract.md, learned
-words: `origin: model`), when the concept enters.
-
-What enters queues a `words` job on PolicyReviewQueue (knowledge.learning.policy_review: names only,
-ten concepts to a message): an operator's save in the studio (mode `save`), an import (`save`, batched),
-a concept extraction created (`created`, from ConsolidateFunction), a concept of the tenant's shared
-scope (taught once there, by the deployment's utility model), a backfill (`backfill`,
-knowledge.operation.model_words) and a concept the budget deferred (`pending`). Off the request path,
-PolicyReviewFunction runs it, for an agent whose `learn_from` holds `model` (the default) and that has a
-model (its own, else UTILITY_MODEL; none: nothing is asked):
-
-- a `save` asks only for a version that is not the learner's own write and whose text (name, type,
-  description, body) differs from the version before it; `created` and `backfill` only for a concept
-  with no model word yet; `pending` only while the concept still waits;
-- one model call per BATCH_MAX concepts (knowledge.learning.word_prompt: the prompt and the strict
-  parse of its answer, one contract for one concept or a batch), each within the tenant's daily model
-  budget (KNOWLEDGE_TENANT_DAILY_MODEL_CALLS, when set); when it is spent, the rest wait for the next
-  day in knowledge.store.pending_words (never dropped), queued again by WordsPendingFunction;
-- each phrase gated like a learned word (knowledge.format.learned.word_problem: 1 to 3 words of
-  letters, no digit or sign, so no phone, CPF, order number or e-mail), lowercased, and refused
-  when the PII redactor would change it, when every word of it is a word the concept already has or
-  a stopword (it teaches nothing), when it is one of `removed_words`, or when it is learned already;
-- written into `learned_words` (`origin: model`, `sessions: 0`, today) after the traffic's words,
-  up to LEARNED_MAX in all, through the store's compare-and-swap (writer `learning`, reason
-  `learned`). A version written meanwhile is never overwritten: its own save queued its own job.
-
-An answer that breaks the contract fails the job (ModelAnswerUnusable), and the queue asks again until
-ANSWER_ATTEMPTS deliveries; then that call's concepts end with nothing proposed, counted. Counts only
-reach a metric (WordsProposed, WordProposalCalls, WordProposalDeferred, WordProposalRefused and
-WordProposalSkipped by reason): never a word. Whether the words are good can only be judged with a
-real model.
-"""
+"""The words the model proposes for a concept when it enters (`origin: model`): which concepts a words
+job asks for, one model call per batch within the tenant's daily model calls (the rest wait in
+knowledge.store.pending_words), each phrase gated as a learned word, and the write by compare-and-swap.
+Run by PolicyReviewFunction; counts only, never a word. docs/contract.md, "Words the model proposes"."""
 
 from __future__ import annotations
 
@@ -38,7 +10,7 @@ from datetime import datetime, timezone
 from typing import Any, Callable, Optional, Sequence
 
 from knowledge.format.concept import Concept
-from knowledge.format.learned import LEARNED_MAX, LearnedWord, fold_word, word_problem
+from knowledge.format.learned_words import LEARNED_MAX, LearnedWord, fold_word, word_problem
 from knowledge.learning.usage import record_model_call
 from knowledge.learning.word_prompt import BATCH_MAX, PROPOSAL_MAX, concept_block, parse_answer, words_prompt
 from knowledge.recall.analysis import analyze

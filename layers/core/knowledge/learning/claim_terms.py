@@ -1,15 +1,8 @@
-"""How a claim is read into terms, for the same-claim rule (knowledge.learning.claims).
-
-A claim's description and body become sentences of terms: accents and case folded, stems
-(Snowball Portuguese, then English), one spelling per amount ('#199 brl' for R$199, R$ 199,00
-and 199 reais), per time ('#14 hora' for 14h and 14:00) and per date ('@11-27' for 27/11 and
-27 de novembro), negations kept as '!word', and the words that say nothing about a claim
-dropped: articles and the like, greetings and courtesy ("Oi, pessoal!", "tá bom?", "Obrigado
-pela preferência!"). A misspelt word of six letters or more is read as the record's word one
-edit away ("escolidas" / "escolhidas"), never a number or a negation.
-
-Nothing here may join two different claims: every equivalence is a spelling of the same thing.
-"""
+"""How a claim is read into terms, for the same-claim rule (knowledge.learning.claims): sentences of
+folded, stemmed terms, one spelling per amount, time and date, negations kept as '!word', words that
+say nothing about a claim dropped, a misspelt long word read as the record's. Nothing here may join
+two different claims: every equivalence is a spelling of the same thing.
+docs/contract.md, "The same claim without a model"."""
 
 from __future__ import annotations
 
