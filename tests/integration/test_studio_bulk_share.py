@@ -76,7 +76,7 @@ def test_a_dry_run_says_each_outcome_and_the_calls_then_the_move_queues_exactly_
     assert [(j["agent"], len(j.get("names", [1]))) for j in words] == [(SHARED, 10), (SHARED, 3)]
     reviews = [json.loads(j) for j in jobs if "job" not in json.loads(j)]
     assert [(r["agent"], r["name"]) for r in reviews] == [(SHARED, "troca-em-30-dias")]
-    function = load_handler("policy_review", monkeypatch, **world["env"])
+    function = load_handler("policy_review", monkeypatch, world["env"])
     assert function.lambda_handler(sqs_event(*(j for j in jobs if '"words"' in j)), LambdaContext()) == {
         "batchItemFailures": []}
     assert len(model.requests) == done["model_calls"]  # what the page said is what the model is asked
@@ -93,7 +93,7 @@ def test_the_calls_follow_the_prompt_size_not_only_the_count(world, store, sqs, 
     assert plan["model_calls"] == 2
     _, done, _ = world["api"]("POST", BULK, body={"action": "share", "rows": rows})
     assert done["complete"] and done["model_calls"] == 2
-    function = load_handler("policy_review", monkeypatch, **world["env"])
+    function = load_handler("policy_review", monkeypatch, world["env"])
     jobs = [m["Body"] for m in drain(sqs, world["queue"])]
     assert function.lambda_handler(sqs_event(*jobs), LambdaContext()) == {"batchItemFailures": []}
     assert len(model.requests) == 2
