@@ -39,7 +39,7 @@ def answer_each(asked: list[dict], extra: dict | None = None):
 
 
 @pytest.fixture
-def world(monkeypatch, store, bucket, sessions_bucket, sqs, bus, model):
+def world(monkeypatch, store, s3, bucket, sessions_bucket, sqs, bus, model):
     queue = new_queue(sqs)
     api = demo_studio(monkeypatch, store, bucket, sessions_bucket, POLICY_REVIEW_QUEUE_URL=queue)
     assert "learn_from" not in store.get_config(T, A).text  # the demo's knowledge.yaml leaves the default
@@ -47,7 +47,7 @@ def world(monkeypatch, store, bucket, sessions_bucket, sqs, bus, model):
     model.responder = answer_each(asked)
     env = dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, EVENT_BUS_NAME=bus["name"],
                UTILITY_MODEL="openai:words", OPENAI_BASE_URL=model.base_url, POLICY_REVIEW_QUEUE_URL=queue)
-    return {"api": api, "queue": queue, "env": env, "asked": asked, "pending": PendingWords(store._s3, bucket)}
+    return {"api": api, "queue": queue, "env": env, "asked": asked, "pending": PendingWords(s3, bucket)}
 
 
 def words_jobs(sqs, queue) -> list[str]:
