@@ -38,12 +38,19 @@ def studio(monkeypatch, store, bucket, sessions_bucket):
 
     for path in sorted(DEMO.glob("*.md")):
         store.create(T, A, parse(path.read_text()), actor="engine")
-    handler = load_handler("studio_api", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket),
-                           POWERTOOLS_SERVICE_NAME=f"studio-{uuid.uuid4().hex[:6]}", POWERTOOLS_LOG_LEVEL="WARNING")
+    service = f"studio-{uuid.uuid4().hex[:6]}"
+
+    def cold_start():
+        return load_handler("studio_api", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket),
+                            POWERTOOLS_SERVICE_NAME=service, POWERTOOLS_LOG_LEVEL="WARNING")
+
+    container = {"handler": cold_start()}
     authorizer = LocalAuthorizer(issuer="http://127.0.0.1/dev")
-    server = StudioServer(handler.lambda_handler, authorizer, context_factory=LambdaContext).start()
+    server = StudioServer(lambda event, context: container["handler"].lambda_handler(event, context), authorizer,
+                          context_factory=LambdaContext).start()
     server.authorizer = authorizer  # to sign in another operator than the dev one
-    server.handler = handler  # a test empties its container's memory as a restart does
+    # A test restarts the container: the next request meets a cold start, its memory empty.
+    server.restart = lambda: container.update(handler=cold_start())
     monkeypatch.setenv("STUDIO_ORIGIN", server.url)
     yield server
     server.stop()

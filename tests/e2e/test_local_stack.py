@@ -59,6 +59,14 @@ class Stack:
 
     def stop(self) -> int:
         self.process.send_signal(signal.SIGTERM)
+        return self._ended()
+
+    def kill(self) -> int:
+        """SIGKILL: the stack saves nothing more."""
+        self.process.kill()
+        return self._ended()
+
+    def _ended(self) -> int:
         code = self.process.wait(timeout=30)
         self._reader.join(timeout=10)
         self.process.stdout.close()
@@ -145,10 +153,7 @@ def test_what_was_written_survives_a_stack_killed_between_two_full_saves(stack):
     time.sleep(1.5)  # a few saves (--save-every 0.2): each appends what changed
     mirror = stack.data / "s3" / "KnowledgeBucket"
     assert len((mirror / "changes.jsonl").read_text().splitlines()) >= 6 + 6  # the writes and their journal entries
-    stack.process.kill()  # no final save: only the manifest and the changes after it are on disk
-    stack.process.wait(timeout=30)
-    stack._reader.join(timeout=10)
-    stack.process.stdout.close()
+    stack.kill()  # no final save: only the manifest and the changes after it are on disk
 
     assert "restored" in stack.start()
     store = ConceptStore(stack.s3(), "local-knowledge-bucket")

@@ -64,7 +64,7 @@ def test_a_row_found_through_its_body_shows_the_snippet_after_a_restart(browser,
     store.create(T, A, make_concept("montagem-de-moveis", description="Móveis grandes chegam desmontados.",
                                     body="Um montador parceiro agenda a visita em até 5 dias úteis."), actor="engine")
     with signed_in(browser, studio, request) as page:
-        studio.handler.studio._held.clear()  # the container restarted: the list comes back from its snapshot
+        studio.restart()  # the container restarted: the list comes back from its snapshot
         page.locator("#filter-q").fill("montador")
         row = page.locator("#concepts tbody tr").first
         expect(row).to_have_attribute("data-name", "montagem-de-moveis")

@@ -62,11 +62,11 @@ def agent(store):
 @pytest.fixture
 def loop(monkeypatch, agent, bucket, sessions_bucket, candidates_queue, sqs, bus, model):
     """extract -> CandidatesQueue -> consolidate; the model answers `[]` unless told otherwise."""
-    env = dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, UTILITY_MODEL="openai:test-model",
-               OPENAI_BASE_URL=model.base_url, EVENT_BUS_NAME=bus["name"])
-    extract = load_handler("extract", monkeypatch, CANDIDATES_QUEUE_URL=candidates_queue,
-                           POWERTOOLS_SERVICE_NAME=f"knowledge-learn-{uuid.uuid4().hex[:6]}", **env)
-    consolidate = load_handler("consolidate", monkeypatch, **env)
+    stack = dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, UTILITY_MODEL="openai:test-model",
+                 OPENAI_BASE_URL=model.base_url, EVENT_BUS_NAME=bus["name"], CANDIDATES_QUEUE_URL=candidates_queue)
+    extract = load_handler("extract", monkeypatch, stack,
+                           POWERTOOLS_SERVICE_NAME=f"knowledge-learn-{uuid.uuid4().hex[:6]}")
+    consolidate = load_handler("consolidate", monkeypatch, stack)
 
     def run(event: dict, reply: str = "[]") -> None:
         model.responder = lambda request: reply
@@ -165,7 +165,7 @@ def test_the_learning_ledger_is_in_the_sessions_bucket_under_the_agent_and_holds
 
 # ------------------------------------------------------------------ recall reads learned words
 def retrieve_handler(monkeypatch, bucket, bus):
-    return load_handler("retrieve", monkeypatch, KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"],
+    return load_handler("retrieve", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket, EVENT_BUS_NAME=bus["name"]),
                         POWERTOOLS_SERVICE_NAME=f"knowledge-retrieve-{uuid.uuid4().hex[:6]}")
 
 
@@ -250,8 +250,7 @@ def test_export_carries_the_learned_and_removed_words(agent, monkeypatch, bucket
     agent.replace(T, A, current.concept.replace(learned_words=current.concept.learned_words[:1],
                                                 removed_words=("visor",)),
                   if_match=current.etag, actor="operator:ana", reason="edit")
-    handler = load_handler("export", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                           POWERTOOLS_SERVICE_NAME="knowledge-export")
+    handler = load_handler("export", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket))
     answer = handler.lambda_handler({"agent": A, "label": "learned"}, LambdaContext())
     assert answer["ok"] is True
     exported = s3.get_object(Bucket=sessions_bucket, Key=f"{answer['prefix']}{TELA}.md")["Body"].read()

@@ -61,8 +61,8 @@ def env(bucket, sessions_bucket, candidates_queue, bus, model):
 @pytest.fixture
 def teach(monkeypatch, agent, env, sqs, candidates_queue):
     """One turn through ExtractFunction (and whatever it sends through ConsolidateFunction)."""
-    extract = load_handler("extract", monkeypatch, POWERTOOLS_SERVICE_NAME=f"learn-{uuid.uuid4().hex[:6]}", **env)
-    consolidate = load_handler("consolidate", monkeypatch, **env)
+    extract = load_handler("extract", monkeypatch, env, POWERTOOLS_SERVICE_NAME=f"learn-{uuid.uuid4().hex[:6]}")
+    consolidate = load_handler("consolidate", monkeypatch, env)
 
     def run(event: dict) -> None:
         assert extract.lambda_handler(event, LambdaContext()) == {"batchItemFailures": []}
@@ -127,7 +127,7 @@ def test_a_word_an_operator_removed_never_comes_back_by_the_traffic(teach, agent
 
 # ------------------------------------------------------------------ forget_customer
 def forget(monkeypatch, env, customer: str, **extra) -> dict:
-    purge = load_handler("purge", monkeypatch, **env)
+    purge = load_handler("purge", monkeypatch, env)
     return purge.lambda_handler({"action": "forget_customer", "tenant": T, "customer_id": customer, **extra},
                                 LambdaContext())
 

@@ -65,8 +65,9 @@ def test_a_cold_container_lists_an_operators_word_from_the_words_summary(monkeyp
                   if_match=current.etag, actor="operator:ana", reason="edit")
     assert api("GET", f"{BASE}/words")[1]["total"] == 1  # the summary written, with the operator's origin
     assert decode(store.get_words_summary(T, A).data, T, A).rows[NAME].origins == CODE["operator"]
-    handler = load_handler("studio_api", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                           STUDIO_ORIGIN="http://127.0.0.1:8080", POWERTOOLS_SERVICE_NAME=f"cold-{uuid.uuid4().hex[:6]}")
+    handler = load_handler("studio_api", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
+                                                           STUDIO_ORIGIN="http://127.0.0.1:8080"),
+                           POWERTOOLS_SERVICE_NAME=f"cold-{uuid.uuid4().hex[:6]}")
     answer = handler.lambda_handler(request("GET", f"{BASE}/words", query={"origin": "operator"}), LambdaContext())
     body = json.loads(answer["body"])
     assert answer["statusCode"] == 200 and [(r["word"], r["source"]) for r in body["words"]] == [

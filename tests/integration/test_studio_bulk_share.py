@@ -76,7 +76,7 @@ def test_a_dry_run_says_each_outcome_and_the_calls_then_the_move_queues_exactly_
     assert [(j["agent"], len(j.get("names", [1]))) for j in words] == [(SHARED, 10), (SHARED, 3)]
     reviews = [json.loads(j) for j in jobs if "job" not in json.loads(j)]
     assert [(r["agent"], r["name"]) for r in reviews] == [(SHARED, "troca-em-30-dias")]
-    function = load_handler("policy_review", monkeypatch, **world["env"])
+    function = load_handler("policy_review", monkeypatch, world["env"])
     assert function.lambda_handler(sqs_event(*(j for j in jobs if '"words"' in j)), LambdaContext()) == {
         "batchItemFailures": []}
     assert len(model.requests) == done["model_calls"]  # what the page said is what the model is asked
@@ -93,25 +93,26 @@ def test_the_calls_follow_the_prompt_size_not_only_the_count(world, store, sqs, 
     assert plan["model_calls"] == 2
     _, done, _ = world["api"]("POST", BULK, body={"action": "share", "rows": rows})
     assert done["complete"] and done["model_calls"] == 2
-    function = load_handler("policy_review", monkeypatch, **world["env"])
+    function = load_handler("policy_review", monkeypatch, world["env"])
     jobs = [m["Body"] for m in drain(sqs, world["queue"])]
     assert function.lambda_handler(sqs_event(*jobs), LambdaContext()) == {"batchItemFailures": []}
     assert len(model.requests) == 2
 
 
-def test_a_concept_written_while_it_moved_is_copied_and_kept_and_says_changed_meanwhile(world, store):
-    sharing = world["api"].handler.sharing
-    copy = sharing._store.create
+def test_a_concept_written_while_it_moved_is_copied_and_kept_and_says_changed_meanwhile(world, store, monkeypatch):
+    from knowledge.store.concepts import ConceptStore
 
-    def create_then_another_writer(tenant, agent, concept, **kwargs):
-        made = copy(tenant, agent, concept, **kwargs)
+    copy = ConceptStore.create
+
+    def create_then_another_writer(self, tenant, agent, concept, **kwargs):
+        made = copy(self, tenant, agent, concept, **kwargs)
         if agent == SHARED and concept.name == SMALL[1]:  # between the copy and the delete
             current = store.get(T, A, SMALL[1])
             store.replace(T, A, current.concept.replace(description="Escrita agora."), if_match=current.etag,
                           actor="engine", reason="merged")
         return made
 
-    sharing._store.create = create_then_another_writer
+    monkeypatch.setattr(ConceptStore, "create", create_then_another_writer)
     _, done, _ = world["api"]("POST", BULK, body={"action": "share", "rows": [{"name": n} for n in SMALL[:3]]})
     assert moved_rows(done) == [(SMALL[0], "moved"), (SMALL[1], "changed_meanwhile"), (SMALL[2], "moved")]
     assert not done["complete"] and done["model_calls"] == 1  # the copy entered shared all the same
@@ -119,25 +120,25 @@ def test_a_concept_written_while_it_moved_is_copied_and_kept_and_says_changed_me
     assert store.get(T, SHARED, SMALL[1]).concept.description == f"Resposta da {SMALL[1]}."
 
 
-def test_a_row_the_storage_failed_mid_move_is_not_done_the_others_are_moved_and_asking_again_finishes_it(world,
-                                                                                                        store):
+def test_a_row_the_storage_failed_mid_move_is_not_done_the_others_are_moved_and_asking_again_finishes_it(
+        world, store, monkeypatch):
+    from knowledge.store.concepts import ConceptStore
     from shared.errors import StoreUnavailable
 
-    sharing = world["api"].handler.sharing
-    deleting = sharing._store.delete
+    deleting = ConceptStore.delete
 
-    def busy_for_one(tenant, agent, name, **kwargs):  # S3 busy after that row's copy, before its delete
+    def busy_for_one(self, tenant, agent, name, **kwargs):  # S3 busy after that row's copy, before its delete
         if name == SMALL[1]:
             raise StoreUnavailable("storage is busy; try again")
-        return deleting(tenant, agent, name, **kwargs)
+        return deleting(self, tenant, agent, name, **kwargs)
 
-    sharing._store.delete = busy_for_one
+    monkeypatch.setattr(ConceptStore, "delete", busy_for_one)
     rows = [{"name": n} for n in SMALL[:3]]
     status, done, _ = world["api"]("POST", BULK, body={"action": "share", "rows": rows})
     assert status == 200 and not done["complete"]  # the rows done are said, not lost to a 503
     assert moved_rows(done) == [(SMALL[0], "moved"), (SMALL[1], "not_done"), (SMALL[2], "moved")]
     assert done["model_calls"] == 1 and store.find(T, A, SMALL[1]) is not None
-    sharing._store.delete = deleting
+    monkeypatch.setattr(ConceptStore, "delete", deleting)  # the storage answers again
     _, again, _ = world["api"]("POST", BULK, body={"action": "share", "rows": rows[1:2]})
     assert moved_rows(again) == [(SMALL[1], "moved")] and store.find(T, A, SMALL[1]) is None
 

@@ -208,8 +208,9 @@ def test_a_fresh_api_process_lists_from_the_snapshot_without_reading_a_concept(a
 
     _, first, _ = api("GET", f"{BASE}/concepts")  # no snapshot yet: it reads every concept and writes one
     assert store.get_snapshot(T, A) is not None
-    fresh = load_handler("studio_api", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                         STUDIO_ORIGIN="http://127.0.0.1:8080", POWERTOOLS_SERVICE_NAME=f"studio-{uuid.uuid4().hex[:6]}")
+    fresh = load_handler("studio_api", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
+                                                         STUDIO_ORIGIN="http://127.0.0.1:8080"),
+                         POWERTOOLS_SERVICE_NAME=f"studio-{uuid.uuid4().hex[:6]}")
     sent = []
 
     def record(request, **kwargs):
@@ -336,8 +337,9 @@ def test_a_fresh_process_says_where_the_body_matched_reading_only_that_rows_docu
     from shared.aws import client
 
     api("GET", f"{searched}/concepts")  # the snapshot is written: it holds no body text
-    fresh = load_handler("studio_api", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
-                         STUDIO_ORIGIN="http://127.0.0.1:8080", POWERTOOLS_SERVICE_NAME=f"studio-{uuid.uuid4().hex[:6]}")
+    fresh = load_handler("studio_api", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
+                                                         STUDIO_ORIGIN="http://127.0.0.1:8080"),
+                         POWERTOOLS_SERVICE_NAME=f"studio-{uuid.uuid4().hex[:6]}")
     sent = []
     s3 = client("s3")
 

@@ -145,7 +145,7 @@ def test_a_cold_container_answers_from_the_words_summary_without_reading_every_c
         taught, store, monkeypatch, bucket, sessions_bucket):
     taught("GET", f"{BASE}/words")  # writes the summary (none yet)
     assert store.get_words_summary(T, A) is not None
-    fresh = load_handler("studio_api", monkeypatch, KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket,
+    fresh = load_handler("studio_api", monkeypatch, dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket),
                          POWERTOOLS_SERVICE_NAME=f"studio-{uuid.uuid4().hex[:6]}")
     read = []
     original = type(store).fetch_many
@@ -206,11 +206,11 @@ def test_a_word_removed_on_the_page_is_never_taught_again_by_the_traffic(
     row = body["words"][0]
     assert api("POST", f"{BASE}/words/remove", body={"words": [
         {"concept": TELA, "word": "telinha", "etag": row["etag"]}]})[1]["complete"]
-    env = dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, UTILITY_MODEL="openai:test-model",
-               OPENAI_BASE_URL=model.base_url, EVENT_BUS_NAME=bus["name"])
-    extract = load_handler("extract", monkeypatch, CANDIDATES_QUEUE_URL=candidates_queue,
-                           POWERTOOLS_SERVICE_NAME=f"knowledge-learn-{uuid.uuid4().hex[:6]}", **env)
-    consolidate = load_handler("consolidate", monkeypatch, **env)
+    stack = dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, UTILITY_MODEL="openai:test-model",
+                 OPENAI_BASE_URL=model.base_url, EVENT_BUS_NAME=bus["name"], CANDIDATES_QUEUE_URL=candidates_queue)
+    extract = load_handler("extract", monkeypatch, stack,
+                           POWERTOOLS_SERVICE_NAME=f"knowledge-learn-{uuid.uuid4().hex[:6]}")
+    consolidate = load_handler("consolidate", monkeypatch, stack)
     model.responder = lambda request: "[]"
     for i in range(4):  # four sessions on four days: enough to teach any word
         assert extract.lambda_handler(turn(f"sess_{i}", 10 + i), LambdaContext()) == {"batchItemFailures": []}

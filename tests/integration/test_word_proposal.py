@@ -109,7 +109,7 @@ def test_an_operators_own_word_stays_theirs_and_the_models_words_go_beside_it(mo
     mine = CONCEPT.replace("type: procedure\n", "type: procedure\nlearned_words:\n"
                            "  - {word: \"telinha\", origin: operator, sessions: 0, at: 2026-12-01}\n")
     _, jobs = save(world, sqs, mine)
-    function = load_handler("policy_review", monkeypatch, **world["env"])
+    function = load_handler("policy_review", monkeypatch, world["env"])
     assert function.lambda_handler(sqs_event(*jobs), LambdaContext()) == {"batchItemFailures": []}
     # The model proposed "telinha" too: refused as learned already, the operator's word unchanged.
     assert model_words(store) == [("telinha", "operator", 0), *[(w, "model", 0) for w in [*GOOD[1:], "vidrinho"]]]

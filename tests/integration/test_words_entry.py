@@ -39,7 +39,7 @@ def answer_each(asked: list[dict], extra: dict | None = None):
 
 
 @pytest.fixture
-def world(monkeypatch, store, bucket, sessions_bucket, sqs, bus, model):
+def world(monkeypatch, store, s3, bucket, sessions_bucket, sqs, bus, model):
     queue = new_queue(sqs)
     api = demo_studio(monkeypatch, store, bucket, sessions_bucket, POLICY_REVIEW_QUEUE_URL=queue)
     assert "learn_from" not in store.get_config(T, A).text  # the demo's knowledge.yaml leaves the default
@@ -47,7 +47,7 @@ def world(monkeypatch, store, bucket, sessions_bucket, sqs, bus, model):
     model.responder = answer_each(asked)
     env = dict(KNOWLEDGE_BUCKET=bucket, SESSIONS_BUCKET=sessions_bucket, EVENT_BUS_NAME=bus["name"],
                UTILITY_MODEL="openai:words", OPENAI_BASE_URL=model.base_url, POLICY_REVIEW_QUEUE_URL=queue)
-    return {"api": api, "queue": queue, "env": env, "asked": asked, "pending": PendingWords(store._s3, bucket)}
+    return {"api": api, "queue": queue, "env": env, "asked": asked, "pending": PendingWords(s3, bucket)}
 
 
 def words_jobs(sqs, queue) -> list[str]:
@@ -88,10 +88,10 @@ def test_an_agent_that_leaves_learn_from_unwritten_is_taught_by_default_and_with
         "Trocamos a tela quebrada em até 2 horas.\n")})
     assert status == 201, body
     jobs = words_jobs(sqs, world["queue"])
-    without = load_handler("policy_review", monkeypatch, **{**world["env"], "UTILITY_MODEL": ""})
+    without = load_handler("policy_review", monkeypatch, world["env"], UTILITY_MODEL="")
     assert without.lambda_handler(sqs_event(*jobs), LambdaContext()) == {"batchItemFailures": []}
     assert model.requests == [] and world["pending"].names(T, A) == []  # no model: nothing asked, nothing waits
-    function = load_handler("policy_review", monkeypatch, **world["env"])
+    function = load_handler("policy_review", monkeypatch, world["env"])
     assert function.lambda_handler(sqs_event(*jobs), LambdaContext()) == {"batchItemFailures": []}
     assert model_words(store, "troca-de-tela") == ["xodo", "trequinho"]
 
@@ -101,7 +101,7 @@ def test_an_import_of_25_rows_is_taught_in_three_calls_and_an_answer_is_read_str
     names = imported(world)
     jobs = words_jobs(sqs, world["queue"])
     assert [len(json.loads(j).get("names", [1])) for j in jobs] == [10, 10, 5]
-    function = load_handler("policy_review", monkeypatch, **world["env"])
+    function = load_handler("policy_review", monkeypatch, world["env"])
     # A batch answered with a name that was not asked: ignored and counted; the asked ones are taught.
     model.responder = answer_each(world["asked"], extra={"outro-conceito": ["xodo"]})
     assert function.lambda_handler(sqs_event(jobs[0]), LambdaContext()) == {"batchItemFailures": []}
@@ -137,8 +137,7 @@ def test_when_the_budget_runs_out_the_rest_waits_for_the_next_day_and_nothing_is
         monkeypatch, world, store, sqs):
     names = imported(world)
     jobs = words_jobs(sqs, world["queue"])
-    cap = dict(world["env"], KNOWLEDGE_TENANT_DAILY_MODEL_CALLS="1")
-    function = load_handler("policy_review", monkeypatch, **cap)
+    function = load_handler("policy_review", monkeypatch, world["env"], KNOWLEDGE_TENANT_DAILY_MODEL_CALLS="1")
     assert function.lambda_handler(sqs_event(*jobs), LambdaContext()) == {"batchItemFailures": []}
     assert len(world["asked"]) == 1
     waiting = world["pending"].names(T, A)
@@ -150,7 +149,7 @@ def test_when_the_budget_runs_out_the_rest_waits_for_the_next_day_and_nothing_is
     status, page, _ = world["api"]("GET", f"{BASE}/concepts/{waiting[0]}")
     assert status == 200 and page["words_pending"] is True
     # The daily pass, the same day, queues them again; the budget is still spent: they keep waiting.
-    daily = load_handler("words_pending", monkeypatch, **world["env"])
+    daily = load_handler("words_pending", monkeypatch, world["env"])
     assert daily.lambda_handler({}, LambdaContext())["queued"] == ROWS - 10
     again = words_jobs(sqs, world["queue"])
     assert [json.loads(j)["mode"] for j in again] == ["pending", "pending"]
@@ -161,13 +160,13 @@ def test_when_the_budget_runs_out_the_rest_waits_for_the_next_day_and_nothing_is
 
     monkeypatch.setattr(usage, "datetime", Tomorrow)
     assert daily.lambda_handler({"tenant": T}, LambdaContext())["queued"] == ROWS - 10
-    function = load_handler("policy_review", monkeypatch, **cap)
+    function = load_handler("policy_review", monkeypatch, world["env"], KNOWLEDGE_TENANT_DAILY_MODEL_CALLS="1")
     assert function.lambda_handler(sqs_event(*words_jobs(sqs, world["queue"])), LambdaContext()) == {
         "batchItemFailures": []}
     assert len(world["asked"]) == 2 and len(world["pending"].names(T, A)) == 5
     monkeypatch.setattr(usage, "datetime", DayAfter)
     daily.lambda_handler({}, LambdaContext())
-    function = load_handler("policy_review", monkeypatch, **cap)
+    function = load_handler("policy_review", monkeypatch, world["env"], KNOWLEDGE_TENANT_DAILY_MODEL_CALLS="1")
     function.lambda_handler(sqs_event(*words_jobs(sqs, world["queue"])), LambdaContext())
     assert len(world["asked"]) == 3 and world["pending"].names(T, A) == []
     assert all(model_words(store, name) == ["xodo", "trequinho"] for name in names)  # every one taught
@@ -182,7 +181,7 @@ def test_a_shared_concept_is_taught_once_in_the_shared_scope(monkeypatch, world,
     assert status == 201, body
     jobs = words_jobs(sqs, world["queue"])
     assert [json.loads(j)["agent"] for j in jobs] == [SHARED]
-    function = load_handler("policy_review", monkeypatch, **world["env"])
+    function = load_handler("policy_review", monkeypatch, world["env"])
     assert function.lambda_handler(sqs_event(*jobs), LambdaContext()) == {"batchItemFailures": []}
     assert model_words(store, "garantia-de-fabrica", agent=SHARED) == ["xodo", "trequinho"]
 
@@ -194,12 +193,12 @@ def test_a_concept_extraction_creates_is_taught_and_its_later_confirmations_ask_
                                body="Pedidos acima de R$199 têm frete grátis para o Sudeste.")
 
     drain(sqs, world["queue"])
-    consolidate = load_handler("consolidate", monkeypatch, **world["env"])
+    consolidate = load_handler("consolidate", monkeypatch, world["env"])
     assert consolidate.lambda_handler({"Records": [sighting("sess_1")]}, LambdaContext()) == {"batchItemFailures": []}
     assert consolidate.lambda_handler({"Records": [sighting("sess_2")]}, LambdaContext()) == {"batchItemFailures": []}
     jobs = words_jobs(sqs, world["queue"])
     assert [json.loads(j)["name"] for j in jobs] == ["frete-gratis-sudeste"]  # created: taught; confirmed: not
-    function = load_handler("policy_review", monkeypatch, **world["env"])
+    function = load_handler("policy_review", monkeypatch, world["env"])
     assert function.lambda_handler(sqs_event(*jobs), LambdaContext()) == {"batchItemFailures": []}
     assert model_words(store, "frete-gratis-sudeste") == ["xodo", "trequinho"]
 
@@ -235,7 +234,7 @@ def test_a_backfill_says_what_it_would_ask_then_teaches_every_concept_without_mo
     assert main(["words", "propose", "--agent", A]) == 0
     jobs = words_jobs(sqs, world["queue"])
     assert len(jobs) == calls and {json.loads(j)["mode"] for j in jobs} == {"backfill"}
-    function = load_handler("policy_review", monkeypatch, **world["env"])
+    function = load_handler("policy_review", monkeypatch, world["env"])
     assert function.lambda_handler(sqs_event(*jobs), LambdaContext()) == {"batchItemFailures": []}
     assert len(world["asked"]) == calls
     assert model_words(store, taught) == ["frete"]  # not asked again
@@ -248,7 +247,7 @@ def test_a_backfill_says_what_it_would_ask_then_teaches_every_concept_without_mo
 
 
 def test_the_daily_pass_refuses_a_tenant_that_is_no_slug(monkeypatch, world):
-    daily = load_handler("words_pending", monkeypatch, **world["env"])
+    daily = load_handler("words_pending", monkeypatch, world["env"])
     answer = daily.lambda_handler({"tenant": "../outra"}, LambdaContext())
     assert answer["ok"] is False and answer["error"]["code"] == "invalid_name"
 
@@ -281,6 +280,6 @@ def test_an_faq_of_500_rows_queues_50_words_jobs_one_model_call_each(monkeypatch
 def test_an_agent_with_no_model_queues_no_words_job_for_what_extraction_creates(monkeypatch, world, store, sqs):
     record = sighting_record("troca-expressa", "sess_9")
     drain(sqs, world["queue"])
-    consolidate = load_handler("consolidate", monkeypatch, **{**world["env"], "UTILITY_MODEL": ""})
+    consolidate = load_handler("consolidate", monkeypatch, world["env"], UTILITY_MODEL="")
     assert consolidate.lambda_handler({"Records": [record]}, LambdaContext()) == {"batchItemFailures": []}
     assert store.find(T, A, "troca-expressa") is not None and words_jobs(sqs, world["queue"]) == []

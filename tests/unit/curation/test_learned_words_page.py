@@ -69,10 +69,10 @@ def test_a_page_without_a_summary_reads_on_within_its_budget_and_then_writes_the
     assert calls["s3"] == 2  # the summary and the journal since it: no listing, no snapshot, no concept read
 
 
-def test_a_summary_that_does_not_decode_or_is_behind_is_never_trusted_over_the_concepts(counted):
+def test_a_summary_that_does_not_decode_or_is_behind_is_never_trusted_over_the_concepts(counted, s3, bucket):
     store, _ = counted
     taught(store)
-    s3, bucket = store._s3, store.bucket  # noqa: SLF001 - the test writes what another writer might
+    # `s3`: the test writes what another writer might, with a client of its own
     s3.put_object(Bucket=bucket, Key=words_summary_key(T, A), Body=b"not a words summary")
     assert page_over(store).page(ANA, T, A)["total"] == 7
     summary = decode(store.get_words_summary(T, A).data, T, A)
@@ -98,7 +98,7 @@ class Wall:
         return self.now
 
 
-def test_a_fresh_container_reads_only_what_the_journal_names_and_the_sweep_finds_what_it_missed(counted):
+def test_a_fresh_container_reads_only_what_the_journal_names_and_the_sweep_finds_what_it_missed(counted, s3):
     store, _ = counted
     taught(store)
     page_over(store).page(ANA, T, A)  # writes the summary
@@ -119,20 +119,18 @@ def test_a_fresh_container_reads_only_what_the_journal_names_and_the_sweep_finds
     # A write the journal never heard of (a writer killed before its entry): stale until the next sweep.
     changed = store.get(T, A, names[2])
     missed = changed.concept.replace(learned_words=(LearnedWord("perdida", "loaded", 3, date(2026, 12, 10)),))
-    store._s3.put_object(Bucket=store.bucket, Key=f"agents/{T}/{A}/concepts/{names[2]}.md",  # noqa: SLF001
-                         Body=missed.render().encode())
+    s3.put_object(Bucket=store.bucket, Key=f"agents/{T}/{A}/concepts/{names[2]}.md", Body=missed.render().encode())
     assert "perdida" not in [r["word"] for r in fresh.page(ANA, T, A)["words"]]
     clock.now += SWEEP_SECONDS
     assert fresh.page(ANA, T, A)["words"][0]["word"] == "perdida"
     assert read[-1] == names[2] and len(read) == 2  # the listing found it, and only it was read
 
 
-def test_a_concept_that_does_not_parse_is_read_once_not_at_every_sweep(counted):
+def test_a_concept_that_does_not_parse_is_read_once_not_at_every_sweep(counted, s3):
     store, _ = counted
     taught(store)
     name = sorted(e.name for e in store.list(T, A))[0]
-    store._s3.put_object(Bucket=store.bucket, Key=f"agents/{T}/{A}/concepts/{name}.md",  # noqa: SLF001
-                         Body=b"---\nnot: a concept\n---\n")
+    s3.put_object(Bucket=store.bucket, Key=f"agents/{T}/{A}/concepts/{name}.md", Body=b"---\nnot: a concept\n---\n")
     clock = Wall()  # both clocks: the journal's entries of the seeding are behind it
     words = page_over(store, clock=clock, wall=clock)
     assert words.page(ANA, T, A)["total"] == 6

@@ -90,8 +90,7 @@ def test_a_cold_studio_reads_only_the_concepts_changed_since_the_snapshot(counte
 def test_the_studios_snapshot_serves_a_cold_retrieval_container(counted):
     store, calls = counted
     Studio(store).list(ANA, T, A)  # writes the snapshot, with the config it read
-    full = Retriever(store, Events(), refresh_seconds=60)
-    full._warm._load = lambda *args, **kwargs: None  # a container that builds from every concept
+    full = Retriever(Refusing(store), Events(), refresh_seconds=60)  # a container that builds from every concept
     calls.clear()
     cold = Retriever(store, Events(), refresh_seconds=60)
     assert answers(cold) == answers(full)
