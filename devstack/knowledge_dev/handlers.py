@@ -61,16 +61,7 @@ def distill_handler(idle_minutes: Optional[float] = None, module_name: Optional[
         return module
     if idle_minutes < 0:
         raise ValueError("idle_minutes must be 0 or more")
-    distiller = module.service.get()
-    configured = distiller._config  # noqa: SLF001 - the one seam: the pass reads each agent's block here
-
-    def shortened(tenant, agent, report):  # noqa: ANN001, ANN202 - Distiller._config's own signature
-        config = configured(tenant, agent, report)
-        if config is None or config.idle_hours * 60 <= idle_minutes:
-            return config
-        return config.model_copy(update={"idle_hours": idle_minutes / 60})
-
-    distiller._config = shortened  # noqa: SLF001
+    module.service.get().idle_hours_at_most = idle_minutes / 60
     return module
 
 

@@ -217,6 +217,15 @@ def test_a_session_not_idle_long_enough_or_too_short_waits(distill, s3, sessions
     assert run(distill)["distilled"] == 1 and len(model.requests) == 1
 
 
+def test_the_local_stacks_idle_shortcut_makes_a_recent_session_due_and_the_deployed_pass_waits(
+        distill, s3, sessions_bucket, script, model):
+    conversation(s3, sessions_bucket, "sess_recente", hours_ago=2)
+    script.default = answer(PIX)
+    assert run(distill)["scanned"] == 0  # the agent's idle_hours (6) have not passed
+    distill.service.get().idle_hours_at_most = 1.0  # knowledge_dev.handlers.distill_handler(idle_minutes=60)
+    assert run(distill)["distilled"] == 1 and len(model.requests) == 1
+
+
 def test_finding_due_sessions_never_lists_the_archive(distill, s3, sessions_bucket, script):
     for n in range(40):
         conversation(s3, sessions_bucket, f"sess_nova_{n:02d}", hours_ago=1)

@@ -116,6 +116,7 @@ def test_a_misconfigured_function_fails_its_invocation_not_with_an_answer(monkey
         handler.lambda_handler(load_event("retrieve.json"), LambdaContext())
     monkeypatch.setenv("AWS_LAMBDA_INITIALIZATION_TYPE", "provisioned-concurrency")
     with pytest.raises(SettingsError, match="KNOWLEDGE_BUCKET"):
+        # misconfigured on purpose: the bad bucket set above, as it was
         load_handler("retrieve", monkeypatch)
 
 

@@ -135,3 +135,21 @@ def test_the_import_contract_breaks_on_a_deliberate_wrong_arrow(copy_of_the_code
         target.write_text(original)
     assert broken.returncode != 0
     assert re.search(rf"{re.escape(contract)}.* BROKEN", broken.stdout)
+
+
+def test_a_test_loads_a_handler_with_the_variables_template_yaml_gives_it():
+    # tests/helpers/handlers.load_handler(name, monkeypatch, stack, **overrides): the function's variables
+    # come from template.yaml (function_env). A test that lists them by hand drifts from the template
+    # unseen; only a test of a misconfigured function may, and says so on the line above.
+    by_hand = []
+    for path in python_files("tests"):
+        source = path.read_text()
+        if "load_handler" not in source:
+            continue
+        lines = source.splitlines()
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "load_handler" \
+                    and len(node.args) < 3 and not any(k.arg == "stack" for k in node.keywords) \
+                    and "misconfigured on purpose" not in lines[node.lineno - 2]:
+                by_hand.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    assert by_hand == [], "give these load_handler calls the test's stack (or say why not): " + ", ".join(by_hand)

@@ -101,6 +101,9 @@ class Distiller:
         self._switches: dict[tuple[str, str], _Switch] = {}  # each agent's file as this pass last read it
         self._switch_seconds, self._ticks = switch_seconds, ticks
         self._looked: dict[tuple[str, str], float] = {}  # when (ticks) each file was last looked at
+        # The local stack's idle shortcut (knowledge_dev.handlers.distill_handler): a session is due once
+        # nobody wrote for this long, when it is shorter than the agent's idle_hours. None when deployed.
+        self.idle_hours_at_most: Optional[float] = None
 
     # ------------------------------------------------------------ the pass
     def handle(self, event: Any, remaining_seconds: Callable[[], float]) -> PassReport:
@@ -121,6 +124,8 @@ class Distiller:
             config = self._config(tenant_, agent_, report)
             if config is None:
                 continue
+            if self.idle_hours_at_most is not None and config.idle_hours > self.idle_hours_at_most:
+                config = config.model_copy(update={"idle_hours": self.idle_hours_at_most})
             report.agents += 1
             cutoff = now - timedelta(hours=config.idle_hours)
             for marker in self.states.idle_markers(tenant_, agent_, cutoff):
