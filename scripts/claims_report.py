@@ -27,7 +27,8 @@ from typing import Callable, Optional
 
 from knowledge.format.concept import Concept
 from knowledge.learning import claims
-from shared.model import Model, ModelError, build_model
+from shared.errors import ModelError
+from shared.model import Model, build_model
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 SETS = {"tuning": DATA / "claim_pairs.jsonl", "held-out": DATA / "claim_pairs_heldout.jsonl"}

@@ -30,8 +30,8 @@ from knowledge.format.config import AgentConfig, KnowledgeConfig, parse_config  
 from knowledge.format.turn import parse_turn  # noqa: E402
 from knowledge.learning import claims  # noqa: E402
 from knowledge.learning.extract import Extractor  # noqa: E402
-from shared.errors import KnowledgeError  # noqa: E402
-from shared.model import Model, ModelCache, ModelError  # noqa: E402
+from shared.errors import KnowledgeError, ModelError  # noqa: E402
+from shared.model import Model, ModelCache  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 TURNS = ROOT / "tests" / "data" / "eval_turns.jsonl"

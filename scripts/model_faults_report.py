@@ -44,7 +44,8 @@ from knowledge_dev.scripted_model import (
 )
 from knowledge_dev.template import load_template
 from shared import deadline
-from shared.model import DEFAULT_TIMEOUT, Bedrock, ModelError, OpenAICompatible
+from shared.errors import ModelError
+from shared.model import Bedrock, DEFAULT_TIMEOUT, OpenAICompatible
 
 PROMPT = ("Extraia conceitos duráveis desta conversa.",
           "cliente: oi, meu pedido 48213 pra CEP 13083-970 chega quando?\n"

@@ -54,16 +54,8 @@ from facts.errors import (
     PersonalData,
     ProposalWentStale,
 )
-from shared.errors import Conflict, InvalidName, KnowledgeError, NotFound
-from shared.httpapi import (
-    Forbidden,
-    Unauthorized,
-    answer_alike,
-    check_path,
-    error_body,
-    operator_from_claims,
-    plain_path,
-)
+from shared.errors import Conflict, Forbidden, InvalidName, KnowledgeError, NotFound, Unauthorized
+from shared.httpapi import answer_alike, check_path, error_body, operator_from_claims, plain_path
 
 logger = Logger()
 facts = wiring.studio_from_env()

@@ -69,15 +69,19 @@ from knowledge.errors import (
     WordsNotConfigured,
 )
 from shared import deadline
-from shared.errors import Conflict, InvalidConcept, InvalidConfig, InvalidName, KnowledgeError, NotFound, field_errors
-from shared.httpapi import (
+from shared.errors import (
+    Conflict,
+    DeadlineExceeded,
     Forbidden,
+    InvalidConcept,
+    InvalidConfig,
+    InvalidName,
+    KnowledgeError,
+    NotFound,
     Unauthorized,
-    answer_alike,
-    check_path,
-    error_body,
-    plain_path,
+    field_errors,
 )
+from shared.httpapi import answer_alike, check_path, error_body, plain_path
 
 logger = Logger()
 studio, reviews, policy_reviews, vocabularies, importing, config_checks, recreation, sharing, words_backfill, \
@@ -408,7 +412,7 @@ def invalid_vocabulary(exc: InvalidVocabulary) -> Response:
 # Errors answered with their own code and message: the status by type.
 STATUS = {Unauthorized: 401, Forbidden: 403, NotFound: 404, InvalidName: 400, InvalidConfig: 422,
           InvalidSeenAt: 422, InvalidReviewed: 422, InvalidCursor: 422, NothingToUndo: 409, PreconditionRequired: 428,
-          InvalidImport: 422, ArchiveNotConfigured: 503, WordsNotConfigured: 503, deadline.DeadlineExceeded: 503,
+          InvalidImport: 422, ArchiveNotConfigured: 503, WordsNotConfigured: 503, DeadlineExceeded: 503,
           UnknownOrigin: 422, InvalidRemoval: 422, InvalidBulk: 422, InvalidSince: 422}
 
 

@@ -16,17 +16,8 @@ from botocore.stub import Stubber
 
 from knowledge_dev.scripted_model import ScriptedModel, hang, reset, server_error, throttled, trickle, truncated
 from shared import deadline
-from shared.model import (
-    Bedrock,
-    ModelBadAnswer,
-    ModelConfigError,
-    ModelError,
-    ModelRefused,
-    ModelTimeout,
-    ModelUnavailable,
-    OpenAICompatible,
-    build_model,
-)
+from shared.errors import ModelBadAnswer, ModelConfigError, ModelError, ModelRefused, ModelTimeout, ModelUnavailable
+from shared.model import Bedrock, OpenAICompatible, build_model
 
 
 def client(model, **kwargs):

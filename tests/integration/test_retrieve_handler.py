@@ -14,7 +14,7 @@ from helpers.handlers import LambdaContext, load_event, load_handler
 from helpers.paths import DEMO, ROOT
 
 from knowledge.format.concept import parse
-from shared.settings import SettingsError
+from shared.errors import SettingsError
 
 T, A = "default", "store-support"
 

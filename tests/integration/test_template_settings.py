@@ -20,7 +20,8 @@ from helpers.operations import RESOURCES, TEMPLATE
 from helpers.paths import EVENTS
 
 from knowledge_dev.template import bucket_specs, create_buckets
-from shared.settings import SecretUnavailable, Settings
+from shared.errors import SecretUnavailable, SettingsError
+from shared.settings import Settings
 
 
 def turn_event() -> dict:
@@ -101,8 +102,6 @@ def test_a_key_set_in_the_environment_wins_and_the_secret_is_not_read():
 
 @pytest.mark.parametrize("problem", ["missing", "empty", "json without a key", "not an arn"])
 def test_a_key_that_cannot_be_read_fails_the_cold_start_with_a_typed_error(problem, secrets, monkeypatch, extract_env):
-    from shared.settings import SettingsError
-
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     arn = {"missing": "arn:aws:secretsmanager:us-east-1:123456789012:secret:nowhere-AbCdEf",
            "empty": new_secret(secrets, "  "),

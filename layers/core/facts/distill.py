@@ -22,11 +22,20 @@ from knowledge.format.config import DistillConfig, parse_agent_config
 from knowledge.format.turn import Message
 from knowledge.store.archive import TurnArchive
 from knowledge.store.keys import config_key
-from shared import awscall, deadline
-from shared.errors import Conflict, InvalidConfig, KnowledgeError, NotFound, NotModified
+from shared import awscall
+from shared.errors import (
+    Conflict,
+    DeadlineExceeded,
+    InvalidConfig,
+    KnowledgeError,
+    ModelConfigError,
+    ModelError,
+    NotFound,
+    NotModified,
+)
 from shared.events import Events
 from shared.language import detect
-from shared.model import ModelCache, ModelConfigError, ModelError
+from shared.model import ModelCache
 from shared.names import Slug, is_slug
 from shared.telemetry import Counters
 from shared.validation import validate_object
@@ -236,7 +245,7 @@ class Distiller:
                 raise ModelConfigError("no model: set the agent's distill.model or UTILITY_MODEL")
             system, user = distill_prompt(transcript, config.prompt, config.language)
             answer = self._models.get(ref).complete(system, user)
-        except deadline.DeadlineExceeded:
+        except DeadlineExceeded:
             raise
         except ModelError as exc:
             self.counters.count("DistillModelFailed", reason=exc.code)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from shared.events import EventPublishError, Events
+from shared.errors import EventPublishError
+from shared.events import Events
 from shared.telemetry import Counters
 
 PROPOSED, APPROVED, REJECTED = "fact_proposed", "fact_approved", "fact_rejected"

@@ -13,7 +13,7 @@ import contextvars
 import time
 from typing import Any, Callable, Iterator, Optional, TypeVar
 
-from .errors import KnowledgeError
+from .errors import DeadlineExceeded
 
 # Kept free at the end of an invocation so the handler can still answer (partial batch
 # failures, the retrieval block) after the last piece of work gives up.
@@ -21,12 +21,6 @@ RESERVE_SECONDS = 2.0
 
 _current: contextvars.ContextVar[Optional[float]] = contextvars.ContextVar("knowledge_deadline", default=None)
 T = TypeVar("T")
-
-
-class DeadlineExceeded(KnowledgeError):
-    """Not enough time is left to do this work safely; the queue will bring it back."""
-
-    code = "deadline_exceeded"
 
 
 def current() -> Optional[float]:

@@ -1,4 +1,6 @@
-"""Typed domain errors: callers branch on the type, never on message text."""
+"""The typed errors both loops and the shared floor raise, each named once here: callers branch on
+the type, answers on its `code` (docs/contract.md publishes the codes), never on message text.
+Knowledge's own are in knowledge/errors.py, Facts' in facts/errors.py."""
 
 from __future__ import annotations
 
@@ -99,6 +101,108 @@ class InvalidPurge(KnowledgeError, ValueError):
     """A purge request that breaks the contract (a missing or malformed field)."""
 
     code = "invalid_request"
+
+
+class Unauthorized(KnowledgeError):
+    """An HTTP API request whose verified token names no operator."""
+
+    code = "unauthorized"
+
+
+class Forbidden(KnowledgeError):
+    """An operator asking for a tenant they are not a member of."""
+
+    code = "forbidden"
+
+
+class DeadlineExceeded(KnowledgeError):
+    """Not enough time is left to do this work safely (shared.deadline); the queue will bring it back."""
+
+    code = "deadline_exceeded"
+
+
+class SettingsError(KnowledgeError):
+    """A function's environment without a setting it needs, or with a bad one (a tenant's daily cap,
+    the secret that keys Facts' latches): the function is misconfigured, not the request."""
+
+    code = "settings_error"
+
+
+class SecretUnavailable(SettingsError):
+    """The model API key's secret could not be read (or holds no key)."""
+
+    code = "secret_unavailable"
+
+
+class EventPublishError(KnowledgeError):
+    """The event bus refused or dropped an event (shared.events)."""
+
+    code = "event_publish_failed"
+
+
+class PurgeRefused(KnowledgeError):
+    """S3 refused to delete some versions (access, a lock): what it did delete is gone; run again
+    once the cause is fixed."""
+
+    code = "purge_refused"
+
+
+class YamlProblem(ValueError):
+    """Text outside the YAML subset the product reads (shared.validation); `line` counts from 0, `path`
+    names the value. Not a refusal of its own: each format turns it into its typed error."""
+
+    def __init__(self, message: str, line: Optional[int] = None, path: tuple[str, ...] = ()):
+        super().__init__(message)
+        self.message, self.line, self.path = message, line, path
+
+
+# The utility model's calls end in an answer or in one of these (shared.model's docstring says which).
+class ModelError(KnowledgeError):
+    """The model gave no answer (see shared.model's docstring): the work item fails and is retried."""
+
+    code = "model_error"
+
+
+class ModelUnavailable(ModelError):
+    """The model kept failing (timeouts, throttling, server errors) after bounded retries."""
+
+    code = "model_unavailable"
+
+
+class ModelTimeout(ModelUnavailable):
+    """The call could not be answered by its deadline (raised at the deadline, or at once when a
+    wait the model asks for would pass it)."""
+
+    code = "model_timeout"
+
+
+class ModelRefused(ModelError):
+    """The endpoint answered a status other than 200 that is not retried within the call (400,
+    401, 403, 404...; Bedrock's AccessDenied, Validation...): a key, a model name or a request to
+    fix, which the queue's later deliveries find fixed or dead-letter."""
+
+    code = "model_refused"
+
+
+class ModelBadAnswer(ModelError):
+    """A 200 that is no complete answer: not a JSON envelope (an HTML page, garbage), cut short,
+    without text content, with empty content, or over shared.model's MAX_ANSWER_BYTES."""
+
+    code = "model_bad_answer"
+
+
+class ModelAnswerUnusable(ModelError):
+    """A complete answer whose content is not what the caller asked for (its parser says so),
+    raised by the caller so the queue asks again: at most shared.model's ANSWER_ATTEMPTS deliveries,
+    then the caller's conservative outcome (extraction drops the answer, counted)."""
+
+    code = "model_answer_unusable"
+
+
+class ModelConfigError(ModelError):
+    """A model reference, deadline or client setting the model cannot be called with."""
+
+    code = "model_config"
 
 
 def field_errors(exc: InvalidConcept) -> list[dict[str, Any]]:

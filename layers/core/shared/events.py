@@ -7,13 +7,9 @@ from typing import Any, Callable, Protocol
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from shared.errors import KnowledgeError
+from shared.errors import EventPublishError
 
 SOURCE = "knowledge"  # the stack's source on the bus, for both loops' events
-
-
-class EventPublishError(KnowledgeError):
-    code = "event_publish_failed"
 
 
 class Events(Protocol):

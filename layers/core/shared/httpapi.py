@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from shared.errors import InvalidName, KnowledgeError, StoreUnavailable
+from shared.errors import Forbidden, InvalidName, KnowledgeError, StoreUnavailable, Unauthorized
 from shared.names import check_slug, is_slug
 
 # The claim that lists an operator's tenants (Cognito groups). A group whose name equals a
@@ -17,14 +17,6 @@ TENANTS_CLAIM = "cognito:groups"
 OPERATOR_ID = re.compile(r"[A-Za-z0-9._@+:-]{1,128}")
 _CONTROL_IN_PATH = re.compile(r"[\x00-\x1f\x7f-\x9f]|%(?:[01][0-9a-fA-F]|7[fF]|[cC]2%[89][0-9a-fA-F])")
 _ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
-
-
-class Unauthorized(KnowledgeError):
-    code = "unauthorized"
-
-
-class Forbidden(KnowledgeError):
-    code = "forbidden"
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any, Callable, Iterator, Optional, Protocol
 
 from .deadline import current as invocation_deadline
-from .errors import KnowledgeError
+from .errors import ModelBadAnswer, ModelConfigError, ModelRefused, ModelTimeout, ModelUnavailable
 from .names import MODEL_REF
 
 DEFAULT_BUDGET = 45.0  # a whole call without a deadline: under a 60 s function timeout
@@ -31,52 +31,6 @@ MAX_ANSWER_BYTES = 4 * 1024 * 1024
 LONGEST_DEADLINE = 900.0
 _RETRYABLE_BEDROCK = {"ThrottlingException", "ServiceUnavailableException", "InternalServerException",
                       "ModelTimeoutException", "ModelNotReadyException", "TooManyRequestsException"}
-
-
-class ModelError(KnowledgeError):
-    """The model gave no answer (see the module's docstring): the work item fails and is retried."""
-
-    code = "model_error"
-
-
-class ModelUnavailable(ModelError):
-    """The model kept failing (timeouts, throttling, server errors) after bounded retries."""
-
-    code = "model_unavailable"
-
-
-class ModelTimeout(ModelUnavailable):
-    """The call could not be answered by its deadline (raised at the deadline, or at once when a
-    wait the model asks for would pass it)."""
-
-    code = "model_timeout"
-
-
-class ModelRefused(ModelError):
-    """The endpoint answered a status other than 200 that is not retried within the call (400,
-    401, 403, 404...; Bedrock's AccessDenied, Validation...): a key, a model name or a request to
-    fix, which the queue's later deliveries find fixed or dead-letter."""
-
-    code = "model_refused"
-
-
-class ModelBadAnswer(ModelError):
-    """A 200 that is no complete answer: not a JSON envelope (an HTML page, garbage), cut short,
-    without text content, with empty content, or over MAX_ANSWER_BYTES."""
-
-    code = "model_bad_answer"
-
-
-class ModelAnswerUnusable(ModelError):
-    """A complete answer whose content is not what the caller asked for (its parser says so),
-    raised by the caller so the queue asks again: at most ANSWER_ATTEMPTS deliveries, then the
-    caller's conservative outcome (extraction drops the answer, counted)."""
-
-    code = "model_answer_unusable"
-
-
-class ModelConfigError(ModelError):
-    code = "model_config"
 
 
 # Deliveries of one work item (or asks, where no queue brings it back) that may end in a complete

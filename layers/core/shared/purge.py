@@ -13,8 +13,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Literal, Optional, Union
 
-from shared import awscall, deadline
-from shared.errors import KnowledgeError
+from shared import awscall
+from shared.errors import DeadlineExceeded, PurgeRefused
 
 BATCH = 1000  # DeleteObjects' most keys per request, and a listing's largest page
 OTHER = "other"  # a key under a purged prefix that no layout names: removed all the same
@@ -22,13 +22,6 @@ OTHER = "other"  # a key under a purged prefix that no layout names: removed all
 Classifier = Callable[[str], Optional[str]]
 Kind = Union[str, Classifier]
 Bucket = Literal["knowledge", "sessions"]
-
-
-class PurgeRefused(KnowledgeError):
-    """S3 refused to delete some versions (access, a lock): what it did delete is gone; run again
-    once the cause is fixed."""
-
-    code = "purge_refused"
 
 
 class _Stopped(Exception):
@@ -175,6 +168,6 @@ def run(report: PurgeReport, work: Callable[[], None]) -> PurgeReport:
     """`work` to its end, or until keep_going or the invocation's deadline stops it (then incomplete)."""
     try:
         work()
-    except (_Stopped, deadline.DeadlineExceeded):
+    except (_Stopped, DeadlineExceeded):
         report.complete = False
     return report

@@ -9,7 +9,7 @@ from typing import Mapping, Optional
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from shared.errors import KnowledgeError
+from shared.errors import SecretUnavailable, SettingsError
 from shared.names import MODEL_REF
 from shared.validation import describe_errors
 
@@ -17,16 +17,6 @@ from shared.validation import describe_errors
 _BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 _QUEUE_URL = re.compile(r"https?://\S+/\d{12}/[A-Za-z0-9_-]{1,75}(\.fifo)?")
 _SECRET_ARN = re.compile(r"arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]{1,512}")
-
-
-class SettingsError(KnowledgeError):
-    code = "settings_error"
-
-
-class SecretUnavailable(SettingsError):
-    """The model API key's secret could not be read (or holds no key)."""
-
-    code = "secret_unavailable"
 
 
 class Settings(BaseModel):

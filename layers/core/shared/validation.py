@@ -10,6 +10,8 @@ from typing import Any, Optional, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from shared.errors import YamlProblem
+
 M = TypeVar("M", bound=BaseModel)
 
 _FENCE = re.compile(r"\A```(?:json|JSON)?[ \t]*\n(.*)\n```\Z", re.DOTALL)
@@ -65,14 +67,6 @@ class _Loader(_YAML_BASE):  # type: ignore[misc, valid-type]
         first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:timestamp"]
         for first, resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.items()
     }
-
-
-class YamlProblem(ValueError):
-    """Text outside the YAML subset the product reads; `line` counts from 0, `path` names the value."""
-
-    def __init__(self, message: str, line: Optional[int] = None, path: tuple[str, ...] = ()):
-        super().__init__(message)
-        self.message, self.line, self.path = message, line, path
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import pytest
 from helpers.concepts import make_concept
 
 from knowledge.learning.word_prompt import BATCH_MAX, SYSTEM, SYSTEM_BATCH, parse_answer, words_prompt
-from shared.model import ModelAnswerUnusable
+from shared.errors import ModelAnswerUnusable
 
 
 def concept(name: str):

@@ -8,7 +8,7 @@ import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError, ReadTimeoutError
 
 from shared import awscall, deadline
-from shared.errors import Conflict, NotFound, StoreUnavailable
+from shared.errors import Conflict, DeadlineExceeded, NotFound, StoreUnavailable
 
 
 def client_error(code: str, status: int) -> ClientError:
@@ -78,7 +78,7 @@ def test_retries_stop_before_the_deadline_passes():
 
 def test_no_call_starts_once_the_deadline_has_passed():
     s3 = Flaky()
-    with deadline.until(time.monotonic() - 1), pytest.raises(deadline.DeadlineExceeded):
+    with deadline.until(time.monotonic() - 1), pytest.raises(DeadlineExceeded):
         awscall.call(s3, "put_object", Bucket="b", Key="k")
     assert s3.calls == 0
 

@@ -15,8 +15,7 @@ from knowledge.learning.policy_review import PolicyReviewQueue, PolicySaved, wor
 from knowledge.learning.model_words import calls_of
 from knowledge.store.keys import SHARED
 from shared import deadline
-from shared.deadline import DeadlineExceeded
-from shared.errors import InvalidConcept, NotFound, StoreUnavailable
+from shared.errors import DeadlineExceeded, InvalidConcept, NotFound, StoreUnavailable
 from shared.httpapi import Operator
 
 DONE = ("moved",)

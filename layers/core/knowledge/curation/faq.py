@@ -18,7 +18,8 @@ import yaml
 
 from knowledge.format.concept import DESCRIPTION_MAX
 from shared.names import SLUG_MAX
-from shared.validation import YamlProblem, read_yaml
+from shared.errors import YamlProblem
+from shared.validation import read_yaml
 
 COLUMNS = ("question", "answer", "name", "description", "type")
 REQUIRED = ("question", "answer")

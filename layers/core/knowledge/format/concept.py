@@ -27,9 +27,9 @@ from knowledge.format.learned_words import (
     render_lines,
 )
 from knowledge.format.learned_words import validate as validate_learned
-from shared.errors import FieldError, InvalidConcept
+from shared.errors import FieldError, InvalidConcept, YamlProblem
 from shared.names import is_session_id, slug_problem
-from shared.validation import YamlProblem, read_yaml
+from shared.validation import read_yaml
 
 TYPES = ("fact", "entity", "procedure", "policy", "objection")
 PROVENANCES = ("observed", "policy")

@@ -18,10 +18,10 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from knowledge.format.concept import DEFAULT_STALE_AFTER_DAYS, TYPES
-from shared.errors import InvalidConfig
+from shared.errors import InvalidConfig, YamlProblem
 from shared.language import LANGUAGE
 from shared.names import MODEL_REF
-from shared.validation import YamlProblem, describe_errors, read_yaml
+from shared.validation import describe_errors, read_yaml
 
 logger = logging.getLogger(__name__)
 

@@ -13,7 +13,8 @@ from typing import Any, Union
 import yaml
 
 from knowledge.errors import InvalidVocabulary
-from shared.validation import YamlProblem, read_yaml
+from shared.errors import YamlProblem
+from shared.validation import read_yaml
 
 VOCABULARY_MAX_BYTES = 64 * 1024
 READINGS_MAX = 500

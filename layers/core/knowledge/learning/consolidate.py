@@ -23,9 +23,9 @@ from knowledge.store.config_cache import ConfigCache
 from knowledge.store.ledgers import SightingLedger, sighting_id
 from knowledge.store.waiting import SIGHTING, WaitingPair
 from shared import deadline
-from shared.errors import Conflict, KnowledgeError
+from shared.errors import Conflict, KnowledgeError, ModelAnswerUnusable
 from shared.events import Events
-from shared.model import ModelAnswerUnusable, ModelCache, answer_attempts_left, metered
+from shared.model import ModelCache, answer_attempts_left, metered
 from shared.telemetry import Counters
 
 ENGINE = "engine"

@@ -25,15 +25,8 @@ from knowledge.store.archive import TurnArchive
 from knowledge.store.config_cache import ConfigCache
 from knowledge.store.ledgers import ExtractionLedger
 from knowledge.store.queues import CandidateSink
-from shared.errors import InvalidConcept, KnowledgeError
-from shared.model import (
-    ANSWER_ATTEMPTS,
-    ModelAnswerUnusable,
-    ModelCache,
-    ModelConfigError,
-    answer_attempts_left,
-    metered,
-)
+from shared.errors import InvalidConcept, KnowledgeError, ModelAnswerUnusable, ModelConfigError
+from shared.model import ANSWER_ATTEMPTS, ModelCache, answer_attempts_left, metered
 from shared.telemetry import Counters
 
 # ------------------------------------------------------------------ the work

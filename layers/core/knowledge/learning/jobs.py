@@ -15,8 +15,8 @@ from knowledge.format.sighting import Sighting, parse_sighting
 from knowledge.format.turn import Turn, parse_turn
 from knowledge.store.queues import Redelivery, seconds_to_next_utc_day
 from shared.consumer import Job
-from shared.errors import KnowledgeError
-from shared.events import EventPublishError, Events
+from shared.errors import EventPublishError, KnowledgeError
+from shared.events import Events
 
 if TYPE_CHECKING:  # pragma: no cover
     from knowledge.learning.consolidate import Consolidator

@@ -19,8 +19,8 @@ from knowledge.store.concepts import ConceptStore, StoredConcept
 from knowledge.store.config_cache import ConfigCache
 from knowledge.store.keys import SHARED
 from knowledge.store.pending_words import PendingWords
-from shared.errors import Conflict, InvalidConcept
-from shared.model import ModelAnswerUnusable, ModelCache, answer_attempts_left, metered
+from shared.errors import Conflict, InvalidConcept, ModelAnswerUnusable
+from shared.model import ModelCache, answer_attempts_left, metered
 from shared.pii import redact
 from shared.telemetry import Counters
 

@@ -27,9 +27,9 @@ from knowledge.store.config_cache import ConfigCache
 from knowledge.store.keys import SHARED, check_scope
 from knowledge.store.waiting import CONFLICT, POLICY, WaitingPair
 from shared import awscall, deadline
-from shared.errors import Conflict, InvalidConcept, InvalidConfig, KnowledgeError
+from shared.errors import Conflict, InvalidConcept, InvalidConfig, KnowledgeError, ModelAnswerUnusable
 from shared.events import Events
-from shared.model import ModelAnswerUnusable, ModelCache, answer_attempts_left, metered
+from shared.model import ModelCache, answer_attempts_left, metered
 from shared.names import Slug
 from shared.telemetry import Counters
 

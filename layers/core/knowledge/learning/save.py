@@ -36,10 +36,9 @@ from knowledge.store.saves import (
     sighting_part,
 )
 from shared import deadline
-from shared.errors import InvalidConcept, KnowledgeError, NotFound, UnknownAgent
-from shared.events import EventPublishError, Events
+from shared.errors import EventPublishError, InvalidConcept, KnowledgeError, NotFound, SettingsError, UnknownAgent
+from shared.events import Events
 from shared.names import SessionId, Slug
-from shared.settings import SettingsError
 from shared.telemetry import Counters
 from shared.validation import validate_object
 

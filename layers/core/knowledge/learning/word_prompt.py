@@ -9,7 +9,7 @@ import json
 from typing import Sequence
 
 from knowledge.format.concept import Concept
-from shared.model import ModelAnswerUnusable
+from shared.errors import ModelAnswerUnusable
 from shared.validation import unfence
 
 PROPOSAL_MAX = 8  # phrases asked for, and kept at most, per concept

@@ -47,8 +47,8 @@ from knowledge.recall.warm import FETCH_BUDGET_SECONDS, SWEEP_SECONDS, AgentKnow
 from knowledge.store.concepts import ConceptStore
 from knowledge.store.keys import SHARED
 from shared import deadline
-from shared.errors import InvalidConcept, KnowledgeError, NotFound, UnknownAgent
-from shared.events import EventPublishError, Events
+from shared.errors import EventPublishError, InvalidConcept, KnowledgeError, NotFound, UnknownAgent
+from shared.events import Events
 from shared.names import SLUG_MAX, SLUG_SCHEMA, SessionId, Slug, is_slug
 from shared.telemetry import Counters
 from shared.validation import validate_object

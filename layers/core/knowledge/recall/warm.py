@@ -24,8 +24,15 @@ from knowledge.recall.snapshot import Snapshot, SnapshotUnreadable, Summary, dec
 from knowledge.store.concepts import ConceptStore, NotModified
 from knowledge.store.journal import CONFIG_CHANGE, JOURNAL_GRACE_SECONDS, JOURNAL_RETENTION_DAYS, VOCABULARY_CHANGE
 from knowledge.store.keys import SHARED, etag_token
-from shared import deadline
-from shared.errors import AccessDenied, Conflict, InvalidConcept, InvalidConfig, KnowledgeError, StoreUnavailable
+from shared.errors import (
+    AccessDenied,
+    Conflict,
+    DeadlineExceeded,
+    InvalidConcept,
+    InvalidConfig,
+    KnowledgeError,
+    StoreUnavailable,
+)
 from shared.telemetry import Counters
 
 FETCH_CHUNK = 128  # concepts fetched and indexed between two looks at the clock
@@ -155,7 +162,7 @@ class WarmIndexes:
                 elif knowledge.backlog:
                     self._catch_up(tenant, agent, knowledge, fetch_until)
                 self._write_snapshot(tenant, agent, knowledge, read_config=config is None)
-            except (StoreUnavailable, deadline.DeadlineExceeded, InvalidConfig) as exc:
+            except (StoreUnavailable, DeadlineExceeded, InvalidConfig) as exc:
                 if not knowledge.loaded and config is None:
                     raise  # nothing to serve yet: the caller gets the error
                 # Serve what this container already holds, and look again after the window.
