@@ -349,15 +349,8 @@ def _backfill(args: argparse.Namespace) -> int:
 def _redrive(args: argparse.Namespace) -> int:
     import os
 
-    from knowledge.operation.redrive import (
-        VALID,
-        Redrive,
-        RedriveError,
-        check_sighting,
-        check_turn,
-        logs_query,
-        queue_name,
-    )
+    from knowledge.errors import RedriveError
+    from knowledge.operation.redrive import VALID, Redrive, check_sighting, check_turn, logs_query, queue_name
     from shared.aws import client
 
     dlq_setting, source_setting = REDRIVE_QUEUES[args.queue]

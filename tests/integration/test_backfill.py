@@ -247,7 +247,8 @@ def test_an_export_replay_reaching_past_the_markers_retention_is_refused(world, 
 
 
 def test_the_horizon_is_the_retention_less_a_day():
-    from knowledge.operation.backfill import BeyondRetention, check_horizon
+    from knowledge.errors import BeyondRetention
+    from knowledge.operation.backfill import check_horizon
 
     now = datetime(2026, 11, 29, 12, tzinfo=timezone.utc)
     check_horizon(datetime(2026, 9, 1, 12, tzinfo=timezone.utc), 90, now)  # 89 days back: kept

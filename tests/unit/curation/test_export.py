@@ -7,9 +7,11 @@ import pytest
 from helpers.concepts import make_concept
 from helpers.paths import DEMO
 
-from knowledge.curation.export import DirectorySink, NothingToExport, SinkError, UnknownAgent, export_agent
+from knowledge.curation.export import DirectorySink, export_agent
+from knowledge.errors import NothingToExport, SinkError
 from knowledge.format.concept import parse
 from knowledge_cli.main import main
+from shared.errors import UnknownAgent
 
 T, A = "default", "store-support"
 

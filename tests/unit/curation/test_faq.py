@@ -6,7 +6,8 @@ import hashlib
 
 import pytest
 
-from knowledge.curation.faq import FaqUnreadable, Row, RowProblem, first_sentence, one_line, read_faq, slug_of
+from knowledge.curation.faq import Row, RowProblem, first_sentence, one_line, read_faq, slug_of
+from knowledge.errors import FaqUnreadable
 from knowledge.format.concept import parse
 
 

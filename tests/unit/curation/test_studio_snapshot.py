@@ -11,7 +11,8 @@ from helpers.snapshot import Refusing, answers, ask, warmed
 
 from knowledge.curation.studio import Operator, Studio
 from knowledge.recall.retrieve import Retriever
-from knowledge.recall.snapshot import SnapshotUnreadable, decode
+from knowledge.errors import SnapshotUnreadable
+from knowledge.recall.snapshot import decode
 from knowledge.store.concepts import snapshot_key
 
 T, A = "default", "store-support"

@@ -14,7 +14,8 @@ from helpers.concepts import make_concept
 from helpers.turns import SECRET, turn_body
 
 from knowledge.format.sighting import Sighting
-from knowledge.operation.redrive import VALID, Redrive, RedriveError, check_sighting, check_turn
+from knowledge.errors import RedriveError
+from knowledge.operation.redrive import VALID, Redrive, check_sighting, check_turn
 from knowledge_cli.main import main
 
 T, A = "default", "store-support"

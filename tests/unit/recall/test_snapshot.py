@@ -14,8 +14,9 @@ from helpers.snapshot import Refusing, answers, ask, warmed
 from knowledge.format.concept import parse
 from knowledge.recall.index import Index
 from knowledge.recall.retrieve import LoadRequest, Retriever
-from knowledge.recall.snapshot import Snapshot, SnapshotUnreadable, decode, encode
+from knowledge.errors import SnapshotUnreadable
 from knowledge.recall.analysis import analyze
+from knowledge.recall.snapshot import Snapshot, decode, encode
 from knowledge.recall.warm import SWEEP_SECONDS, WarmIndexes, memory_budget_bytes
 from knowledge.store.keys import snapshot_key
 

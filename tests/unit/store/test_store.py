@@ -299,7 +299,7 @@ def test_a_history_cursor_that_was_not_handed_out_is_refused_with_a_typed_error(
 
 @pytest.mark.parametrize("limit", [0, -1, 1001, True, 2.5])
 def test_a_history_page_size_out_of_range_is_refused(store, limit):
-    from knowledge.store.history import InvalidLimit
+    from knowledge.errors import InvalidLimit
 
     store.create(T, A, make_concept("frete-gratis"), actor="engine")
     with pytest.raises(InvalidLimit):

@@ -8,7 +8,6 @@ from typing import Any, Literal, Optional, Union
 from pydantic import BaseModel, Field
 
 from knowledge.curation.documents import MARKDOWN_MAX_BYTES
-from knowledge.curation.imports import InvalidImport  # noqa: F401 - what a refused import raises (422)
 from knowledge.curation.listing import SORTS  # noqa: F401 - the columns a list sorts by
 from knowledge.curation.studio_import import ImportAnswer, ImportBody  # noqa: F401 - the import route's
 from knowledge.curation.words_api import PAGE_MAX, WordsPage, WordsRemovalBody, WordsRemoved  # noqa: F401

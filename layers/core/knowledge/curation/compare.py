@@ -8,7 +8,7 @@ import json
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
-from knowledge.curation.documents import ANSWER_MARKDOWN_MAX_BYTES, TooLargeToOpen
+from knowledge.curation.documents import ANSWER_MARKDOWN_MAX_BYTES, too_large_to_open
 from shared import deadline
 from shared.httpapi import Operator
 
@@ -36,5 +36,5 @@ class VersionPairs:
         # format's size. At most 12 bytes per character JSON-encoded: most pairs are cleared unencoded.
         if sum(len(t) for t in texts) * 12 > ANSWER_MARKDOWN_MAX_BYTES and \
                 sum(len(json.dumps(t)) for t in texts) > ANSWER_MARKDOWN_MAX_BYTES:
-            raise TooLargeToOpen(name, max(len(t.encode("utf-8", "replace")) for t in texts))
+            raise too_large_to_open(name, max(len(t.encode("utf-8", "replace")) for t in texts))
         return {"version": read[0], "against": read[-1]}

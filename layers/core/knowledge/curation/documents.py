@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import Any, Iterator, Optional
 
+from knowledge.errors import TooLargeToOpen
 from knowledge.format.concept import DOCUMENT_MAX_BYTES, FIELDS, Concept, format_timestamp, parse, related_waiting
 from knowledge.format.learned_words import REMOVED_MAX, fold_word, folded_words
 from knowledge.store.concepts import StoredConcept
@@ -125,18 +126,9 @@ def name_line(markdown: str) -> Optional[int]:
 ANSWER_MARKDOWN_MAX_BYTES = 4 * 1024 * 1024
 
 
-class TooLargeToOpen(InvalidConcept):
-    """A stored file too large to send whole: over the concept format's size (the list shows that
-    problem) and, JSON-encoded, over what an answer can carry. One over the format's size that fits
-    is still sent, so an operator can repair it in the editor."""
-
-    code = "too_large"
-
-    def __init__(self, name: str, size: int):
-        super().__init__([FieldError("document", f"must be at most {DOCUMENT_MAX_BYTES} bytes")])
-        message = (f"{name} is {size} bytes, over the {DOCUMENT_MAX_BYTES} a concept may hold and too large to "
-                   "send to the page: restore an earlier version (its history) or delete it")
-        self.args = (message,)
+def too_large_to_open(name: str, size: int) -> TooLargeToOpen:
+    """The refusal of a stored file of `size` bytes too large to send whole (the concept format's limit)."""
+    return TooLargeToOpen(name, size, DOCUMENT_MAX_BYTES)
 
 
 def too_large_to_send(data: bytes) -> bool:
@@ -156,7 +148,7 @@ def related_in(data: bytes) -> int:
 
 def servable(item: StoredConcept) -> StoredConcept:
     if too_large_to_send(item.data):
-        raise TooLargeToOpen(item.name, len(item.data))
+        raise too_large_to_open(item.name, len(item.data))
     return item
 
 
@@ -169,7 +161,7 @@ def bounded_conflicts() -> Iterator[None]:
     except Conflict as exc:
         current = exc.current
         if isinstance(current, StoredConcept) and too_large_to_send(current.data):
-            raise TooLargeToOpen(current.name, len(current.data)) from None
+            raise too_large_to_open(current.name, len(current.data)) from None
         raise
 
 

@@ -14,11 +14,12 @@ from typing import Any, Callable, Literal, Optional, Protocol
 from pydantic import ConfigDict, Field, field_validator
 
 from knowledge.curation.scoped import ScopedRequest
+from knowledge.errors import NothingToExport, SinkError
 from knowledge.format.concept import format_timestamp, utc_now
 from knowledge.format.vocabulary import FILE as VOCABULARY_FILE
 from knowledge.store.concepts import ConceptStore, StoredConcept
 from knowledge.store.keys import SHARED
-from shared.errors import InvalidConcept, KnowledgeError, NotFound
+from shared.errors import InvalidConcept, KnowledgeError, UnknownAgent
 from shared.validation import validate_object
 
 FORMATS = ("md", "graphml")
@@ -28,18 +29,6 @@ GRAPHML_NS = "http://graphml.graphdrawing.org/xmlns"
 NODE_DATA = (("name", "string"), ("type", "string"), ("description", "string"),
              ("confidence", "double"), ("provenance", "string"))
 Progress = Callable[[int, int], None]
-
-
-class UnknownAgent(NotFound):
-    code = "unknown_agent"
-
-
-class NothingToExport(KnowledgeError):
-    code = "no_concepts"
-
-
-class SinkError(KnowledgeError):
-    code = "sink_error"
 
 
 class Sink(Protocol):

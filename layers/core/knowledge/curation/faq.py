@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import yaml
 
+from knowledge.errors import FaqUnreadable
 from knowledge.format.concept import DESCRIPTION_MAX
 from shared.names import SLUG_MAX
 from shared.errors import YamlProblem
@@ -123,15 +124,6 @@ def row_document(fields: dict[str, str], line: int, default_type: str) -> Read:
     return Row(line, _document(name, one_line(given) if given else first_sentence(answer), kind,
                                f"**{asked}**\n\n{answer}"),
                legacy=_document(name, one_line(given or question), kind, answer))
-
-
-class FaqUnreadable(ValueError):
-    """The whole file cannot be read as an FAQ (not text, no header, quotes that do not pair, not a list of
-    rows); `line` is where, when one line says it."""
-
-    def __init__(self, reason: str, line: int | None = None):
-        super().__init__(f"line {line}: {reason}" if line else reason)
-        self.reason, self.line = reason, line
 
 
 def read_faq(data: bytes, kind: str, default_type: str = "fact") -> list[Read]:

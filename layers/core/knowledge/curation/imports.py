@@ -17,17 +17,17 @@ from typing import Any, Literal
 from pydantic import ConfigDict, Field, field_validator
 
 from knowledge.curation.documents import concept_by_hand
-from knowledge.curation.faq import FaqUnreadable, RowProblem, read_faq
+from knowledge.curation.faq import RowProblem, read_faq
 from knowledge.curation.scoped import ScopedRequest
-from knowledge.curation.studio import Studio, UnknownAgent
-from knowledge.errors import NameTaken
+from knowledge.curation.studio import Studio
+from knowledge.errors import FaqUnreadable, InvalidImport, NameTaken, OutsideImportPrefix
 from knowledge.format.concept import PROVENANCES, TYPES, Concept, utc_now
 from knowledge.format.learned_words import REMOVED_MAX, fold_word
 from knowledge.learning.policy_review import POLICIES_REVIEWED, REVIEWED_MAX
 from knowledge.learning.word_prompt import BATCH_MAX
 from knowledge.store.concepts import ConceptStore, StoredConcept
 from shared import awscall
-from shared.errors import Conflict, InvalidConcept, KnowledgeError
+from shared.errors import Conflict, InvalidConcept, KnowledgeError, UnknownAgent
 from shared.httpapi import OPERATOR_ID, Operator
 from shared.validation import validate_object
 
@@ -41,14 +41,6 @@ WORKERS = 8  # writes in flight (each is a conditional PUT and its journal entry
 Progress = Callable[[int, int], None]
 # A file as read: its bytes, or its size when that is over FILE_MAX_BYTES (never read).
 File = tuple[str, "bytes | int"]
-
-
-class InvalidImport(KnowledgeError):
-    code = "invalid_import"
-
-
-class OutsideImportPrefix(KnowledgeError):
-    code = "outside_import_prefix"
 
 
 @dataclass(frozen=True)

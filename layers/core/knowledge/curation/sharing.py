@@ -14,18 +14,9 @@ from knowledge.errors import NameDeleted, NameTaken
 from knowledge.format.concept import Concept
 from knowledge.store.concepts import ConceptStore, DeletedConcept
 from knowledge.store.keys import SHARED
-from shared.errors import Conflict, InvalidConcept, KnowledgeError, NotFound
+from shared.errors import Conflict, InvalidConcept, NotFound
 from shared.httpapi import Operator
 from shared.names import check_slug
-
-
-class SharedNameTaken(NameTaken):
-    """name_taken, said of the shared scope: the operator may open the shared concept instead."""
-
-    def __init__(self, name: str):
-        KnowledgeError.__init__(self, f"the tenant's shared knowledge already has a concept named {name!r}: "
-                                      "open it there to edit it, or rename this one first")
-        self.name = name
 
 
 @dataclass(frozen=True)
@@ -63,7 +54,7 @@ class Sharing:
             copy = self._store.create(tenant, SHARED, concept, actor=op.actor, reason="created")
         except Conflict as exc:
             if exc.current is None or not move or not _same_document(exc.current, concept):
-                raise SharedNameTaken(name) from None
+                raise NameTaken(name, shared=True) from None
             copy = exc.current  # a move asked again after its copy was written
         moved = move and self._delete_unchanged(op, tenant, agent, source)
         return {**stored_answer(copy), "moved": moved}
@@ -71,12 +62,12 @@ class Sharing:
     def ready(self, op: Operator, tenant: str, agent: str, name: str,
               names: Optional[SharedNames] = None) -> Concept:
         """The concept a move of `name` would copy, or the refusal the move would meet (NotFound,
-        InvalidConcept, NameDeleted, SharedNameTaken), writing nothing: a bulk move's dry run."""
+        InvalidConcept, NameDeleted, NameTaken), writing nothing: a bulk move's dry run."""
         _, concept, taken = self._source(op, tenant, agent, name, names)
         if taken:
             there = self._store.find(tenant, SHARED, name)
             if there is not None and not _same_document(there, concept):
-                raise SharedNameTaken(name)
+                raise NameTaken(name, shared=True)
         return concept
 
     def _source(self, op: Operator, tenant: str, agent: str, name: str,

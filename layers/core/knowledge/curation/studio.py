@@ -33,11 +33,20 @@ from knowledge.curation.beside import dismiss_beside, pairs_beside
 from knowledge.curation.behind import JournalTail
 from knowledge.curation.search_reasons import explain, notes
 from knowledge.curation.listing import RELEVANCE, SORTS, HeldList, Unseen, fold_for_search, since_stamp, sorted_names
-from knowledge.errors import ArchiveNotConfigured, InvalidCursor, InvalidTurn, NameTaken, PreconditionRequired
+from knowledge.errors import (
+    ArchiveNotConfigured,
+    InvalidCursor,
+    InvalidTurn,
+    NameTaken,
+    NoEvidence,
+    NotDeleted,
+    PreconditionRequired,
+    SnapshotUnreadable,
+)
 from knowledge.format.concept import OUT_OF_RECALL, Concept, parse, utc_now
 from knowledge.format.config import parse_agent_config
 from knowledge.format.evidence import EvidenceLink
-from knowledge.recall.snapshot import Snapshot, SnapshotUnreadable, decode, encode
+from knowledge.recall.snapshot import Snapshot, decode, encode
 from knowledge.store.archive import TurnArchive
 from knowledge.store.concepts import ConceptStore, NotModified, StoredConcept
 from knowledge.store.history import VersionInfo
@@ -50,14 +59,6 @@ from shared.names import check_slug
 
 if TYPE_CHECKING:  # pragma: no cover
     from knowledge.format.turn import Turn
-
-
-class NoEvidence(NotFound):
-    code = "no_evidence"
-
-
-class NotDeleted(NotFound):
-    code = "not_deleted"
 
 
 class Archive(Protocol):

@@ -11,7 +11,8 @@ from typing import Any, Optional
 from pydantic import BaseModel, ConfigDict, Field
 
 from knowledge.curation.documents import concept_by_hand
-from knowledge.curation.imports import ConceptImport, InvalidImport, Item, items_of
+from knowledge.curation.imports import ConceptImport, Item, items_of
+from knowledge.errors import InvalidImport
 from knowledge.format.concept import utc_now
 from shared.errors import InvalidConcept
 from shared.httpapi import Operator

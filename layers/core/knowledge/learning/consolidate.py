@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Optional
 
+from knowledge.errors import ConsolidationGaveUp
 from knowledge.format.concept import Concept, utc_now
 from knowledge.format.events import CONFLICT, LEARNED, detail
 from knowledge.format.evidence import EvidenceLink
@@ -23,7 +24,7 @@ from knowledge.store.config_cache import ConfigCache
 from knowledge.store.ledgers import SightingLedger, sighting_id
 from knowledge.store.waiting import SIGHTING, WaitingPair
 from shared import deadline
-from shared.errors import Conflict, KnowledgeError, ModelAnswerUnusable
+from shared.errors import Conflict, ModelAnswerUnusable
 from shared.events import Events
 from shared.model import ModelCache, answer_attempts_left, metered
 from shared.telemetry import Counters
@@ -34,12 +35,6 @@ MAX_ATTEMPTS = 8
 # The versions a related or unjudged sighting reads for an operator's (the lifecycle keeps 20; this
 # read is on the sighting path). Not policy_review.RETIRE_HISTORY_LOOKED: a retirement looks further back.
 MERGE_HISTORY_LOOKED = 20
-
-
-class ConsolidationGaveUp(KnowledgeError):
-    """Still losing the race after every attempt; the queue will redeliver the sighting."""
-
-    code = "consolidation_contended"
 
 
 @dataclass(frozen=True)

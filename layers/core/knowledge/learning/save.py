@@ -14,6 +14,7 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from knowledge.errors import Gated, LearningOff, SaveLimit
 from knowledge.format.concept import DESCRIPTION_MAX
 from knowledge.format.config import ConceptType
 from knowledge.format.events import SAVED, detail
@@ -56,28 +57,6 @@ class InvalidSave(KnowledgeError, ValueError):
     code = "invalid_request"
 
 
-class LearningOff(KnowledgeError):
-    """The agent does not learn: no knowledge.yaml, or `extract: false`."""
-
-    code = "disabled"
-
-
-class SaveLimit(KnowledgeError):
-    """The session has saved as many insights as a session may (KNOWLEDGE_SAVES_PER_SESSION)."""
-
-    code = "save_limit"
-
-
-class Gated(KnowledgeError):
-    """A gate refused the insight; `reason` is the gate's, as CandidateRejected counts it."""
-
-    code = "gated"
-
-    def __init__(self, reason: str):
-        super().__init__(f"refused by the {reason} gate: {GATE_HELP.get(reason, 'see docs/contract.md, the gates')}")
-        self.reason = reason
-
-
 GATE_HELP = {
     "evidence_not_found": "the evidence is not quoted verbatim from an archived turn of this session",
     "evidence_not_from_store": "a claim about the store must quote the store's side (assistant or tool), "
@@ -90,6 +69,11 @@ GATE_HELP = {
     "too_large": "the description, body or quote is too long",
     "schema": "a field is empty or the description is not one line",
 }
+
+
+def gated(reason: str) -> Gated:
+    """The refusal of a gate, saying what it asks for."""
+    return Gated(reason, GATE_HELP.get(reason, "see docs/contract.md, the gates"))
 
 
 class SaveRequest(BaseModel):
@@ -216,7 +200,7 @@ class Saver:
             refused = reason if refused in (None, EVIDENCE_NOT_FOUND) else refused
         else:
             self.counters.count("CandidateRejected", reason=refused or EVIDENCE_NOT_FOUND)
-            raise Gated(refused or EVIDENCE_NOT_FOUND)
+            raise gated(refused or EVIDENCE_NOT_FOUND)
         candidate = report.candidates[0]
         echo = turn.echoes(candidate.name, candidate.evidence_at.message)
         save_id, record = self.recorded(request, candidate.name, candidate.type, turn.turn_id)
@@ -225,7 +209,7 @@ class Saver:
                                    evidence_ref(candidate, turn), echo=echo, save_id=save_id)
         except InvalidConcept:
             self.counters.count("CandidateRejected", reason=SCHEMA)
-            raise Gated(SCHEMA) from None
+            raise gated(SCHEMA) from None
         if record is not None:  # recorded before it is sent: consolidation finds it to settle
             self._saves.put(request.tenant, request.agent, record)  # type: ignore[union-attr]
         try:

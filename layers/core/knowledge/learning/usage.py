@@ -14,6 +14,7 @@ import time
 from datetime import datetime, timezone
 from typing import Any, Callable, Mapping, Optional, Protocol
 
+from knowledge.errors import CapContended
 from shared import awscall
 from shared.errors import Conflict, KnowledgeError, NotFound
 from shared.model import Usage
@@ -141,12 +142,6 @@ class DailyModelCalls:
             # Rewritten over by the next reservation; until then the day counts as spent, not free.
             return self.limit, answer.get("ETag")
         return calls, answer.get("ETag")
-
-
-class CapContended(KnowledgeError):
-    """Every attempt to reserve calls lost a race; the turn is retried by the queue."""
-
-    code = "cap_contended"
 
 
 def daily_cap(s3: Any, bucket: Optional[str], environ: Optional[Mapping[str, str]] = None

@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterator, Optional
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from knowledge.errors import DailyCapReached, InvalidTurn
+from knowledge.errors import BeyondRetention, DailyCapReached, InvalidTurn
 from knowledge.format.turn import Turn, parse_turn
 from knowledge.learning.extract import Extractor, SessionRecorder
 from knowledge.learning.usage import estimate_tokens
@@ -27,12 +27,6 @@ from shared.validation import validate_object
 # S3 expires an object at the first midnight UTC after its days have passed, and a live turn's
 # marker is written a little after its completed_at (by the engine's clock): a day covers both.
 RETENTION_MARGIN = timedelta(days=1)
-
-
-class BeyondRetention(KnowledgeError):
-    """An export replay reaching back past the time sighting markers are kept."""
-
-    code = "beyond_retention"
 
 
 @dataclass
@@ -225,7 +219,6 @@ def parse_moment(value: str, field_name: str) -> datetime:
             return moment.replace(tzinfo=timezone.utc)
         raise KnowledgeError(f"{field_name}: must carry a time zone (for example 2026-08-01T00:00:00Z)")
     return moment.astimezone(timezone.utc)
-
 
 
 class BackfillRequest(BaseModel):

@@ -12,6 +12,7 @@ from typing import Any, Callable, Literal, Mapping, Optional, Protocol, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from knowledge.errors import NotConfirmed
 from knowledge.operation.redrive import forget_dead_letters
 from knowledge.operation.unlearn import ForgetWords
 from knowledge.store.concepts import ConceptStore
@@ -22,12 +23,6 @@ from shared.errors import Conflict, InvalidConcept, InvalidPurge, NotFound
 from shared.names import Slug, check_slug
 from shared.purge import Bucket, Classifier, PurgeReport, Sweeper, run
 from shared.validation import validate_object
-
-
-class NotConfirmed(InvalidPurge):
-    """delete_tenant_data without the tenant's name typed again: nothing is touched."""
-
-    code = "not_confirmed"
 
 
 # ------------------------------------------------------------------ a tenant's data

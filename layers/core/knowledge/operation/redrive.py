@@ -16,11 +16,11 @@ from typing import Any, Callable, Optional
 from botocore.exceptions import BotoCoreError, ClientError
 from pydantic import BaseModel, ValidationError
 
-from knowledge.errors import InvalidSighting, InvalidTurn
+from knowledge.errors import InvalidSighting, InvalidTurn, RedriveError
 from knowledge.format.sighting import SIGHTING_MAX_BYTES, Sighting, parse_sighting
 from knowledge.format.turn import TURN_MAX_BYTES, Turn, parse_turn
 from shared import awscall
-from shared.errors import InvalidConcept, KnowledgeError
+from shared.errors import InvalidConcept
 
 VALID = "valid"
 _QUEUE_URL = re.compile(r"https?://\S+/\d{12}/[A-Za-z0-9_-]{1,75}(\.fifo)?")
@@ -28,10 +28,6 @@ _QUEUE_URL = re.compile(r"https?://\S+/\d{12}/[A-Za-z0-9_-]{1,75}(\.fifo)?")
 # dead-lettered sooner than that after its first send is left for a later run, not lost.
 DEDUP_WINDOW_MS = 5 * 60 * 1000 + 30_000
 _ATTRIBUTE_KEYS = ("DataType", "StringValue", "BinaryValue")
-
-
-class RedriveError(KnowledgeError):
-    code = "redrive_refused"
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,11 @@ from dataclasses import dataclass, field
 from datetime import timezone
 from typing import TYPE_CHECKING, NamedTuple, Optional
 
+from knowledge.errors import SnapshotUnreadable
 from knowledge.format.concept import DATE_PATTERN, format_timestamp, related_waiting
 from knowledge.recall.index import Index
 from knowledge.store.concepts import REASONS, check_actor
-from shared.errors import InvalidConcept, InvalidName, KnowledgeError
+from shared.errors import InvalidConcept, InvalidName
 from shared.names import is_slug
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -35,12 +36,6 @@ if TYPE_CHECKING:  # pragma: no cover
 MAGIC = b"KNOWLEDGE-SNAPSHOT/10\n"
 _PRECISE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z")
 _LENGTH = struct.Struct(">I")
-
-
-class SnapshotUnreadable(KnowledgeError):
-    """The stored snapshot is not one this code wrote for this agent: rebuilt from the concepts."""
-
-    code = "snapshot_unreadable"
 
 
 class Summary(NamedTuple):

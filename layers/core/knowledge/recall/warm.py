@@ -15,12 +15,12 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from knowledge.errors import Unindexable
+from knowledge.errors import SnapshotUnreadable, Unindexable
 from knowledge.format.config import KnowledgeConfig, parse_agent_config
 from knowledge.format.vocabulary import InvalidVocabulary, parse_vocabulary
 from knowledge.recall.index import Index
 from knowledge.recall.lexicon import Lexicon, lexicon_for
-from knowledge.recall.snapshot import Snapshot, SnapshotUnreadable, Summary, decode, encode
+from knowledge.recall.snapshot import Snapshot, Summary, decode, encode
 from knowledge.store.concepts import ConceptStore, NotModified
 from knowledge.store.journal import CONFIG_CHANGE, JOURNAL_GRACE_SECONDS, JOURNAL_RETENTION_DAYS, VOCABULARY_CHANGE
 from knowledge.store.keys import SHARED, etag_token

@@ -8,10 +8,11 @@ import json
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from knowledge.errors import LedgerUnreadable
 from knowledge.format.sighting import Sighting
 from knowledge.format.turn import Turn
 from shared import awscall
-from shared.errors import Conflict, KnowledgeError, NotFound
+from shared.errors import Conflict, NotFound
 from shared.names import check_slug
 
 
@@ -87,10 +88,6 @@ class SightingLedger:
     def applied(self, sighting: Sighting) -> None:
         awscall.call(self._s3, "put_object", Bucket=self.bucket, Key=self.key(sighting),
                      Body=json.dumps({"state": "applied"}).encode(), ContentType="application/json")
-
-
-class LedgerUnreadable(KnowledgeError):
-    code = "ledger_unreadable"
 
 
 def _entry(body: bytes) -> LedgerEntry:

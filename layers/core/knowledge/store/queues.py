@@ -8,19 +8,15 @@ from typing import Any, Optional, Protocol
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from knowledge.errors import CandidateSendError
 from knowledge.format.sighting import Sighting
 from shared import awscall
-from shared.errors import KnowledgeError
 
 SQS_BATCH = 10
 
 
 class CandidateSink(Protocol):
     def send(self, sightings: list[Sighting]) -> None: ...
-
-
-class CandidateSendError(KnowledgeError):
-    code = "candidate_send_failed"
 
 
 class SqsCandidates:

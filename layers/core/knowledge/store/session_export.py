@@ -15,17 +15,13 @@ from typing import Any, Iterator, Optional
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from knowledge.errors import InvalidExport
 from knowledge.format.turn import TURN_MAX_BYTES
 from shared import awscall
-from shared.errors import KnowledgeError
 
 _BUCKET = re.compile(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]")
 CHUNK = 64 * 1024
 TOO_LONG = None  # what `lines` yields for a line over TURN_MAX_BYTES: never held in memory whole
-
-
-class InvalidExport(KnowledgeError):
-    code = "invalid_export"
 
 
 @dataclass(frozen=True)
