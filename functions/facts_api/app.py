@@ -46,15 +46,22 @@ from facts.errors import (
     CellUnreadable,
     FactChanged,
     Gone,
-    InvalidCursor,
     InvalidFact,
-    InvalidRequest,
     NothingToRestore,
     NotPending,
     PersonalData,
     ProposalWentStale,
 )
-from shared.errors import Conflict, Forbidden, InvalidName, KnowledgeError, NotFound, Unauthorized
+from shared.errors import (
+    Conflict,
+    Forbidden,
+    InvalidCursor,
+    InvalidName,
+    InvalidRequest,
+    KnowledgeError,
+    NotFound,
+    Unauthorized,
+)
 from shared.httpapi import answer_alike, check_path, error_body, operator_from_claims, plain_path
 
 logger = Logger()

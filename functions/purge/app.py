@@ -12,7 +12,7 @@ from aws_lambda_powertools import Logger
 from facts import wiring as facts_wiring
 from knowledge import wiring
 from shared import deadline
-from shared.errors import InvalidPurge, KnowledgeError
+from shared.errors import InvalidRequest, KnowledgeError
 
 # A batch is one listing and one DeleteObjects of up to 1000 versions: start one only with this left.
 STOP_SECONDS = 10.0
@@ -30,7 +30,7 @@ def lambda_handler(event, context):
     action = action if isinstance(action, str) and action in ACTIONS else None
     try:
         if action is None:
-            raise InvalidPurge(f"action: must be one of {', '.join(sorted(ACTIONS))}")
+            raise InvalidRequest(f"action: must be one of {', '.join(sorted(ACTIONS))}")
         purge = ACTIONS[action]
         request = purge.parse(event)
         with deadline.until(deadline.at_the_latest(context)):

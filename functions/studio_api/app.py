@@ -54,7 +54,6 @@ from knowledge.curation.api_models import (
 from knowledge.errors import (
     ArchiveNotConfigured,
     InvalidBulk,
-    InvalidCursor,
     InvalidImport,
     InvalidRemoval,
     InvalidReviewed,
@@ -75,6 +74,7 @@ from shared.errors import (
     Forbidden,
     InvalidConcept,
     InvalidConfig,
+    InvalidCursor,
     InvalidName,
     KnowledgeError,
     NotFound,

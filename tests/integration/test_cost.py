@@ -15,7 +15,8 @@ from helpers.handlers import LambdaContext, load_event, load_handler
 from helpers.paths import DEMO
 
 from knowledge.format.sighting import Sighting
-from knowledge.learning.usage import DailyModelCalls, InvalidCapSetting, block_size, daily_cap_from_env, estimate_tokens
+from knowledge.learning.usage import DailyModelCalls, block_size, daily_cap_from_env, estimate_tokens
+from shared.errors import SettingsError
 from knowledge_dev.scripted_model import completion, rules_responder
 from shared.model import Bedrock, build_model, metered
 
@@ -218,7 +219,7 @@ def test_a_recycled_container_leaves_at_most_a_block_unused(s3, sessions_bucket)
 
 @pytest.mark.parametrize("value", ["0", "-1", "ten", "1.5", "10000000000"])
 def test_a_bad_cap_setting_is_refused_at_cold_start(value):
-    with pytest.raises(InvalidCapSetting, match="KNOWLEDGE_TENANT_DAILY_MODEL_CALLS"):
+    with pytest.raises(SettingsError, match="KNOWLEDGE_TENANT_DAILY_MODEL_CALLS"):
         daily_cap_from_env({"KNOWLEDGE_TENANT_DAILY_MODEL_CALLS": value})
 
 

@@ -180,7 +180,7 @@ def test_a_concept_with_3000_versions_opens_its_history_page_by_page_in_a_listin
 
 def test_a_history_cursor_from_elsewhere_is_a_typed_refusal_and_an_unknown_agent_is_said(api, store):
     from shared.errors import UnknownAgent
-    from knowledge.errors import InvalidCursor
+    from shared.errors import InvalidCursor
 
     studio, ana = studio_on(store)
     with pytest.raises(InvalidCursor):

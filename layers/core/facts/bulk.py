@@ -10,9 +10,9 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Optional, TypeVar
 
-from shared.errors import KnowledgeError
+from shared.errors import InvalidRequest, KnowledgeError
 
-from .errors import InvalidRequest, ProposalNotFound, ProposalWentStale
+from .errors import ProposalNotFound, ProposalWentStale
 from .fact import REASON_MAX, iso, utc_now
 from .proposals import ProposalRef
 

@@ -27,6 +27,7 @@ from shared.errors import (
     Conflict,
     DeadlineExceeded,
     InvalidConfig,
+    InvalidRequest,
     KnowledgeError,
     ModelConfigError,
     ModelError,
@@ -42,7 +43,7 @@ from shared.validation import validate_object
 
 from . import events as fact_events
 from .cells import MemoryCells
-from .errors import InvalidRequest, ProposalNotFound, RecordUnreadable
+from .errors import ProposalNotFound, RecordUnreadable
 from .fact import Cell, utc_now
 from .gates import ANSWER_NOT_ARRAY, ANSWER_NOT_JSON, ANSWER_TOO_LARGE, TOO_MANY, gate
 from .keyed_hashes import FactKeys, same_value

@@ -1,4 +1,10 @@
-"""Typed Facts errors: callers branch on the type (and its `code`), never on message text."""
+"""Facts' own typed errors, each named once here: callers branch on the type (and its `code`), never on
+message text. The refusals both loops give (invalid_request, invalid_cursor, settings_error, not_found,
+conflict) are shared/errors.py's.
+
+Three here answer with their base's code on purpose, since to a caller they are that refusal — a proposal
+that is not there is `not_found`, a lost race is `conflict` — while Facts' own code catches them by type
+where it expects them (an aged-out proposal skipped, a fact that moved reported as stale)."""
 
 from __future__ import annotations
 
@@ -9,12 +15,6 @@ from shared.errors import Conflict, KnowledgeError, NotFound
 
 class FactsError(KnowledgeError):
     code = "facts_error"
-
-
-class InvalidRequest(FactsError, ValueError):
-    """A payload (memory read or write, a review, a distill event) that breaks the contract."""
-
-    code = "invalid_request"
 
 
 class InvalidFact(FactsError, ValueError):
@@ -36,7 +36,7 @@ class PersonalData(FactsError, ValueError):
 
 
 class ProposalNotFound(NotFound):
-    code = "not_found"
+    """No such proposal (never made, or aged out): answers `not_found`, NotFound's code."""
 
 
 class NotPending(FactsError):
@@ -46,15 +46,12 @@ class NotPending(FactsError):
 
 
 class ProposalChanged(Conflict):
-    """Someone else resolved the proposal between our read and our write."""
-
-    code = "conflict"
+    """Someone else resolved the proposal between our read and our write: answers `conflict`, Conflict's code."""
 
 
 class FactMoved(Conflict):
-    """A write that expected a fact's revision found another one (the caller's view is old)."""
-
-    code = "conflict"
+    """A write that expected a fact's revision found another one (the caller's view is old): answers
+    `conflict`, Conflict's code."""
 
 
 class RecordUnreadable(FactsError):
@@ -90,16 +87,6 @@ class Busy(FactsError):
     """A compare-and-swap kept losing its race within the attempts allowed; try again later."""
 
     code = "busy"
-
-
-class KeyUnavailable(FactsError):
-    """The secret that keys latches and pseudonyms is missing or too short."""
-
-    code = "settings_error"
-
-
-class InvalidCursor(FactsError):
-    code = "invalid_cursor"
 
 
 class ProposalWentStale(FactsError):

@@ -10,7 +10,8 @@ import hmac
 import re
 import unicodedata
 
-from .errors import KeyUnavailable
+from shared.errors import SettingsError
+
 from .fact import fold as legacy_fold
 
 KEY_MIN_BYTES = 32
@@ -53,7 +54,7 @@ class FactKeys:
     def __init__(self, secret: bytes | str):
         secret = secret.encode() if isinstance(secret, str) else secret
         if len(secret) < KEY_MIN_BYTES:
-            raise KeyUnavailable(f"the Facts key must be at least {KEY_MIN_BYTES} bytes")
+            raise SettingsError(f"the Facts key must be at least {KEY_MIN_BYTES} bytes")
         self._latch = hmac.new(secret, b"facts/latch/v1", hashlib.sha256).digest()
         self._pseudonym = hmac.new(secret, b"facts/pseudonym/v1", hashlib.sha256).digest()
 

@@ -13,12 +13,12 @@ from xml.sax.saxutils import escape, quoteattr
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from shared.errors import InvalidRequest
 from shared.names import SessionId, Slug
 from shared.telemetry import Counters
 from shared.validation import describe_errors
 
 from .cells import MemoryCells
-from .errors import InvalidRequest
 from .fact import NAME_MAX, VALUE_MAX, Cell, check_fact
 
 PRIORITY = 75  # below knowledge (77) and curated skills (80)

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from knowledge.errors import InvalidTurn
 from knowledge.store.archive import TurnArchive
-from shared.errors import InvalidPurge, NotFound
+from shared.errors import InvalidRequest, NotFound
 from shared.names import SessionId, Slug, is_session_id, is_slug
 from shared.pii import names_in
 from shared.purge import Bucket, PurgeReport, Sweeper, run
@@ -38,7 +38,7 @@ class ForgetRequest(BaseModel):
 
 
 def parse_forget_request(event: Any) -> ForgetRequest:
-    return validate_object(ForgetRequest, event, InvalidPurge, "the forget_customer request")
+    return validate_object(ForgetRequest, event, InvalidRequest, "the forget_customer request")
 
 
 def facts_kind(bucket: Bucket, key: str) -> Optional[str]:

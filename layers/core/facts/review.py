@@ -9,13 +9,13 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Callable, Optional
 
-from shared.errors import Conflict
+from shared.errors import Conflict, InvalidRequest
 from shared.events import Events
 from shared.telemetry import Counters
 
 from . import events as fact_events
 from .cells import CAS_ATTEMPTS, MemoryCells
-from .errors import Busy, CannotUndo, Gone, InvalidRequest, NotPending, ProposalChanged, ProposalNotFound
+from .errors import Busy, CannotUndo, Gone, NotPending, ProposalChanged, ProposalNotFound
 from .fact import Removal, distilled_origin, utc_now
 from .keyed_hashes import FactKeys, same_value
 from .proposals import (

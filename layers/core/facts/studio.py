@@ -16,7 +16,7 @@ from typing import Any, Optional, Protocol
 from knowledge.store.agents import agent_exists, unknown_agent
 from knowledge.store.archive import TurnArchive
 from shared import awscall, pii
-from shared.errors import AccessDenied, InvalidName, KnowledgeError, NotFound
+from shared.errors import AccessDenied, InvalidCursor, InvalidName, InvalidRequest, KnowledgeError, NotFound
 from shared.httpapi import page_offset
 from shared.names import check_slug
 
@@ -25,9 +25,7 @@ from .cells import MemoryCells
 from .errors import (
     FactChanged,
     FactMoved,
-    InvalidCursor,
     InvalidFact,
-    InvalidRequest,
     PersonalData,
     ProposalNotFound,
     ProposalWentStale,

@@ -28,7 +28,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def facts_keys(environ: Optional[Mapping[str, str]] = None) -> "FactKeys":
     """The key from FACTS_KEY, else from the secret FACTS_KEY_SECRET_ARN names (read once)."""
-    from .errors import KeyUnavailable
+    from shared.errors import SettingsError
+
     from .keyed_hashes import FactKeys
 
     environ = os.environ if environ is None else environ
@@ -36,7 +37,7 @@ def facts_keys(environ: Optional[Mapping[str, str]] = None) -> "FactKeys":
         return FactKeys(environ["FACTS_KEY"])
     arn = environ.get("FACTS_KEY_SECRET_ARN")
     if not arn:
-        raise KeyUnavailable("set FACTS_KEY_SECRET_ARN (or FACTS_KEY locally): latches and pseudonyms are keyed")
+        raise SettingsError("set FACTS_KEY_SECRET_ARN (or FACTS_KEY locally): latches and pseudonyms are keyed")
     from botocore.exceptions import BotoCoreError, ClientError
 
     from shared.aws import client
@@ -44,7 +45,7 @@ def facts_keys(environ: Optional[Mapping[str, str]] = None) -> "FactKeys":
     try:
         secret = client("secretsmanager").get_secret_value(SecretId=arn)["SecretString"]
     except (ClientError, BotoCoreError, KeyError) as exc:
-        raise KeyUnavailable(f"the Facts key secret could not be read ({type(exc).__name__})") from None
+        raise SettingsError(f"the Facts key secret could not be read ({type(exc).__name__})") from None
     return FactKeys(secret)
 
 

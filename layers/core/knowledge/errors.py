@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from shared.errors import FieldError, InvalidConcept, InvalidPurge, KnowledgeError, NotFound
+from shared.errors import FieldError, InvalidConcept, InvalidRequest, KnowledgeError, NotFound
 
 
 class InvalidTurn(KnowledgeError, ValueError):
@@ -28,12 +28,6 @@ class Unindexable(InvalidConcept):
 
     def __init__(self) -> None:
         super().__init__([FieldError("body", "its text could not be indexed; the other concepts still answer")])
-
-
-class InvalidRepair(KnowledgeError, ValueError):
-    """A RepairFunction event that breaks the contract (docs/contract.md, "Waiting pairs")."""
-
-    code = "invalid_request"
 
 
 class InvalidPolicyReview(KnowledgeError, ValueError):
@@ -114,12 +108,6 @@ class NothingToUndo(KnowledgeError):
     or marked again since, from this browser or another)."""
 
     code = "nothing_to_undo"
-
-
-class InvalidCursor(KnowledgeError):
-    """A page cursor this code did not hand out (or for another concept)."""
-
-    code = "invalid_cursor"
 
 
 class InvalidVocabulary(KnowledgeError, ValueError):
@@ -305,7 +293,7 @@ class RedriveError(KnowledgeError):
     code = "redrive_refused"
 
 
-class NotConfirmed(InvalidPurge):
+class NotConfirmed(InvalidRequest):
     """delete_tenant_data without the tenant's name typed again: nothing is touched."""
 
     code = "not_confirmed"

@@ -97,10 +97,19 @@ class AccessDenied(KnowledgeError):
     code = "access_denied"
 
 
-class InvalidPurge(KnowledgeError, ValueError):
-    """A purge request that breaks the contract (a missing or malformed field)."""
+class InvalidRequest(KnowledgeError, ValueError):
+    """A request or event that breaks its contract (its schema in docs/contract.md: a missing, unknown or
+    malformed field); the message names each field, never a customer's text. One refusal for every
+    function that parses what it is sent — retrieve and save_knowledge, memory, the purges, repair, the
+    snapshot and distill passes, the Facts page's requests — so all of them answer `invalid_request`."""
 
     code = "invalid_request"
+
+
+class InvalidCursor(KnowledgeError):
+    """A page cursor this code did not hand out (or one for another concept or list)."""
+
+    code = "invalid_cursor"
 
 
 class Unauthorized(KnowledgeError):

@@ -8,7 +8,15 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
-from shared.errors import Forbidden, InvalidName, KnowledgeError, StoreUnavailable, Unauthorized
+from shared.errors import (
+    Forbidden,
+    InvalidName,
+    InvalidRequest,
+    KnowledgeError,
+    NotFound,
+    StoreUnavailable,
+    Unauthorized,
+)
 from shared.names import check_slug, is_slug
 
 # The claim that lists an operator's tenants (Cognito groups). A group whose name equals a
@@ -75,7 +83,7 @@ def validation_problem(errors: list[dict]) -> tuple[int, dict]:
     problems = "; ".join(f"{'.'.join(str(p) for p in e.get('loc', ()))}: {e.get('msg', 'invalid')}" for e in errors)
     if all(tuple(e.get("loc", ()))[:1] == ("path",) for e in errors):
         return 400, {"error": {"code": InvalidName.code, "message": problems}}
-    return 422, {"error": {"code": "invalid_request", "message": problems}}
+    return 422, {"error": {"code": InvalidRequest.code, "message": problems}}
 
 
 def page_offset(cursor: Optional[str], invalid: type[Exception]) -> int:
@@ -108,7 +116,7 @@ def answer_alike(app: Any, respond: Callable[[int, dict], Any], statuses: dict[t
     @app.exception_handler([UnicodeDecodeError, RecursionError])
     def unreadable_body(exc: Exception) -> Any:
         # Raised while the body is decoded (not UTF-8) or read as JSON (nested beyond the parser's reach).
-        return respond(422, {"error": {"code": "invalid_request", "message": "the body must be a UTF-8 JSON object"}})
+        return respond(422, {"error": {"code": InvalidRequest.code, "message": "the body must be a UTF-8 JSON object"}})
 
     @app.not_found
     def no_route(exc: Exception) -> Any:
@@ -116,7 +124,7 @@ def answer_alike(app: Any, respond: Callable[[int, dict], Any], statuses: dict[t
             check_path(app.current_event.raw_path)
         except InvalidName as refused:
             return respond(400, error_body(refused))
-        return respond(404, {"error": {"code": "not_found", "message": "no such route"}})
+        return respond(404, {"error": {"code": NotFound.code, "message": "no such route"}})
 
     @app.exception_handler(StoreUnavailable)
     def unavailable(exc: StoreUnavailable) -> Any:

@@ -160,9 +160,9 @@ def test_a_pass_out_of_time_stops_before_an_agent_and_says_it_is_incomplete(coun
 def test_the_snapshot_event_is_validated():
     import pytest
 
-    from knowledge.operation.snapshots import InvalidSnapshotRequest
+    from shared.errors import InvalidRequest
 
     assert parse_snapshot_request({}) is None and parse_snapshot_request({"tenant": "loja-b"}) == "loja-b"
     for bad in ([], {"tenant": "Loja B"}, {"agent": "x"}, {"tenant": "../x"}):
-        with pytest.raises(InvalidSnapshotRequest):
+        with pytest.raises(InvalidRequest):
             parse_snapshot_request(bad)

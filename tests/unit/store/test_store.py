@@ -289,7 +289,7 @@ def test_history_pages_are_one_listing_and_one_request_per_row_and_add_up_to_the
 
 @pytest.mark.parametrize("marker", ["", "not a cursor", "%2F", "Li4vLi4v", "a" * 2000, "YWJj=="])
 def test_a_history_cursor_that_was_not_handed_out_is_refused_with_a_typed_error(store, marker):
-    from knowledge.errors import InvalidCursor
+    from shared.errors import InvalidCursor
 
     store.create(T, A, make_concept("frete-gratis"), actor="engine")
     with pytest.raises(InvalidCursor) as refused:

@@ -35,7 +35,6 @@ from knowledge.curation.search_reasons import explain, notes
 from knowledge.curation.listing import RELEVANCE, SORTS, HeldList, Unseen, fold_for_search, since_stamp, sorted_names
 from knowledge.errors import (
     ArchiveNotConfigured,
-    InvalidCursor,
     InvalidTurn,
     NameTaken,
     NoEvidence,
@@ -52,8 +51,17 @@ from knowledge.store.concepts import ConceptStore, NotModified, StoredConcept
 from knowledge.store.history import VersionInfo
 from knowledge.store.journal import CONFIG_CHANGE, JOURNAL_GRACE_SECONDS, VOCABULARY_CHANGE
 from knowledge.store.keys import SHARED, check_scope, etag_token
-from shared.errors import (AccessDenied, Conflict, FieldError, InvalidConcept, InvalidConfig, KnowledgeError, NotFound,
-                           UnknownAgent)
+from shared.errors import (
+    AccessDenied,
+    Conflict,
+    FieldError,
+    InvalidConcept,
+    InvalidConfig,
+    InvalidCursor,
+    KnowledgeError,
+    NotFound,
+    UnknownAgent,
+)
 from shared.httpapi import Operator, page_offset
 from shared.names import check_slug
 

@@ -16,10 +16,9 @@ from typing import Any, NamedTuple, Optional
 
 import numpy as np
 
-from knowledge.errors import InvalidCursor
 from knowledge.format.learned_words import ORIGINS
 from knowledge.store.concepts import StoredConcept
-from shared.errors import InvalidConcept, KnowledgeError
+from shared.errors import InvalidConcept, InvalidCursor, KnowledgeError
 from shared.names import check_slug
 
 # 3: each concept's description, the concepts that do not parse and the journal position (a /2 summary

@@ -37,7 +37,15 @@ from knowledge.store.saves import (
     sighting_part,
 )
 from shared import deadline
-from shared.errors import EventPublishError, InvalidConcept, KnowledgeError, NotFound, SettingsError, UnknownAgent
+from shared.errors import (
+    EventPublishError,
+    InvalidConcept,
+    InvalidRequest,
+    KnowledgeError,
+    NotFound,
+    SettingsError,
+    UnknownAgent,
+)
 from shared.events import Events
 from shared.names import SessionId, Slug
 from shared.telemetry import Counters
@@ -51,10 +59,6 @@ LAST_SEEN_KEYS = 5000
 TURNS_READ = 20
 SAVE_RESERVE = 1.5  # seconds kept for the answer
 BODY_MAX_CHARS = 16 * 1024  # the gates also hold the body to 16 KiB of UTF-8
-
-
-class InvalidSave(KnowledgeError, ValueError):
-    code = "invalid_request"
 
 
 GATE_HELP = {
@@ -172,8 +176,8 @@ class Saver:
     def handle(self, event: Any, remaining_seconds: Optional[float] = None) -> dict[str, Any]:
         """One save_knowledge invocation, validated first; S3 retries stop in time for the answer."""
         if isinstance(event, dict) and event.get("action") == "save_status":
-            return self.status(validate_object(StatusRequest, event, InvalidSave, "the event"))
-        request = validate_object(SaveRequest, event, InvalidSave, "the event")
+            return self.status(validate_object(StatusRequest, event, InvalidRequest, "the event"))
+        request = validate_object(SaveRequest, event, InvalidRequest, "the event")
         ends = None if remaining_seconds is None else time.monotonic() + max(0.0, remaining_seconds - SAVE_RESERVE)
         with deadline.until(ends):
             return self.save(request)
@@ -305,4 +309,3 @@ class Saver:
                                                      or turn_file == f"{request.turn_id}.json"):
                 keys.append(key)
         return [archive.get(key) for key in reversed(keys[-TURNS_READ:])]
-

@@ -16,7 +16,7 @@ from typing import Any, Callable, Mapping, Optional, Protocol
 
 from knowledge.errors import CapContended
 from shared import awscall
-from shared.errors import Conflict, KnowledgeError, NotFound
+from shared.errors import Conflict, NotFound, SettingsError
 from shared.model import Usage
 from shared.names import check_slug
 from shared.telemetry import Counters
@@ -44,10 +44,6 @@ def record_model_call(counters: Counters, tenant: str, usage: Optional[Usage], p
     counters.count("ModelOutputTokens", usage.output_tokens, tenant=tenant)
 
 
-class InvalidCapSetting(KnowledgeError):
-    code = "settings_error"
-
-
 class ModelQuota(Protocol):
     def take(self, tenant: str) -> bool:
         """True when one more model call may be made for `tenant` today (and counts it)."""
@@ -61,7 +57,7 @@ def daily_cap_from_env(environ: Optional[Mapping[str, str]] = None) -> Optional[
     if not raw:
         return None
     if not raw.isdigit() or not 1 <= int(raw) <= DAILY_CAP_MAX:
-        raise InvalidCapSetting(f"{DAILY_CAP_SETTING} must be a whole number from 1 to {DAILY_CAP_MAX} "
+        raise SettingsError(f"{DAILY_CAP_SETTING} must be a whole number from 1 to {DAILY_CAP_MAX} "
                                 "(or empty for no cap)")
     return int(raw)
 
@@ -78,7 +74,7 @@ class DailyModelCalls:
                  clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc),
                  sleep: Callable[[float], None] = time.sleep):
         if limit < 1:
-            raise InvalidCapSetting("the daily cap must be at least 1")
+            raise SettingsError("the daily cap must be at least 1")
         self._s3, self.bucket, self.limit = s3, bucket, limit
         self.block = block or block_size(limit)
         self._clock, self._sleep = clock, sleep
@@ -151,5 +147,5 @@ def daily_cap(s3: Any, bucket: Optional[str], environ: Optional[Mapping[str, str
     if limit is None:
         return None
     if not bucket:
-        raise InvalidCapSetting(f"{DAILY_CAP_SETTING} needs SESSIONS_BUCKET, where the daily counts are kept")
+        raise SettingsError(f"{DAILY_CAP_SETTING} needs SESSIONS_BUCKET, where the daily counts are kept")
     return DailyModelCalls(s3, bucket, limit)

@@ -19,7 +19,7 @@ from knowledge.store.concepts import ConceptStore
 from knowledge.store.keys import SHARED, concept_key
 from knowledge.store.learning_ledger import WordLedger, customer_teacher
 from shared import pii
-from shared.errors import Conflict, InvalidConcept, InvalidPurge, NotFound
+from shared.errors import Conflict, InvalidConcept, InvalidRequest, NotFound
 from shared.names import Slug, check_slug
 from shared.purge import Bucket, Classifier, PurgeReport, Sweeper, run
 from shared.validation import validate_object
@@ -81,7 +81,7 @@ class TenantRequest(BaseModel):
 
 
 def parse_tenant_request(event: Any) -> TenantRequest:
-    request = validate_object(TenantRequest, event, InvalidPurge, "the delete_tenant_data request")
+    request = validate_object(TenantRequest, event, InvalidRequest, "the delete_tenant_data request")
     check_confirmed(request.tenant, request.confirm)
     return request
 

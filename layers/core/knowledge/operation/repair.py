@@ -17,14 +17,13 @@ from typing import Any, Literal, Optional
 from pydantic import ConfigDict
 
 from knowledge.curation.scoped import ScopedRequest
-from knowledge.errors import InvalidRepair
 from knowledge.format.concept import Concept
 from knowledge.format.evidence import EvidenceLink
 from knowledge.store.agents import unknown_agent
 from knowledge.store.concepts import ConceptStore
 from knowledge.store.keys import SHARED
 from knowledge.store.waiting import POLICY, SIGHTING, WaitingPair
-from shared.errors import Conflict, InvalidConcept, NotFound
+from shared.errors import Conflict, InvalidConcept, InvalidRequest, NotFound
 from shared.validation import validate_object
 
 ENGINE = "engine"
@@ -168,5 +167,5 @@ class Repairer:
         self._store = store
 
     def run(self, event: Any) -> Repair:
-        request = validate_object(RepairRequest, event, InvalidRepair, "the repair event")
+        request = validate_object(RepairRequest, event, InvalidRequest, "the repair event")
         return repair_related(self._store, request.tenant, request.scope, dry_run=request.dry_run)

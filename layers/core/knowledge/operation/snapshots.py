@@ -13,16 +13,12 @@ from pydantic import BaseModel, ConfigDict
 
 from knowledge.store.keys import SHARED
 from shared import deadline
-from shared.errors import KnowledgeError
+from shared.errors import InvalidRequest, KnowledgeError
 from shared.names import Slug
 from shared.validation import validate_object
 
 # Kept free of each agent's catch-up: encoding the snapshot and its PUT.
 WRITE_RESERVE_SECONDS = 5.0
-
-
-class InvalidSnapshotRequest(KnowledgeError, ValueError):
-    code = "invalid_request"
 
 
 class SnapshotRequest(BaseModel):
@@ -34,10 +30,10 @@ class SnapshotRequest(BaseModel):
 
 
 def parse_snapshot_request(event: Any) -> Optional[str]:
-    """The tenant a pass is narrowed to (None: every tenant); InvalidSnapshotRequest otherwise."""
+    """The tenant a pass is narrowed to (None: every tenant); InvalidRequest otherwise."""
     if event is None:
         return None
-    return validate_object(SnapshotRequest, event, InvalidSnapshotRequest, "the snapshot event").tenant
+    return validate_object(SnapshotRequest, event, InvalidRequest, "the snapshot event").tenant
 
 
 class Catching(Protocol):

@@ -19,11 +19,11 @@ from knowledge.format.concept import parse_stored, without_claims_kept_beside
 from knowledge.format.evidence import EvidenceLink
 from knowledge.recall.answers import ConceptType, Provenance, Recall
 from knowledge.recall.postings import Doc
-from knowledge.recall.retrieve import InvalidRequest, Retriever
+from knowledge.recall.retrieve import Retriever
 from knowledge.recall.warm import AgentKnowledge
 from knowledge.store.concepts import ConceptStore
 from knowledge.store.keys import SHARED
-from shared.errors import InvalidConcept, NotFound
+from shared.errors import InvalidConcept, InvalidRequest, NotFound
 from shared.names import SessionId, Slug
 from shared.validation import validate_object
 

@@ -47,7 +47,7 @@ from knowledge.recall.warm import FETCH_BUDGET_SECONDS, SWEEP_SECONDS, AgentKnow
 from knowledge.store.concepts import ConceptStore
 from knowledge.store.keys import SHARED
 from shared import deadline
-from shared.errors import EventPublishError, InvalidConcept, KnowledgeError, NotFound, UnknownAgent
+from shared.errors import EventPublishError, InvalidConcept, InvalidRequest, KnowledgeError, NotFound, UnknownAgent
 from shared.events import Events
 from shared.names import SLUG_MAX, SLUG_SCHEMA, SessionId, Slug, is_slug
 from shared.telemetry import Counters
@@ -95,17 +95,12 @@ def unknown_agent(tenant: str, agent: str) -> UnknownAgent:
                         "concept (check the agent's name)")
 
 
-class InvalidRequest(KnowledgeError, ValueError):
-    code = "invalid_request"
-
-
 class _Base(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     tenant: Slug = "default"
     agent: Slug
     session_id: SessionId
-
 
 
 class RetrieveRequest(_Base):

@@ -12,11 +12,11 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Optional
 
-from knowledge.errors import InvalidCursor, InvalidLimit
+from knowledge.errors import InvalidLimit
 from knowledge.format.evidence import EvidenceLink
 from knowledge.store.keys import concept_key, deletion_key
 from shared import deadline
-from shared.errors import NotFound
+from shared.errors import InvalidCursor, NotFound
 
 VERSION_ID = re.compile(r"[A-Za-z0-9._+=-]{1,1024}")
 # Who a version is recorded as written by. `learning`: the engine writing a word its traffic taught into a
