@@ -254,14 +254,7 @@ def personal_data(exc: PersonalData) -> Response:
     return _error(422, exc, kinds=exc.kinds, can_confirm=exc.can_confirm)
 
 
-answer_alike(app, _json, STATUS)
-
-
-@app.exception_handler(KnowledgeError)
-def other(exc: KnowledgeError) -> Response:
-    # Not the request's fault (a policy that refuses a key, a record that does not parse): logged by code.
-    logger.warning("facts request failed", extra={"error_code": exc.code})
-    return _error(500, exc)
+answer_alike(app, _json, STATUS, logger)
 
 
 # Path segments a client encodes that cannot change the routing (customer ids hold : and .).

@@ -440,13 +440,7 @@ def invalid_concept(exc: InvalidConcept) -> Response:
     return _error(422, exc, errors=field_errors(exc))
 
 
-answer_alike(app, _json, STATUS)
-
-
-@app.exception_handler(KnowledgeError)
-def other(exc: KnowledgeError) -> Response:
-    logger.warning("studio request refused", extra={"error_code": exc.code})
-    return _error(400, exc)
+answer_alike(app, _json, STATUS, logger)
 
 
 # Path segments a client encodes that cannot change the routing (S3 version ids hold + and =).

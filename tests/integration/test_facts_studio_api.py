@@ -16,6 +16,7 @@ from helpers.handlers import LambdaContext, load_event, load_handler
 from helpers.paths import ROOT
 
 from facts.keyed_hashes import FactKeys
+from shared.errors import AccessDenied
 
 T, A = "default", "store-support"
 ANA = {"sub": "3f1c9a52-7d3e-4b8a-9f0e-6a2b1c4d5e6f", "cognito:groups": "[default]"}
@@ -485,3 +486,14 @@ def test_removing_a_fact_records_who_and_why_and_its_value_stays_in_the_earlier_
     status, cell = api("DELETE", f"{FACTS}/customers/{CUSTOMER}/memory/cor", query={"revision": str(cor["revision"])})
     assert status == 200 and [(r["name"], r["reason"]) for r in cell["removals"]] == [
         ("cor", None), ("tamanho_calcado", "cliente pediu para esquecer")]
+
+
+def test_an_error_the_api_maps_to_no_status_is_a_500_with_its_code_as_the_studio_api_answers_it(api, monkeypatch):
+    def refused(*args, **kwargs):
+        raise AccessDenied("S3 refused the function: s3:GetObject on the sessions bucket")
+
+    monkeypatch.setattr(api.handler.facts, "memory", refused)
+    status, body = api("GET", f"{FACTS}/customers/{CUSTOMER}/memory")
+    assert status == 500
+    assert body == {"error": {"code": "access_denied",
+                              "message": "S3 refused the function: s3:GetObject on the sessions bucket"}}

@@ -9,6 +9,8 @@ from helpers.handlers import LambdaContext, load_event
 from helpers.paths import DEMO
 from helpers.studio import A, ANA, BASE, T
 
+from shared.errors import AccessDenied
+
 
 def test_the_list_event_filters_conflicts(api):
     handler = api.handler
@@ -362,3 +364,14 @@ def test_a_concept_overwritten_with_10_mb_is_never_sent_back_in_a_412_and_restor
     assert status == 200
     status, body, _ = api("GET", f"{BASE}/concepts/troca-em-30-dias")
     assert status == 200 and body["markdown"] == good["markdown"]
+
+
+def test_an_error_the_api_maps_to_no_status_is_a_500_with_its_code_as_the_facts_api_answers_it(api, monkeypatch):
+    def refused(*args, **kwargs):
+        raise AccessDenied("S3 refused the function: s3:ListBucket on the knowledge bucket")
+
+    monkeypatch.setattr(api.handler.reviews, "agents", refused)
+    status, body, _ = api("GET", f"/tenants/{T}/agents")
+    assert status == 500
+    assert body == {"error": {"code": "access_denied",
+                              "message": "S3 refused the function: s3:ListBucket on the knowledge bucket"}}

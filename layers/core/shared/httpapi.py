@@ -99,11 +99,20 @@ def error_body(exc: KnowledgeError, **extra: Any) -> dict:
     return {"error": {"code": exc.code, "message": str(exc)}, **extra}
 
 
-def answer_alike(app: Any, respond: Callable[[int, dict], Any], statuses: dict[type, int]) -> None:
+def answer_alike(app: Any, respond: Callable[[int, dict], Any], statuses: dict[type, int], logger: Any) -> None:
     """Register the answers both APIs give alike on a Powertools resolver: the errors in
     `statuses` with their own code and message (the status of the nearest type), a schema
-    refusal, an unreadable body, no such route (or a path with a control character), S3 busy."""
+    refusal, an unreadable body, no such route (or a path with a control character), S3 busy,
+    and 500 for any other typed error (logged by its code on `logger`)."""
     from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+
+    @app.exception_handler(KnowledgeError)
+    def unmapped(exc: KnowledgeError) -> Any:
+        # Every refusal a request can earn has its status in `statuses` or its own handler, so an error
+        # without one is the service's fault (S3 refused the function, a record that does not parse):
+        # 500, in both APIs alike, its code and message in the usual body.
+        logger.warning("request failed", extra={"error_code": exc.code})
+        return respond(500, error_body(exc))
 
     @app.exception_handler(list(statuses))
     def plain(exc: KnowledgeError) -> Any:
