@@ -14,7 +14,7 @@ import dataclasses
 import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
-from typing import Any, Iterable, Mapping, Optional
+from typing import Any, Callable, Iterable, Iterator, Mapping, Optional
 
 import yaml
 
@@ -29,7 +29,7 @@ from knowledge.format.learned_words import (
 from knowledge.format.learned_words import validate as validate_learned
 from shared.errors import FieldError, InvalidConcept, YamlProblem
 from shared.names import is_session_id, slug_problem
-from shared.validation import read_yaml
+from shared.validation import YamlDocument, read_yaml
 
 TYPES = ("fact", "entity", "procedure", "policy", "objection")
 PROVENANCES = ("observed", "policy")
@@ -289,104 +289,128 @@ def _bad_char(text: str, pattern: re.Pattern) -> Optional[str]:
 
 
 def _validate(c: Concept) -> list[FieldError]:
-    errors: list[FieldError] = []
+    """Every problem of a concept, field by field in the frontmatter's order, then its body."""
+    return [problem for check in _CHECKS for problem in check(c)]
 
-    def bad(field: str, message: str) -> None:
-        errors.append(FieldError(field, message))
 
+def _name_problems(c: Concept) -> Iterator[FieldError]:
     problem = slug_problem(c.name)
     if problem:
-        bad("name", problem + (" (quote it if YAML reads it as a number)" if not isinstance(c.name, str) else ""))
+        yield FieldError("name", problem + (" (quote it if YAML reads it as a number)"
+                                            if not isinstance(c.name, str) else ""))
 
+
+def _description_problems(c: Concept) -> Iterator[FieldError]:
     if not isinstance(c.description, str):
-        bad("description", "must be text (quote it if YAML reads it as something else)")
+        yield FieldError("description", "must be text (quote it if YAML reads it as something else)")
     elif not c.description.strip():
-        bad("description", "must not be empty")
+        yield FieldError("description", "must not be empty")
     elif c.description != c.description.strip():
-        bad("description", "must not start or end with whitespace")
+        yield FieldError("description", "must not start or end with whitespace")
     elif "\n" in c.description or "\r" in c.description:
-        bad("description", "must be a single line")
+        yield FieldError("description", "must be a single line")
     elif len(c.description) > DESCRIPTION_MAX:
-        bad("description", f"must be at most {DESCRIPTION_MAX} characters (has {len(c.description)})")
+        yield FieldError("description", f"must be at most {DESCRIPTION_MAX} characters (has {len(c.description)})")
     elif _bad_char(c.description, _BAD_IN_LINE):
-        bad("description", _bad_char(c.description, _BAD_IN_LINE) or "")
+        yield FieldError("description", _bad_char(c.description, _BAD_IN_LINE) or "")
 
+
+def _kind_problems(c: Concept) -> Iterator[FieldError]:
+    """Type, provenance and confidence."""
     if c.type not in TYPES:
-        bad("type", f"must be one of {', '.join(TYPES)}")
+        yield FieldError("type", f"must be one of {', '.join(TYPES)}")
     if c.provenance not in PROVENANCES:
-        bad("provenance", f"must be one of {', '.join(PROVENANCES)}")
-
+        yield FieldError("provenance", f"must be one of {', '.join(PROVENANCES)}")
     if isinstance(c.confidence, bool) or not isinstance(c.confidence, float):
-        bad("confidence", "must be a number between 0 and 1")
+        yield FieldError("confidence", "must be a number between 0 and 1")
     elif not 0.0 <= c.confidence <= 1.0:  # also false for NaN
-        bad("confidence", "must be between 0 and 1")
+        yield FieldError("confidence", "must be between 0 and 1")
 
+
+def _sighting_problems(c: Concept) -> Iterator[FieldError]:
+    """The sessions it was seen in, and how often."""
     if not isinstance(c.sources, tuple):
-        bad("sources", "must be a list of session ids")
+        yield FieldError("sources", "must be a list of session ids")
     else:
         if len(c.sources) > SOURCES_MAX:
-            bad("sources", f"must hold at most {SOURCES_MAX} session ids")
+            yield FieldError("sources", f"must hold at most {SOURCES_MAX} session ids")
         wrong = next((source for source in c.sources if not is_session_id(source)), None)
         if wrong is not None:
             shown = repr(wrong[:130]) if isinstance(wrong, str) else "an item that is not text"
-            bad("sources", f"{shown} is not a session id (letters, digits, '.', '_', ':', '-'; at most 128)")
+            yield FieldError("sources", f"{shown} is not a session id "
+                                        "(letters, digits, '.', '_', ':', '-'; at most 128)")
         elif len(set(c.sources)) != len(c.sources):
-            bad("sources", "must not repeat a session id")
-
+            yield FieldError("sources", "must not repeat a session id")
     if isinstance(c.occurrences, bool) or not isinstance(c.occurrences, int):
-        bad("occurrences", "must be a whole number")
+        yield FieldError("occurrences", "must be a whole number")
     elif c.occurrences < 1:
-        bad("occurrences", "must be at least 1")
+        yield FieldError("occurrences", "must be at least 1")
     elif c.occurrences > OCCURRENCES_MAX:
-        bad("occurrences", f"must be at most {OCCURRENCES_MAX}")
+        yield FieldError("occurrences", f"must be at most {OCCURRENCES_MAX}")
 
+
+def _timestamp_problems(c: Concept) -> Iterator[FieldError]:
     stamps_ok = True
     for field in ("created_at", "updated_at"):
         value = getattr(c, field)
         if not isinstance(value, datetime) or value.tzinfo is None:
-            bad(field, "must be a UTC timestamp like 2026-08-24T18:02:11Z")
+            yield FieldError(field, "must be a UTC timestamp like 2026-08-24T18:02:11Z")
             stamps_ok = False
         elif value.utcoffset().total_seconds() != 0 or value.microsecond or value.year < 1970:
-            bad(field, "must be a UTC timestamp like 2026-08-24T18:02:11Z (whole seconds, year 1970 or later)")
+            yield FieldError(field, "must be a UTC timestamp like 2026-08-24T18:02:11Z "
+                                    "(whole seconds, year 1970 or later)")
             stamps_ok = False
     if stamps_ok and c.created_at > c.updated_at:
-        bad("updated_at", "must not be earlier than created_at")
+        yield FieldError("updated_at", "must not be earlier than created_at")
 
+
+def _validity_problems(c: Concept) -> Iterator[FieldError]:
+    """When its claim is true (valid_from, valid_until), and the policy that retired it."""
     for field in OPTIONAL_FIELDS:
         value = getattr(c, field)
         if value is not None and (not isinstance(value, date) or isinstance(value, datetime)):
-            bad(field, "must be a date like 2026-11-30")
+            yield FieldError(field, "must be a date like 2026-11-30")
         elif value is not None and not EARLIEST_DATE <= value <= LATEST_DATE:
-            bad(field, f"must be a date from {EARLIEST_DATE} to {LATEST_DATE}")
+            yield FieldError(field, f"must be a date from {EARLIEST_DATE} to {LATEST_DATE}")
     if (isinstance(c.valid_from, date) and isinstance(c.valid_until, date)
             and not isinstance(c.valid_from, datetime) and not isinstance(c.valid_until, datetime)
             and c.valid_from > c.valid_until):
-        bad("valid_until", "must not be earlier than valid_from")
+        yield FieldError("valid_until", "must not be earlier than valid_from")
     if c.retired_by is not None:
         problem = slug_problem(c.retired_by)
         if problem:
-            bad(RETIRED_BY, f"must name the policy concept that retired it: {problem}")
+            yield FieldError(RETIRED_BY, f"must name the policy concept that retired it: {problem}")
         elif c.retired_by == c.name:
-            bad(RETIRED_BY, "must name another concept")
+            yield FieldError(RETIRED_BY, "must name another concept")
         elif c.provenance != "observed":
-            bad(RETIRED_BY, "only an observed concept is retired by a policy (delete the line to keep this one)")
+            yield FieldError(RETIRED_BY, "only an observed concept is retired by a policy (delete the line to keep "
+                                         "this one)")
 
+
+def _word_problems(c: Concept) -> Iterator[FieldError]:
     for field, message in validate_learned(c.learned_words, c.removed_words):
-        bad(field, message)
+        yield FieldError(field, message)
 
+
+def _body_problems(c: Concept) -> Iterator[FieldError]:
     if not isinstance(c.body, str):
-        bad("body", "must be text")
+        yield FieldError("body", "must be text")
     elif not c.body.strip():
-        bad("body", "must not be empty")
+        yield FieldError("body", "must not be empty")
     elif c.body != c.body.lstrip("\n").rstrip():
-        bad("body", "must not start with a blank line or end with whitespace")
+        yield FieldError("body", "must not start with a blank line or end with whitespace")
     elif "\r" in c.body:
-        bad("body", "must use \\n line endings")
+        yield FieldError("body", "must use \\n line endings")
     elif len(c.body.encode("utf-8", "surrogatepass")) > BODY_MAX_BYTES:
-        bad("body", f"must be at most {BODY_MAX_BYTES} bytes")
+        yield FieldError("body", f"must be at most {BODY_MAX_BYTES} bytes")
     elif _bad_char(c.body, _BAD_IN_BODY):
-        bad("body", _bad_char(c.body, _BAD_IN_BODY) or "")
-    return errors
+        yield FieldError("body", _bad_char(c.body, _BAD_IN_BODY) or "")
+
+
+# In the order the problems are reported.
+_CHECKS: tuple[Callable[[Concept], Iterator[FieldError]], ...] = (
+    _name_problems, _description_problems, _kind_problems, _sighting_problems, _timestamp_problems,
+    _validity_problems, _word_problems, _body_problems)
 
 
 # ------------------------------------------------------------------- render
@@ -527,6 +551,24 @@ def parse(
     """
     text = _text_of(document)
     frontmatter, rest = _split(text)
+    read = _read_frontmatter(frontmatter)
+    data = {**(defaults or {}), **read.data, **(overrides or {})}
+    key_lines = {key: line + 2 for key, line in read.key_lines.items()}  # the frontmatter starts on line 2
+    errors = _key_problems(data, key_lines)
+    values = {field: data.get(field) for field in FIELDS}
+    for read_field in (_read_timestamps, _read_dates, _read_sources, _read_word_lists):
+        errors.extend(read_field(data, values, key_lines))
+    if isinstance(values["description"], str):
+        values["description"] = values["description"].strip()
+    confidence = values["confidence"]
+    if isinstance(confidence, int) and not isinstance(confidence, bool):
+        values["confidence"] = float(confidence)  # at most NUMBER_MAX_CHARS digits: never overflows
+    values["body"] = rest.lstrip("\n").rstrip()
+    return _built(values, errors, key_lines, text)
+
+
+def _read_frontmatter(frontmatter: str) -> YamlDocument:
+    """The frontmatter as a mapping (and the line of each key), or InvalidConcept saying where it is not one."""
     try:
         read = read_yaml(frontmatter, max_depth=_FRONTMATTER_DEPTH, max_items=SOURCES_MAX,
                          max_keys=_FRONTMATTER_KEYS)
@@ -534,24 +576,26 @@ def parse(
         line = exc.line + 2 if exc.line is not None else None
         field = exc.path[0] if exc.path and exc.path[0] in FIELDS else "frontmatter"
         raise InvalidConcept([FieldError(field, exc.message, line)]) from None
-    data = read.data
-    if not isinstance(data, dict):
+    if not isinstance(read.data, dict):
         raise InvalidConcept([FieldError("frontmatter", "must be a YAML mapping of field: value", 2)])
-    data = {**(defaults or {}), **data, **(overrides or {})}
-    key_lines = {key: line + 2 for key, line in read.key_lines.items()}
+    return read
 
-    errors: list[FieldError] = []
-    for key in data:
-        if key not in FIELDS:
-            errors.append(FieldError(_shown(key), "is not a concept field", key_lines.get(key)))
+
+def _key_problems(data: dict[str, Any], key_lines: dict[str, int]) -> list[FieldError]:
+    """Keys that are no concept field, and fields that must be there and are not."""
+    errors = [FieldError(_shown(key), "is not a concept field", key_lines.get(key)) for key in data
+              if key not in FIELDS]
     for field in FIELDS:
         if field not in data and field not in OPTIONAL_FIELDS and field not in (RETIRED_BY, LEARNED_FIELD,
                                                                                  REMOVED_FIELD):
             errors.append(FieldError(field, "is missing"))
+    return errors
 
-    values = {field: data.get(field) for field in FIELDS}
-    if isinstance(values["description"], str):
-        values["description"] = values["description"].strip()
+
+# Each reads what the frontmatter wrote for its fields into `values` (None, or nothing, where it is
+# unreadable) and returns the problems it found, with the line of the key.
+def _read_timestamps(data: dict[str, Any], values: dict[str, Any], key_lines: dict[str, int]) -> list[FieldError]:
+    errors = []
     for field in ("created_at", "updated_at"):
         if field in data:
             stamp = _parse_timestamp(data[field])
@@ -560,6 +604,11 @@ def parse(
                     FieldError(field, "must be a UTC timestamp like 2026-08-24T18:02:11Z", key_lines.get(field))
                 )
             values[field] = stamp
+    return errors
+
+
+def _read_dates(data: dict[str, Any], values: dict[str, Any], key_lines: dict[str, int]) -> list[FieldError]:
+    errors = []
     for field in OPTIONAL_FIELDS:
         if data.get(field) is not None:
             day = _parse_date(data[field])
@@ -567,16 +616,25 @@ def parse(
                 errors.append(FieldError(field, "must be a date like 2026-11-30 (or the line left out)",
                                          key_lines.get(field)))
             values[field] = day
+    return errors
+
+
+def _read_sources(data: dict[str, Any], values: dict[str, Any], key_lines: dict[str, int]) -> list[FieldError]:
     sources = values["sources"]
     if isinstance(sources, list) and all(isinstance(s, str) for s in sources):
         values["sources"] = tuple(sources)
     elif isinstance(sources, list) and any(isinstance(s, (list, dict)) for s in sources):
-        errors.append(FieldError("sources", "must not be nested: a flat list of session ids", key_lines.get("sources")))
         values["sources"] = ()
+        return [FieldError("sources", "must not be nested: a flat list of session ids", key_lines.get("sources"))]
     elif "sources" in data:
-        errors.append(FieldError("sources", "must be a list of session ids, each quoted text",
-                                 key_lines.get("sources")))
         values["sources"] = ()
+        return [FieldError("sources", "must be a list of session ids, each quoted text", key_lines.get("sources"))]
+    return []
+
+
+def _read_word_lists(data: dict[str, Any], values: dict[str, Any], key_lines: dict[str, int]) -> list[FieldError]:
+    """The learned words and the removed ones."""
+    errors = []
     learned, problem = parse_learned(data.get(LEARNED_FIELD), _parse_date)
     if problem:
         errors.append(FieldError(LEARNED_FIELD, problem, key_lines.get(LEARNED_FIELD)))
@@ -585,11 +643,11 @@ def parse(
     if problem:
         errors.append(FieldError(REMOVED_FIELD, problem, key_lines.get(REMOVED_FIELD)))
     values[REMOVED_FIELD] = removed or ()
-    confidence = values["confidence"]
-    if isinstance(confidence, int) and not isinstance(confidence, bool):
-        values["confidence"] = float(confidence)  # at most NUMBER_MAX_CHARS digits: never overflows
-    values["body"] = rest.lstrip("\n").rstrip()
+    return errors
 
+
+def _built(values: dict[str, Any], errors: list[FieldError], key_lines: dict[str, int], text: str) -> Concept:
+    """The concept, or InvalidConcept listing the problems read so far and those the constructor finds."""
     if errors:
         # Report the field errors the constructor would find too, so the operator sees them all.
         try:
