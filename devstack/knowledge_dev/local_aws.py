@@ -65,8 +65,3 @@ def moto_server(credential: str = "local") -> Iterator[str]:
             else:
                 os.environ[key] = value
 
-
-def percentile(values: list[float], q: float) -> float:
-    """The nearest-rank percentile (q in 0..1) of a benchmark's timings."""
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]

@@ -1,4 +1,4 @@
-"""Name convergence on the labelled sets (scripts/convergence_report.py replays every labelled turn
+"""Name convergence on the labelled sets (scripts/reports/convergence.py replays every labelled turn
 through the real extractor and consolidator, for the demo agent and one padded to 500 concepts:
 over a minute): the known concept a turn is about is named, the list stays bounded, and a replay
 confirms known concepts instead of creating near duplicates. The prompt itself:
@@ -6,14 +6,9 @@ tests/unit/learning/test_convergence.py; through the extractor: tests/integratio
 
 from __future__ import annotations
 
-import sys
-
 import pytest
-from helpers.paths import ROOT
 
-sys.path.insert(0, str(ROOT / "scripts"))
-
-import convergence_report as report  # noqa: E402  (the report script measures; these tests hold it to its targets)
+from scripts.reports import convergence as report  # the report measures; these tests hold it to its targets
 
 
 # ------------------------------------------------------------------ the labelled sets
@@ -22,7 +17,6 @@ import convergence_report as report  # noqa: E402  (the report script measures; 
 @pytest.fixture(scope="module")
 def figures(moto_endpoint):
     return report.measure(moto_endpoint, padded=500)
-
 
 @pytest.mark.parametrize("label", ["tuning", "held-out"])
 @pytest.mark.parametrize("agent", ["with_list", "padded_with_list"], ids=["45-concepts", "500-concepts"])

@@ -1,26 +1,16 @@
-"""scripts/bench_knowledge_index.py's handler bench at a tiny size, on the tests' moto: the synthetic
+"""scripts/bench/knowledge_index.py's handler bench (scripts/lib/index_handler.py) at a tiny size, on the tests' moto: the synthetic
 corpus is recalled on the day the bench runs, the bench says how many timed answers injected
 something, and it refuses to time a handler that answers nothing."""
 
 from __future__ import annotations
 
-import sys
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from helpers.aws import new_bucket
-from helpers.paths import ROOT
 
-
-def _scripts():
-    sys.path.insert(0, str(ROOT / "scripts"))  # beside the other scripts, not a package
-    import bench_knowledge_index
-    import synthetic_corpus
-
-    return bench_knowledge_index, synthetic_corpus
-
-
-bench, synthetic = _scripts()
+from scripts.lib import index_handler as bench
+from scripts.lib import synthetic_corpus as synthetic
 
 
 @pytest.fixture

@@ -1,18 +1,14 @@
-"""scripts/bench_stores_handler.py's core at ~200 concepts, on the tests' moto: it replicates the tuning
+"""scripts/bench/stores_handler.py's core at ~200 concepts, on the tests' moto: it replicates the tuning
 stores (never the held-out ones) with ~24 learned words each, times RetrieveFunction's handler on
 the stores' test messages, counts what injected and what reached S3, and refuses to time a handler
 that answers nothing."""
 
 from __future__ import annotations
 
-import sys
-
 import pytest
 from helpers.aws import new_bucket
-from helpers.paths import ROOT
 
-sys.path.insert(0, str(ROOT / "scripts"))  # beside the other scripts, not a package
-import bench_stores_handler as bench  # noqa: E402
+from scripts.bench import stores_handler as bench
 
 
 @pytest.fixture(scope="module")

@@ -5,35 +5,28 @@ is never a reason to fail a turn. The prompt itself: tests/unit/learning/test_co
 from __future__ import annotations
 
 import json
-import sys
 import time
 
 import boto3
 import pytest
 from helpers.concepts import make_concept
 from helpers.handlers import load_event
-from helpers.paths import ROOT
 
-sys.path.insert(0, str(ROOT / "scripts"))
-
-import convergence_report as report  # noqa: E402  (the report script measures; these tests hold it to its targets)
-
-from knowledge.format.turn import parse_turn  # noqa: E402
-from knowledge.learning.extract import Extractor  # noqa: E402
-from knowledge.learning.known import MODEL_RESERVE_SECONDS, KnownConcepts  # noqa: E402
-from knowledge.store.concepts import ConceptStore  # noqa: E402
-from knowledge.store.config_cache import ConfigCache  # noqa: E402
-from knowledge_dev.faults import SLOWDOWN, FaultProxy, Rule  # noqa: E402
-from shared import deadline  # noqa: E402
-from shared.model import ModelCache  # noqa: E402
+from knowledge.format.turn import parse_turn
+from knowledge.learning.extract import Extractor
+from knowledge.learning.known import MODEL_RESERVE_SECONDS, KnownConcepts
+from knowledge.store.concepts import ConceptStore
+from knowledge.store.config_cache import ConfigCache
+from knowledge_dev.faults import SLOWDOWN, FaultProxy, Rule
+from scripts.reports import convergence as report  # the report measures; these tests hold it to its targets
+from shared import deadline
+from shared.model import ModelCache
 
 T, A = "default", "store-support"
 CONFIG = "knowledge:\n  types: [fact, entity, procedure, policy, objection]\n"
 TURN = parse_turn(load_event("turn-complete.json")["Records"][0]["body"])
 
-
 # ------------------------------------------------------------------ through the real extractor
-
 
 class Sent:
     def __init__(self):

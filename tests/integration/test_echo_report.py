@@ -1,29 +1,17 @@
-"""scripts/echo_report.py on the first three concepts of the echo set (every kind of session),
+"""scripts/reports/echo.py on the first three concepts of the echo set (every kind of session),
 through the real ExtractFunction and ConsolidateFunction handlers."""
 
 from __future__ import annotations
 
-import sys
-
 import pytest
-from helpers.paths import ROOT
 
-
-def _script():
-    sys.path.insert(0, str(ROOT / "scripts"))  # beside the other scripts, not a package
-    import echo_report
-
-    return echo_report
-
-
-echo_report = _script()
+from scripts.reports import echo as echo_report
 
 
 @pytest.fixture(scope="module")
 def runs(moto_endpoint) -> dict:
     measured = echo_report.measure(concepts=3, endpoint=moto_endpoint)
     return {(run["type"], run["shown"]): run for run in measured}
-
 
 @pytest.mark.parametrize("type_", ["fact", "objection"])
 def test_the_echo_sessions_leave_every_concepts_confidence_where_it_was(runs, type_):

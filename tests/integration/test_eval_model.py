@@ -1,4 +1,4 @@
-"""scripts/eval_model.py against a scripted model server: the real judge and extractor code, the figures it prints."""
+"""scripts/reports/eval_model.py against a scripted model server: the real judge and extractor code, the figures it prints."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from helpers.paths import ROOT
 from knowledge_dev.scripted_model import ScriptedModel
 
 DATA = ROOT / "tests" / "data"
-SCRIPT = ROOT / "scripts" / "eval_model.py"
+SCRIPT = ["-m", "scripts.reports.eval_model"]  # run from the repository root
 
 
 def _rows(name):
@@ -63,7 +63,7 @@ def server():
 
 def run(server, *args):
     env = {"OPENAI_BASE_URL": server.base_url, "PATH": "/usr/bin:/bin"}
-    return subprocess.run([sys.executable, str(SCRIPT), "--model", "openai:scripted", *args], env=env,
+    return subprocess.run([sys.executable, *SCRIPT, "--model", "openai:scripted", *args], env=env, cwd=ROOT,
                           capture_output=True, text=True, timeout=300)
 
 
@@ -102,6 +102,6 @@ def test_the_table_prints_figures_and_never_the_claims_or_turns(server):
 
 
 def test_a_missing_endpoint_is_a_clear_error():
-    result = subprocess.run([sys.executable, str(SCRIPT), "--model", "openai:x"], env={"PATH": "/usr/bin:/bin"},
-                            capture_output=True, text=True, timeout=120)
+    result = subprocess.run([sys.executable, *SCRIPT, "--model", "openai:x"], env={"PATH": "/usr/bin:/bin"},
+                            cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert result.returncode == 2 and "OPENAI_BASE_URL" in result.stderr and result.stdout == ""

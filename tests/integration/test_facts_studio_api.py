@@ -320,7 +320,7 @@ def test_the_openapi_document_is_kept_in_the_repo_and_describes_what_the_api_ans
 
     document = json.loads(api.handler.openapi_document())
     kept = json.loads((ROOT / "studio_web" / "facts-openapi.json").read_text())
-    assert kept == document, "run scripts/write_openapi.py"
+    assert kept == document, "run ./run script gen.openapi"
     schemas = document["components"]["schemas"]
 
     def check(path_template, method, status, body):

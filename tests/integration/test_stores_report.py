@@ -1,23 +1,14 @@
-"""scripts/stores_report.py's evaluation, through the real RetrieveFunction handler, on two small
+"""scripts/reports/stores.py's evaluation, through the real RetrieveFunction handler, on two small
 stores cut from the labelled ones, against counts made by hand."""
 
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
 from helpers.paths import ROOT
 
-
-def _script():
-    sys.path.insert(0, str(ROOT / "scripts"))  # beside the other scripts, not a package
-    import stores_report
-
-    return stores_report
-
-
-stores_report = _script()
+from scripts.reports import stores as stores_report
 
 CHIT_CHAT = "oi, tudo bem? obrigada, boa noite!"
 
@@ -186,7 +177,7 @@ def test_the_summary_keeps_each_phases_overall_figures_and_the_report_prints_the
 def test_the_traffic_runs_in_the_order_of_its_days_ending_three_days_before_the_run():
     from datetime import UTC, datetime, timedelta
 
-    import stores_harness
+    from scripts.lib import labelled_stores as stores_harness
 
     store = {"traffic": [{"session": "b", "day": "2026-10-05", "turns": [{}, {}]},
                          {"session": "a", "day": "2026-10-02", "turns": [{}]},

@@ -171,7 +171,7 @@ def test_the_openapi_document_is_served_and_kept_in_the_repo(api):
     assert status == 200 and document["info"]["title"] == "Knowledge studio API"
     assert "/tenants/{tenant}/agents/{agent}/concepts/{name}" in document["paths"]
     kept = json.loads((ROOT / "studio_web" / "openapi.json").read_text())
-    assert kept == document, "run scripts/write_openapi.py"
+    assert kept == document, "run ./run script gen.openapi"
 
 
 @pytest.mark.parametrize("groups, reaches", [

@@ -1,5 +1,5 @@
 """A concept's history through the studio API's handler, counted in S3 requests (the clock is the bench's:
-scripts/bench_studio_history.py): the first page in one listing and one request per row shown, whatever
+scripts/bench/studio_history.py): the first page in one listing and one request per row shown, whatever
 the concept's deletions, and a diff's two versions in one request."""
 
 from __future__ import annotations

@@ -106,10 +106,10 @@ def copy_of_the_maps(tmp_path):
 def test_a_new_module_is_named_with_the_line_to_add_under_its_folder(copy_of_the_maps):
     (copy_of_the_maps / "layers/core/knowledge/recall/tokens.py").write_text('"""Tokens."""\n')
     (copy_of_the_maps / "devstack/knowledge_dev/faults/latency.py").write_text('"""Latency."""\n')
-    (copy_of_the_maps / "scripts/bench").mkdir()
-    (copy_of_the_maps / "scripts/bench/timing.py").write_text('"""Timing."""\n')
+    (copy_of_the_maps / "scripts/tools").mkdir()
+    (copy_of_the_maps / "scripts/tools/timing.py").write_text('"""Timing."""\n')
     # a package of re-exports is no module to map; one that defines something is
-    (copy_of_the_maps / "scripts/bench/__init__.py").write_text("from .timing import *  # noqa\n")
+    (copy_of_the_maps / "scripts/tools/__init__.py").write_text("from .timing import *  # noqa\n")
     (copy_of_the_maps / "layers/core/knowledge/tiers/").mkdir()
     (copy_of_the_maps / "layers/core/knowledge/tiers/__init__.py").write_text("def tier():\n    pass\n")
     assert drift(copy_of_the_maps, ROOMS) == [
@@ -121,21 +121,21 @@ def test_a_new_module_is_named_with_the_line_to_add_under_its_folder(copy_of_the
         "| `knowledge_dev/faults/latency.py` | <what it holds, in a few words> |",
     ]
     assert drift(copy_of_the_maps, SCRIPTS) == [
-        "docs/evaluation.md: add a line for `bench/timing.py` under '## The scripts': "
-        "| `bench/timing.py` | <what it holds, in a few words> |",
+        "docs/evaluation.md: add a line for `tools/timing.py` under '## The scripts': "
+        "| `tools/timing.py` | <what it holds, in a few words> |",
     ]
 
 
 def test_a_line_for_a_module_that_moved_is_named_to_remove(copy_of_the_maps):
     (copy_of_the_maps / "functions/studio_api/routing.py").unlink()
-    (copy_of_the_maps / "scripts/echo_report.py").rename(copy_of_the_maps / "scripts/report_echo.py")
+    (copy_of_the_maps / "scripts/reports/echo.py").rename(copy_of_the_maps / "scripts/reports/echo_report.py")
     assert drift(copy_of_the_maps, ROOMS) == [
         "docs/development.md: the line for `functions/studio_api/routing.py` names a file that is not "
         "there: remove it, or correct its path"]
     assert drift(copy_of_the_maps, SCRIPTS) == [
-        "docs/evaluation.md: add a line for `report_echo.py` under '## The scripts': "
-        "| `report_echo.py` | <what it holds, in a few words> |",
-        "docs/evaluation.md: the line for `echo_report.py` names a file that is not there: remove it, "
+        "docs/evaluation.md: add a line for `reports/echo_report.py` under '### `reports/`': "
+        "| `reports/echo_report.py` | <what it holds, in a few words> |",
+        "docs/evaluation.md: the line for `reports/echo.py` names a file that is not there: remove it, "
         "or correct its path"]
 
 

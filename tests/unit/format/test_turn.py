@@ -115,7 +115,7 @@ def test_the_shown_record_bounds_names_not_repeats():
 
 
 def test_published_schemas_match_the_code():
-    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "write_schemas.py"), "--check"],
+    result = subprocess.run([sys.executable, "-m", "scripts.gen.schemas", "--check"], cwd=ROOT,
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     schema = json.loads((ROOT / "schemas" / "turn-complete.schema.json").read_text())

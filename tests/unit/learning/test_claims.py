@@ -279,7 +279,7 @@ def test_no_labelled_different_claim_is_confirmed(pair):
 
 
 def test_the_report_confirms_no_different_claim_and_most_rewordings_on_both_sets():
-    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "claims_report.py"), "--json"],
+    result = subprocess.run([sys.executable, "-m", "scripts.reports.claims", "--json"], cwd=ROOT,
                             capture_output=True, text=True, check=True, timeout=120)
     report = json.loads(result.stdout)
     sets = ("tuning", "held-out", "blind-tuning", "blind-held-out")

@@ -5,20 +5,14 @@ tests/integration/test_convergence_extractor.py; on the labelled sets: tests/e2e
 from __future__ import annotations
 
 import json
-import sys
 
 from helpers.handlers import load_event
-from helpers.paths import ROOT
 
-sys.path.insert(0, str(ROOT / "scripts"))
-
-import convergence_report as report  # noqa: E402  (the report script measures; these tests hold it to its targets)
-
-from knowledge.format.turn import parse_turn  # noqa: E402
-from knowledge.learning.prompt import KNOWN_PROMPT_MAX_BYTES, KnownConcept, extraction_prompt  # noqa: E402
+from knowledge.format.turn import parse_turn
+from knowledge.learning.prompt import KNOWN_PROMPT_MAX_BYTES, KnownConcept, extraction_prompt
+from scripts.reports import convergence as report  # the report measures; these tests hold it to its targets
 
 TURN = parse_turn(load_event("turn-complete.json")["Records"][0]["body"])
-
 
 # ------------------------------------------------------------------ the prompt
 
@@ -33,7 +27,7 @@ def test_the_list_adds_a_bounded_number_of_bytes_whatever_the_descriptions_hold(
 
 
 def test_for_agents_of_100_and_1000_concepts_the_labelled_turns_list_20_names_within_the_bound():
-    import bench_extract
+    from scripts.bench import extract as bench_extract
 
     cost = bench_extract.known_list_cost((100, 1000), repeats=1)
     for row in cost["agents"].values():

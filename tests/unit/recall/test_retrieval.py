@@ -91,8 +91,7 @@ _LABELLED = []
 
 def labelled_index():
     if not _LABELLED:  # built once: the tests below only read it
-        sys.path.insert(0, str(ROOT / "scripts"))
-        import retrieval_report
+        from scripts.reports import retrieval as retrieval_report
 
         _LABELLED.append(index_of(*retrieval_report.concepts_of()))
     return _LABELLED[0]
@@ -332,7 +331,7 @@ def test_recency_breaks_ties():
 
 @pytest.fixture(scope="module")
 def report():
-    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "retrieval_report.py"), "--json"],
+    result = subprocess.run([sys.executable, "-m", "scripts.reports.retrieval", "--json"], cwd=ROOT,
                             capture_output=True, text=True, check=True)
     return json.loads(result.stdout)
 

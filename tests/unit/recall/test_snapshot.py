@@ -198,10 +198,7 @@ def test_two_containers_racing_to_write_the_snapshot_leave_one_and_the_loser_sto
 
 
 def labelled_concepts():
-    import sys
-
-    sys.path.insert(0, str(ROOT / "scripts"))
-    from retrieval_report import concepts_of
+    from scripts.reports.retrieval import concepts_of
 
     return concepts_of()
 

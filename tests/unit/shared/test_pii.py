@@ -131,7 +131,7 @@ def _fill(unit: str, size: int = 30_000) -> str:
 def test_a_30_kb_adversarial_text_is_redacted_in_linear_time(unit):
     # Measured against itself in the same run: ten times the text takes about ten times as long when
     # the detectors are linear, a hundred when one backtracks quadratically. The absolute figure is the
-    # benchmark's (scripts/pii_report.py --timing).
+    # benchmark's (./run script reports.pii --timing).
     small, big = _best(_fill(unit, 3_000), _fill(unit, 30_000))
     assert big < 30 * small + 0.005, f"3 KB {small * 1000:.2f} ms, 30 KB {big * 1000:.2f} ms"
 
@@ -155,7 +155,7 @@ def _best(small: str, big: str, rounds: int = 5) -> tuple[float, float]:
 
 
 def test_the_labelled_sets_meet_their_bar():
-    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "pii_report.py"), "--json"],
+    result = subprocess.run([sys.executable, "-m", "scripts.reports.pii", "--json"], cwd=ROOT,
                             capture_output=True, text=True, check=True)
     reports = json.loads(result.stdout)
     names = reports.pop("names")
@@ -175,7 +175,7 @@ def test_the_labelled_sets_meet_their_bar():
 
 
 def test_bare_person_names_are_found_and_places_brands_and_products_are_left_on_both_names_sets():
-    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "pii_report.py"), "--json"],
+    result = subprocess.run([sys.executable, "-m", "scripts.reports.pii", "--json"], cwd=ROOT,
                             capture_output=True, text=True, check=True)
     names = json.loads(result.stdout)["names"]
     tune, heldout = names["names tune"], names["names heldout"]

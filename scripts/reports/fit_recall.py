@@ -1,0 +1,186 @@
+#!/usr/bin/env python3
+"""A quick look at recall on the labelled stores' tuning part, in process: each store's concepts
+indexed as RetrieveFunction indexes them (knowledge.recall.index.Index, the agent's default
+`top_k` and `min_score`, no vocabulary), each test message answered by `Index.relevant`, as
+retrieve answers it. Seconds instead of scripts/reports/stores.py's minutes, so that the floor's
+and the signals' weights can be chosen on the tuning part only; the figures that count are the
+report's, through the real handlers.
+
+    ./run script reports.fit_recall [--learned REPORT.json] [--store NAME ...] [--misses PHASE] [--fit]
+        [--json] [--smoke]
+
+The phases: day one; day one + model words (the stand-in's phrases, tests/data/stores/proposals/,
+through the engine's own gate, knowledge.learning.proposal.gate_words); and, given a stores
+report's `--json` output (`--learned`), after traffic, with and without the model words: the
+words that run's traffic taught each concept (its `learning` section), as learned words. It ends
+with the on-topic messages day one's index answered with their concept. --smoke: one store.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+
+from knowledge.format.learned_words import LearnedWord
+from knowledge.learning.model_words import gate_words
+from knowledge.recall import index as recall_index
+from knowledge.recall import signals
+from knowledge.recall.index import CUES, Index
+from knowledge.recall.terms import LETTERS, fold
+from scripts.lib.harness import did_work, emit, parser
+from scripts.lib.labelled_stores import TOP_K, concepts_of
+from scripts.reports.stores import ON_TOPIC, PROPOSALS, load_store, store_paths
+
+MIN_SCORE = 1.0  # the agent's default (knowledge.format.config.DEFAULT_MIN_SCORE)
+TODAY = date.today()
+
+
+def indexed(concepts) -> Index:
+    index = Index()
+    for concept in concepts:
+        index.upsert(concept.name, concept.name, concept, b"")
+    index.settle()
+    return index
+
+
+def with_words(concepts, model: dict[str, list[str]] | None, traffic: dict[str, list[str]] | None):
+    out = []
+    for concept in concepts:
+        if model and model.get(concept.name):
+            kept, _ = gate_words(model[concept.name], concept)
+            concept = concept.replace(learned_words=(*concept.learned_words,
+                                                     *(LearnedWord(w, "model", 0, TODAY) for w in kept)))
+        if traffic and traffic.get(concept.name):
+            had = {e.word for e in concept.learned_words}
+            concept = concept.replace(learned_words=(*concept.learned_words, *(
+                LearnedWord(w, "loaded", 3, TODAY) for w in traffic[concept.name] if w not in had))[:24])
+        out.append(concept)
+    return out
+
+
+def answer(index: Index, tests: list[dict], store: str) -> list[dict]:
+    rows = []
+    for test in tests:
+        hits = index.relevant(test["message"], TOP_K, MIN_SCORE)
+        rows.append({**test, "store": store, "ranked": [h.name for h in hits]})
+    return rows
+
+
+def figures(rows: list[dict]) -> dict:
+    on = [r for r in rows if r["slice"] in ON_TOPIC]
+    out = {"hit@5": sum(any(e in r["ranked"] for e in r["expected"]) for r in on) / max(1, len(on)),
+           "silent": sum(not r["ranked"] for r in on) / max(1, len(on))}
+    for slice_ in ("off-topic", "wordshare"):
+        off = [r for r in rows if r["slice"] == slice_]
+        out[slice_] = sum(bool(r["ranked"]) for r in off) / max(1, len(off))
+    return out
+
+
+def judged_rows(index: Index, tests: list[dict]) -> tuple[list[np.ndarray], list[int]]:
+    """Per test, the judgment's FEATURES of the best scored concept the floor lets through to it
+    (as Index.relevant computes them), labelled 1 when the test is on topic and that concept is one it
+    expects, 0 when the test is off topic (an on-topic test whose best concept is another is left out:
+    it says nothing of whether the message is about the store)."""
+    rows, labels = [], []
+    for test in tests:
+        matched = index._match(test["message"])
+        if matched is None:
+            continue
+        scores, shared, told, term_slots, grounded, terms, said = matched
+        if len(terms) < 2:
+            continue  # a message of one word is left to the floor
+        ok = (scores > 0) & (scores >= index._gate(MIN_SCORE)) & (
+            shared >= min(recall_index.MIN_SHARED, recall_index.SINGLE))
+        if grounded is not None:
+            ok &= grounded
+        candidates = np.flatnonzero(ok)
+        if not len(candidates):
+            continue
+        top = int(np.argmax(scores[candidates]))
+        on_topic = test["slice"] in ON_TOPIC
+        if on_topic and index._by_slot[int(candidates[top])].name not in test["expected"]:
+            continue
+        shared_terms = np.bincount(np.concatenate(term_slots), minlength=len(scores))
+        cue = not CUES.isdisjoint(fold(w) for w in LETTERS.findall(test["message"].lower()))
+        rows.append(signals.features(scores[candidates] / index._gate(1.0), shared[candidates], shared_terms[candidates],
+                                     told, said,
+                                     cue, "?" in test["message"])[top])
+        labels.append(int(on_topic))
+    return rows, labels
+
+
+def fit(rows: list[np.ndarray], labels: list[int], l2: float = 0.001, steps: int = 3000) -> tuple[np.ndarray, float]:
+    """Logistic regression by gradient descent on standardised features; the weights and bias of the
+    raw features (what signals.WEIGHTS and BIAS hold)."""
+    x, y = np.array(rows), np.array(labels, dtype=float)
+    mean, scale = x.mean(0), x.std(0) + 1e-9
+    z = np.hstack([(x - mean) / scale, np.ones((len(x), 1))])
+    w = np.zeros(z.shape[1])
+    for _ in range(steps):
+        p = 1 / (1 + np.exp(-z @ w))
+        w -= 0.5 * (z.T @ (p - y) / len(y) + l2 * np.r_[w[:-1], 0.0])
+    weights = w[:-1] / scale
+    return weights, float(w[-1] - (w[:-1] * mean / scale).sum())
+
+
+def run(names: list[str], learned: dict | None, collect: list | None = None) -> dict[str, list[dict]]:
+    phases: dict[str, list[dict]] = {}
+    for name in names:
+        store = load_store(store_paths()[name])
+        concepts = concepts_of(store)
+        proposals = json.loads((PROPOSALS / f"{name}.json").read_text(encoding="utf-8"))
+        plan = {"day one": (None, None), "day one + model words": (proposals, None)}
+        if learned:
+            plan["after traffic"] = (None, learned["after traffic (both)"][name]["learned"])
+            plan["after traffic + model words"] = (proposals, learned["after traffic (both) + model words"][name]["learned"])
+        for phase, (model, traffic) in plan.items():
+            index = indexed(with_words(concepts, model, traffic))
+            if collect is not None:
+                collect.append(judged_rows(index, store["tests"]))
+            phases.setdefault(phase, []).extend(answer(index, store["tests"], name))
+    return phases
+
+
+def main() -> None:
+    parser_ = parser(__doc__)
+    parser_.add_argument("--learned", type=Path, help="a stores report's --json output (its traffic's learned words)")
+    parser_.add_argument("--store", action="append")
+    parser_.add_argument("--misses", metavar="PHASE", help="print the misses and off-topic injections of a phase")
+    parser_.add_argument("--fit", action="store_true", help="fit the judgment's weights (without it) and print them")
+    args = parser_.parse_args()
+    learned = json.loads(args.learned.read_text())["learning"] if args.learned else None
+    names = ["academia"] if args.smoke else args.store or sorted(store_paths())
+    if args.fit:
+        judge, signals.JUDGE = signals.JUDGE, False
+        collected: list = []
+        run(names, learned, collected)
+        rows = [row for part, _ in collected for row in part]
+        labels = [label for _, part in collected for label in part]
+        weights, bias = fit(rows, labels)
+        print(f"{len(labels)} rows ({sum(labels)} on topic): WEIGHTS = {np.round(weights, 4).tolist()}, "
+              f"BIAS = {bias:.4f}")
+        signals.JUDGE, signals.WEIGHTS, signals.BIAS = judge, weights, bias
+    phases = run(names, learned)
+    emit({phase: figures(rows) for phase, rows in phases.items()}, args.json, lambda: print_phases(phases))
+    if args.misses:
+        for r in phases[args.misses]:
+            miss = r["slice"] in ON_TOPIC and not any(e in r["ranked"] for e in r["expected"])
+            if miss or (r["slice"] not in ON_TOPIC and r["ranked"]):
+                print(f"{r['store']:11} {r['slice']:12} {r['message'][:90]!r} -> {r['ranked'][:2]} want {r['expected']}")
+    day_one = [r for r in next(iter(phases.values())) if r["slice"] in ON_TOPIC]
+    did_work("on-topic messages answered with their concept on day one",
+             sum(any(e in r["ranked"] for e in r["expected"]) for r in day_one), len(day_one), as_json=args.json)
+
+
+def print_phases(phases: dict) -> None:
+    print(f"{'phase':32} {'hit@5':>6} {'silent':>7} {'off':>6} {'wshare':>7}")
+    for phase, rows in phases.items():
+        f = figures(rows)
+        print(f"{phase:32} {f['hit@5']:6.3f} {f['silent']:7.1%} {f['off-topic']:6.1%} {f['wordshare']:7.1%}")
+
+
+if __name__ == "__main__":
+    main()
