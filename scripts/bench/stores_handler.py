@@ -9,7 +9,7 @@ with "(réplica r)", so no two concepts are the same text. Each concept carries 
 words, as an agent holds them after the model and its traffic taught it:
 
 - origin `model`: the stand-in's phrases for that concept (tests/data/stores/proposals/<store>.json),
-  through `knowledge.learning.proposal.gate_words` as the words job keeps them (at most 8);
+  through `knowledge.learning.model_words.gate_words` as the words job keeps them (at most 8);
 - origin `loaded`, up to 24 in all: words the store's customers wrote in their traffic (its
   sessions about that concept first, then the store's other sessions, a different window of them
   per concept and replica), never one the concept's text says, a stopword or personal data.

@@ -8,7 +8,7 @@ the `wordfreq` package's small lists (its data: CC BY-SA 4.0, docs/third-party.m
 
 The layer ships one table per language recall serves, never the package (56 MB, every language).
 Each line is `<zipf × 10> <form> <form> …`: the words of one frequency step, written as the index
-reads a word (knowledge.recall.words.term_and_form's singular form: folded, singular), their
+reads a word (knowledge.recall.terms.term_and_form's singular form: folded, singular), their
 frequencies summed over the spellings that meet in one form (ônibus, onibus). Only forms at
 ZIPF_MIN or more (about one in a million words) are kept: a rarer word is rare for recall too.
 

@@ -10,7 +10,7 @@ report's, through the real handlers.
         [--json] [--smoke]
 
 The phases: day one; day one + model words (the stand-in's phrases, tests/data/stores/proposals/,
-through the engine's own gate, knowledge.learning.proposal.gate_words); and, given a stores
+through the engine's own gate, knowledge.learning.model_words.gate_words); and, given a stores
 report's `--json` output (`--learned`), after traffic, with and without the model words: the
 words that run's traffic taught each concept (its `learning` section), as learned words. It ends
 with the on-topic messages day one's index answered with their concept. --smoke: one store.

@@ -42,7 +42,7 @@ The phases, each a tenant of its own per store:
 - **day one + model words**: the agent's `learn_from` is `[model]`, and each concept, saved as the
   studio saves it, queues its `words` job (knowledge.learning.policy_review.PolicyReviewQueue), which
   PolicyReviewFunction's handler runs, one record per invocation as its BatchSize is
-  (knowledge.learning.proposal.WordProposer: the prompt, the gates, the write). The model is the
+  (knowledge.learning.model_words.WordProposer: the prompt, the gates, the write). The model is the
   scripted local HTTP model (knowledge_dev.scripted_model, a real server the product's client talks
   to): it answers each words prompt with the phrases of the concept its `name:` line names in
   tests/data/stores/proposals/<store>.json, which a stand-in wrote seeing only that prompt (its
