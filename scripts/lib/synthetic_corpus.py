@@ -80,11 +80,12 @@ def queries(zipf: Zipf, n: int) -> list[str]:
             for i in range(n)]
 
 
-def build_index(concepts):
-    """The concepts in a settled recall index, as a warm container holds them."""
+def build_index(concepts, scaled_gate: bool = True):
+    """The concepts in a settled recall index, as a warm container holds them (`scaled_gate` False:
+    min_score read as the raw BM25 score, the small-index report's comparison)."""
     from knowledge.recall.index import Index
 
-    index = Index()
+    index = Index(scaled_gate)
     for c in concepts:
         index.upsert(c.name, "etag", c, c.render().encode())
     index.settle()

@@ -86,13 +86,15 @@ def judged_rows(index: Index, tests: list[dict]) -> tuple[list[np.ndarray], list
     it says nothing of whether the message is about the store)."""
     rows, labels = [], []
     for test in tests:
-        matched = index._match(test["message"])
+        matched = index.match(test["message"])
         if matched is None:
             continue
-        scores, shared, told, term_slots, grounded, terms, said = matched
+        scores, shared, told, term_slots, grounded, terms, said = (
+            matched.scores, matched.shared, matched.told, matched.term_slots, matched.grounded, matched.terms,
+            matched.said)
         if len(terms) < 2:
             continue  # a message of one word is left to the floor
-        ok = (scores > 0) & (scores >= index._gate(MIN_SCORE)) & (
+        ok = (scores > 0) & (scores >= index.gate(MIN_SCORE)) & (
             shared >= min(recall_index.MIN_SHARED, recall_index.SINGLE))
         if grounded is not None:
             ok &= grounded
@@ -105,7 +107,7 @@ def judged_rows(index: Index, tests: list[dict]) -> tuple[list[np.ndarray], list
             continue
         shared_terms = np.bincount(np.concatenate(term_slots), minlength=len(scores))
         cue = not CUES.isdisjoint(fold(w) for w in LETTERS.findall(test["message"].lower()))
-        rows.append(signals.features(scores[candidates] / index._gate(1.0), shared[candidates], shared_terms[candidates],
+        rows.append(signals.features(scores[candidates] / index.gate(1.0), shared[candidates], shared_terms[candidates],
                                      told, said,
                                      cue, "?" in test["message"])[top])
         labels.append(int(on_topic))

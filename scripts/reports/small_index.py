@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Recall in a small index (a tenant's few shared policies, a new agent's first FAQ rows), with
-`min_score` read as the floor reads rarity (Index._gate) against the raw BM25 score, in the same run.
+`min_score` read as the floor reads rarity (Index.gate) against the raw BM25 score
+(Index(scaled_gate=False)), in the same run.
 
     ./run script reports.small_index [--heldout] [--json] [--smoke]
 
@@ -35,7 +36,6 @@ SIZES = (1, 3, 5, 10)
 
 def measure(store: dict, size: int, gated: bool) -> dict:
     from knowledge.format.config import parse_config
-    from knowledge.recall.index import Index
     from knowledge.recall.retrieve import select
     from scripts.lib.synthetic_corpus import build_index as index_of
     from scripts.reports.stores import concepts_of
@@ -43,26 +43,20 @@ def measure(store: dict, size: int, gated: bool) -> dict:
     config = parse_config("knowledge:\n  retrieve: true\n")
     concepts = concepts_of(store)
     groups = [concepts[i:i + size] for i in range(0, len(concepts), size)]
-    original = Index._gate
-    if not gated:
-        Index._gate = lambda self, min_score: min_score  # the raw BM25 score, as before
-    try:
-        asked = hits = unanswerable = injected = off = off_injected = 0
-        for group in groups:
-            index, names = index_of(group), {c.name for c in group}
-            for test in store["tests"]:
-                shown = [i.hit.name for i in select(index, test["message"], config)]
-                if names & set(test["expected"]):
-                    asked += 1
-                    hits += bool(names & set(test["expected"]) & set(shown))
-                elif test["slice"] == "off-topic" or not test["expected"]:
-                    off += 1
-                    off_injected += bool(shown)
-                else:
-                    unanswerable += 1
-                    injected += bool(shown)
-    finally:
-        Index._gate = original
+    asked = hits = unanswerable = injected = off = off_injected = 0
+    for group in groups:
+        index, names = index_of(group, scaled_gate=gated), {c.name for c in group}
+        for test in store["tests"]:
+            shown = [i.hit.name for i in select(index, test["message"], config)]
+            if names & set(test["expected"]):
+                asked += 1
+                hits += bool(names & set(test["expected"]) & set(shown))
+            elif test["slice"] == "off-topic" or not test["expected"]:
+                off += 1
+                off_injected += bool(shown)
+            else:
+                unanswerable += 1
+                injected += bool(shown)
     return {"indexes": len(groups), "answerable": asked, "hit5": hits / asked if asked else None,
             "unanswerable": unanswerable, "injected": injected / unanswerable if unanswerable else None,
             "off_topic": off, "off_injected": off_injected / off if off else None}
@@ -71,7 +65,6 @@ def measure(store: dict, size: int, gated: bool) -> dict:
 def beside(store: dict, policies: int | None = None) -> dict:
     """Counts for one store, each policy in turn (the first `policies` of them) as the tenant's one shared concept."""
     from knowledge.format.config import parse_config
-    from knowledge.recall.index import Index
     from knowledge.recall.retrieve import select
     from scripts.lib.synthetic_corpus import build_index as index_of
     from scripts.reports.stores import concepts_of
@@ -87,29 +80,28 @@ def beside(store: dict, policies: int | None = None) -> dict:
         counts[key][0] += yes
         counts[key][1] += 1
 
-    original = Index._gate
-    try:
-        for policy in [c for c in concepts if c.type == "policy"][:policies]:
-            own, shared = index_of([c for c in concepts if c.name != policy.name]), index_of([policy])
-            for raw in (True, False):
-                Index._gate = (lambda self, min_score: min_score) if raw else original
-                suffix = "_raw" if raw else ""
-                for test in store["tests"]:
-                    shown = [i.hit.name for i in select(own, test["message"], config, shared=(shared, set()))]
-                    before = as_own[test["id"]]
-                    if policy.name in test["expected"]:
-                        add("hit" + suffix, policy.name in shown)
-                        if raw:
-                            add("hit_own", policy.name in before)
-                        continue
-                    add("stray" + suffix, policy.name in shown)
+    others = {policy.name: [c for c in concepts if c.name != policy.name]
+              for policy in [c for c in concepts if c.type == "policy"][:policies]}
+    for policy in [c for c in concepts if c.name in others]:
+        for raw in (True, False):
+            # raw: both indexes read min_score as the raw BM25 score, as before the floor scaled it
+            own = index_of(others[policy.name], scaled_gate=not raw)
+            shared = index_of([policy], scaled_gate=not raw)
+            suffix = "_raw" if raw else ""
+            for test in store["tests"]:
+                shown = [i.hit.name for i in select(own, test["message"], config, shared=(shared, set()))]
+                before = as_own[test["id"]]
+                if policy.name in test["expected"]:
+                    add("hit" + suffix, policy.name in shown)
                     if raw:
-                        add("stray_own", policy.name in before)
-                    elif test["expected"]:
-                        add("others", bool(set(test["expected"]) & set(shown)))
-                        add("others_own", bool(set(test["expected"]) & set(before)))
-    finally:
-        Index._gate = original
+                        add("hit_own", policy.name in before)
+                    continue
+                add("stray" + suffix, policy.name in shown)
+                if raw:
+                    add("stray_own", policy.name in before)
+                elif test["expected"]:
+                    add("others", bool(set(test["expected"]) & set(shown)))
+                    add("others_own", bool(set(test["expected"]) & set(before)))
     return counts
 
 
