@@ -209,7 +209,7 @@ def reset_memory(tenant: Slug, agent: Slug, customer_id: CustomerId, body: Reset
 
 
 def openapi_document() -> str:
-    """This API's OpenAPI document (kept as studio_web/facts-openapi.json by scripts/write_openapi.py),
+    """This API's OpenAPI document (kept as studio_web/facts-openapi.json by scripts/gen/openapi.py),
     with the bearer JWT every route needs and only the schemas it refers to."""
     document = json.loads(app.get_openapi_json_schema(
         title="Knowledge studio API: Facts", version="1.0.0",

@@ -103,7 +103,7 @@ def judged_rows(index: Index, tests: list[dict]) -> tuple[list[np.ndarray], list
             continue
         top = int(np.argmax(scores[candidates]))
         on_topic = test["slice"] in ON_TOPIC
-        if on_topic and index._by_slot[int(candidates[top])].name not in test["expected"]:
+        if on_topic and index.doc_at(int(candidates[top])).name not in test["expected"]:
             continue
         shared_terms = np.bincount(np.concatenate(term_slots), minlength=len(scores))
         cue = not CUES.isdisjoint(fold(w) for w in LETTERS.findall(test["message"].lower()))

@@ -428,7 +428,7 @@ def test_a_short_question_reaches_the_one_concept_of_a_small_index(message):
 
 
 def test_read_as_the_raw_bm25_score_min_score_keeps_a_short_question_from_the_one_concept():
-    # What the scaling buys (scripts/small_index_report.py compares both on the stores): unscaled, the
+    # What the scaling buys (scripts/reports/small_index.py compares both on the stores): unscaled, the
     # same question scores under the default min_score in a one-concept index, and nothing is injected.
     assert select(index_of(ONLY_POLICY, scaled_gate=False), "qual o prazo de troca?", DEFAULTS) == []
     assert index_of(ONLY_POLICY, scaled_gate=False).search("qual o prazo de troca?", 5)[0].name == "prazo-de-troca"

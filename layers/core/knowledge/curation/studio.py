@@ -90,7 +90,7 @@ SWEEP_SECONDS = 60.0
 # A list, a search or the agents overview reads what changed for about this long before it
 # answers, partial if it must (`catching_up`); the next request, or the scheduled snapshot pass,
 # reads the rest. With the snapshot and the listing it keeps an answer within ~3 s however far
-# behind the snapshot is (scripts/bench_studio_list.py).
+# behind the snapshot is (scripts/bench/studio_list.py).
 CATCH_UP_SECONDS = 1.5
 FETCH_CHUNK = 32  # concepts read in parallel (two rounds of the pool) between two looks at the clock
 

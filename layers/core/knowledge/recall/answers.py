@@ -1,5 +1,5 @@
 """What RetrieveFunction answers, as models: the handler's answers are built from them and the
-published schemas (schemas/*.answer.schema.json, scripts/write_schemas.py) are written from
+published schemas (schemas/*.answer.schema.json, scripts/gen/schemas.py) are written from
 them, so the two cannot drift. README "How an engine wires itself in" shows each."""
 
 from __future__ import annotations

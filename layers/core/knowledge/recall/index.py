@@ -50,7 +50,7 @@ from knowledge.recall.terms import LETTERS, fold, proper_names
 # "qual a população de Recife?" injects nothing while "Sou de Recife, qual o prazo?" does. A
 # word that shares only a short stem with the concept (valeu/vale; under STEM_MIN letters)
 # counts STEM_ONLY of what it would; longer stems are the same word (parcelo/parcela).
-# Chosen on tests/data/retrieval_labelled.json with scripts/retrieval_report.py; the held-out
+# Chosen on tests/data/retrieval_labelled.json with scripts/reports/retrieval.py; the held-out
 # sets were not used to choose them.
 MIN_SHARED = 0.4
 SINGLE = 0.5
@@ -107,7 +107,7 @@ class Index:
 
     def __init__(self, scaled_gate: bool = True) -> None:
         """`scaled_gate` False: `min_score` is the raw BM25 score whatever the agent's size (a report's
-        comparison, scripts/small_index_report.py; retrieval always scales it, see `gate`)."""
+        comparison, scripts/reports/small_index.py; retrieval always scales it, see `gate`)."""
         self.scaled_gate = scaled_gate
         self.docs: dict[str, Doc] = {}
         self._postings: dict[str, Postings] = {}
@@ -478,6 +478,10 @@ class Index:
         """The slots of the named concepts this index holds (a mask for `relevant`'s `excluded`)."""
         docs = self.docs
         return np.fromiter((docs[name].slot for name in names if name in docs), dtype=np.int64)
+
+    def doc_at(self, slot: int) -> Optional[Doc]:
+        """The concept in `slot` (a Match's arrays are by slot); None for a removed one's."""
+        return self._by_slot[slot]
 
     @property
     def typos_held(self) -> int:

@@ -1,4 +1,4 @@
-"""The baseline recall is measured against (scripts/retrieval_report.py, scripts/stores_report.py)."""
+"""The baseline recall is measured against (scripts/reports/retrieval.py, scripts/reports/stores.py)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """What the floor reads beside a word's rarity among the agent's concepts (knowledge.recall.index): how
 common the word is in the language (`floor_weight`, from data/frequency-<lang>.txt), and where a
 concept's word came from (a model word weighs MODEL_WEIGHT). The weights were fitted with
-scripts/fit_recall.py on the labelled stores' tuning part. docs/retrieval.md, "What the floor reads
+scripts/reports/fit_recall.py on the labelled stores' tuning part. docs/retrieval.md, "What the floor reads
 beside rarity: origin, commonness, the judgment (issue 40)"."""
 
 from __future__ import annotations
@@ -86,13 +86,13 @@ def describes(description: str, term: str) -> bool:
 # The judgment: whether a message that passes the floor is about the store at all, read from what a
 # concept shares with it and what the message says beside (FEATURES, one row per concept the floor
 # passed), weighed by a logistic model fitted on the labelled stores' tuning part, day one without and
-# with the stand-in's model words (`scripts/fit_recall.py --fit`: 671 rows, 531 on topic). It judges
+# with the stand-in's model words (`scripts/reports/fit_recall.py --fit`: 671 rows, 531 on topic). It judges
 # a message of two words or more in an agent whose recall the model taught (a concept of it holds a
 # model word, TAUGHT; a message of one word is the floor's, "telinha?"): a model
 # word reaches everyday chat ("carro", "limite") as no store's own text does, and without one the
 # floor is the contract it was. A concept passes when the floor and the judgment both let it through
 # at THRESHOLD (the judgment in place of the floor was measured too: at the same off-topic rate it
-# kept fewer questions). JUDGE False: the floor alone (scripts/fit_recall.py fits with it off).
+# kept fewer questions). JUDGE False: the floor alone (scripts/reports/fit_recall.py fits with it off).
 FEATURES = ("log_score", "shared", "cover", "shared_words", "unknown", "unknown_common", "words", "cue",
             "question", "unknown_common_share", "unknown_share")
 JUDGE = True

@@ -46,7 +46,7 @@ SNAPSHOT_MAX_AGE_SECONDS = 3600.0
 JOURNAL_TRUSTED_SECONDS = min(12 * 3600.0, (JOURNAL_RETENTION_DAYS - 1) * 86400.0)
 # The memory budget: what the function's memory leaves once the runtime, the imports and one
 # call's work are set aside, of which a share goes to indexes (measured bytes understate the
-# allocator's own overhead; scripts/bench_knowledge_index.py checks the peak RSS).
+# allocator's own overhead; scripts/bench/knowledge_index.py checks the peak RSS).
 RESERVED_MB = 160
 INDEX_SHARE = 0.5
 

@@ -2,7 +2,7 @@
 "Daniela Nunes aqui", "att, Leandro"): a common given name from data/given_names.txt starts a name,
 known surnames continue it; ambiguous names (data/ambiguous_names.txt) count only where they stand as
 a name, and places, brands, products and cities named like people (data/places_named_like_people.txt)
-are told apart. Measured by scripts/pii_report.py. docs/personal-data.md, "A person's bare name"."""
+are told apart. Measured by scripts/reports/pii.py. docs/personal-data.md, "A person's bare name"."""
 
 from __future__ import annotations
 
