@@ -9,6 +9,7 @@ all; load_knowledge of a concept restored from the snapshot reads that one conce
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone
@@ -158,6 +159,14 @@ class Injected:
                      provenance=doc.provenance, linked=self.linked)
 
 
+@functools.lru_cache(maxsize=4096)
+def _concept_line(name: str, confidence: float, provenance: str, customers_say: bool, description: str) -> str:
+    """One concept's line of the block (the same concepts come back turn after turn: kept, not escaped anew)."""
+    said_by = ' said-by="customers"' if customers_say else ""
+    return (f"  <concept name={quoteattr(name)} confidence=\"{confidence:.2f}\" "
+            f"provenance={quoteattr(provenance)}{said_by}>{escape(description, _QUOTE)}</concept>")
+
+
 def render_block(injected: list[Injected]) -> str:
     """Seed 000's level-1 block: summaries only, then the ordered instruction."""
     if not injected:
@@ -165,9 +174,7 @@ def render_block(injected: list[Injected]) -> str:
     lines = ["<knowledge>"]
     for item in injected:
         c = item.hit.doc
-        said_by = ' said-by="customers"' if c.type == CUSTOMERS_SAY else ""
-        lines.append(f"  <concept name={quoteattr(c.name)} confidence=\"{c.confidence:.2f}\" "
-                     f"provenance={quoteattr(c.provenance)}{said_by}>{escape(c.description, _QUOTE)}</concept>")
+        lines.append(_concept_line(c.name, c.confidence, c.provenance, c.type == CUSTOMERS_SAY, c.description))
     lines += ["</knowledge>", "", INSTRUCTION]
     if any(item.hit.doc.provenance == "observed" for item in injected):
         lines.append(NOT_POLICY)
