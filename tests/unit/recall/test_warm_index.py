@@ -8,7 +8,7 @@ from helpers.concepts import make_concept
 from helpers.fakes import Clock, Events
 from helpers.paths import DEMO
 
-from knowledge.recall.retrieve import LoadRequest, Retriever, RetrieveRequest
+from knowledge.recall.retrieve import INVOCATION_RESERVE_SECONDS, LoadRequest, Retriever, RetrieveRequest
 
 T, A = "default", "store-support"
 
@@ -99,13 +99,14 @@ def test_an_unreadable_concept_is_left_out_and_not_fetched_again(counted, s3, bu
 
 
 class SlowStore:
-    """The real store, with each parallel fetch taking a second on the retriever's clock."""
+    """The real store, with each parallel fetch taking `step` seconds (one by default) on the retriever's clock."""
 
     def __init__(self, store, clock):
         self._store, self._clock = store, clock
+        self.step = 1
 
     def fetch_many(self, *args):
-        self._clock.now += 1
+        self._clock.now += self.step
         return self._store.fetch_many(*args)
 
     def __getattr__(self, name):
@@ -150,9 +151,13 @@ def test_the_time_lambda_has_left_caps_the_fetch_budget(large_agent):
     store, clock, calls = large_agent
     retriever = Retriever(store, Events(), refresh_seconds=60, fetch_budget_seconds=100, clock=clock)
     event = {"agent": A, "session_id": "s1", "message": "frete"}
-    retriever.handle(event, remaining_seconds=2.0)  # 0.5 s once the answer's reserve is kept
+    # Lambda's time left less the answer's reserve is the budget: 20 s, and each fetch takes 30 on the
+    # retriever's clock (20 s of real time too, so a loaded machine's slow requests never reach it).
+    store.step = 30
+    retriever.handle(event, remaining_seconds=INVOCATION_RESERVE_SECONDS + 20)
     # vocabulary.yaml too; one chunk: at least one is always fetched, so a warm-up ends
     assert calls["s3"] == 1 + 2 + 1 + 2
+    store.step = 1
     retriever.handle(event, remaining_seconds=60.0)
     assert calls["s3"] == 6 + 6 + 1
 
