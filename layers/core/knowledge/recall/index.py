@@ -563,19 +563,6 @@ class Index:
                     scoring.told += scoring.tells(postings.live)
                     phrased.update(sequence[at:at + size])
         return phrased
-        for at in range(len(sequence) - 1):
-            if sequence[at] not in self._heads:
-                continue  # no learned phrase starts with this word
-            for size in (2, 3):
-                if at + size > len(sequence):
-                    break
-                postings = self._postings_of(LEARNED + " ".join(sequence[at:at + size]))
-                if postings is not None and postings.live <= LEARNED_SPREAD:
-                    scoring.add(postings.slots, postings.idf_weights(scoring.n_docs), scoring.ratio_of(postings.live),
-                                False)
-                    scoring.told += scoring.tells(postings.live)
-                    phrased.update(sequence[at:at + size])
-        return phrased
 
     def _words(self, scoring: Scoring, analysis: Analysis, reading: Reading, place_terms: frozenset[str] | set[str],
                phrased: set[str], typed: Optional[str]) -> set[str]:
