@@ -4,7 +4,7 @@ each store run through the real RetrieveFunction handler, on day one and after i
 and with the words a model proposes for its concepts; plain term overlap (seed 000's scan) on the
 same messages in the same run.
 
-    ./run script reports.stores [--store NAME ...] [--heldout] [--misses] [--detail]
+    ./run script reports.stores [--store NAME ...] [--heldout | --aside] [--misses] [--detail]
         [--learn both|all|none|loaded|sighting] [--no-model-words] [--jobs N]
         [--vocabulary FILE | --starter NAME] [--json] [--smoke]
 
@@ -92,6 +92,9 @@ of float sums that order decides (seen with model words: one test moves, docs/ev
 
 `tests/data/stores/heldout/` is held out (a beauty shop, read once at the end of issue 24's recall
 work; a bookstore, to be read once at the end of issue 40's): `--heldout` adds them; never while tuning.
+`tests/data/stores/heldout/aside/` holds a third of the messages written later for the tuning stores
+(their more-messages round, issue 40): `--aside` answers those instead of the stores' own tests, on the
+same concepts and traffic; read once, at the end.
 """
 
 from __future__ import annotations
@@ -120,6 +123,7 @@ from scripts.lib.labelled_stores import (
 STORES = ROOT / "tests" / "data" / "stores"
 PROPOSALS = STORES / "proposals"
 HELDOUT = {"beleza": STORES / "heldout" / "beleza.json", "livraria": STORES / "heldout" / "livraria.json"}
+ASIDE = STORES / "heldout" / "aside"
 ON_TOPIC = ("concept-words", "taught", "never-taught")
 OFF_TOPIC = ("off-topic", "wordshare")
 SLICES = (*ON_TOPIC, *OFF_TOPIC, "english", "overall")
@@ -131,8 +135,15 @@ def store_paths(heldout: bool = False) -> dict[str, Path]:
     return {**paths, **HELDOUT} if heldout else paths
 
 
-def load_store(path: Path) -> dict:
-    return json.loads(path.read_text(encoding="utf-8"))
+def load_store(path: Path, aside: bool = False) -> dict:
+    """A store; `aside`: with the messages held aside for it (heldout/aside/) in place of its tests."""
+    store = json.loads(path.read_text(encoding="utf-8"))
+    if aside:
+        held = ASIDE / path.name
+        if not held.exists():
+            raise SystemExit(f"no messages are held aside for {path.stem} ({held})")
+        store["tests"] = json.loads(held.read_text(encoding="utf-8"))["tests"]
+    return store
 
 
 def load_proposals(names: list[str]) -> dict[str, dict[str, list[str]]]:
@@ -352,6 +363,8 @@ def main() -> int:
                         help="report only this store (repeatable); every store not held out by default")
     parser.add_argument("--heldout", action="store_true",
                         help="include the held-out stores (heldout/): each read once, at the end of its round")
+    parser.add_argument("--aside", action="store_true",
+                        help="answer the tuning stores' messages held aside (heldout/aside/), read once at the end")
     parser.add_argument("--misses", action="store_true", help="print the index's misses and off-topic injections")
     parser.add_argument("--detail", action="store_true", help="every phase's full table, MRR and overlap included")
     given = parser.add_mutually_exclusive_group()
@@ -379,7 +392,9 @@ def main() -> int:
     if unknown:
         held = " (held out: add --heldout)" if set(unknown) & set(HELDOUT) else ""
         parser.error(f"unknown store {', '.join(unknown)}{held}; stores: {', '.join(paths)}")
-    chosen = {name: load_store(paths[name]) for name in (args.store or paths)}
+    if args.aside and args.heldout:
+        parser.error("--aside answers the tuning stores' held-aside messages; the held-out stores have none")
+    chosen = {name: load_store(paths[name], args.aside) for name in (args.store or paths)}
     variants = tuple(VARIANTS) if args.learn == "all" else () if args.learn == "none" else (args.learn,)
     proposals = None if args.no_model_words else load_proposals(list(chosen))
     report = evaluate(chosen, variants=variants, vocabulary=vocabulary, proposals=proposals, jobs=args.jobs)

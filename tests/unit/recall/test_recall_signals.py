@@ -1,6 +1,7 @@
 """What the floor reads beside rarity (knowledge.recall.signals, issue 40): a model word as common as
 "carro" does not make a chat about a car the store's business; a one-word question reaches the
-concept whose description says the word; a learned phrase matches only as a phrase."""
+concept whose description says the word; a learned phrase matches as a phrase, and a model's by
+its rare words too."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def names(index, message):
 
 
 def taught(concept, *words, origin="model"):
-    return concept.replace(learned_words=tuple(LearnedWord(w, origin, 0 if origin == "model" else 3, DAY)
+    return concept.replace(learned_words=tuple(LearnedWord(w, origin, 0 if origin in ("model", "operator") else 3, DAY)
                                                for w in words))
 
 
@@ -77,6 +78,19 @@ def test_a_learned_phrase_matches_only_with_its_words_adjacent(monkeypatch):
     index = store(refund)
     assert names(index, "quero meu dinheiro de volta")[:1] == ["reembolso-estorno"]
     assert names(index, "a grana ta curta e o dinheiro do imposto nem caiu, volta logo") == []
+
+
+def test_a_models_phrase_also_reaches_a_message_by_its_rare_word_and_an_operators_only_whole(monkeypatch):
+    monkeypatch.setattr(signals, "JUDGE", False)  # the words alone, not the judgment of a taught agent
+    freeze = make_concept("trancamento-plano", description="Como trancar o plano por um período.",
+                          body="O plano fica trancado de 30 a 90 dias por ano, pelo app.")
+    asked = "da pra pausar a academia uns 40 dias? vou operar o joelho"
+    # "pausar" is rare in the language: a model's "pausar plano" teaches it alone too.
+    assert names(store(taught(freeze, "pausar plano")), asked)[:1] == ["trancamento-plano"]
+    # An operator wrote exactly that phrase: only the phrase, its words adjacent, reaches it.
+    assert names(store(taught(freeze, "pausar plano", origin="operator")), asked) == []
+    assert names(store(taught(freeze, "pausar plano", origin="operator")), "quero pausar plano")[:1] == \
+        ["trancamento-plano"]
 
 
 def test_an_agent_the_model_taught_judges_whether_a_message_is_about_the_store_at_all():

@@ -30,7 +30,8 @@ FIELD_WEIGHTS = (("name", 3), ("description", 2), ("body", 1))
 # words, unless too many concepts learned it (knowledge.recall.index.LEARNED_SPREAD).
 LEARNED = "\x1f"
 LEARNED_WEIGHT = 3.0
-PHRASES = True  # a learned phrase matches only as a phrase (docs/retrieval.md: the figures both ways)
+PHRASES = True  # a learned phrase matches as a phrase (docs/retrieval.md: the figures each way)
+MODEL_PHRASE_WORDS = True  # and a model's phrase by its words too, each weighed by its commonness
 PHRASE_MIN = 2
 
 
@@ -110,7 +111,7 @@ def _concept_terms(concept: Concept) -> tuple[dict[str, float], float, dict[Inte
             spans[interval] = spans.get(interval, 0.0) + weight
             length += counted
     for entry in concept.learned_words:
-        terms, form_of = learned_terms(entry.word), dict(analyze(entry.word).words)
+        terms, form_of = learned_terms(entry.word, entry.origin), dict(analyze(entry.word).words)
         for term in terms:
             weight = LEARNED_WEIGHT * (model_weight(form_of.get(term, term)) if entry.origin == "model" else 1.0)
             if weight > 0:
@@ -120,13 +121,19 @@ def _concept_terms(concept: Concept) -> tuple[dict[str, float], float, dict[Inte
     return tf, length, spans, forms
 
 
-def learned_terms(word: str) -> list[str]:
+def learned_terms(word: str, origin: str = "") -> list[str]:
     """The index terms of a learned word: one per word, or, for a phrase of PHRASE_MIN words or more
     (its stopwords left out), the phrase as one term ("dinheiro de volta": "dinheir volt"), which a
     message holds only with those words adjacent (knowledge.recall.index reads its word pairs and
-    triples): "volta" alone is not what customers call the refund."""
-    terms = analyze(word).terms()
-    return [" ".join(terms)] if PHRASES and len(terms) >= PHRASE_MIN else terms
+    triples): "volta" alone is not what an operator called the refund. A model's phrase also holds
+    each of its words (MODEL_PHRASE_WORDS), weighed as a model word by how common it is in the
+    language: "pausar a academia" meets "pausar plano" by its rare word, "volta" weighs next to nothing."""
+    analysis = analyze(word)
+    terms = analysis.terms()
+    if not PHRASES or len(terms) < PHRASE_MIN:
+        return terms
+    phrase = [" ".join(terms)]
+    return [*phrase, *dict(analysis.words)] if origin == "model" and MODEL_PHRASE_WORDS else phrase
 
 
 # Shared empty arrays, never written to: a term costs no arrays of its own until it needs them.

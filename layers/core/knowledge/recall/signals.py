@@ -86,7 +86,7 @@ def describes(description: str, term: str) -> bool:
 # The judgment: whether a message that passes the floor is about the store at all, read from what a
 # concept shares with it and what the message says beside (FEATURES, one row per concept the floor
 # passed), weighed by a logistic model fitted on the labelled stores' tuning part, day one without and
-# with the stand-in's model words (`scripts/reports/fit_recall.py --fit`: 671 rows, 531 on topic). It judges
+# with the stand-in's model words (`scripts/reports/fit_recall.py --fit`: 1,035 rows, 712 on topic). It judges
 # a message of two words or more in an agent whose recall the model taught (a concept of it holds a
 # model word, TAUGHT; a message of one word is the floor's, "telinha?"): a model
 # word reaches everyday chat ("carro", "limite") as no store's own text does, and without one the
@@ -96,9 +96,9 @@ def describes(description: str, term: str) -> bool:
 FEATURES = ("log_score", "shared", "cover", "shared_words", "unknown", "unknown_common", "words", "cue",
             "question", "unknown_common_share", "unknown_share")
 JUDGE = True
-WEIGHTS = np.array([1.6002, 0.7984, -6.9877, 0.8261, -0.2317, -0.1877, -0.0173, 1.3552, 3.7468, -0.512, -3.0135])
-BIAS = -3.9026
-THRESHOLD = 0.72
+WEIGHTS = np.array([-0.2357, 1.1454, -0.4581, 0.5879, -0.0957, -0.15, 0.0587, 1.3276, 2.0565, -0.4588, -2.7102])
+BIAS = -2.0286
+THRESHOLD = 0.75
 TAUGHT = "\x1emodel"  # a term every concept holding a model word has (weighing nothing): how the index knows
 
 
