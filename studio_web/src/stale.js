@@ -10,6 +10,7 @@ import { $ } from "./dom.js";
 import { api } from "./session.js";
 import { calls, state } from "./state.js";
 import { say } from "./status.js";
+import { PAGE } from "./url.js";
 
 // The list was just listed (list.js): its rows are current as of the answer's `as_of`.
 export function listedNow(page) {
@@ -48,10 +49,17 @@ function cue({ changes, more }) {
 }
 
 // "show": the rows listed again (as many as shown), and the operator taken to their top, where the
-// default order puts what was just written.
+// default order puts what was just written. On a later page of that order what was written is on the
+// first page, so "show" goes there (nothing selected, as on any other page); in any other order the
+// page on screen is listed again in place.
 async function showChanges() {
   $("behind-cue").hidden = true;
-  if (!(await calls.refreshList())) return;
+  const { shownFilters, offset } = state.list;
+  const newestFirst = shownFilters.sort === "written_at" && shownFilters.desc && !shownFilters.q.trim();
+  if (newestFirst && offset > 0) {
+    state.list.selected.clear();
+    if (!(await calls.loadList(PAGE, { quiet: true, at: 0 }))) return;
+  } else if (!(await calls.refreshList())) return;
   (document.querySelector("#concepts tbody button.link") || $("filter-new")).focus();
   say(`${calls.counted()}. The list was updated with the latest changes.`);
 }

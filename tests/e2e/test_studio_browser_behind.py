@@ -85,3 +85,25 @@ def test_writes_behind_an_open_list_are_said_within_seconds_and_show_brings_them
     expect(page.locator("#concepts tbody tr").first.locator("button.link")).to_be_focused()
     looks(page, 1)
     expect(cue).to_be_hidden()  # nothing behind the rows shown now
+
+
+def test_show_on_a_later_page_of_the_newest_first_list_goes_to_the_first_page_where_the_writes_are(page, store):
+    cue = page.locator("#behind-cue")
+    for i in range(55):  # 62 concepts: two pages of the list
+        store.create(T, A, make_concept(f"entrega-bairro-{i:02d}", description=f"Entrega no bairro {i}."), actor="engine")
+    expect(cue).to_be_visible(timeout=15_000)
+    page.get_by_role("button", name="show", exact=True).click()
+    expect(page.locator("#page-rows")).to_have_text("Rows 1–50 of 62", timeout=20_000)
+    page.click("#page-next")
+    expect(page.locator("#page-rows")).to_have_text("Rows 51–62 of 62")
+
+    for i in range(3):
+        store.create(T, A, make_concept(f"retirada-loja-{i}", description=f"Retirada na loja {i}."), actor="engine")
+    expect(cue).to_have_text("3 changes since you opened it — show", timeout=15_000)
+    page.get_by_role("button", name="show", exact=True).click()
+    # What was written is on the first page of the newest-first list: "show" took the operator there.
+    expect(page.locator("#page-rows")).to_have_text("Rows 1–50 of 65", timeout=20_000)
+    assert set(rows(page)[:3]) == {f"retirada-loja-{i}" for i in range(3)}
+    expect(page.locator("#page-number")).to_have_value("1")
+    assert "page=" not in page.evaluate("location.search")  # the URL names the first page (none)
+    expect(page.locator("#concepts tbody tr").first.locator("button.link")).to_be_focused()
