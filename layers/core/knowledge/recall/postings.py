@@ -127,7 +127,7 @@ def learned_terms(word: str, origin: str = "") -> list[str]:
     message holds only with those words adjacent (knowledge.recall.index reads its word pairs and
     triples): "volta" alone is not what an operator called the refund. A model's phrase also holds
     each of its words (MODEL_PHRASE_WORDS), weighed as a model word by how common it is in the
-    language: "pausar a academia" meets "pausar plano" by its rare word, "volta" weighs next to nothing."""
+    language: "pausar a academia" meets "pausar plano" by its rare word; "volta" weighs nothing."""
     analysis = analyze(word)
     terms = analysis.terms()
     if not PHRASES or len(terms) < PHRASE_MIN:

@@ -33,7 +33,8 @@ if TYPE_CHECKING:  # pragma: no cover
 # word's weight no longer depends on its concept's length. 9: a concept's links are those the hop
 # follows (never one inside an engine-written entry), and its related count is every entry waiting.
 # 10: a learned phrase is one term (its words adjacent in a message), a model word weighs its origin.
-MAGIC = b"KNOWLEDGE-SNAPSHOT/10\n"
+# 11: a model's phrase is also each of its words (knowledge.recall.postings.MODEL_PHRASE_WORDS).
+MAGIC = b"KNOWLEDGE-SNAPSHOT/11\n"
 _PRECISE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z")
 _LENGTH = struct.Struct(">I")
 
