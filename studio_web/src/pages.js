@@ -60,11 +60,14 @@ export function showPages() {
 
 // The list from row `at`. Focus stays on the control used, unless the page reached disables it
 // (Next on the last page): then it goes to the page number, never to the page's <body>.
-async function goTo(at, options = {}) {
+// The page starting at row `at`, nothing selected (what is selected is what is on screen); whether it
+// was listed.
+export async function goTo(at, options = {}) {
   const from = document.activeElement;
   state.list.selected.clear();
-  await calls.loadList(PAGE, { at, ...options });
+  const listed = await calls.loadList(PAGE, { at, ...options });
   if (from && from.disabled) $("page-number").focus();
+  return listed;
 }
 
 function jump(event) {

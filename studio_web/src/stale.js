@@ -7,10 +7,10 @@
 // This tab's own writes are not behind it: a look that overlapped one is dropped, and each is followed
 // by the list listed again, which moves `since` past it.
 import { $ } from "./dom.js";
+import { goTo } from "./pages.js";
 import { api } from "./session.js";
 import { calls, state } from "./state.js";
 import { say } from "./status.js";
-import { PAGE } from "./url.js";
 
 // The list was just listed (list.js): its rows are current as of the answer's `as_of`.
 export function listedNow(page) {
@@ -56,10 +56,7 @@ async function showChanges() {
   $("behind-cue").hidden = true;
   const { shownFilters, offset } = state.list;
   const newestFirst = shownFilters.sort === "written_at" && shownFilters.desc && !shownFilters.q.trim();
-  if (newestFirst && offset > 0) {
-    state.list.selected.clear();
-    if (!(await calls.loadList(PAGE, { quiet: true, at: 0 }))) return;
-  } else if (!(await calls.refreshList())) return;
+  if (!(await (newestFirst && offset > 0 ? goTo(0, { quiet: true }) : calls.refreshList()))) return;
   (document.querySelector("#concepts tbody button.link") || $("filter-new")).focus();
   say(`${calls.counted()}. The list was updated with the latest changes.`);
 }
