@@ -7,13 +7,18 @@ and the signals' weights can be chosen on the tuning part only; the figures that
 report's, through the real handlers.
 
     ./run script reports.fit_recall [--learned REPORT.json] [--store NAME ...] [--misses PHASE] [--fit]
-        [--json] [--smoke]
+        [--unaided] [--json] [--smoke]
 
 The phases: day one; day one + model words (the stand-in's phrases, tests/data/stores/proposals/,
 through the engine's own gate, knowledge.learning.model_words.gate_words); and, given a stores
 report's `--json` output (`--learned`), after traffic, with and without the model words: the
 words that run's traffic taught each concept (its `learning` section), as learned words. It ends
 with the on-topic messages day one's index answered with their concept. --smoke: one store.
+
+--unaided: what the model's words add at the same precision. Day one without model words, judged as
+if the model had taught the agent (the engine judges only an agent holding a model word), at the
+smallest threshold of a 0.05 grid from signals.THRESHOLD down whose pooled off-topic injecting is
+still no more than day one + model words'; per store, hit@5 both ways and the difference.
 """
 
 from __future__ import annotations
@@ -38,8 +43,15 @@ MIN_SCORE = 1.0  # the agent's default (knowledge.format.config.DEFAULT_MIN_SCOR
 TODAY = date.today()
 
 
-def indexed(concepts) -> Index:
-    index = Index()
+class JudgedIndex(Index):
+    """An index that judges as if the model had taught its agent (--unaided)."""
+
+    def _known(self, term: str) -> bool:
+        return term == signals.TAUGHT or super()._known(term)
+
+
+def indexed(concepts, judged_always: bool = False) -> Index:
+    index = JudgedIndex() if judged_always else Index()
     for concept in concepts:
         index.upsert(concept.name, concept.name, concept, b"")
     index.settle()
@@ -128,18 +140,21 @@ def fit(rows: list[np.ndarray], labels: list[int], l2: float = 0.001, steps: int
     return weights, float(w[-1] - (w[:-1] * mean / scale).sum())
 
 
-def run(names: list[str], learned: dict | None, collect: list | None = None) -> dict[str, list[dict]]:
+def run(names: list[str], learned: dict | None, collect: list | None = None,
+        unaided: bool = False) -> dict[str, list[dict]]:
     phases: dict[str, list[dict]] = {}
     for name in names:
         store = load_store(store_paths()[name])
         concepts = concepts_of(store)
         proposals = json.loads((PROPOSALS / f"{name}.json").read_text(encoding="utf-8"))
         plan = {"day one": (None, None), "day one + model words": (proposals, None)}
-        if learned:
+        if unaided:
+            plan = {"day one, judged": (None, None)}
+        elif learned:
             plan["after traffic"] = (None, learned["after traffic (both)"][name]["learned"])
             plan["after traffic + model words"] = (proposals, learned["after traffic (both) + model words"][name]["learned"])
         for phase, (model, traffic) in plan.items():
-            index = indexed(with_words(concepts, model, traffic))
+            index = indexed(with_words(concepts, model, traffic), judged_always=unaided)
             if collect is not None:
                 collect.append(judged_rows(index, store["tests"]))
             phases.setdefault(phase, []).extend(answer(index, store["tests"], name))
@@ -152,6 +167,8 @@ def main() -> None:
     parser_.add_argument("--store", action="append")
     parser_.add_argument("--misses", metavar="PHASE", help="print the misses and off-topic injections of a phase")
     parser_.add_argument("--fit", action="store_true", help="fit the judgment's weights (without it) and print them")
+    parser_.add_argument("--unaided", action="store_true",
+                         help="day one without model words judged at the same precision, against with them")
     args = parser_.parse_args()
     learned = json.loads(args.learned.read_text())["learning"] if args.learned else None
     names = ["academia"] if args.smoke else args.store or sorted(store_paths())
@@ -166,7 +183,10 @@ def main() -> None:
               f"BIAS = {bias:.4f}")
         signals.JUDGE, signals.WEIGHTS, signals.BIAS = judge, weights, bias
     phases = run(names, learned)
-    emit({phase: figures(rows) for phase, rows in phases.items()}, args.json, lambda: print_phases(phases))
+    result: dict = {phase: figures(rows) for phase, rows in phases.items()}
+    if args.unaided:
+        result["unaided"] = unaided(names, phases["day one + model words"])
+    emit(result, args.json, lambda: print_phases(phases, result.get("unaided")))
     if args.misses:
         for r in phases[args.misses]:
             miss = r["slice"] in ON_TOPIC and not any(e in r["ranked"] for e in r["expected"])
@@ -177,11 +197,38 @@ def main() -> None:
              sum(any(e in r["ranked"] for e in r["expected"]) for r in day_one), len(day_one), as_json=args.json)
 
 
-def print_phases(phases: dict) -> None:
+def unaided(names: list[str], taught: list[dict]) -> dict:
+    """--unaided (see the module's doc): the model's words' gain at the same precision, per store."""
+    threshold, ceiling = signals.THRESHOLD, figures(taught)["off-topic"]
+    rows, at = [], None
+    try:
+        for step in range(int(round(threshold * 20)), 0, -1):
+            signals.THRESHOLD = min(threshold, step / 20)
+            judged = run(names, None, unaided=True)["day one, judged"]
+            if figures(judged)["off-topic"] > ceiling:
+                break
+            rows, at = judged, signals.THRESHOLD
+    finally:
+        signals.THRESHOLD = threshold
+    per_store = {name: {"unaided": figures([r for r in rows if r["store"] == name]),
+                        "model words": figures([r for r in taught if r["store"] == name])} for name in names}
+    per_store["all"] = {"unaided": figures(rows), "model words": figures(taught)}
+    return {"threshold": at, "stores": per_store}
+
+
+def print_phases(phases: dict, unaided_figures: dict | None = None) -> None:
     print(f"{'phase':32} {'hit@5':>6} {'silent':>7} {'off':>6} {'wshare':>7}")
     for phase, rows in phases.items():
         f = figures(rows)
         print(f"{phase:32} {f['hit@5']:6.3f} {f['silent']:7.1%} {f['off-topic']:6.1%} {f['wordshare']:7.1%}")
+    if unaided_figures:
+        print(f"\nday one judged without model words at threshold {unaided_figures['threshold']} "
+              "(off-topic no more than with them), hit@5 / silent / off-topic:")
+        print(f"{'store':12} {'unaided':>24} {'model words':>24} {'gain':>6}")
+        for name, both in unaided_figures["stores"].items():
+            u, m = both["unaided"], both["model words"]
+            print(f"{name:12} {u['hit@5']:8.3f} {u['silent']:6.1%} {u['off-topic']:6.1%}   "
+                  f"{m['hit@5']:8.3f} {m['silent']:6.1%} {m['off-topic']:6.1%}   {m['hit@5'] - u['hit@5']:+.3f}")
 
 
 if __name__ == "__main__":
