@@ -7,7 +7,6 @@ requests and answers the routes declare live in facts.api_models. Every answer m
 data: none is cached on the way, and none is logged.
 """
 
-import json
 import os
 import string
 from typing import Annotated, Optional
@@ -15,7 +14,6 @@ from urllib.parse import unquote
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, CORSConfig, Response, content_types
-from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 
 from facts import wiring
@@ -62,7 +60,8 @@ from shared.errors import (
     NotFound,
     Unauthorized,
 )
-from shared.httpapi import answer_alike, check_path, error_body, operator_from_claims, plain_path
+from shared.httpapi import answer_alike, check_path, error_body, openapi_document as api_document, \
+    operator_from_claims, plain_path
 
 logger = Logger()
 facts = wiring.studio_from_env()
@@ -209,22 +208,8 @@ def reset_memory(tenant: Slug, agent: Slug, customer_id: CustomerId, body: Reset
 
 
 def openapi_document() -> str:
-    """This API's OpenAPI document (kept as studio_web/facts-openapi.json by scripts/gen/openapi.py),
-    with the bearer JWT every route needs and only the schemas it refers to."""
-    document = json.loads(app.get_openapi_json_schema(
-        title="Knowledge studio API: Facts", version="1.0.0",
-        security_schemes={"jwt": HTTPBearer(bearerFormat="JWT", description="The id token from sign-in "
-                                                                           "(Cognito's hosted UI, PKCE).")},
-        security=[{"jwt": []}]))
-    schemas = document["components"]["schemas"]
-    while True:
-        text = json.dumps({k: v for k, v in document.items() if k != "components"} | {"schemas": schemas})
-        unused = [name for name in schemas if f'"#/components/schemas/{name}"' not in text]
-        if not unused:
-            break
-        for name in unused:
-            del schemas[name]
-    return json.dumps(document)
+    """This API's OpenAPI document (kept as studio_web/facts-openapi.json by scripts/gen/openapi.py)."""
+    return api_document(app, "Knowledge studio API: Facts")
 
 
 # ------------------------------------------------------------------ errors, mapped once

@@ -6,7 +6,6 @@ answers the routes declare live in their room, knowledge.curation.api_models; th
 document (studio_web/openapi.json) is generated from both.
 """
 
-import json
 import os
 import pathlib
 import string
@@ -15,7 +14,6 @@ from typing import Annotated, Optional
 
 from aws_lambda_powertools import Logger
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, CORSConfig, Response, content_types
-from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
 from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 
 from knowledge import wiring
@@ -81,7 +79,7 @@ from shared.errors import (
     Unauthorized,
     field_errors,
 )
-from shared.httpapi import answer_alike, check_path, error_body, plain_path
+from shared.httpapi import answer_alike, check_path, error_body, openapi_document as api_document, plain_path
 
 logger = Logger()
 studio, reviews, policy_reviews, vocabularies, importing, config_checks, recreation, sharing, words_backfill, \
@@ -365,22 +363,8 @@ def openapi() -> Response[str]:
 
 
 def openapi_document() -> str:
-    """The document, with the bearer JWT every route needs and only the schemas it refers to
-    (the resolver adds its own validation-error shapes, which this API never answers)."""
-    document = json.loads(app.get_openapi_json_schema(
-        title="Knowledge studio API", version="1.0.0",
-        security_schemes={"jwt": HTTPBearer(bearerFormat="JWT", description="The id token from sign-in "
-                                                                           "(Cognito's hosted UI, PKCE).")},
-        security=[{"jwt": []}]))
-    schemas = document["components"]["schemas"]
-    while True:
-        text = json.dumps({k: v for k, v in document.items() if k != "components"} | {"schemas": schemas})
-        unused = [name for name in schemas if f'"#/components/schemas/{name}"' not in text]
-        if not unused:
-            break
-        for name in unused:
-            del schemas[name]
-    return json.dumps(document)
+    """This API's OpenAPI document (kept in the repo by scripts/gen/openapi.py)."""
+    return api_document(app, "Knowledge studio API")
 
 
 # ------------------------------------------------------------------ the vocabulary (vocabulary.yaml)

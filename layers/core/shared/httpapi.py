@@ -138,3 +138,25 @@ def answer_alike(app: Any, respond: Callable[[int, dict], Any], statuses: dict[t
     @app.exception_handler(StoreUnavailable)
     def unavailable(exc: StoreUnavailable) -> Any:
         return respond(503, {"error": {"code": exc.code, "message": "storage is busy; try again"}})
+
+
+def openapi_document(app: Any, title: str) -> str:
+    """A resolver's OpenAPI document, with the bearer JWT every route needs and only the schemas its
+    routes refer to (the resolver adds its own validation-error shapes, which neither API answers)."""
+    import json
+
+    from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
+
+    document = json.loads(app.get_openapi_json_schema(
+        title=title, version="1.0.0",
+        security_schemes={"jwt": HTTPBearer(bearerFormat="JWT", description="The id token from sign-in "
+                                                                           "(Cognito's hosted UI, PKCE).")},
+        security=[{"jwt": []}]))
+    schemas = document["components"]["schemas"]
+    while True:
+        text = json.dumps({k: v for k, v in document.items() if k != "components"} | {"schemas": schemas})
+        unused = [name for name in schemas if f'"#/components/schemas/{name}"' not in text]
+        if not unused:
+            return json.dumps(document)
+        for name in unused:
+            del schemas[name]
