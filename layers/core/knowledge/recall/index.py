@@ -38,15 +38,15 @@ from knowledge.recall.postings import (
     bm25_weight,
     concept_terms,
 )
-from knowledge.recall.signals import TAUGHT, asked, describes, judged
-from knowledge.recall.terms import LETTERS, fold, proper_names
+from knowledge.recall.signals import TAUGHT, asked, describes, judge
+from knowledge.recall.terms import proper_names
 
 # The floor (Index.relevant), in units of the most one word can tell (found in no other
 # concept, named in the concept's name). A concept sharing two or more of the message's words
 # must share MIN_SHARED: half of one rare word, or several common ones. A concept sharing one
 # word only (a city, "capital", "conta") must share SINGLE, and that word must be at least
 # COVER of what the message itself tells (each of its words weighed by rarity, a word no
-# concept has as one unit), unless the message asks something of the store (CUES): so
+# concept has as one unit), unless the message asks something of the store (lexicon.CUES): so
 # "qual a população de Recife?" injects nothing while "Sou de Recife, qual o prazo?" does. A
 # word that shares only a short stem with the concept (valeu/vale; under STEM_MIN letters)
 # counts STEM_ONLY of what it would; longer stems are the same word (parcelo/parcela).
@@ -77,8 +77,6 @@ LEARNED_SPREAD = 3
 # what the best passing one shares.
 TAIL = 0.2
 _LOWER = "abcdefghijklmnopqrstuvwxyz"
-# Words that ask the store for something (availability, permission, a purchase made).
-CUES = frozenset("tem posso consigo comprei paguei pedi recebi can could".split())
 FLOOR_CONCEPTS = 40
 DESCRIBED_MAX = 8  # a one-word question's word said by more descriptions than this asks nothing of one
 DESCRIBED_SCAN = 256  # its concepts read, at most (a word of more asks nothing of one either)
@@ -538,7 +536,7 @@ class Index:
         self._numbers(scoring, analysis.intervals)
         if self._dead and len(self._dead) != len(self._dead_slots):
             self._dead_slots = np.array(self._dead, dtype=np.int64)
-        return scoring.result(self._dead_slots, set(analysis.terms()), len(dict(analysis.words)))
+        return scoring.result(self._dead_slots, set(analysis.terms()), len(dict(analysis.words)), reading.asks)
 
     def _postings_of(self, term: str) -> Optional[Postings]:
         postings = self._postings.get(term)
@@ -725,23 +723,23 @@ class Index:
                           excluded)
 
     def _passing(self, matched: Match, query: str, min_score: float) -> Optional[float]:
-        """What the best concept passing the floor shares; None when none passes."""
-        candidates = matched.candidates(min_score, min(MIN_SHARED, SINGLE))  # a few dozen at most
+        """What the best concept passing the floor shares; None when none passes. The candidates
+        are a few dozen at most: read as Python numbers, not as small arrays."""
+        candidates = matched.candidates(min_score, min(MIN_SHARED, SINGLE))
         if not len(candidates):
             return None
-        shared_terms = matched.shared_terms[candidates]
-        their = matched.shared[candidates]
-        alone = shared_terms < 2
-        several = ~alone & (their >= MIN_SHARED)
-        passes = several | (alone & (their >= SINGLE) & (their >= COVER * matched.told))
-        cue = asks_the_store(query)
-        if not passes.any() and cue:
-            passes = several | (alone & (their >= SINGLE))
-        if len(matched.terms) > 1 and self._known(TAUGHT) and passes.any():  # a model-taught agent's judgment
-            at = candidates[passes]  # (recall.signals), read only where the floor let a concept through
-            passes[passes] = judged(passes[passes], matched.scores[at] / self.gate(1.0), matched.shared[at],
-                                    shared_terms[passes], matched.told, matched.said, cue, "?" in query)
-        return float(their[passes].max()) if passes.any() else None
+        their, terms = matched.shared[candidates].tolist(), matched.shared_terms[candidates].tolist()
+        cover = COVER * matched.told
+        passes = [s >= MIN_SHARED if t >= 2 else s >= SINGLE and s >= cover for s, t in zip(their, terms)]
+        if matched.asks and not any(passes):
+            passes = [s >= MIN_SHARED if t >= 2 else s >= SINGLE for s, t in zip(their, terms)]
+        if len(matched.terms) > 1 and self._known(TAUGHT) and any(passes):  # a model-taught agent's judgment
+            at = [i for i, ok in enumerate(passes) if ok]  # (recall.signals), only where the floor let one through
+            scale, scores = self.gate(1.0), matched.scores[candidates[at]].tolist()
+            for i, ok in zip(at, judge([score / scale for score in scores], [their[i] for i in at],
+                                       [terms[i] for i in at], matched.told, matched.said, matched.asks, "?" in query)):
+                passes[i] = ok
+        return max((s for s, ok in zip(their, passes) if ok), default=None)
 
     def _named(self, matched: Match, min_score: float) -> set[int]:
         """The concepts the message calls by their own names ("como funciona o clube de vantagens?" and
@@ -806,12 +804,6 @@ class Index:
 
 
 _NOTHING_READ = Reading([], set(), set())
-
-
-def asks_the_store(query: str) -> bool:
-    """Whether the message says a word that asks the store for something (CUES)."""
-    return not CUES.isdisjoint(fold(w) for w in LETTERS.findall(query.lower()))
-
 
 @functools.lru_cache(maxsize=65536)
 def name_terms(name: str) -> frozenset[str]:

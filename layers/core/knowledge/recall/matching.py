@@ -4,8 +4,7 @@ returns, and `Scoring`, the per-term sums it is built from ([retrieval](../../..
 
 from __future__ import annotations
 
-import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
@@ -25,16 +24,21 @@ class Match:
     terms: set[str]  # the message's index terms
     words: int  # how many distinct words the message says
     unknown: list  # the message's words no concept has
+    asks: bool = False  # whether the message asks the store for something (knowledge.recall.lexicon.CUES; read only)
+    _shared_terms: Optional[np.ndarray] = field(default=None, repr=False, compare=False)
 
     @property
     def said(self) -> tuple[int, list]:
         """(words, unknown), as knowledge.recall.signals.features reads them."""
         return self.words, self.unknown
 
-    @functools.cached_property
+    @property
     def shared_terms(self) -> np.ndarray:
-        """Per slot, how many of the message's terms it has."""
-        return np.bincount(np.concatenate(self.term_slots), minlength=len(self.scores))
+        """Per slot, how many of the message's terms it has (counted on first use)."""
+        found = self._shared_terms
+        if found is None:
+            found = self._shared_terms = np.bincount(np.concatenate(self.term_slots), minlength=len(self.scores))
+        return found
 
     def candidates(self, min_score: float, least_shared: float) -> np.ndarray:
         """The slots that score `min_score` and share `least_shared`, never one sharing only places."""
@@ -83,7 +87,7 @@ class Scoring:
         if term:
             self.term_slots.append(slots)
 
-    def result(self, dead_slots: np.ndarray, terms: set[str], words: int) -> Optional[Match]:
+    def result(self, dead_slots: np.ndarray, terms: set[str], words: int, asks: bool = False) -> Optional[Match]:
         """The sums, one C pass each; None when no entry was added."""
         if not self.slots:
             return None
@@ -102,4 +106,4 @@ class Scoring:
         if any(self.placed):
             kept = [slots for slots, place in zip(self.slots, self.placed) if not place]
             grounded = np.bincount(np.concatenate(kept), minlength=n) > 0 if kept else np.zeros(n, dtype=bool)
-        return Match(scores, shared, self.told, self.term_slots, grounded, terms, words, self.unknown)
+        return Match(scores, shared, self.told, self.term_slots, grounded, terms, words, self.unknown, asks)

@@ -133,3 +133,21 @@ def judged(passes: np.ndarray, scores: np.ndarray, shared: np.ndarray, shared_wo
     for weight, column in zip(WEIGHTS, per_concept):
         logit = logit + weight * column
     return passes & (logit >= math.log(THRESHOLD / (1 - THRESHOLD)))
+
+
+def judge(scores: list[float], shared: list[float], shared_words: list[int], told: float, said: tuple[int, list],
+          cue: bool, question: bool) -> list[bool]:
+    """`judged` for the handful of concepts the floor passed, as plain numbers (a small array costs
+    more than the sums): per concept, whether the judgment lets it through. The same sums in the
+    same order, so the same verdicts."""
+    if not JUDGE:
+        return [True] * len(scores)
+    words, unknown = said
+    common = sum(1 for form in unknown if form and zipf_of(form) > 0)
+    per_message = [len(unknown), common, words, float(cue), float(question), common / max(1, words),
+                   len(unknown) / max(1, words)]
+    base = float(np.dot(WEIGHTS[4:], per_message)) + BIAS
+    w_score, w_shared, w_cover, w_words = WEIGHTS[:4].tolist()  # read per call: a report refits them
+    cover, least = max(told, 1e-6), math.log(THRESHOLD / (1 - THRESHOLD))
+    return [base + w_score * math.log1p(score) + w_shared * share + w_cover * (share / cover) + w_words * float(n)
+            >= least for score, share, n in zip(scores, shared, shared_words)]
