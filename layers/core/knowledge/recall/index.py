@@ -38,7 +38,7 @@ from knowledge.recall.postings import (
     bm25_weight,
     concept_terms,
 )
-from knowledge.recall.signals import TAUGHT, asked, describes, judge
+from knowledge.recall.signals import TAUGHT, asked, describes, judgment
 from knowledge.recall.terms import proper_names
 
 # The floor (Index.relevant), in units of the most one word can tell (found in no other
@@ -645,7 +645,7 @@ class Index:
                         [np.full(len(postings.slots), scoring.ratio_of(postings.live) / (full or weight))
                          for postings, weight in found]))[order]
                     ratio = None
-                slots = np.flatnonzero(best)
+                slots = best.nonzero()[0]
                 scoring.add(slots, best[slots], ratio if ratio is not None else shared_by[slots] / best[slots],
                             added.place)
 
@@ -670,7 +670,7 @@ class Index:
                     if not inside.any():
                         inside, factor = near, NEAR
                     else:
-                        extra = np.flatnonzero(near)
+                        extra = near.nonzero()[0]
                         scoring.term_slots.append(unique := np.unique(slots[extra]))
                         scoring.add(slots[extra], weights[extra] * bm25_idf(n_docs, live_near := len(unique)) * NEAR,
                                     scoring.ratio_of(live_near), False, term=False)
@@ -733,13 +733,14 @@ class Index:
         passes = [s >= MIN_SHARED if t >= 2 else s >= SINGLE and s >= cover for s, t in zip(their, terms)]
         if matched.asks and not any(passes):
             passes = [s >= MIN_SHARED if t >= 2 else s >= SINGLE for s, t in zip(their, terms)]
-        if len(matched.terms) > 1 and self._known(TAUGHT) and any(passes):  # a model-taught agent's judgment
-            at = [i for i, ok in enumerate(passes) if ok]  # (recall.signals), only where the floor let one through
-            scale, scores = self.gate(1.0), matched.scores[candidates[at]].tolist()
-            for i, ok in zip(at, judge([score / scale for score in scores], [their[i] for i in at],
-                                       [terms[i] for i in at], matched.told, matched.said, matched.asks, "?" in query)):
-                passes[i] = ok
-        return max((s for s, ok in zip(their, passes) if ok), default=None)
+        # The best passing one: the floor's in descending order of what they share, the first the judgment of
+        # a model-taught agent (recall.signals) lets through; judged only until one passes.
+        ranked = sorted((i for i, ok in enumerate(passes) if ok), key=their.__getitem__, reverse=True)
+        if not ranked or len(matched.terms) < 2 or not self._known(TAUGHT):
+            return their[ranked[0]] if ranked else None
+        judge, scale = judgment(matched.told, matched.said, matched.asks, "?" in query), self.gate(1.0)
+        return next((their[i] for i in ranked if judge(matched.scores.item(candidates.item(i)) / scale, their[i],
+                                                       terms[i])), None)
 
     def _named(self, matched: Match, min_score: float) -> set[int]:
         """The concepts the message calls by their own names ("como funciona o clube de vantagens?" and
@@ -747,7 +748,7 @@ class Index:
         terms, scores = matched.terms, matched.scores
         if len(terms) < NAMED_MIN:
             return set()
-        maybe = np.flatnonzero((matched.shared_terms >= NAMED_MIN) & (scores >= min_score) & (scores > 0))
+        maybe = ((matched.shared_terms >= NAMED_MIN) & (scores >= min_score) & (scores > 0 if min_score <= 0 else True)).nonzero()[0]
         if len(maybe) > NAMED_TRIES:  # the best scored of them: a named concept scores its name 3 times
             maybe = maybe[np.argpartition(scores[maybe], len(maybe) - NAMED_TRIES)[-NAMED_TRIES:]]
         grounded = matched.grounded

@@ -4,6 +4,7 @@ returns, and `Scoring`, the per-term sums it is built from ([retrieval](../../..
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -42,10 +43,13 @@ class Match:
 
     def candidates(self, min_score: float, least_shared: float) -> np.ndarray:
         """The slots that score `min_score` and share `least_shared`, never one sharing only places."""
-        ok = (self.scores > 0) & (self.scores >= min_score) & (self.shared >= least_shared)
+        ok = self.scores >= min_score
+        if min_score <= 0:  # else a score of min_score is one above 0
+            ok &= self.scores > 0
+        ok &= self.shared >= least_shared
         if self.grounded is not None:
             ok &= self.grounded
-        return np.flatnonzero(ok)
+        return ok.nonzero()[0]
 
 
 class Scoring:
@@ -62,6 +66,9 @@ class Scoring:
         self.slots: list[np.ndarray] = []
         self.weights: list[np.ndarray] = []
         self.ratios: list = []  # a number, or one per slot
+        # The least and largest ratio while every one is a float (None once one is not): when they
+        # are the same, `shared` is the scores times it.
+        self._least, self._most = math.inf, -math.inf
         self.placed: list[bool] = []
         self.term_slots: list[np.ndarray] = []
         self.told = 0.0
@@ -83,6 +90,11 @@ class Scoring:
         self.slots.append(slots)
         self.weights.append(weights)
         self.ratios.append(ratio)
+        if self._least is not None:
+            if type(ratio) is float:
+                self._least, self._most = min(self._least, ratio), max(self._most, ratio)
+            else:
+                self._least = None
         self.placed.append(place)
         if term:
             self.term_slots.append(slots)
@@ -97,7 +109,7 @@ class Scoring:
         if len(dead_slots):
             scores[dead_slots] = 0.0
         ratios = self.ratios
-        if all(type(r) is float for r in ratios) and max(ratios) - min(ratios) < 1e-9:
+        if self._least is not None and self._most - self._least < 1e-9:
             shared = scores * ratios[0]
         else:
             shared = np.bincount(all_slots, minlength=n,

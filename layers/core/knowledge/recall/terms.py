@@ -191,7 +191,9 @@ def proper_names(text: str) -> set[str]:
     for match in LETTERS.finditer(text):
         word = match.group()
         if word[0].isupper() and not word.isupper():
-            before = text[:match.start()].rstrip()
-            if before and before[-1] not in ".!?:\n":
+            at = match.start() - 1  # the last character before the word that is not a space, read in place
+            while at >= 0 and text[at].isspace():
+                at -= 1
+            if at >= 0 and text[at] not in ".!?:\n":
                 found.add(term_and_form(word.lower())[1])
     return found
