@@ -119,6 +119,7 @@ class Index:
         self._weighted_avg = 0.0  # the average length the weights were computed with
         self._live_postings = 0
         self._dead_postings = 0
+        self._settled = True  # no postings hold appends not merged (else `_postings_of` merges a term's)
         # Each stem's singular forms seen in any concept since the index was built: a message
         # word whose form is not among them shares only a stem, maybe by accident (valeu/vale).
         # A lone form is kept as the string itself (most stems have one), several as a set.
@@ -160,6 +161,7 @@ class Index:
 
     def upsert(self, name: str, etag: str, concept: Concept, data: bytes) -> None:
         self.remove(name)
+        self._settled = False
         tf, length, spans, forms = concept_terms(concept)
         slot = len(self._by_slot)
         if slot >= len(self._recency):
@@ -317,6 +319,7 @@ class Index:
         for term, postings in self._postings.items():
             if postings.pending:
                 self._merge(postings, term.startswith(LEARNED))
+        self._settled = True
 
     def _merge(self, postings: Postings, learned: bool = False) -> None:
         slots = np.frombuffer(postings.pending_slots, dtype=np.int32)
@@ -540,7 +543,7 @@ class Index:
 
     def _postings_of(self, term: str) -> Optional[Postings]:
         postings = self._postings.get(term)
-        if postings is not None and postings.pending:
+        if postings is not None and postings.pending_slots:  # appends not merged yet (`pending`)
             self._merge(postings, term.startswith(LEARNED))
         return postings
 
@@ -570,10 +573,11 @@ class Index:
         names = None  # the message's proper names, never read as typos: read at the first typo
         used: set[str] = set(term for term, _ in analysis.words)
         tried = 0  # unknown words looked up as typos: a long message reads only its first TYPO_TRIES
+        postings_of = self._postings.get if self._settled else self._postings_of
         for term, form in [*dict(analysis.words).items(), *((number, None) for number in analysis.numbers)]:
             place = term in reading.places or term in place_terms
-            postings, factor = self._postings_of(term), 1.0
-            learned = self._postings_of(LEARNED + term) if form is not None else None
+            postings, factor = postings_of(term), 1.0
+            learned = postings_of(LEARNED + term) if form is not None else None
             if learned is not None and learned.live <= LEARNED_SPREAD:  # a concept's learned word
                 scoring.add(learned.slots, learned.idf_weights(n_docs), scoring.ratio_of(learned.live), place)
                 if postings is None:

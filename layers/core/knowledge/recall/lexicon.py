@@ -205,7 +205,8 @@ class Lexicon:
         the word; a reading whose words they all use weighs EXPANDED_KNOWN, not EXPANDED (the store
         wrote them: "estorno" must not rank "reembolso" first), except a place's."""
         raws = self._split(text.lower())
-        found = [self._word(word) for word in raws]
+        memo = self._words  # `_word`'s memo read here first: most words are in it
+        found = [memo.get(word) or self._word(word) for word in raws]
         words = [word.key for word in found]
         buckets = self._buckets
         added: list[Added] = []

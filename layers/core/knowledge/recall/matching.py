@@ -91,10 +91,12 @@ class Scoring:
         self.weights.append(weights)
         self.ratios.append(ratio)
         if self._least is not None:
-            if type(ratio) is float:
-                self._least, self._most = min(self._least, ratio), max(self._most, ratio)
-            else:
+            if type(ratio) is not float:
                 self._least = None
+            elif ratio < self._least:
+                self._least = ratio
+            if self._least is not None and ratio > self._most:
+                self._most = ratio
         self.placed.append(place)
         if term:
             self.term_slots.append(slots)

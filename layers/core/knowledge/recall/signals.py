@@ -135,8 +135,10 @@ def judgment(told: float, said: tuple[int, list], cue: bool, question: bool) -> 
     costs more than the sums), the message's part once."""
     if not JUDGE:
         return lambda score, share, shared_words: True
-    base = float(np.dot(WEIGHTS[4:], _per_message(said, cue, question))) + BIAS
-    w_score, w_shared, w_cover, w_words = WEIGHTS[:4].tolist()  # read per message: a report refits them
+    weights = WEIGHTS.tolist()  # read per message: a report refits them
+    # The message's part as the dot product of its seven (in order, as numpy sums so few; the same bits).
+    base = sum(weight * value for weight, value in zip(weights[4:], _per_message(said, cue, question))) + BIAS
+    w_score, w_shared, w_cover, w_words = weights[:4]
     cover, least, log1p = max(told, 1e-6), math.log(THRESHOLD / (1 - THRESHOLD)), math.log1p
 
     def passes(score: float, share: float, shared_words: int) -> bool:
