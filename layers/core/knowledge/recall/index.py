@@ -553,10 +553,11 @@ class Index:
         phrased: set[str] = set()
         if not self._heads:
             return phrased
+        heads = [at for at, word in enumerate(sequence) if word in self._heads]  # a learned phrase starts there
         for size in (2, 3):
-            for at in range(len(sequence) - size + 1):
-                if sequence[at] not in self._heads:
-                    continue  # no learned phrase starts with this word
+            for at in heads:
+                if at + size > len(sequence):
+                    break
                 postings = self._postings_of(LEARNED + " ".join(sequence[at:at + size]))
                 if postings is not None and postings.live <= LEARNED_SPREAD:
                     scoring.add(postings.slots, postings.idf_weights(scoring.n_docs), scoring.ratio_of(postings.live),
@@ -689,9 +690,9 @@ class Index:
     def _ranked(self, scores: np.ndarray, wanted: int) -> list[tuple[float, float, int]]:
         n = len(scores)
         wanted = min(n, wanted)
-        candidates = np.argpartition(scores, n - wanted)[n - wanted:] if wanted < n else np.arange(n)
-        return sorted(zip(scores[candidates].tolist(), self._recency[candidates].tolist(), candidates.tolist()),
-                      reverse=True)
+        picked = np.argpartition(scores, n - wanted)[n - wanted:].tolist() if wanted < n else range(n)
+        score, recency = scores.item, self._recency.item  # a few, read one by one: cheaper than three arrays
+        return sorted([(score(slot), recency(slot), slot) for slot in picked], reverse=True)
 
     def search(self, query: str, top_k: int, min_score: float = 0.0) -> list[Hit]:
         """The best `top_k` concepts scoring at least `min_score`, with no relevance floor and the
