@@ -657,7 +657,7 @@ class Index:
     def _numbers(self, scoring: Scoring, intervals: Iterable[tuple[str, float, float]]) -> None:
         """The message's numbers inside (or near) the ranges concepts state of their unit."""
         n_docs, n = scoring.n_docs, scoring.n
-        for unit, low, high in set(intervals):
+        for unit, low, high in dict.fromkeys(intervals):  # once each, in the order the message says them
             spans = self._spans_of(unit)
             if spans is None:
                 continue
