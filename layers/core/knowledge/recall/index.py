@@ -687,12 +687,15 @@ class Index:
                 scoring.add(slots[inside], weights[inside] * bm25_idf(n_docs, live) * factor, scoring.ratio_of(live),
                             False, term=False)
 
-    def _ranked(self, scores: np.ndarray, wanted: int) -> list[tuple[float, float, int]]:
-        n = len(scores)
-        wanted = min(n, wanted)
-        picked = np.argpartition(scores, n - wanted)[n - wanted:].tolist() if wanted < n else range(n)
-        score, recency = scores.item, self._recency.item  # a few, read one by one: cheaper than three arrays
-        return sorted([(score(slot), recency(slot), slot) for slot in picked], reverse=True)
+    def _ranked(self, scores: np.ndarray, wanted: int, least: float) -> list[tuple[float, float, int]]:
+        """The best `wanted` slots scoring above 0 and at least `least`, as (score, recency, slot), best first;
+        a tie goes to the most recent, then to the later slot, at the cut-off as above it."""
+        eligible = (scores >= least if least > 0 else scores > 0).nonzero()[0]
+        if len(eligible) > wanted:  # those at or above the wanted-th score: every tie at the cut-off
+            values = scores[eligible]
+            eligible = eligible[values >= np.partition(values, len(values) - wanted)[len(values) - wanted]]
+        score, recency = scores.item, self._recency.item
+        return sorted([(score(slot), recency(slot), slot) for slot in eligible.tolist()], reverse=True)[:wanted]
 
     def search(self, query: str, top_k: int, min_score: float = 0.0) -> list[Hit]:
         """The best `top_k` concepts scoring at least `min_score`, with no relevance floor and the
@@ -794,10 +797,8 @@ class Index:
             window = top_k * 2
         while True:
             hits, looked = [], 0
-            for score, _, slot in self._ranked(scores, window):
+            for score, _, slot in self._ranked(scores, window, min_score):
                 looked += 1
-                if score <= 0 or score < min_score:
-                    return hits  # nothing further down scores
                 if shared.item(slot) < least_shared and slot not in named:
                     continue
                 doc = self._by_slot[slot]
