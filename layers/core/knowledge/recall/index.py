@@ -756,7 +756,8 @@ class Index:
         terms, scores = matched.terms, matched.scores
         if len(terms) < NAMED_MIN:
             return set()
-        maybe = ((matched.shared_terms >= NAMED_MIN) & (scores >= min_score) & (scores > 0 if min_score <= 0 else True)).nonzero()[0]
+        above = scores >= min_score if min_score > 0 else scores > 0  # (at min_score > 0, above 0 as well)
+        maybe = ((matched.shared_terms >= NAMED_MIN) & above).nonzero()[0]
         if len(maybe) > NAMED_TRIES:  # the best scored of them: a named concept scores its name 3 times
             maybe = maybe[np.argpartition(scores[maybe], len(maybe) - NAMED_TRIES)[-NAMED_TRIES:]]
         grounded = matched.grounded
