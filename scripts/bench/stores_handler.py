@@ -80,7 +80,8 @@ def load_corpus(stores_dir: Path = STORES) -> Corpus:
         per_concept: dict[str, Counter] = {c["name"]: Counter() for c in store["concepts"]}
         whole: Counter = Counter()
         for session in store["traffic"]:
-            said = {w.lower() for turn in session["turns"] for w in _WORD.findall(turn["customer"])}
+            # Once each, in the order said (not a set: its order, and so the ties below, would follow the hash seed).
+            said = list(dict.fromkeys(w.lower() for turn in session["turns"] for w in _WORD.findall(turn["customer"])))
             whole.update(said)  # sessions that said it, not times
             for about in session["about"]:
                 per_concept.setdefault(about, Counter()).update(said)

@@ -33,8 +33,7 @@ from knowledge.format.learned_words import LearnedWord
 from knowledge.learning.model_words import gate_words
 from knowledge.recall import index as recall_index
 from knowledge.recall import signals
-from knowledge.recall.index import CUES, Index
-from knowledge.recall.terms import LETTERS, fold
+from knowledge.recall.index import Index
 from scripts.lib.harness import did_work, emit, parser
 from scripts.lib.labelled_stores import TOP_K, concepts_of
 from scripts.reports.stores import ON_TOPIC, PROPOSALS, load_store, store_paths
@@ -118,7 +117,7 @@ def judged_rows(index: Index, tests: list[dict]) -> tuple[list[np.ndarray], list
         if on_topic and index.doc_at(int(candidates[top])).name not in test["expected"]:
             continue
         shared_terms = np.bincount(np.concatenate(term_slots), minlength=len(scores))
-        cue = not CUES.isdisjoint(fold(w) for w in LETTERS.findall(test["message"].lower()))
+        cue = matched.asks
         rows.append(signals.features(scores[candidates] / index.gate(1.0), shared[candidates], shared_terms[candidates],
                                      told, said,
                                      cue, "?" in test["message"])[top])

@@ -329,6 +329,21 @@ def test_recency_breaks_ties():
     assert [h.name for h in index_of(older, newer).search("frete campinas", 2)] == ["newer", "older"]
 
 
+def test_ties_at_the_cut_off_go_to_the_most_recent():
+    from datetime import datetime, timedelta, timezone
+
+    # Ten concepts scoring the same on the message, among forty: the top 3 are the 3 most recent of the ten,
+    # whichever slots they hold.
+    day = datetime(2026, 10, 1, tzinfo=timezone.utc)
+    same = [make_concept(f"c{i:02d}", description="prazo de entrega em campinas", body="x",
+                         updated_at=day + timedelta(days=(i * 7) % 10)) for i in range(10)]
+    others = [make_concept(f"o{i:02d}", description=f"assunto {i} sem relação", body="y") for i in range(30)]
+    newest = [c.name for c in sorted(same, key=lambda c: c.updated_at, reverse=True)[:3]]
+    index = index_of(*others[:15], *same, *others[15:])
+    assert [h.name for h in index.search("entrega campinas", 3)] == newest
+    assert [h.name for h in index.relevant("qual o prazo de entrega em campinas?", 3, 0.0)] == newest
+
+
 @pytest.fixture(scope="module")
 def report():
     result = subprocess.run([sys.executable, "-m", "scripts.reports.retrieval", "--json"], cwd=ROOT,

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple, Optional
 
-from knowledge.recall.terms import DIGIT, LETTERS, SHORTHAND, fold, is_english, read_word
+from knowledge.recall.terms import DIGIT, LETTERS, SHORTHAND, WORDS, WORDS_PT, fold, is_english, read_word
 
 # Units a number may carry; only these (and CEPs) match as ranges.
 _UNITS = {"dia": "dias", "dias": "dias", "day": "dias", "days": "dias",
@@ -95,7 +95,9 @@ def analyze(text: str, open_ranges: bool = True, shorthand: bool = False) -> Ana
         if shorthand:
             words = [SHORTHAND.get(word, word) for word in words]
         english = is_english(words)
-        return Analysis([found for word in words if (found := read_word(word, english))], [], [])
+        memo = WORDS if english else WORDS_PT  # read_word's memo, read here first: most words are in it
+        return Analysis([found for word in words if (found := memo.get(word, False) if word in memo
+                                                     else read_word(word, english))], [], [])
     english = is_english(LETTERS.findall(text))
     tokens = _Tokens(text)
     analysis = Analysis([], [], [])

@@ -38,15 +38,15 @@ from knowledge.recall.postings import (
     bm25_weight,
     concept_terms,
 )
-from knowledge.recall.signals import TAUGHT, asked, describes, judged
-from knowledge.recall.terms import LETTERS, fold, proper_names
+from knowledge.recall.signals import TAUGHT, asked, describes, judgment
+from knowledge.recall.terms import proper_names
 
 # The floor (Index.relevant), in units of the most one word can tell (found in no other
 # concept, named in the concept's name). A concept sharing two or more of the message's words
 # must share MIN_SHARED: half of one rare word, or several common ones. A concept sharing one
 # word only (a city, "capital", "conta") must share SINGLE, and that word must be at least
 # COVER of what the message itself tells (each of its words weighed by rarity, a word no
-# concept has as one unit), unless the message asks something of the store (CUES): so
+# concept has as one unit), unless the message asks something of the store (lexicon.CUES): so
 # "qual a população de Recife?" injects nothing while "Sou de Recife, qual o prazo?" does. A
 # word that shares only a short stem with the concept (valeu/vale; under STEM_MIN letters)
 # counts STEM_ONLY of what it would; longer stems are the same word (parcelo/parcela).
@@ -77,8 +77,6 @@ LEARNED_SPREAD = 3
 # what the best passing one shares.
 TAIL = 0.2
 _LOWER = "abcdefghijklmnopqrstuvwxyz"
-# Words that ask the store for something (availability, permission, a purchase made).
-CUES = frozenset("tem posso consigo comprei paguei pedi recebi can could".split())
 FLOOR_CONCEPTS = 40
 DESCRIBED_MAX = 8  # a one-word question's word said by more descriptions than this asks nothing of one
 DESCRIBED_SCAN = 256  # its concepts read, at most (a word of more asks nothing of one either)
@@ -121,6 +119,7 @@ class Index:
         self._weighted_avg = 0.0  # the average length the weights were computed with
         self._live_postings = 0
         self._dead_postings = 0
+        self._settled = True  # no postings hold appends not merged (else `_postings_of` merges a term's)
         # Each stem's singular forms seen in any concept since the index was built: a message
         # word whose form is not among them shares only a stem, maybe by accident (valeu/vale).
         # A lone form is kept as the string itself (most stems have one), several as a set.
@@ -162,6 +161,7 @@ class Index:
 
     def upsert(self, name: str, etag: str, concept: Concept, data: bytes) -> None:
         self.remove(name)
+        self._settled = False
         tf, length, spans, forms = concept_terms(concept)
         slot = len(self._by_slot)
         if slot >= len(self._recency):
@@ -319,6 +319,7 @@ class Index:
         for term, postings in self._postings.items():
             if postings.pending:
                 self._merge(postings, term.startswith(LEARNED))
+        self._settled = True
 
     def _merge(self, postings: Postings, learned: bool = False) -> None:
         slots = np.frombuffer(postings.pending_slots, dtype=np.int32)
@@ -538,11 +539,11 @@ class Index:
         self._numbers(scoring, analysis.intervals)
         if self._dead and len(self._dead) != len(self._dead_slots):
             self._dead_slots = np.array(self._dead, dtype=np.int64)
-        return scoring.result(self._dead_slots, set(analysis.terms()), len(dict(analysis.words)))
+        return scoring.result(self._dead_slots, set(analysis.terms()), len(dict(analysis.words)), reading.asks)
 
     def _postings_of(self, term: str) -> Optional[Postings]:
         postings = self._postings.get(term)
-        if postings is not None and postings.pending:
+        if postings is not None and postings.pending_slots:  # appends not merged yet (`pending`)
             self._merge(postings, term.startswith(LEARNED))
         return postings
 
@@ -552,10 +553,11 @@ class Index:
         phrased: set[str] = set()
         if not self._heads:
             return phrased
+        heads = [at for at, word in enumerate(sequence) if word in self._heads]  # a learned phrase starts there
         for size in (2, 3):
-            for at in range(len(sequence) - size + 1):
-                if sequence[at] not in self._heads:
-                    continue  # no learned phrase starts with this word
+            for at in heads:
+                if at + size > len(sequence):
+                    break
                 postings = self._postings_of(LEARNED + " ".join(sequence[at:at + size]))
                 if postings is not None and postings.live <= LEARNED_SPREAD:
                     scoring.add(postings.slots, postings.idf_weights(scoring.n_docs), scoring.ratio_of(postings.live),
@@ -572,10 +574,11 @@ class Index:
         names = None  # the message's proper names, never read as typos: read at the first typo
         used: set[str] = set(term for term, _ in analysis.words)
         tried = 0  # unknown words looked up as typos: a long message reads only its first TYPO_TRIES
+        postings_of = self._postings.get if self._settled else self._postings_of
         for term, form in [*dict(analysis.words).items(), *((number, None) for number in analysis.numbers)]:
             place = term in reading.places or term in place_terms
-            postings, factor = self._postings_of(term), 1.0
-            learned = self._postings_of(LEARNED + term) if form is not None else None
+            postings, factor = postings_of(term), 1.0
+            learned = postings_of(LEARNED + term) if form is not None else None
             if learned is not None and learned.live <= LEARNED_SPREAD:  # a concept's learned word
                 scoring.add(learned.slots, learned.idf_weights(n_docs), scoring.ratio_of(learned.live), place)
                 if postings is None:
@@ -647,14 +650,14 @@ class Index:
                         [np.full(len(postings.slots), scoring.ratio_of(postings.live) / (full or weight))
                          for postings, weight in found]))[order]
                     ratio = None
-                slots = np.flatnonzero(best)
+                slots = best.nonzero()[0]
                 scoring.add(slots, best[slots], ratio if ratio is not None else shared_by[slots] / best[slots],
                             added.place)
 
     def _numbers(self, scoring: Scoring, intervals: Iterable[tuple[str, float, float]]) -> None:
         """The message's numbers inside (or near) the ranges concepts state of their unit."""
         n_docs, n = scoring.n_docs, scoring.n
-        for unit, low, high in set(intervals):
+        for unit, low, high in dict.fromkeys(intervals):  # once each, in the order the message says them
             spans = self._spans_of(unit)
             if spans is None:
                 continue
@@ -672,7 +675,7 @@ class Index:
                     if not inside.any():
                         inside, factor = near, NEAR
                     else:
-                        extra = np.flatnonzero(near)
+                        extra = near.nonzero()[0]
                         scoring.term_slots.append(unique := np.unique(slots[extra]))
                         scoring.add(slots[extra], weights[extra] * bm25_idf(n_docs, live_near := len(unique)) * NEAR,
                                     scoring.ratio_of(live_near), False, term=False)
@@ -684,12 +687,15 @@ class Index:
                 scoring.add(slots[inside], weights[inside] * bm25_idf(n_docs, live) * factor, scoring.ratio_of(live),
                             False, term=False)
 
-    def _ranked(self, scores: np.ndarray, wanted: int) -> list[tuple[float, float, int]]:
-        n = len(scores)
-        wanted = min(n, wanted)
-        candidates = np.argpartition(scores, n - wanted)[n - wanted:] if wanted < n else np.arange(n)
-        return sorted(zip(scores[candidates].tolist(), self._recency[candidates].tolist(), candidates.tolist()),
-                      reverse=True)
+    def _ranked(self, scores: np.ndarray, wanted: int, least: float) -> list[tuple[float, float, int]]:
+        """The best `wanted` slots scoring above 0 and at least `least`, as (score, recency, slot), best first;
+        a tie goes to the most recent, then to the later slot, at the cut-off as above it."""
+        eligible = (scores >= least if least > 0 else scores > 0).nonzero()[0]
+        if len(eligible) > wanted:  # those at or above the wanted-th score: every tie at the cut-off
+            values = scores[eligible]
+            eligible = eligible[values >= np.partition(values, len(values) - wanted)[len(values) - wanted]]
+        score, recency = scores.item, self._recency.item
+        return sorted([(score(slot), recency(slot), slot) for slot in eligible.tolist()], reverse=True)[:wanted]
 
     def search(self, query: str, top_k: int, min_score: float = 0.0) -> list[Hit]:
         """The best `top_k` concepts scoring at least `min_score`, with no relevance floor and the
@@ -725,23 +731,24 @@ class Index:
                           excluded)
 
     def _passing(self, matched: Match, query: str, min_score: float) -> Optional[float]:
-        """What the best concept passing the floor shares; None when none passes."""
-        candidates = matched.candidates(min_score, min(MIN_SHARED, SINGLE))  # a few dozen at most
+        """What the best concept passing the floor shares; None when none passes. The candidates
+        are a few dozen at most: read as Python numbers, not as small arrays."""
+        candidates = matched.candidates(min_score, min(MIN_SHARED, SINGLE))
         if not len(candidates):
             return None
-        shared_terms = matched.shared_terms[candidates]
-        their = matched.shared[candidates]
-        alone = shared_terms < 2
-        several = ~alone & (their >= MIN_SHARED)
-        passes = several | (alone & (their >= SINGLE) & (their >= COVER * matched.told))
-        cue = asks_the_store(query)
-        if not passes.any() and cue:
-            passes = several | (alone & (their >= SINGLE))
-        if len(matched.terms) > 1 and self._known(TAUGHT) and passes.any():  # a model-taught agent's judgment
-            at = candidates[passes]  # (recall.signals), read only where the floor let a concept through
-            passes[passes] = judged(passes[passes], matched.scores[at] / self.gate(1.0), matched.shared[at],
-                                    shared_terms[passes], matched.told, matched.said, cue, "?" in query)
-        return float(their[passes].max()) if passes.any() else None
+        their, terms = matched.shared[candidates].tolist(), matched.shared_terms[candidates].tolist()
+        cover = COVER * matched.told
+        passes = [s >= MIN_SHARED if t >= 2 else s >= SINGLE and s >= cover for s, t in zip(their, terms)]
+        if matched.asks and not any(passes):
+            passes = [s >= MIN_SHARED if t >= 2 else s >= SINGLE for s, t in zip(their, terms)]
+        # The best passing one: the floor's in descending order of what they share, the first the judgment of
+        # a model-taught agent (recall.signals) lets through; judged only until one passes.
+        ranked = sorted((i for i, ok in enumerate(passes) if ok), key=their.__getitem__, reverse=True)
+        if not ranked or len(matched.terms) < 2 or not self._known(TAUGHT):
+            return their[ranked[0]] if ranked else None
+        judge, scale = judgment(matched.told, matched.said, matched.asks, "?" in query), self.gate(1.0)
+        return next((their[i] for i in ranked if judge(matched.scores.item(candidates.item(i)) / scale, their[i],
+                                                       terms[i])), None)
 
     def _named(self, matched: Match, min_score: float) -> set[int]:
         """The concepts the message calls by their own names ("como funciona o clube de vantagens?" and
@@ -749,7 +756,8 @@ class Index:
         terms, scores = matched.terms, matched.scores
         if len(terms) < NAMED_MIN:
             return set()
-        maybe = np.flatnonzero((matched.shared_terms >= NAMED_MIN) & (scores >= min_score) & (scores > 0))
+        above = scores >= min_score if min_score > 0 else scores > 0  # (at min_score > 0, above 0 as well)
+        maybe = ((matched.shared_terms >= NAMED_MIN) & above).nonzero()[0]
         if len(maybe) > NAMED_TRIES:  # the best scored of them: a named concept scores its name 3 times
             maybe = maybe[np.argpartition(scores[maybe], len(maybe) - NAMED_TRIES)[-NAMED_TRIES:]]
         grounded = matched.grounded
@@ -790,10 +798,8 @@ class Index:
             window = top_k * 2
         while True:
             hits, looked = [], 0
-            for score, _, slot in self._ranked(scores, window):
+            for score, _, slot in self._ranked(scores, window, min_score):
                 looked += 1
-                if score <= 0 or score < min_score:
-                    return hits  # nothing further down scores
                 if shared.item(slot) < least_shared and slot not in named:
                     continue
                 doc = self._by_slot[slot]
@@ -806,12 +812,6 @@ class Index:
 
 
 _NOTHING_READ = Reading([], set(), set())
-
-
-def asks_the_store(query: str) -> bool:
-    """Whether the message says a word that asks the store for something (CUES)."""
-    return not CUES.isdisjoint(fold(w) for w in LETTERS.findall(query.lower()))
-
 
 @functools.lru_cache(maxsize=65536)
 def name_terms(name: str) -> frozenset[str]:

@@ -11,7 +11,7 @@ from collections import OrderedDict
 from typing import Callable, NamedTuple, Optional, Sequence
 
 from knowledge.recall.analysis import analyze
-from knowledge.recall.terms import SHORTHAND, WORD, fold, raw_forms, read_word, singular, term_and_form
+from knowledge.recall.terms import LETTERS, SHORTHAND, WORD, fold, raw_forms, read_word, singular, term_and_form
 
 # Cities and states, each with what it adds: its state (for a city) and its region. Names that
 # are also common words are read as places only after a preposition (WORDLIKE, AMBIGUOUS).
@@ -56,6 +56,9 @@ PLACE_WORDS = "capital capitais cidade cidades estado estados região regiões b
 STREET_WORDS = frozenset("rua avenida av alameda travessa praça street avenue".split())
 EXPANDED = 0.7
 EXPANDED_KNOWN = 0.5
+# Words that ask the store for something (availability, permission, a purchase made): a message that
+# says one (Reading.asks) passes the floor with one shared word (knowledge.recall.index.SINGLE).
+CUES = frozenset("tem posso consigo comprei paguei pedi recebi can could".split())
 
 
 
@@ -130,12 +133,14 @@ class Reading(NamedTuple):
     places: set[str]
     grouped: set[str]
     explained: frozenset[str] = frozenset()  # every reading's `explains`
+    asks: bool = False  # the message says one of CUES
 
 
 class _Word(NamedTuple):
     term: str  # the index term
     key: str  # how phrases compare it (see `key`)
     bucket: str  # where readings starting with it are kept: its first four letters, folded, singular
+    cue: bool  # its letters, folded, are one of CUES (or several words, one of which is)
 
 
 _WORDS: dict[str, _Word] = {}
@@ -174,7 +179,9 @@ class Lexicon:
         if found is None:
             said = SHORTHAND.get(word, word)
             term, form = self._forms(said)
-            found = _Word(term, key(term, form), self._bucket(said))
+            # The cue reads the word as written (no shorthand), its letters only, as LETTERS splits it.
+            found = _Word(term, key(term, form), self._bucket(said),
+                          not CUES.isdisjoint(fold(letters) for letters in LETTERS.findall(word)))
             if len(self._words) < 20_000 and len(word) <= 20 and not word.isdigit():  # words, not numbers or junk
                 self._words[word] = found
         return found
@@ -198,7 +205,8 @@ class Lexicon:
         the word; a reading whose words they all use weighs EXPANDED_KNOWN, not EXPANDED (the store
         wrote them: "estorno" must not rank "reembolso" first), except a place's."""
         raws = self._split(text.lower())
-        found = [self._word(word) for word in raws]
+        memo = self._words  # `_word`'s memo read here first: most words are in it
+        found = [memo.get(word) or self._word(word) for word in raws]
         words = [word.key for word in found]
         buckets = self._buckets
         added: list[Added] = []
@@ -236,7 +244,7 @@ class Lexicon:
                 break
             if not matched and words[i] in self._street and i + 1 < n:
                 places.add(found[i + 1].term)
-        return Reading(added, places, grouped, frozenset(explained))
+        return Reading(added, places, grouped, frozenset(explained), any(word.cue for word in found))
 
 
 _LEXICON: Optional[Lexicon] = None

@@ -4,8 +4,8 @@ returns, and `Scoring`, the per-term sums it is built from ([retrieval](../../..
 
 from __future__ import annotations
 
-import functools
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 from typing import Optional
 
 import numpy as np
@@ -25,23 +25,31 @@ class Match:
     terms: set[str]  # the message's index terms
     words: int  # how many distinct words the message says
     unknown: list  # the message's words no concept has
+    asks: bool = False  # whether the message asks the store for something (knowledge.recall.lexicon.CUES; read only)
+    _shared_terms: Optional[np.ndarray] = field(default=None, repr=False, compare=False)
 
     @property
     def said(self) -> tuple[int, list]:
         """(words, unknown), as knowledge.recall.signals.features reads them."""
         return self.words, self.unknown
 
-    @functools.cached_property
+    @property
     def shared_terms(self) -> np.ndarray:
-        """Per slot, how many of the message's terms it has."""
-        return np.bincount(np.concatenate(self.term_slots), minlength=len(self.scores))
+        """Per slot, how many of the message's terms it has (counted on first use)."""
+        found = self._shared_terms
+        if found is None:
+            found = self._shared_terms = np.bincount(np.concatenate(self.term_slots), minlength=len(self.scores))
+        return found
 
     def candidates(self, min_score: float, least_shared: float) -> np.ndarray:
         """The slots that score `min_score` and share `least_shared`, never one sharing only places."""
-        ok = (self.scores > 0) & (self.scores >= min_score) & (self.shared >= least_shared)
+        ok = self.scores >= min_score
+        if min_score <= 0:  # else a score of min_score is one above 0
+            ok &= self.scores > 0
+        ok &= self.shared >= least_shared
         if self.grounded is not None:
             ok &= self.grounded
-        return np.flatnonzero(ok)
+        return ok.nonzero()[0]
 
 
 class Scoring:
@@ -58,6 +66,9 @@ class Scoring:
         self.slots: list[np.ndarray] = []
         self.weights: list[np.ndarray] = []
         self.ratios: list = []  # a number, or one per slot
+        # The least and largest ratio while every one is a float (None once one is not): when they
+        # are the same, `shared` is the scores times it.
+        self._least, self._most = math.inf, -math.inf
         self.placed: list[bool] = []
         self.term_slots: list[np.ndarray] = []
         self.told = 0.0
@@ -79,11 +90,18 @@ class Scoring:
         self.slots.append(slots)
         self.weights.append(weights)
         self.ratios.append(ratio)
+        if self._least is not None:
+            if type(ratio) is not float:
+                self._least = None
+            elif ratio < self._least:
+                self._least = ratio
+            if self._least is not None and ratio > self._most:
+                self._most = ratio
         self.placed.append(place)
         if term:
             self.term_slots.append(slots)
 
-    def result(self, dead_slots: np.ndarray, terms: set[str], words: int) -> Optional[Match]:
+    def result(self, dead_slots: np.ndarray, terms: set[str], words: int, asks: bool = False) -> Optional[Match]:
         """The sums, one C pass each; None when no entry was added."""
         if not self.slots:
             return None
@@ -93,7 +111,7 @@ class Scoring:
         if len(dead_slots):
             scores[dead_slots] = 0.0
         ratios = self.ratios
-        if all(type(r) is float for r in ratios) and max(ratios) - min(ratios) < 1e-9:
+        if self._least is not None and self._most - self._least < 1e-9:
             shared = scores * ratios[0]
         else:
             shared = np.bincount(all_slots, minlength=n,
@@ -102,4 +120,4 @@ class Scoring:
         if any(self.placed):
             kept = [slots for slots, place in zip(self.slots, self.placed) if not place]
             grounded = np.bincount(np.concatenate(kept), minlength=n) > 0 if kept else np.zeros(n, dtype=bool)
-        return Match(scores, shared, self.told, self.term_slots, grounded, terms, words, self.unknown)
+        return Match(scores, shared, self.told, self.term_slots, grounded, terms, words, self.unknown, asks)

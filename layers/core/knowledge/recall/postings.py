@@ -3,6 +3,7 @@ arrays), the weights themselves, and what each costs in memory."""
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from array import array
@@ -173,5 +174,6 @@ def bm25_weight(tf: float, norm: float) -> float:
     return tf * (K1 + 1) / (tf + norm)
 
 
+@functools.lru_cache(maxsize=4096)  # a few concept counts times the words' spreads: bounded
 def bm25_idf(n_docs: int, df: int) -> float:
     return math.log(1 + (n_docs - df + 0.5) / (df + 0.5))

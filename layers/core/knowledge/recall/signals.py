@@ -10,6 +10,7 @@ import functools
 import math
 import re
 from importlib import resources
+from typing import Callable
 
 import numpy as np
 
@@ -115,21 +116,33 @@ def features(scores: np.ndarray, shared: np.ndarray, shared_words: np.ndarray, t
 def _feature_parts(scores: np.ndarray, shared: np.ndarray, shared_words: np.ndarray, told: float,
                    said: tuple[int, list], cue: bool, question: bool) -> tuple[list[np.ndarray], list[float]]:
     """FEATURES as columns: the four per concept, then the seven the message gives every concept alike."""
+    return [np.log1p(scores), shared, shared / max(told, 1e-6), shared_words.astype(float)], \
+        _per_message(said, cue, question)
+
+
+def _per_message(said: tuple[int, list], cue: bool, question: bool) -> list[float]:
+    """The seven FEATURES the message gives every concept alike."""
     words, unknown = said
     common = sum(1 for form in unknown if form and zipf_of(form) > 0)
-    per_message = [len(unknown), common, words, float(cue), float(question), common / max(1, words),
-                   len(unknown) / max(1, words)]
-    return [np.log1p(scores), shared, shared / max(told, 1e-6), shared_words.astype(float)], per_message
+    return [len(unknown), common, words, float(cue), float(question), common / max(1, words),
+            len(unknown) / max(1, words)]
 
 
-def judged(passes: np.ndarray, scores: np.ndarray, shared: np.ndarray, shared_words: np.ndarray, told: float,
-           said: tuple[int, list], cue: bool, question: bool) -> np.ndarray:
-    """The floor's verdict `passes` on each concept, and the judgment of its FEATURES (the rows
-    `features` gives, weighed column by column without building them)."""
-    if not JUDGE or not len(scores):
-        return passes
-    per_concept, per_message = _feature_parts(scores, shared, shared_words, told, said, cue, question)
-    logit = float(np.dot(WEIGHTS[len(per_concept):], per_message)) + BIAS
-    for weight, column in zip(WEIGHTS, per_concept):
-        logit = logit + weight * column
-    return passes & (logit >= math.log(THRESHOLD / (1 - THRESHOLD)))
+def judgment(told: float, said: tuple[int, list], cue: bool, question: bool) -> Callable[[float, float, int], bool]:
+    """The judgment of one message: whether it lets through a concept of that score (as `features`
+    reads it), share and shared words; the floor's verdict on it stands besides. The logit of FEATURES,
+    weighed column by column as plain numbers (the floor passes a handful of concepts: a small array
+    costs more than the sums), the message's part once."""
+    if not JUDGE:
+        return lambda score, share, shared_words: True
+    weights = WEIGHTS.tolist()  # read per message: a report refits them
+    # The message's part as the dot product of its seven (in order, as numpy sums so few; the same bits).
+    base = sum(weight * value for weight, value in zip(weights[4:], _per_message(said, cue, question))) + BIAS
+    w_score, w_shared, w_cover, w_words = weights[:4]
+    cover, least, log1p = max(told, 1e-6), math.log(THRESHOLD / (1 - THRESHOLD)), math.log1p
+
+    def passes(score: float, share: float, shared_words: int) -> bool:
+        return base + w_score * log1p(score) + w_shared * share + w_cover * (share / cover) \
+            + w_words * float(shared_words) >= least
+
+    return passes

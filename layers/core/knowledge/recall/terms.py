@@ -98,8 +98,8 @@ _EN = snowballstemmer.stemmer("english")
 # Any other inflection of the glossary's English words (wrapped, refunded, delivering), by English stem.
 _GLOSSARY_STEMS = {_EN.stemWord(word): pt for word, pt in GLOSSARY.items()}
 _STEMS: dict[str, tuple[str, str]] = {}
-_WORDS: dict[str, Optional[tuple[str, str]]] = {}
-_WORDS_PT: dict[str, tuple[str, str] | None] = {}
+WORDS: dict[str, Optional[tuple[str, str]]] = {}  # read_word's memo for English text
+WORDS_PT: dict[str, tuple[str, str] | None] = {}  # and for the rest
 LETTERS = re.compile(r"[^\W\d_]+", re.UNICODE)
 DIGIT = re.compile(r"\d")
 _FOLD: dict[str, str] = {}
@@ -153,7 +153,7 @@ def glossed(word: str, english: bool = True) -> str:
 def read_word(word: str, english: bool = True) -> Optional[tuple[str, str]]:
     """(index term, singular form) of a lowercase word, or None for a stopword or filler; `english`:
     the text is English (see ENGLISH)."""
-    memo = _WORDS if english else _WORDS_PT
+    memo = WORDS if english else WORDS_PT
     found = memo.get(word, False)
     if found is False:
         found = None if word in _SKIP or fold(word) in _SKIP or _PT.stemWord(word) in FILLER_STEMS \
@@ -191,7 +191,9 @@ def proper_names(text: str) -> set[str]:
     for match in LETTERS.finditer(text):
         word = match.group()
         if word[0].isupper() and not word.isupper():
-            before = text[:match.start()].rstrip()
-            if before and before[-1] not in ".!?:\n":
+            at = match.start() - 1  # the last character before the word that is not a space, read in place
+            while at >= 0 and text[at].isspace():
+                at -= 1
+            if at >= 0 and text[at] not in ".!?:\n":
                 found.add(term_and_form(word.lower())[1])
     return found
