@@ -31,6 +31,7 @@ ACTOR = "operator:stores-report"  # an operator's save: the words job runs only 
 # The learning variants: the agent's `learn_from` for each.
 VARIANTS = {"loaded": ("loaded",), "sighting": ("sighting",), "both": ("loaded", "sighting")}
 WITH_WORDS = " + model words"
+DELIVERIES = 3  # a words job the function fails is delivered again, up to this many times in all
 TRAFFIC_END = timedelta(days=3)  # the traffic's last day ends this long before now
 # A ranker answers a message with (the ranked names, whether anything was injected, what the block
 # reached through links only).
@@ -144,15 +145,23 @@ class LocalRetrieve:
         asked: Counter = Counter()
         self.model.responder = words_responder(proposals, asked)
         for body in jobs:
-            event = {"Records": [sqs_record(body, "policy-review", {"SentTimestamp": str(int(time.time() * 1000))})]}
-            if self._invoke(self.policy_review, event, "policy_review", 60_000)["batchItemFailures"]:
-                raise RuntimeError(f"the words job of {json.loads(body)['name']} failed")
+            # A job the function fails (a model call past its time on a loaded machine) is delivered
+            # again, as the queue would, up to DELIVERIES times in all; the redeliveries are counted.
+            for delivery in range(1, DELIVERIES + 1):
+                record = sqs_record(body, "policy-review", {"SentTimestamp": str(int(time.time() * 1000))})
+                record["attributes"]["ApproximateReceiveCount"] = str(delivery)
+                event = {"Records": [record]}
+                if not self._invoke(self.policy_review, event, "policy_review", 60_000)["batchItemFailures"]:
+                    break
+                asked["redelivered"] += 1
+            else:
+                raise RuntimeError(f"the words job of {json.loads(body)['name']} failed {DELIVERIES} times")
         kept = {}
         for stored in self.store.load_all(tenant, AGENT):
             words = [e.word for e in stored.concept.learned_words if e.origin == "model"]
             if words:
                 kept[stored.name] = words
-        return {"jobs": len(jobs), "calls": asked["calls"], "answered": asked["answered"], "unknown": asked["unknown"],
+        return {"jobs": len(jobs), "redelivered": asked["redelivered"], "calls": asked["calls"], "answered": asked["answered"], "unknown": asked["unknown"],
                 "proposed": asked["phrases"], "kept": sum(len(w) for w in kept.values()), "words": kept}
 
 
