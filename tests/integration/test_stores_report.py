@@ -141,8 +141,33 @@ def test_the_models_words_go_through_policy_review_and_its_gates(learning):
     # the model answered from the proposals for the one concept they name (the other five are concepts
     # they lack: an empty array each); the gates kept one word.
     assert learning["model_words"]["drogaria"] == {
-        "jobs": 1, "calls": 1, "answered": 1, "unknown": 5, "proposed": 4, "kept": 1,
+        "jobs": 1, "redelivered": 0, "calls": 1, "answered": 1, "unknown": 5, "proposed": 4, "kept": 1,
         "words": {"entrega-expressa-capital": ["motoboy"]}}
+
+
+def test_a_words_job_the_function_fails_is_delivered_again_as_the_queue_would(moto_endpoint, monkeypatch):
+    # The model's first answer is no JSON: on its first delivery the job fails (the queue would bring it
+    # back), and the report delivers it again instead of ending; the second answer is kept.
+    from scripts.lib import labelled_stores
+
+    answering = labelled_stores.words_responder
+
+    def unusable_first(proposals, asked):
+        respond = answering(proposals, asked)
+
+        def answer(request):
+            if not asked["calls"]:
+                asked["calls"] += 1
+                return "the words, in a moment"
+            return respond(request)
+        return answer
+
+    monkeypatch.setattr(labelled_stores, "words_responder", unusable_first)
+    drugstore = {**_subset("drogaria", 6), "tests": [_test("motoboy", MOTOBOY, ["entrega-expressa-capital"], "taught")]}
+    report = stores_report.evaluate({"drogaria": drugstore}, endpoint=moto_endpoint, proposals=PROPOSALS)
+    words = report["model_words"]["drogaria"]
+    assert (words["jobs"], words["redelivered"], words["calls"], words["kept"]) == (1, 1, 2, 1)
+    assert report["phases"]["day one + model words"]["drogaria"]["index"]["taught"]["hit_at_5"] == 1.0
 
 
 def test_day_one_and_after_traffic_are_measured_without_and_with_model_words(learning):
