@@ -62,11 +62,11 @@ def phase_of(variant: str | None, words: bool) -> str:
     return ("day one" if variant is None else f"after traffic ({variant})") + (WITH_WORDS if words else "")
 
 
-def sqs_record(body: str, queue: str, attributes: dict | None = None) -> dict:
-    """An SQS record as Lambda's event source mapping hands it to a handler."""
+def sqs_record(body: str, queue: str, attributes: dict | None = None, delivery: int = 1) -> dict:
+    """An SQS record as Lambda's event source mapping hands it to a handler, on its `delivery`-th receive."""
     return {"messageId": uuid.uuid4().hex, "receiptHandle": "r", "body": body,
             "attributes": {"SentTimestamp": "0", "SenderId": "x", "ApproximateFirstReceiveTimestamp": "0",
-                           **(attributes or {}), "ApproximateReceiveCount": "1"},
+                           **(attributes or {}), "ApproximateReceiveCount": str(delivery)},
             "messageAttributes": {}, "md5OfBody": "0", "eventSource": "aws:sqs",
             "eventSourceARN": f"arn:aws:sqs:us-east-1:123456789012:{queue}", "awsRegion": "us-east-1"}
 
@@ -145,12 +145,11 @@ class LocalRetrieve:
         asked: Counter = Counter()
         self.model.responder = words_responder(proposals, asked)
         for body in jobs:
-            # A job the function fails (a model call past its time on a loaded machine) is delivered
-            # again, as the queue would, up to DELIVERIES times in all; the redeliveries are counted.
+            # A job the function fails (no usable model answer in its time) is delivered again, as the
+            # queue would, up to DELIVERIES times in all; the redeliveries are counted.
             for delivery in range(1, DELIVERIES + 1):
-                record = sqs_record(body, "policy-review", {"SentTimestamp": str(int(time.time() * 1000))})
-                record["attributes"]["ApproximateReceiveCount"] = str(delivery)
-                event = {"Records": [record]}
+                event = {"Records": [sqs_record(body, "policy-review", {"SentTimestamp": str(int(time.time() * 1000))},
+                                                delivery)]}
                 if not self._invoke(self.policy_review, event, "policy_review", 60_000)["batchItemFailures"]:
                     break
                 asked["redelivered"] += 1
@@ -161,7 +160,8 @@ class LocalRetrieve:
             words = [e.word for e in stored.concept.learned_words if e.origin == "model"]
             if words:
                 kept[stored.name] = words
-        return {"jobs": len(jobs), "redelivered": asked["redelivered"], "calls": asked["calls"], "answered": asked["answered"], "unknown": asked["unknown"],
+        return {"jobs": len(jobs), "redelivered": asked["redelivered"], "calls": asked["calls"],
+                "answered": asked["answered"], "unknown": asked["unknown"],
                 "proposed": asked["phrases"], "kept": sum(len(w) for w in kept.values()), "words": kept}
 
 

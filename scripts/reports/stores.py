@@ -324,7 +324,7 @@ def print_learning(report: dict) -> None:
         print(f"[model words] {name}: {info['jobs']} words jobs, {info['proposed']} phrases answered, "
               f"{info['kept']} kept on {len(info['words'])} concepts"
               + (f", {info['unknown']} prompts naming no concept of the proposals" if info["unknown"] else "")
-              + (f", {info['redelivered']} delivered again after the function failed them" if info.get("redelivered") else ""))
+              + (f", {info['redelivered']} delivered again after the function failed them" if info["redelivered"] else ""))
     for phase, stores in report["learning"].items():
         print(f"[{phase}] words the traffic taught, per store: " + ", ".join(
             f"{name} {sum(len(w) for w in info['learned'].values())} ({info['turns']} turns, {info['loads']} loads)"

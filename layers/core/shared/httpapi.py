@@ -4,6 +4,7 @@ answers every route gives the same way (docs/studio.md, "The studio HTTP API")."
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
@@ -143,8 +144,6 @@ def answer_alike(app: Any, respond: Callable[[int, dict], Any], statuses: dict[t
 def openapi_document(app: Any, title: str) -> str:
     """A resolver's OpenAPI document, with the bearer JWT every route needs and only the schemas its
     routes refer to (the resolver adds its own validation-error shapes, which neither API answers)."""
-    import json
-
     from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
 
     document = json.loads(app.get_openapi_json_schema(

@@ -4,7 +4,6 @@ returns, and `Scoring`, the per-term sums it is built from ([retrieval](../../..
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -66,9 +65,6 @@ class Scoring:
         self.slots: list[np.ndarray] = []
         self.weights: list[np.ndarray] = []
         self.ratios: list = []  # a number, or one per slot
-        # The least and largest ratio while every one is a float (None once one is not): when they
-        # are the same, `shared` is the scores times it.
-        self._least, self._most = math.inf, -math.inf
         self.placed: list[bool] = []
         self.term_slots: list[np.ndarray] = []
         self.told = 0.0
@@ -90,13 +86,6 @@ class Scoring:
         self.slots.append(slots)
         self.weights.append(weights)
         self.ratios.append(ratio)
-        if self._least is not None:
-            if type(ratio) is not float:
-                self._least = None
-            elif ratio < self._least:
-                self._least = ratio
-            if self._least is not None and ratio > self._most:
-                self._most = ratio
         self.placed.append(place)
         if term:
             self.term_slots.append(slots)
@@ -111,7 +100,7 @@ class Scoring:
         if len(dead_slots):
             scores[dead_slots] = 0.0
         ratios = self.ratios
-        if self._least is not None and self._most - self._least < 1e-9:
+        if all(type(r) is float for r in ratios) and max(ratios) - min(ratios) < 1e-9:
             shared = scores * ratios[0]
         else:
             shared = np.bincount(all_slots, minlength=n,
