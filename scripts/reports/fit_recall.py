@@ -7,18 +7,25 @@ and the signals' weights can be chosen on the tuning part only; the figures that
 report's, through the real handlers.
 
     ./run script reports.fit_recall [--learned REPORT.json] [--store NAME ...] [--misses PHASE] [--fit]
-        [--unaided] [--json] [--smoke]
+        [--unaided] [--loso] [--json] [--smoke]
 
 The phases: day one; day one + model words (the stand-in's phrases, tests/data/stores/proposals/,
 through the engine's own gate, knowledge.learning.model_words.gate_words); and, given a stores
 report's `--json` output (`--learned`), after traffic, with and without the model words: the
 words that run's traffic taught each concept (its `learning` section), as learned words. It ends
-with the on-topic messages day one's index answered with their concept. --smoke: one store.
+with the on-topic messages day one's index answered with their concept. --smoke: two stores (the
+fewest --loso can leave one out of).
 
 --unaided: what the model's words add at the same precision. Day one without model words, judged as
 if the model had taught the agent (the engine judges only an agent holding a model word), at the
 smallest threshold of a 0.05 grid from signals.THRESHOLD down whose pooled off-topic injecting is
 still no more than day one + model words'; per store, hit@5 both ways and the difference.
+
+--loso: what the judgment does on a store it was not fitted on. Each store in turn is left out: the
+weights are fitted (as --fit) on the others, and its day one + model words answered at each threshold
+of a 0.01 grid from 0.70 to 0.85; the left-out answers pooled per threshold, with the worst store's
+off-topic rate. signals.THRESHOLD is the smallest threshold whose pooled off-topic injecting is at most
+5 % and wordshare at most 10 % there (docs/retrieval.md, "The operating point").
 """
 
 from __future__ import annotations
@@ -118,9 +125,10 @@ def judged_rows(index: Index, tests: list[dict]) -> tuple[list[np.ndarray], list
             continue
         shared_terms = np.bincount(np.concatenate(term_slots), minlength=len(scores))
         cue = matched.asks
+        in_english = signals.english(test["message"])
+        foreign = [signals.is_foreign(in_english, index.doc_at(int(slot)).description) for slot in candidates]
         rows.append(signals.features(scores[candidates] / index.gate(1.0), shared[candidates], shared_terms[candidates],
-                                     told, said,
-                                     cue, "?" in test["message"])[top])
+                                     told, said, cue, "?" in test["message"], np.array(foreign))[top])
         labels.append(int(on_topic))
     return rows, labels
 
@@ -168,9 +176,12 @@ def main() -> None:
     parser_.add_argument("--fit", action="store_true", help="fit the judgment's weights (without it) and print them")
     parser_.add_argument("--unaided", action="store_true",
                          help="day one without model words judged at the same precision, against with them")
+    parser_.add_argument("--loso", action="store_true", help="each store judged by weights fitted on the others")
     args = parser_.parse_args()
     learned = json.loads(args.learned.read_text())["learning"] if args.learned else None
-    names = ["academia"] if args.smoke else args.store or sorted(store_paths())
+    names = ["academia", "materiais"] if args.smoke else args.store or sorted(store_paths())
+    if args.loso and len(names) < 2:
+        parser_.error("--loso leaves one store out of two or more")
     if args.fit:
         judge, signals.JUDGE = signals.JUDGE, False
         collected: list = []
@@ -185,7 +196,9 @@ def main() -> None:
     result: dict = {phase: figures(rows) for phase, rows in phases.items()}
     if args.unaided:
         result["unaided"] = unaided(names, phases["day one + model words"])
-    emit(result, args.json, lambda: print_phases(phases, result.get("unaided")))
+    if args.loso:
+        result["left out"] = left_out(names)
+    emit(result, args.json, lambda: (print_phases(phases, result.get("unaided")), print_left_out(result.get("left out"))))
     if args.misses:
         for r in phases[args.misses]:
             miss = r["slice"] in ON_TOPIC and not any(e in r["ranked"] for e in r["expected"])
@@ -213,6 +226,45 @@ def unaided(names: list[str], taught: list[dict]) -> dict:
                         "model words": figures([r for r in taught if r["store"] == name])} for name in names}
     per_store["all"] = {"unaided": figures(rows), "model words": figures(taught)}
     return {"threshold": at, "stores": per_store}
+
+
+LOSO_GRID = tuple(round(0.70 + step / 100, 2) for step in range(16))
+
+
+def left_out(names: list[str]) -> dict:
+    """--loso (see the module's doc): per threshold, the pooled figures of each store judged by weights
+    fitted on the others, and the worst store's off-topic injecting."""
+    judge, weights, bias, threshold = signals.JUDGE, signals.WEIGHTS, signals.BIAS, signals.THRESHOLD
+    rows: dict[str, tuple[list, list]] = {}
+    answered: dict[float, list[dict]] = {t: [] for t in LOSO_GRID}
+    try:
+        signals.JUDGE = False
+        for name in names:
+            collected: list = []
+            run([name], None, collected)
+            rows[name] = ([row for part, _ in collected for row in part], [label for _, part in collected for label in part])
+        signals.JUDGE = judge
+        for held in names:
+            others = [name for name in names if name != held]
+            signals.WEIGHTS, signals.BIAS = fit([row for name in others for row in rows[name][0]],
+                                                [label for name in others for label in rows[name][1]])
+            for signals.THRESHOLD in LOSO_GRID:
+                answered[signals.THRESHOLD] += run([held], None)["day one + model words"]
+    finally:
+        signals.JUDGE, signals.WEIGHTS, signals.BIAS, signals.THRESHOLD = judge, weights, bias, threshold
+    return {str(t): {**figures(got), "worst off-topic": max(figures([r for r in got if r["store"] == name])["off-topic"]
+                                                            for name in names)} for t, got in answered.items()}
+
+
+def print_left_out(figures_by_threshold: dict | None) -> None:
+    if not figures_by_threshold:
+        return
+    print("\nday one + model words, each store judged by weights fitted on the others (pooled):")
+    print(f"{'threshold':>9} {'hit@5':>6} {'silent':>7} {'off':>6} {'wshare':>7} {'worst off':>10}")
+    for t, f in figures_by_threshold.items():
+        mark = " <- signals.THRESHOLD" if float(t) == signals.THRESHOLD else ""
+        print(f"{t:>9} {f['hit@5']:6.3f} {f['silent']:7.1%} {f['off-topic']:6.1%} {f['wordshare']:7.1%} "
+              f"{f['worst off-topic']:10.1%}{mark}")
 
 
 def print_phases(phases: dict, unaided_figures: dict | None = None) -> None:

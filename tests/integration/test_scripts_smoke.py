@@ -38,7 +38,7 @@ SMOKE = {
     "reports.echo": ["--smoke"],
     "reports.eval_model": ["--smoke"],
     "reports.faults": ["--smoke"],
-    "reports.fit_recall": ["--smoke", "--fit", "--unaided"],
+    "reports.fit_recall": ["--smoke", "--fit", "--unaided", "--loso"],
     "reports.imports": ["--smoke"],
     "reports.model_faults": ["--smoke"],
     "reports.pii": [],

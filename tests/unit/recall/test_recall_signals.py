@@ -107,3 +107,23 @@ def test_an_agent_the_model_taught_judges_whether_a_message_is_about_the_store_a
     assert names(by_model, chat) == []
     assert names(by_model, "ta caro demais, faz em 10x?")[:1] == ["objecao-preco"]
     assert names(by_model, "qual o horário das lojas no domingo?")[:1] == ["horario-lojas"]
+
+
+def test_an_english_question_to_a_portuguese_concept_is_not_judged_off_topic_for_its_english_words():
+    # An English question's words are the language's, not another topic's: the Portuguese concepts
+    # lack them as they lack the weather's. The judgment reads the language apart ("foreign").
+    returns = make_concept("trocas-devolucoes", description="Como trocar ou devolver um produto comprado.",
+                           body="A troca é grátis em até 30 dias com a nota fiscal; o reembolso sai em até 7 dias "
+                                "úteis no mesmo meio de pagamento.")
+    hours = make_concept("horario-lojas", description="Horário das lojas físicas.",
+                         body="De segunda a sábado, das 9h às 20h; domingo das 10h às 16h.")
+    agent = store(taught(returns, "devolucao", "dinheiro de volta"), hours)
+    assert names(agent, "I want to return these shoes, they are too small. Can I get my money back?")[:1] == [
+        "trocas-devolucoes"]
+    assert names(agent, "Can I exchange it for another size?")[:1] == ["trocas-devolucoes"]
+    assert names(agent, "what's the weather like in London tomorrow?") == []
+    assert names(agent, "o tempo vai abrir amanhã em Londres?") == []
+    # Only a message in another language than the concept's: an English store's concepts are not lifted.
+    assert signals.is_foreign(True, "Como trocar ou devolver um produto comprado.")
+    assert not signals.is_foreign(True, "How to return a product and get your money back.")
+    assert not signals.is_foreign(False, "Como trocar ou devolver um produto comprado.")

@@ -746,9 +746,9 @@ class Index:
         ranked = sorted((i for i, ok in enumerate(passes) if ok), key=their.__getitem__, reverse=True)
         if not ranked or len(matched.terms) < 2 or not self._known(TAUGHT):
             return their[ranked[0]] if ranked else None
-        judge, scale = judgment(matched.told, matched.said, matched.asks, "?" in query), self.gate(1.0)
-        return next((their[i] for i in ranked if judge(matched.scores.item(candidates.item(i)) / scale, their[i],
-                                                       terms[i])), None)
+        judge, scale, docs = judgment(matched.told, matched.said, matched.asks, query), self.gate(1.0), self._by_slot
+        return next((their[i] for i in ranked if judge(matched.scores.item(slot := candidates.item(i)) / scale, their[i],
+                                                       terms[i], docs[slot].description)), None)
 
     def _named(self, matched: Match, min_score: float) -> set[int]:
         """The concepts the message calls by their own names ("como funciona o clube de vantagens?" and

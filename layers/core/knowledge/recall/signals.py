@@ -14,6 +14,8 @@ from typing import Callable
 
 import numpy as np
 
+from knowledge.recall.terms import LETTERS, is_english
+
 COMMON_FROM = 4.0
 COMMON_TO = 5.5
 COMMON_WEIGHT = 0.0
@@ -93,24 +95,43 @@ def describes(description: str, term: str) -> bool:
 # word reaches everyday chat ("carro", "limite") as no store's own text does, and without one the
 # floor is the contract it was. A concept passes when the floor and the judgment both let it through
 # at THRESHOLD (the judgment in place of the floor was measured too: at the same off-topic rate it
-# kept fewer questions). JUDGE False: the floor alone (scripts/reports/fit_recall.py fits with it off).
+# kept fewer questions). "foreign": the message is English and the concept is not (its description
+# has no English function word): its words no concept has are the language's, not another topic's.
+# JUDGE False: the floor alone (scripts/reports/fit_recall.py fits with it off).
 FEATURES = ("log_score", "shared", "cover", "shared_words", "unknown", "unknown_common", "words", "cue",
-            "question", "unknown_common_share", "unknown_share")
+            "question", "unknown_common_share", "unknown_share", "foreign")
 JUDGE = True
-WEIGHTS = np.array([-0.2357, 1.1454, -0.4581, 0.5879, -0.0957, -0.15, 0.0587, 1.3276, 2.0565, -0.4588, -2.7102])
-BIAS = -2.0286
-THRESHOLD = 0.75
+WEIGHTS = np.array([-0.0627, 1.155, 0.029, 0.4863, -0.0793, -0.2248, 0.0955, 1.4187, 1.8934, -0.9723, -2.3556, 2.3861])
+BIAS = -2.4480
+THRESHOLD = 0.78  # fit_recall --loso: the smallest with left-out stores' off-topic <= 5 %, wordshare <= 10 %
 TAUGHT = "\x1emodel"  # a term every concept holding a model word has (weighing nothing): how the index knows
 
 
 def features(scores: np.ndarray, shared: np.ndarray, shared_words: np.ndarray, told: float,
-             said: tuple[int, list], cue: bool, question: bool) -> np.ndarray:
+             said: tuple[int, list], cue: bool, question: bool, foreign: np.ndarray) -> np.ndarray:
     """FEATURES for each concept: its score (as an agent of 40 concepts reads it, as `min_score`) and what it shares (in the floor's units, in words, and
     as a share of what the message tells), with the message's words no concept has (how many, and
-    how many the language knows well), its length in words, a cue and a question mark."""
+    how many the language knows well), its length in words, a cue and a question mark, and whether
+    the message is in a language the concept is not (`is_foreign`)."""
     per_concept, per_message = _feature_parts(scores, shared, shared_words, told, said, cue, question)
     n = len(scores)
-    return np.column_stack([*per_concept, *(np.full(n, value, dtype=float) for value in per_message)])
+    return np.column_stack([*per_concept, *(np.full(n, value, dtype=float) for value in per_message),
+                            np.asarray(foreign, dtype=float)])
+
+
+def english(text: str) -> bool:
+    """Whether a text is English (knowledge.recall.terms.is_english, on its words)."""
+    return is_english(LETTERS.findall(text.lower()))
+
+
+@functools.lru_cache(maxsize=4096)
+def _english_description(description: str) -> bool:
+    return english(description)
+
+
+def is_foreign(message_english: bool, description: str) -> bool:
+    """Whether a message (English or not) is in another language than a concept of that description."""
+    return message_english and not _english_description(description)
 
 
 def _feature_parts(scores: np.ndarray, shared: np.ndarray, shared_words: np.ndarray, told: float,
@@ -128,21 +149,21 @@ def _per_message(said: tuple[int, list], cue: bool, question: bool) -> list[floa
             len(unknown) / max(1, words)]
 
 
-def judgment(told: float, said: tuple[int, list], cue: bool, question: bool) -> Callable[[float, float, int], bool]:
+def judgment(told: float, said: tuple[int, list], cue: bool, query: str) -> Callable[[float, float, int, str], bool]:
     """The judgment of one message: whether it lets through a concept of that score (as `features`
-    reads it), share and shared words; the floor's verdict on it stands besides. The logit of FEATURES,
-    weighed column by column as plain numbers (the floor passes a handful of concepts: a small array
-    costs more than the sums), the message's part once."""
+    reads it), share, shared words and description; the floor's verdict on it stands besides. The logit
+    of FEATURES, weighed column by column as plain numbers (the floor passes a handful of concepts: a
+    small array costs more than the sums), the message's part once."""
     if not JUDGE:
-        return lambda score, share, shared_words: True
+        return lambda score, share, shared_words, description: True
     weights = WEIGHTS.tolist()  # read per message: a report refits them
     # The message's part as the dot product of its seven (in order, as numpy sums so few; the same bits).
-    base = sum(weight * value for weight, value in zip(weights[4:], _per_message(said, cue, question))) + BIAS
-    w_score, w_shared, w_cover, w_words = weights[:4]
-    cover, least, log1p = max(told, 1e-6), math.log(THRESHOLD / (1 - THRESHOLD)), math.log1p
+    base = sum(weight * value for weight, value in zip(weights[4:11], _per_message(said, cue, "?" in query))) + BIAS
+    w_score, w_shared, w_cover, w_words, w_foreign = *weights[:4], weights[11]
+    cover, least, log1p, in_english = max(told, 1e-6), math.log(THRESHOLD / (1 - THRESHOLD)), math.log1p, english(query)
 
-    def passes(score: float, share: float, shared_words: int) -> bool:
+    def passes(score: float, share: float, shared_words: int, description: str) -> bool:
         return base + w_score * log1p(score) + w_shared * share + w_cover * (share / cover) \
-            + w_words * float(shared_words) >= least
+            + w_words * float(shared_words) + w_foreign * float(is_foreign(in_english, description)) >= least
 
     return passes
