@@ -198,7 +198,12 @@ def main() -> None:
         result["unaided"] = unaided(names, phases["day one + model words"])
     if args.loso:
         result["left out"] = left_out(names)
-    emit(result, args.json, lambda: (print_phases(phases, result.get("unaided")), print_left_out(result.get("left out"))))
+
+    def printed() -> None:
+        print_phases(phases, result.get("unaided"))
+        print_left_out(result.get("left out"))
+
+    emit(result, args.json, printed)
     if args.misses:
         for r in phases[args.misses]:
             miss = r["slice"] in ON_TOPIC and not any(e in r["ranked"] for e in r["expected"])
@@ -248,11 +253,14 @@ def left_out(names: list[str]) -> dict:
             others = [name for name in names if name != held]
             signals.WEIGHTS, signals.BIAS = fit([row for name in others for row in rows[name][0]],
                                                 [label for name in others for label in rows[name][1]])
+            store = load_store(store_paths()[held])
+            proposals = json.loads((PROPOSALS / f"{held}.json").read_text(encoding="utf-8"))
+            index = indexed(with_words(concepts_of(store), proposals, None))  # the judgment is read per answer
             for signals.THRESHOLD in LOSO_GRID:
-                answered[signals.THRESHOLD] += run([held], None)["day one + model words"]
+                answered[signals.THRESHOLD] += answer(index, store["tests"], held)
     finally:
         signals.JUDGE, signals.WEIGHTS, signals.BIAS, signals.THRESHOLD = judge, weights, bias, threshold
-    return {str(t): {**figures(got), "worst off-topic": max(figures([r for r in got if r["store"] == name])["off-topic"]
+    return {f"{t:.2f}": {**figures(got), "worst off-topic": max(figures([r for r in got if r["store"] == name])["off-topic"]
                                                             for name in names)} for t, got in answered.items()}
 
 

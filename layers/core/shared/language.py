@@ -35,6 +35,9 @@ _MARKERS = {
 }
 MARKERS_MIN = 4
 _WORD = re.compile(r"[^\W\d_]+")
+# Function words English never writes that the markers leave out (Portuguese and Spanish share them, or
+# they are short): between English and another language, they tell.
+_NOT_ENGLISH = _MARKERS["pt"] | _MARKERS["es"] | frozenset("de que o e para por como se esta um".split())
 
 
 def _fold(text: str) -> str:
@@ -59,6 +62,13 @@ def detect(text: str) -> Optional[str]:
     if most >= MARKERS_MIN and most >= 2 * second:
         return best
     return None
+
+
+def not_english(text: str) -> bool:
+    """Whether a short text's function words lean away from English, one being enough (a concept's
+    one-line description): "Formas de pagamento aceitas." does; "Returns policy." says nothing (False)."""
+    words = _WORD.findall(_fold(text))
+    return sum(word in _NOT_ENGLISH for word in words) > sum(word in _MARKERS["en"] for word in words)
 
 
 def other_language(text: str, expected: Optional[str]) -> bool:

@@ -109,6 +109,7 @@ def test_an_agent_the_model_taught_judges_whether_a_message_is_about_the_store_a
     assert names(by_model, "qual o horário das lojas no domingo?")[:1] == ["horario-lojas"]
 
 
+
 def test_an_english_question_to_a_portuguese_concept_is_not_judged_off_topic_for_its_english_words():
     # An English question's words are the language's, not another topic's: the Portuguese concepts
     # lack them as they lack the weather's. The judgment reads the language apart ("foreign").
@@ -121,9 +122,24 @@ def test_an_english_question_to_a_portuguese_concept_is_not_judged_off_topic_for
     assert names(agent, "I want to return these shoes, they are too small. Can I get my money back?")[:1] == [
         "trocas-devolucoes"]
     assert names(agent, "Can I exchange it for another size?")[:1] == ["trocas-devolucoes"]
+    # English chat about something else shares a word or two and is still refused.
+    assert names(agent, "my brother had to return his car to the rental after 7 days") == []
     assert names(agent, "what's the weather like in London tomorrow?") == []
-    assert names(agent, "o tempo vai abrir amanhã em Londres?") == []
-    # Only a message in another language than the concept's: an English store's concepts are not lifted.
-    assert signals.is_foreign(True, "Como trocar ou devolver um produto comprado.")
-    assert not signals.is_foreign(True, "How to return a product and get your money back.")
-    assert not signals.is_foreign(False, "Como trocar ou devolver um produto comprado.")
+
+
+def test_an_english_stores_concepts_are_judged_as_before():
+    # Only a concept whose description leans to another language is foreign to an English message; a
+    # description that says nothing either way ("Returns policy.") is not.
+    returns = make_concept("returns", description="Returns policy.",
+                           body="You can return any item within 30 days with the receipt; the refund goes back "
+                                "to your card in 7 business days.")
+    hours = make_concept("hours", description="Store opening hours.",
+                         body="Monday to Saturday 9am to 8pm; Sunday 10am to 4pm.")
+    agent = index_of(taught(returns, "refund", "money back"), hours,
+                     *[make_concept(f"topic-{i}", description=f"Store topic {i}.", body=f"Rule {i} on orders and payments.")
+                       for i in range(40)])
+    assert names(agent, "I want to return these shoes, can I get my money back?")[:1] == ["returns"]
+    assert names(agent, "my card got cloned and the bank took 7 days to give the money back") == []
+    assert signals.is_foreign(True, "Formas de pagamento aceitas.")
+    assert not signals.is_foreign(True, "Returns policy.")
+    assert not signals.is_foreign(False, "Formas de pagamento aceitas.")

@@ -9,7 +9,7 @@ from knowledge.format.config import parse_agent_config
 from knowledge.format.turn import Message
 from knowledge.learning.prompt import extraction_prompt
 from shared.errors import InvalidConfig
-from shared.language import detect, other_language
+from shared.language import detect, not_english, other_language
 
 PT = ("Olá, boa tarde! Meu pedido 48213 ainda não chegou, vocês podem ver se já saiu do CD? "
       "O CEP é 13083-970 e eu paguei no Pix na segunda.")
@@ -60,3 +60,12 @@ def test_the_prompts_require_the_agents_language_or_the_conversations():
     assert "write every value in Spanish (es)" in system
     system, _ = distill_prompt([Message(role="user", content=PT)], None, "gn")
     assert "write every value in the language whose code is gn" in system
+
+
+def test_a_one_line_description_leans_away_from_english_on_one_function_word():
+    assert not_english("Formas de pagamento aceitas.")
+    assert not_english("Horário das lojas físicas.")
+    assert not_english("Políticas de envío y devoluciones.")
+    assert not not_english("Returns policy.")  # says nothing either way
+    assert not not_english("How to return a product and get your money back.")
+    assert not not_english("The return policy for orders from Brazil")

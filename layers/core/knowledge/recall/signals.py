@@ -15,6 +15,7 @@ from typing import Callable
 import numpy as np
 
 from knowledge.recall.terms import LETTERS, is_english
+from shared.language import not_english
 
 COMMON_FROM = 4.0
 COMMON_TO = 5.5
@@ -95,8 +96,8 @@ def describes(description: str, term: str) -> bool:
 # word reaches everyday chat ("carro", "limite") as no store's own text does, and without one the
 # floor is the contract it was. A concept passes when the floor and the judgment both let it through
 # at THRESHOLD (the judgment in place of the floor was measured too: at the same off-topic rate it
-# kept fewer questions). "foreign": the message is English and the concept is not (its description
-# has no English function word): its words no concept has are the language's, not another topic's.
+# kept fewer questions). "foreign": the message is English and the concept's description leans to
+# another language: the message's words no concept has are the language's, not another topic's.
 # JUDGE False: the floor alone (scripts/reports/fit_recall.py fits with it off).
 FEATURES = ("log_score", "shared", "cover", "shared_words", "unknown", "unknown_common", "words", "cue",
             "question", "unknown_common_share", "unknown_share", "foreign")
@@ -125,13 +126,14 @@ def english(text: str) -> bool:
 
 
 @functools.lru_cache(maxsize=4096)
-def _english_description(description: str) -> bool:
-    return english(description)
+def _not_english(description: str) -> bool:
+    return not_english(description)
 
 
 def is_foreign(message_english: bool, description: str) -> bool:
-    """Whether a message (English or not) is in another language than a concept of that description."""
-    return message_english and not _english_description(description)
+    """Whether an English message (`message_english`) meets a concept whose description leans to another
+    language (shared.language.not_english): a description that says nothing either way is not foreign."""
+    return message_english and _not_english(description)
 
 
 def _feature_parts(scores: np.ndarray, shared: np.ndarray, shared_words: np.ndarray, told: float,
