@@ -34,6 +34,11 @@ def taught(concept, *words, origin="model"):
                                                for w in words))
 
 
+def concepts(*specs):
+    """A concept for each (name, description, body)."""
+    return [make_concept(name, description=description, body=body) for name, description, body in specs]
+
+
 def store(parking, *others):
     return index_of(parking, *others, *[make_concept(f"outro-{i}", description=f"Assunto {i} da loja.",
                                                       body=f"Regra {i} sobre pedidos e pagamentos.")
@@ -109,15 +114,14 @@ def test_an_agent_the_model_taught_judges_whether_a_message_is_about_the_store_a
     assert names(by_model, "qual o horário das lojas no domingo?")[:1] == ["horario-lojas"]
 
 
-
 def test_an_english_question_to_a_portuguese_concept_is_not_judged_off_topic_for_its_english_words():
     # An English question's words are the language's, not another topic's: the Portuguese concepts
     # lack them as they lack the weather's. The judgment reads the language apart ("foreign").
-    returns = make_concept("trocas-devolucoes", description="Como trocar ou devolver um produto comprado.",
-                           body="A troca é grátis em até 30 dias com a nota fiscal; o reembolso sai em até 7 dias "
-                                "úteis no mesmo meio de pagamento.")
-    hours = make_concept("horario-lojas", description="Horário das lojas físicas.",
-                         body="De segunda a sábado, das 9h às 20h; domingo das 10h às 16h.")
+    returns, hours = concepts(
+        ("trocas-devolucoes", "Como trocar ou devolver um produto comprado.",
+         "A troca é grátis em até 30 dias com a nota fiscal; o reembolso sai em até 7 dias úteis no mesmo meio de "
+         "pagamento."),
+        ("horario-lojas", "Horário das lojas físicas.", "De segunda a sábado, das 9h às 20h; domingo das 10h às 16h."))
     agent = store(taught(returns, "devolucao", "dinheiro de volta"), hours)
     assert names(agent, "I want to return these shoes, they are too small. Can I get my money back?")[:1] == [
         "trocas-devolucoes"]
@@ -130,14 +134,12 @@ def test_an_english_question_to_a_portuguese_concept_is_not_judged_off_topic_for
 def test_an_english_stores_concepts_are_judged_as_before():
     # Only a concept whose description leans to another language is foreign to an English message; a
     # description that says nothing either way ("Returns policy.") is not.
-    returns = make_concept("returns", description="Returns policy.",
-                           body="You can return any item within 30 days with the receipt; the refund goes back "
-                                "to your card in 7 business days.")
-    hours = make_concept("hours", description="Store opening hours.",
-                         body="Monday to Saturday 9am to 8pm; Sunday 10am to 4pm.")
-    agent = index_of(taught(returns, "refund", "money back"), hours,
-                     *[make_concept(f"topic-{i}", description=f"Store topic {i}.", body=f"Rule {i} on orders and payments.")
-                       for i in range(40)])
+    returns, hours, *others = concepts(
+        ("returns", "Returns policy.",
+         "You can return any item within 30 days with the receipt; the refund goes back to your card in 7 business days."),
+        ("hours", "Store opening hours.", "Monday to Saturday 9am to 8pm; Sunday 10am to 4pm."),
+        *((f"topic-{i}", f"Store topic {i}.", f"Rule {i} on orders and payments.") for i in range(40)))
+    agent = index_of(taught(returns, "refund", "money back"), hours, *others)
     assert names(agent, "I want to return these shoes, can I get my money back?")[:1] == ["returns"]
     assert names(agent, "my card got cloned and the bank took 7 days to give the money back") == []
     assert signals.is_foreign(True, "Formas de pagamento aceitas.")
