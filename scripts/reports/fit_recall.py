@@ -133,6 +133,18 @@ def judged_rows(index: Index, tests: list[dict]) -> tuple[list[np.ndarray], list
     return rows, labels
 
 
+def fit_rows(names: list[str], learned: dict | None = None) -> tuple[list[np.ndarray], list[int]]:
+    """The rows `fit` reads (judged_rows) of every phase of these stores, read with the judgment off: the
+    floor's candidates, as the judgment meets them."""
+    judge, signals.JUDGE = signals.JUDGE, False
+    try:
+        collected: list = []
+        run(names, learned, collected)
+    finally:
+        signals.JUDGE = judge
+    return [row for part, _ in collected for row in part], [label for _, part in collected for label in part]
+
+
 def fit(rows: list[np.ndarray], labels: list[int], l2: float = 0.001, steps: int = 3000) -> tuple[np.ndarray, float]:
     """Logistic regression by gradient descent on standardised features; the weights and bias of the
     raw features (what signals.WEIGHTS and BIAS hold)."""
@@ -183,15 +195,11 @@ def main() -> None:
     if args.loso and len(names) < 2:
         parser_.error("--loso leaves one store out of two or more")
     if args.fit:
-        judge, signals.JUDGE = signals.JUDGE, False
-        collected: list = []
-        run(names, learned, collected)
-        rows = [row for part, _ in collected for row in part]
-        labels = [label for _, part in collected for label in part]
+        rows, labels = fit_rows(names, learned)
         weights, bias = fit(rows, labels)
         print(f"{len(labels)} rows ({sum(labels)} on topic): WEIGHTS = {np.round(weights, 4).tolist()}, "
               f"BIAS = {bias:.4f}")
-        signals.JUDGE, signals.WEIGHTS, signals.BIAS = judge, weights, bias
+        signals.WEIGHTS, signals.BIAS = weights, bias
     phases = run(names, learned)
     result: dict = {phase: figures(rows) for phase, rows in phases.items()}
     if args.unaided:
@@ -239,16 +247,10 @@ LOSO_GRID = tuple(round(0.70 + step / 100, 2) for step in range(16))
 def left_out(names: list[str]) -> dict:
     """--loso (see the module's doc): per threshold, the pooled figures of each store judged by weights
     fitted on the others, and the worst store's off-topic injecting."""
-    judge, weights, bias, threshold = signals.JUDGE, signals.WEIGHTS, signals.BIAS, signals.THRESHOLD
-    rows: dict[str, tuple[list, list]] = {}
+    weights, bias, threshold = signals.WEIGHTS, signals.BIAS, signals.THRESHOLD
+    rows = {name: fit_rows([name]) for name in names}
     answered: dict[float, list[dict]] = {t: [] for t in LOSO_GRID}
     try:
-        signals.JUDGE = False
-        for name in names:
-            collected: list = []
-            run([name], None, collected)
-            rows[name] = ([row for part, _ in collected for row in part], [label for _, part in collected for label in part])
-        signals.JUDGE = judge
         for held in names:
             others = [name for name in names if name != held]
             signals.WEIGHTS, signals.BIAS = fit([row for name in others for row in rows[name][0]],
@@ -259,7 +261,7 @@ def left_out(names: list[str]) -> dict:
             for signals.THRESHOLD in LOSO_GRID:
                 answered[signals.THRESHOLD] += answer(index, store["tests"], held)
     finally:
-        signals.JUDGE, signals.WEIGHTS, signals.BIAS, signals.THRESHOLD = judge, weights, bias, threshold
+        signals.WEIGHTS, signals.BIAS, signals.THRESHOLD = weights, bias, threshold
     return {f"{t:.2f}": {**figures(got), "worst off-topic": max(figures([r for r in got if r["store"] == name])["off-topic"]
                                                             for name in names)} for t, got in answered.items()}
 

@@ -22,12 +22,8 @@ def names() -> list[str]:
     return sorted(store_paths())
 
 
-def test_the_judgments_weights_are_the_fit_of_the_tuning_part(names, monkeypatch):
-    monkeypatch.setattr(signals, "JUDGE", False)  # the rows are the floor's, as --fit reads them
-    collected: list = []
-    fit_recall.run(names, None, collected)
-    rows = [row for part, _ in collected for row in part]
-    labels = [label for _, part in collected for label in part]
+def test_the_judgments_weights_are_the_fit_of_the_tuning_part(names):
+    rows, labels = fit_recall.fit_rows(names)
     weights, bias = fit_recall.fit(rows, labels)
     assert len(labels) == 1035 and sum(labels) == 712  # docs/retrieval.md's rows
     assert np.allclose(weights, signals.WEIGHTS, atol=1e-3), np.round(weights, 4).tolist()
